@@ -1,0 +1,50 @@
+"""Faust agents: thin loops that decode, look up a table, call a builder, send."""
+
+from __future__ import annotations
+
+import faust
+from faust.sensors.prometheus import setup_prometheus_sensors
+
+from agents import consent, decisions, deltas, outcomes, plans, sweeper
+from agents.runtime import Runtime
+from streams.codecs import codec_for
+from streams.metrics import Metrics
+from streams.privacy import PrivacyConfig, build_anonymizer
+from streams.settings import Settings
+from streams.tables import Tables
+from streams.topics import Topics
+
+__all__ = ["wire"]
+
+
+def privacy_config(settings: Settings) -> PrivacyConfig:
+    """Return the privacy configuration the settings describe."""
+    return PrivacyConfig(
+        anonymize_pii=settings.learning.anonymize_pii,
+        opt_out_patterns=settings.learning.opt_out_patterns,
+        entities=settings.privacy.entities,
+        operator=settings.privacy.operator,
+        hash_salt=settings.privacy.hash_salt.get_secret_value(),
+        ner=settings.privacy.ner,
+    )
+
+
+def wire(app: faust.App, settings: Settings) -> Runtime:
+    """Declare topics and tables on ``app``, register every agent, mount ``/metrics``."""
+    metrics = Metrics()
+    metrics.track_entities(settings.privacy.entities)
+    runtime = Runtime(
+        app=app,
+        settings=settings,
+        topics=Topics.declare(app, settings),
+        tables=Tables.declare(app, settings),
+        metrics=metrics,
+        anonymizer=build_anonymizer(privacy_config(settings)),
+        codec=codec_for(settings.sample_format),
+    )
+    for module in (plans, decisions, deltas, outcomes, consent, sweeper):
+        module.register(runtime)
+    setup_prometheus_sensors(
+        app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"
+    )
+    return runtime

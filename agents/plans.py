@@ -1,0 +1,73 @@
+"""Agent: plan snapshots -> plan_state (last writer wins), then complete parked joins."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from faust.types import EventT, StreamT
+
+from agents.runtime import Runtime, now
+from streams.decode import decode_decision, decode_delta, decode_plan, decode_stage
+from streams.join import Outcome, ParkedEvent, in_event_order, on_decision, on_delta, on_stage
+from streams.plan_state import PlanState, merge_snapshot
+from streams.samples import LearningSample
+
+__all__ = ["register", "replay_parked"]
+
+
+def _outcome(entry: ParkedEvent, state: PlanState, decision_type: str) -> Outcome:
+    data = entry.raw.encode()
+    if entry.source == "decisions":
+        return on_decision(decode_decision(data, decision_type), state, now(), first_seen=False)
+    if entry.source == "deltas":
+        return on_delta(decode_delta(data), state, now())
+    return on_stage(decode_stage(data), state, now())
+
+
+def replay_parked(
+    runtime: Runtime, state: PlanState, parked: list[ParkedEvent]
+) -> tuple[list[LearningSample], PlanState]:
+    """Return the samples of parked events, in event-time order, and the final plan state."""
+    samples: list[LearningSample] = []
+    approved = runtime.settings.topics.name("plan_approved")
+    for entry in parked:
+        kind = "plan_approved" if entry.topic == approved else "plan_rejected"
+        outcome = _outcome(entry, state, kind)
+        samples.extend(outcome.samples)
+        state = outcome.new_state or state
+    return samples, state
+
+
+def register(runtime: Runtime) -> None:
+    """Register the plans agent on the runtime's app."""
+    plan_state, pending = runtime.tables.plan_state, runtime.tables.pending
+
+    async def handle(event: EventT[bytes]) -> None:
+        msg = event.message
+        if msg.value is None and msg.key:  # tombstone: the runtime deleted the plan
+            plan_state.pop(msg.key.decode(), None)
+            return
+        snapshot = decode_plan(msg.value)
+        plan_id = snapshot.plan.plan_id
+        state = merge_snapshot(runtime.plan_state(plan_id), snapshot, _event_time(event))
+        if state is None:
+            return  # an older snapshot than the one we hold
+        parked = pending.get(plan_id)
+        if parked:
+            samples, state = replay_parked(runtime, state, in_event_order(parked))
+            plan_state[plan_id] = state.to_table()
+            # Samples must be on the broker before the buffer entry is forgotten.
+            await runtime.emit(samples, wait=True)
+            del pending[plan_id]
+        else:
+            plan_state[plan_id] = state.to_table()
+
+    @runtime.app.agent(runtime.topics.plans, name="learnstream.plans")
+    async def plans(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await runtime.guarded("plans", event, handle)
+
+
+def _event_time(event: EventT[bytes]) -> datetime:
+    """Return the record's Kafka timestamp: the fallback time of a snapshot without one."""
+    return datetime.fromtimestamp(event.message.timestamp, UTC)

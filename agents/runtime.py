@@ -1,0 +1,149 @@
+"""What every agent shares: topics, tables, metrics, and the three ways a record leaves us.
+
+A record leaves as samples (consent, privacy, encode, send), as a parked join entry, or as a
+dead letter. Nothing else touches Kafka.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import faust
+from faust.types import EventT
+
+from streams.codecs import SampleCodec
+from streams.dlq import DlqRecord, dlq_headers
+from streams.errors import InvalidEvent
+from streams.join import Outcome, ParkedEvent, park
+from streams.metrics import Metrics
+from streams.outbox import consent_verdict, prepare
+from streams.plan_state import PlanState
+from streams.privacy import Anonymizer
+from streams.samples import LearningSample
+from streams.settings import Settings
+from streams.tables import Tables
+from streams.topics import Topics
+
+__all__ = ["Runtime", "now"]
+
+log = logging.getLogger("learnstream")
+
+
+def now() -> datetime:
+    """Return the current time (the only clock read of the pipeline)."""
+    return datetime.now(UTC)
+
+
+@dataclass
+class Runtime:
+    """The agents' shared handles and their record-moving helpers."""
+
+    app: faust.App
+    settings: Settings
+    topics: Topics
+    tables: Tables
+    metrics: Metrics
+    anonymizer: Anonymizer
+    codec: SampleCodec
+
+    def plan_state(self, plan_id: str) -> PlanState | None:
+        """Return the state of ``plan_id`` held in the table, if any."""
+        raw = self.tables.plan_state.get(plan_id)
+        return PlanState.model_validate(raw) if raw else None
+
+    async def emit(self, samples: list[LearningSample], *, wait: bool = False) -> None:
+        """Send samples (and their captured events); ``wait`` until the broker has them."""
+        pending = [await self._emit_one(s) for s in samples]
+        if wait:
+            for fut in pending:
+                if fut is not None:
+                    await fut
+
+    async def _emit_one(self, sample: LearningSample) -> Awaitable[Any] | None:
+        project = sample.meta.project_id
+        consent = self.tables.consent.get(project) if project else None
+        dropped = consent_verdict(self.settings.learning.enabled, consent)
+        if dropped:
+            self.metrics.opted_out.labels(dropped).inc()
+            return None
+        out = prepare(sample, self.anonymizer, self.codec, now())
+        fut = await self.topics.samples.send(key=out.key, value=out.value)
+        await self.topics.events.send(key=out.key, value=out.event_value)
+        self.metrics.samples.labels(out.family, out.quality).inc()
+        self._observe_latency(sample)
+        for entity, count in out.pii.items():
+            self.metrics.pii.labels(entity).inc(count)
+        return fut
+
+    def _observe_latency(self, sample: LearningSample) -> None:
+        if sample.meta.event_time:
+            then = datetime.fromisoformat(sample.meta.event_time)
+            lag = (now() - then).total_seconds()
+            self.metrics.latency.labels(sample.sample_family).observe(max(lag, 0.0))
+
+    async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
+        """Send the original bytes to the DLQ with headers saying why and from where."""
+        log.warning(
+            "dead letter %s reason=%s error=%s", record.location, record.reason, record.error[:300]
+        )
+        await self.topics.dlq.send(key=key, value=value, headers=dlq_headers(record))
+        self.metrics.dlq.labels(record.reason).inc()
+
+    async def apply(
+        self,
+        plan_id: str,
+        outcome: Outcome,
+        event: EventT[bytes],
+        source: str,
+        event_time: datetime,
+    ) -> None:
+        """Carry out an Outcome: store the new state, park the event, emit the samples."""
+        if outcome.new_state is not None:
+            self.tables.plan_state[plan_id] = outcome.new_state.to_table()
+        if outcome.park:
+            self._park(plan_id, event, source, event_time)
+        await self.emit(outcome.samples)
+
+    def _park(self, plan_id: str, event: EventT[bytes], source: str, event_time: datetime) -> None:
+        msg = event.message
+        entry = ParkedEvent(
+            source=source,
+            topic=msg.topic,
+            partition=msg.partition,
+            offset=msg.offset,
+            key=msg.key.decode("utf-8", "replace") if msg.key else None,
+            raw=(msg.value or b"").decode("utf-8"),
+            event_time=event_time,
+            parked_at=now(),
+        )
+        self.tables.pending[plan_id] = park(self.tables.pending.get(plan_id), entry)
+
+    async def guarded(
+        self, source: str, event: EventT[bytes], handle: Callable[[EventT[bytes]], Awaitable[None]]
+    ) -> None:
+        """Run ``handle`` on one record; any failure dead-letters it and the loop goes on."""
+        msg = event.message
+        self.metrics.events.labels(source).inc()
+        started = time.perf_counter()
+        try:
+            await handle(event)
+        except InvalidEvent as exc:
+            await self.dead_letter(self._where(event, exc.reason, exc.detail), msg.key, msg.value)
+        except Exception as exc:  # a builder bug must not lose the record: dead-letter it
+            log.exception("builder failed %s", self._where(event, "builder_error", "").location)
+            record = self._where(event, "builder_error", f"{type(exc).__name__}: {exc}")
+            await self.dead_letter(record, msg.key, msg.value)
+        finally:
+            self.metrics.processing.labels(source).observe(time.perf_counter() - started)
+
+    @staticmethod
+    def _where(event: EventT[bytes], reason: str, error: str) -> DlqRecord:
+        msg = event.message
+        return DlqRecord(
+            reason=reason, error=error, topic=msg.topic, partition=msg.partition, offset=msg.offset
+        )

@@ -1,0 +1,73 @@
+"""Timer + agent: dead-letter joins that waited past ``join.grace``; expire terminal plans.
+
+Faust only lets a table change inside stream iteration (the changelog partition is the
+current record's), so the leader's timer sends one tick per partition to an internal,
+co-partitioned topic and the worker that owns partition p sweeps the keys of p.
+"""
+
+from __future__ import annotations
+
+from aiokafka.partitioner import murmur2
+from faust.types import StreamT
+
+from agents.runtime import Runtime, now
+from streams.dlq import DlqRecord
+from streams.join import split_due
+from streams.plan_state import PlanState, expired
+
+__all__ = ["partition_of", "register"]
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """Return the partition Kafka's default partitioner gives ``key`` (murmur2, like Java)."""
+    return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+def register(runtime: Runtime) -> None:
+    """Register the sweep timer and the tick agent."""
+    settings, tables, metrics = runtime.settings, runtime.tables, runtime.metrics
+    partitions = settings.topics.partitions
+
+    @runtime.app.timer(settings.join.sweep_interval, on_leader=True, name="learnstream.tick")  # type: ignore[untyped-decorator]
+    async def tick() -> None:
+        for partition in range(partitions):
+            await runtime.topics.join_ticks.send(key=b"tick", value=b"", partition=partition)
+
+    async def sweep(partition: int) -> None:
+        moment = now()
+        for plan_id, entries in list(tables.pending.items()):
+            if partition_of(plan_id, partitions) != partition:
+                continue
+            due, keep = split_due(entries, moment, settings.join.grace)
+            for entry in due:
+                record = DlqRecord(
+                    "plan_state_missing",
+                    f"no plan {plan_id} after {settings.join.grace}",
+                    entry.topic,
+                    entry.partition,
+                    entry.offset,
+                )
+                await runtime.dead_letter(
+                    record, (entry.key or "").encode() or None, entry.raw.encode()
+                )
+                metrics.join_misses.inc()
+            if due and keep:
+                tables.pending[plan_id] = keep
+            elif due:
+                del tables.pending[plan_id]
+        _expire_plans(runtime, partition)
+        metrics.pending.set(sum(len(v or ()) for v in tables.pending.values()))
+
+    @runtime.app.agent(runtime.topics.join_ticks, name="learnstream.sweeper")
+    async def ticks(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await sweep(event.message.partition)
+
+
+def _expire_plans(runtime: Runtime, partition: int) -> None:
+    """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones)."""
+    table, ttl, moment = runtime.tables.plan_state, runtime.settings.join.plan_ttl, now()
+    for plan_id, raw in list(table.items()):
+        mine = raw and partition_of(plan_id, runtime.settings.topics.partitions) == partition
+        if mine and expired(PlanState.model_validate(raw), moment, ttl):
+            del table[plan_id]

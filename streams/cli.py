@@ -1,0 +1,125 @@
+"""The ``learnstream`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import click
+
+from streams.settings import Settings
+
+__all__ = ["main"]
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except Exception as exc:  # pydantic's message names the bad variable
+        raise click.ClickException(f"invalid LEARNSTREAM_* settings:\n{exc}") from exc
+
+
+def _bootstrap(settings: Settings) -> str:
+    from streams.admin import bootstrap_of
+
+    if not settings.kafka_url:
+        raise click.ClickException(
+            "no broker configured: set LEARNSTREAM_BROKER_URL=kafka://host:9092 "
+            "(the embedded broker lives only inside `learnstream worker` / `learnstream demo`)"
+        )
+    return bootstrap_of(settings.kafka_url)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Turn MPLP agent feedback on Kafka into anonymized LearningSamples.
+
+    Configure with LEARNSTREAM_* environment variables; `learnstream config` shows them.
+    """
+
+
+@main.command()
+def worker() -> None:
+    """Run the stream processor (starts the embedded broker when no broker is configured)."""
+    from streams.worker import run_worker
+
+    run_worker(_settings())
+
+
+@main.command()
+@click.option("--rate", default=20.0, show_default=True, help="simulated plans per second")
+@click.option("--duration", default=0.0, help="stop after N seconds (0 = until Ctrl-C)")
+@click.option("--web-port", default=6066, show_default=True, help="worker /metrics port")
+def demo(rate: float, duration: float, web_port: int) -> None:
+    """Run embedded broker + worker + a simulated agent runtime, with a live view."""
+    from streams.demo import run_demo
+
+    sys.exit(run_demo(_settings(), rate=rate, duration=duration, web_port=web_port))
+
+
+@main.command()
+def config() -> None:
+    """Print the effective configuration (secrets masked)."""
+    click.echo(_settings().model_dump_json(indent=2))
+
+
+@main.group()
+def topics() -> None:
+    """Manage learnstream's Kafka topics."""
+
+
+@topics.command("create")
+def topics_create() -> None:
+    """Create every topic with its partitions and configs (idempotent)."""
+    from streams.admin import create_topics
+
+    settings = _settings()
+    for name, status in asyncio.run(create_topics(_bootstrap(settings), settings.topics)):
+        click.echo(f"{status:8} {name}")
+
+
+@main.group()
+def dlq() -> None:
+    """Inspect and replay dead letters (mplp.learning_dlq)."""
+
+
+@dlq.command("show")
+@click.option("--limit", default=50, show_default=True, help="most recent N dead letters")
+@click.option("--reason", default=None, help="only this reason (e.g. schema_violation)")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
+def dlq_show(limit: int, reason: str | None, as_json: bool) -> None:
+    """Print dead letters: reason, source topic/partition/offset, error, value."""
+    from streams.dlq_tools import load_dead_letters
+
+    settings = _settings()
+    letters = asyncio.run(load_dead_letters(_bootstrap(settings), settings.topics.name("dlq")))
+    chosen = [d for d in letters if reason in (None, d.record.reason)][-limit:]
+    for letter in chosen:
+        click.echo(json.dumps(letter.as_dict()) if as_json else letter.describe())
+    if not as_json:
+        click.echo(f"-- {len(chosen)} of {len(letters)} dead letters shown", err=True)
+
+
+@dlq.command("replay")
+@click.option("--reason", default=None, help="only this reason (e.g. plan_state_missing)")
+@click.option("--yes", is_flag=True, help="do not ask for confirmation")
+def dlq_replay(reason: str | None, yes: bool) -> None:
+    """Re-publish dead letters, unchanged, to the topic they came from."""
+    from streams.dlq_tools import load_dead_letters, replay
+
+    settings = _settings()
+    bootstrap = _bootstrap(settings)
+    letters = asyncio.run(load_dead_letters(bootstrap, settings.topics.name("dlq")))
+    chosen = [d for d in letters if reason in (None, d.record.reason)]
+    if not chosen:
+        click.echo("nothing to replay")
+        return
+    if not yes:
+        click.confirm(f"replay {len(chosen)} dead letters to their source topics?", abort=True)
+    sent = asyncio.run(replay(bootstrap, chosen))
+    click.echo(f"replayed {sent} dead letters")
+
+
+if __name__ == "__main__":
+    main()

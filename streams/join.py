@@ -1,0 +1,118 @@
+"""The join of decisions, deltas and outcomes with plan state, with a grace buffer (DESIGN §5).
+
+Faust has no join operator: an event whose plan has not arrived is *parked* in the
+``pending`` table under its plan_id, completed in event-time order when the plan comes, and
+dead-lettered as ``plan_state_missing`` once it has waited ``join.grace``. All pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from streams import builders
+from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from streams.plan_state import PlanState, record_delta
+from streams.samples import LearningSample
+
+__all__ = [
+    "IMPACT_ONLY_TYPE",
+    "Outcome",
+    "ParkedEvent",
+    "on_decision",
+    "on_delta",
+    "on_stage",
+    "park",
+    "split_due",
+]
+
+Source = Literal["decisions", "deltas", "stages"]
+#: A delta_intent event of this type carries only the impact analysis of an earlier delta.
+IMPACT_ONLY_TYPE = "delta_impact_analyzed"
+
+
+class ParkedEvent(BaseModel):
+    """An input record waiting for its plan, with enough to replay or dead-letter it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    source: Source
+    topic: str
+    partition: int
+    offset: int
+    key: str | None
+    raw: str
+    event_time: AwareDatetime
+    parked_at: AwareDatetime
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the agent must do with one event: emit samples, park it, store a new state."""
+
+    samples: list[LearningSample] = field(default_factory=list)
+    park: bool = False
+    new_state: PlanState | None = None
+
+
+def park(pending: list[dict[str, Any]] | None, entry: ParkedEvent) -> list[dict[str, Any]]:
+    """Return the pending list with ``entry`` added once (a replayed record is not doubled)."""
+    entries = list(pending or [])
+    where = (entry.topic, entry.partition, entry.offset)
+    if any((e["topic"], e["partition"], e["offset"]) == where for e in entries):
+        return entries
+    return [*entries, entry.model_dump(mode="json")]
+
+
+def split_due(
+    pending: list[dict[str, Any]], now: datetime, grace: timedelta
+) -> tuple[list[ParkedEvent], list[dict[str, Any]]]:
+    """Return (entries that waited ``grace`` or longer, the rest, unchanged)."""
+    due, keep = [], []
+    for raw in pending:
+        entry = ParkedEvent.model_validate(raw)
+        if now - entry.parked_at >= grace:
+            due.append(entry)
+        else:
+            keep.append(raw)
+    return due, keep
+
+
+def in_event_order(pending: list[dict[str, Any]]) -> list[ParkedEvent]:
+    """Return parked entries sorted by event time (then offset, for ties)."""
+    entries = [ParkedEvent.model_validate(raw) for raw in pending]
+    return sorted(entries, key=lambda e: (e.event_time, e.topic, e.partition, e.offset))
+
+
+def on_decision(
+    event: DecisionEvent, state: PlanState | None, now: datetime, *, first_seen: bool = True
+) -> Outcome:
+    """Emit confirm_decision at once, and intent_resolution when the plan is known."""
+    samples = [builders.build_confirm_decision(event, now)] if first_seen else []
+    if state is None:
+        return Outcome(samples=samples, park=True)
+    return Outcome(samples=[*samples, builders.build_intent_resolution(event, state, now)])
+
+
+def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) -> Outcome:
+    """Emit error_correction (and delta_impact when the delta carries its impact)."""
+    if state is None:
+        return Outcome(park=True)
+    samples = []
+    if event.event_type != IMPACT_ONLY_TYPE:
+        samples.append(builders.build_error_correction(event, state, now))
+        state = record_delta(state)
+    if event.payload.impact is not None:
+        samples.append(builders.build_delta_impact(event, state, now))
+    return Outcome(samples=samples, new_state=state)
+
+
+def on_stage(event: StageEvent, state: PlanState | None, now: datetime) -> Outcome:
+    """Emit pipeline_outcome for execute completed/failed; other stages yield nothing."""
+    if event.payload.stage != "execute" or event.payload.status == "started":
+        return Outcome()
+    if state is None:
+        return Outcome(park=True)
+    return Outcome(samples=[builders.build_pipeline_outcome(event, state, now)])

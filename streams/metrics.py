@@ -1,0 +1,79 @@
+"""All custom Prometheus metrics, in one registry (DESIGN §7). Labels are bounded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from streams.errors import REASONS
+from streams.samples import FAMILIES, QUALITIES
+
+__all__ = ["SOURCES", "Metrics"]
+
+SOURCES = ("plans", "decisions", "deltas", "stages", "consent")
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
+_PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+
+
+def _counter(registry: CollectorRegistry, name: str, doc: str, *labels: str) -> Counter:
+    return Counter(name, doc, labels, registry=registry)
+
+
+@dataclass
+class Metrics:
+    """The learnstream metrics; one instance per worker process."""
+
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.events = _counter(r, "learnstream_events", "Input events consumed", "source")
+        self.samples = _counter(r, "learnstream_samples", "Samples emitted", "family", "quality")
+        self.dlq = _counter(r, "learnstream_dlq", "Records sent to the DLQ", "reason")
+        self.pii = _counter(r, "learnstream_pii_entities", "PII entities anonymized", "entity")
+        self.opted_out = _counter(
+            r, "learnstream_opted_out", "Samples dropped by opt-out", "reason"
+        )
+        self.join_misses = Counter(
+            "learnstream_join_misses", "Events whose plan never came", registry=r
+        )
+        self.rebalances = Counter("learnstream_rebalances", "Partition reassignments", registry=r)
+        self.pending = Gauge(
+            "learnstream_pending_joins", "Events parked for their plan", registry=r
+        )
+        self.latency = Histogram(
+            "learnstream_event_to_sample_seconds",
+            "Event time to sample emitted",
+            ["family"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.processing = Histogram(
+            "learnstream_event_processing_seconds",
+            "Time to process one input event",
+            ["source"],
+            buckets=_PROCESSING_BUCKETS,
+            registry=r,
+        )
+        self._zero_known_series()
+
+    def _zero_known_series(self, entities: tuple[str, ...] = ()) -> None:
+        """Create every known label set at 0, so the first increment shows in ``rate()``."""
+        for family in FAMILIES:
+            for quality in QUALITIES:
+                self.samples.labels(family, quality)
+        for reason in REASONS:
+            self.dlq.labels(reason)
+        for source in SOURCES:
+            self.events.labels(source)
+            self.processing.labels(source)
+        for why in ("global", "project"):
+            self.opted_out.labels(why)
+        for entity in entities:
+            self.pii.labels(entity)
+
+    def track_entities(self, entities: tuple[str, ...]) -> None:
+        """Create the PII counters of the configured entities at 0."""
+        self._zero_known_series(entities)

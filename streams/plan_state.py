@@ -1,0 +1,57 @@
+"""Plan state held in the ``plan_state`` table: last writer wins by the plan's own time."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from streams.models import TERMINAL_PLAN_STATUSES, PlanSnapshot
+
+__all__ = ["PlanState", "expired", "merge_snapshot", "record_delta"]
+
+
+class PlanState(BaseModel):
+    """What we remember of a plan: its latest snapshot and whether it was corrected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    snapshot: PlanSnapshot
+    updated_at: AwareDatetime
+    deltas: int = 0
+    terminal_since: AwareDatetime | None = None
+
+    def to_table(self) -> dict[str, Any]:
+        """Return the JSON form stored in the table's changelog."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def _plan_time(snapshot: PlanSnapshot, fallback: datetime) -> datetime:
+    return snapshot.plan.meta.updated_at or snapshot.plan.meta.created_at or fallback
+
+
+def merge_snapshot(
+    current: PlanState | None, snapshot: PlanSnapshot, event_time: datetime
+) -> PlanState | None:
+    """Return the new state, or None when the snapshot is older than what we hold."""
+    updated_at = _plan_time(snapshot, event_time)
+    if current is not None and updated_at < current.updated_at:
+        return None
+    terminal = snapshot.plan.status in TERMINAL_PLAN_STATUSES
+    since = (current.terminal_since if current else None) or (updated_at if terminal else None)
+    return PlanState(
+        snapshot=snapshot,
+        updated_at=updated_at,
+        deltas=current.deltas if current else 0,
+        terminal_since=since if terminal else None,
+    )
+
+
+def record_delta(state: PlanState) -> PlanState:
+    """Return the state with one more applied correction."""
+    return state.model_copy(update={"deltas": state.deltas + 1})
+
+
+def expired(state: PlanState, now: datetime, ttl: timedelta) -> bool:
+    """Return True when a terminal plan has outlived its time to live."""
+    return state.terminal_since is not None and now - state.terminal_since >= ttl

@@ -1,0 +1,63 @@
+"""Privacy configuration: what to drop, what counts as PII and how to replace it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["DEFAULT_ENTITIES", "NER_ENTITIES", "PATTERN_ENTITIES", "Operator", "PrivacyConfig"]
+
+Operator = Literal["replace", "mask", "hash", "redact"]
+
+#: Entities detected by offline pattern recognizers (no NLP model). ``URL`` is supported but
+#: not a default: agent samples are full of harmless links, and only scheme URLs are matched.
+PATTERN_ENTITIES: tuple[str, ...] = (
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "CREDIT_CARD",
+    "IP_ADDRESS",
+    "IBAN_CODE",
+    "US_SSN",
+    "URL",
+)
+#: Default entity set: every pattern entity except ``URL``.
+DEFAULT_ENTITIES: tuple[str, ...] = PATTERN_ENTITIES[:-1]
+#: Entities added by the optional spaCy NER (``ner=True``).
+NER_ENTITIES: tuple[str, ...] = ("PERSON", "LOCATION")
+_OPERATORS: frozenset[str] = frozenset({"replace", "mask", "hash", "redact"})
+
+
+@dataclass(frozen=True)
+class PrivacyConfig:
+    """Configure opt-out globs and PII anonymization (validated on construction).
+
+    ``hash_salt`` is a secret; it must be non-empty when ``operator == "hash"``.
+    ``score_threshold`` drops weak pattern hits (e.g. any 9-digit number as US_SSN, 0.05).
+    """
+
+    anonymize_pii: bool = True
+    opt_out_patterns: tuple[str, ...] = ("*.secret", "*.env")
+    entities: tuple[str, ...] = DEFAULT_ENTITIES
+    operator: Operator = "replace"
+    hash_salt: str = ""
+    ner: bool = False
+    score_threshold: float = 0.3
+
+    def __post_init__(self) -> None:
+        """Normalize sequences to tuples and reject inconsistent settings."""
+        object.__setattr__(self, "opt_out_patterns", tuple(self.opt_out_patterns))
+        object.__setattr__(self, "entities", tuple(dict.fromkeys(self.entities)))
+        if self.operator not in _OPERATORS:
+            raise ValueError(f"unknown operator {self.operator!r}; use one of {sorted(_OPERATORS)}")
+        if self.operator == "hash" and not self.hash_salt:
+            raise ValueError("operator 'hash' requires a non-empty secret hash_salt")
+        allowed = PATTERN_ENTITIES + (NER_ENTITIES if self.ner else ())
+        unknown = [e for e in self.entities if e not in allowed]
+        if unknown:
+            raise ValueError(f"unsupported entities {unknown}; supported: {list(allowed)}")
+
+    @property
+    def analyzed_entities(self) -> tuple[str, ...]:
+        """Return the entities to detect: configured ones plus NER entities when enabled."""
+        extra = tuple(e for e in NER_ENTITIES if self.ner and e not in self.entities)
+        return self.entities + extra

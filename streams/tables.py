@@ -1,0 +1,36 @@
+"""Faust tables: plan state, the pending-join buffer, per-project consent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+
+from streams.settings import Settings
+
+__all__ = ["Tables"]
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The tables the agents share; all are changelogged, so they survive a restart."""
+
+    plan_state: faust.types.TableT[str, Any]  # plan_id -> PlanState JSON
+    pending: faust.types.TableT[
+        str, Any
+    ]  # plan_id -> list of parked events (the join's grace buffer)
+    consent: faust.types.TableT[
+        str, Any
+    ]  # project_id -> enabled (global: every worker holds all of it)
+
+    @classmethod
+    def declare(cls, app: faust.App, settings: Settings) -> Tables:
+        """Declare the tables on ``app``; partitions match the input topics."""
+        # JSON keys and values: the changelogs stay readable with any Kafka tool.
+        n = settings.topics.partitions
+        return cls(
+            plan_state=app.Table("plan_state", key_type=str, partitions=n),
+            pending=app.Table("pending", key_type=str, partitions=n),
+            consent=app.GlobalTable("consent", key_type=str, partitions=n),
+        )

@@ -1,0 +1,69 @@
+"""Topic declarations (DESIGN §3): names, partitions, configs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import faust
+
+from streams.settings import Settings, TopicSettings
+
+__all__ = ["COMPACTED", "INPUTS", "Topics", "topic_specs"]
+
+#: Inputs joined on plan_id: they must share a partition count (co-partitioning).
+INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
+#: Outputs and side topics.
+OUTPUTS = ("consent", "samples", "events", "dlq", "learn_requests", "learn_responses")
+#: Topics where only the latest value per key matters.
+COMPACTED = frozenset({"plans", "consent"})
+
+
+def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
+    """Return (name, partitions, config) for every topic learnstream uses."""
+    specs = []
+    for field in INPUTS + OUTPUTS + ("join_ticks",):
+        config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
+        name = (
+            f"{topics.prefix}learnstream.join_ticks"
+            if field == "join_ticks"
+            else topics.name(field)
+        )
+        specs.append((name, topics.partitions, config))
+    return specs
+
+
+@dataclass(frozen=True)
+class Topics:
+    """The faust topic objects the agents consume and produce."""
+
+    plans: faust.TopicT
+    decisions: faust.TopicT
+    deltas: faust.TopicT
+    stages: faust.TopicT
+    consent: faust.TopicT
+    samples: faust.TopicT
+    events: faust.TopicT
+    dlq: faust.TopicT
+    join_ticks: faust.TopicT
+
+    @classmethod
+    def declare(cls, app: faust.App, settings: Settings) -> Topics:
+        """Declare every topic on ``app`` with raw bytes keys and values."""
+        t = settings.topics
+
+        def topic(*names: str) -> faust.TopicT:
+            return app.topic(
+                *names, key_type=bytes, value_type=bytes, partitions=t.partitions, allow_empty=True
+            )
+
+        return cls(
+            plans=topic(t.name("plans")),
+            decisions=topic(t.name("plan_approved"), t.name("plan_rejected")),
+            deltas=topic(t.name("delta_intents")),
+            stages=topic(t.name("pipeline_stage")),
+            consent=topic(t.name("consent")),
+            samples=topic(t.name("samples")),
+            events=topic(t.name("events")),
+            dlq=topic(t.name("dlq")),
+            join_ticks=topic(f"{t.prefix}learnstream.join_ticks"),
+        )

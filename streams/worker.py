@@ -1,0 +1,57 @@
+"""Run the learnstream worker: broker (given or embedded), topics, Faust app, agents."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+
+import faust
+
+from streams.admin import bootstrap_of, create_topics
+from streams.app import create_app, one_record_per_batch
+from streams.embedded import EmbeddedBroker
+from streams.settings import Settings
+
+__all__ = ["broker_for", "build_app", "run_worker"]
+
+log = logging.getLogger("learnstream")
+
+
+@contextlib.contextmanager
+def broker_for(settings: Settings) -> Iterator[tuple[str, bool]]:
+    """Yield (kafka URL, embedded?) — starting the embedded broker when none is configured."""
+    if settings.kafka_url:
+        yield settings.kafka_url, False
+        return
+    with EmbeddedBroker(port=settings.broker.embedded_port) as broker:
+        log.warning(
+            "no broker configured (LEARNSTREAM_BROKER_URL unset): started the embedded "
+            "broker at %s — in memory, for development only",
+            broker.url,
+        )
+        yield broker.url, True
+
+
+def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
+    """Return the Faust app with every agent registered."""
+    from agents import wire  # agents depend on streams, never the reverse at import time
+
+    app = create_app(settings, url, embedded=embedded)
+    wire(app, settings)
+    return app
+
+
+def run_worker(settings: Settings) -> None:
+    """Run the worker until SIGINT/SIGTERM."""
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    with broker_for(settings) as (url, embedded):
+        if one_record_per_batch(settings, embedded):
+            log.info("one record per producer batch (embedded broker offsets count batches)")
+        asyncio.run(create_topics(bootstrap_of(url), settings.topics))
+        app = build_app(settings, url, embedded)
+        worker = faust.Worker(app, loglevel=settings.log_level, quiet=True)
+        worker.execute_from_commandline()

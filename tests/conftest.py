@@ -1,0 +1,92 @@
+"""Shared fixtures: one broker per session (embedded by default, Apache Kafka on request)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from streams.embedded import EmbeddedBroker
+from streams.worker_process import WorkerProcess
+
+
+@dataclass(frozen=True)
+class Broker:
+    """The broker the integration tests talk to."""
+
+    bootstrap: str
+    kind: str  # "embedded" | "kafka"
+    server: object | None = None  # ApacheKafka when we started it (restartable)
+
+    @property
+    def url(self) -> str:
+        """Return the kafka:// URL."""
+        return f"kafka://{self.bootstrap}"
+
+    @property
+    def embedded(self) -> bool:
+        """Return True on the embedded broker."""
+        return self.kind == "embedded"
+
+
+def _wants_kafka() -> bool:
+    return os.environ.get("LEARNSTREAM_TEST_BROKER") == "kafka" or bool(
+        os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    )
+
+
+@pytest.fixture(scope="session")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    """Start the session's broker (or use ``KAFKA_BOOTSTRAP_SERVERS``) and stop it at the end."""
+    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        yield Broker(os.environ["KAFKA_BOOTSTRAP_SERVERS"], "kafka")
+    elif _wants_kafka():
+        from tests.support.kafka_server import ApacheKafka
+
+        with ApacheKafka() as kafka:
+            yield Broker(kafka.bootstrap, "kafka", kafka)
+    else:
+        log = tmp_path_factory.mktemp("broker") / "tansu.log"
+        with EmbeddedBroker(log_path=log) as embedded:
+            yield Broker(embedded.bootstrap, "embedded")
+
+
+@pytest.fixture
+def namespace() -> str:
+    """Return a unique prefix for this test's topics and consumer group."""
+    return f"t{uuid.uuid4().hex[:10]}."
+
+
+@pytest.fixture
+def worker_env(broker: Broker, namespace: str, tmp_path: Path) -> dict[str, str]:
+    """Return the environment of a worker isolated to this test."""
+    return {
+        "LEARNSTREAM_BROKER_URL": broker.url,
+        "LEARNSTREAM_BROKER__ONE_RECORD_PER_BATCH": "true" if broker.embedded else "false",
+        "LEARNSTREAM_APP_ID": f"ls-{namespace.rstrip('.')}",
+        "LEARNSTREAM_TOPICS__PREFIX": namespace,
+        "LEARNSTREAM_DATA_DIR": str(tmp_path / "data"),
+        "LEARNSTREAM_JOIN__SWEEP_INTERVAL": "1",
+        "LEARNSTREAM_LOG_LEVEL": "info",
+    }
+
+
+@pytest.fixture
+def start_worker(
+    worker_env: dict[str, str], tmp_path: Path
+) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start workers on demand (extra env overrides); every one is stopped at teardown."""
+    started: list[WorkerProcess] = []
+
+    def start(**overrides: str) -> WorkerProcess:
+        proc = WorkerProcess({**worker_env, **overrides}, tmp_path / f"worker{len(started)}.log")
+        started.append(proc)
+        return proc.start()
+
+    yield start
+    for proc in started:
+        proc.stop()

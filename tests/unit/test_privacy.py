@@ -1,0 +1,355 @@
+"""Unit tests for streams.privacy: opt-out globs and offline Presidio anonymization."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+import socket
+from collections import Counter
+from typing import Any
+
+import pytest
+import tldextract
+
+from streams.privacy import (
+    DEFAULT_ENTITIES,
+    NER_INSTALL_HINT,
+    Anonymizer,
+    OfflineEmailRecognizer,
+    PrivacyConfig,
+    apply_privacy,
+    build_anonymizer,
+    strip_opted_out,
+)
+
+PLAN_ID = "7d9f8a52-3c1e-4b6a-9f0e-2a4b6c8d0e1f"
+INTENT_ID = "intent-42"
+
+
+def _no_network(*_args: Any, **_kwargs: Any) -> Any:
+    raise AssertionError("network access attempted")
+
+
+@pytest.fixture(autouse=True)
+def block_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test of this module that tries to open a connection."""
+    monkeypatch.setattr(socket.socket, "connect", _no_network)
+    monkeypatch.setattr(socket.socket, "connect_ex", _no_network)
+    monkeypatch.setattr(socket, "create_connection", _no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", _no_network)
+
+
+@pytest.fixture(scope="module")
+def anonymizer() -> Anonymizer:
+    return Anonymizer(PrivacyConfig())
+
+
+def _sample(**overrides: Any) -> dict[str, Any]:
+    sample: dict[str, Any] = {
+        "sample_id": "0f0e0d0c-0b0a-4908-8706-050403020100",
+        "sample_family": "plan_correction",
+        "created_at": "2024-05-01T12:00:00+00:00",
+        "input": {
+            "plan_id": PLAN_ID,
+            "intent_id": INTENT_ID,
+            "prompt": "Email bob@example.com about it",
+            "context": {
+                "files": ["src/app.py", "config/.env", "keys/prod.secret"],
+                "db.secret": "x",
+            },
+            "steps": [{"id": "10.0.0.12", "text": "ssh to 10.0.0.12"}],
+            "step_ids": ["s-1", "+1 415-555-0132"],
+            "retries": 3,
+        },
+        "output": {"plan": "call (415) 555-0199", "ok": True, "score": 0.5, "none": None},
+        "state": {"note": "card 4111 1111 1111 1111"},
+        "feedback": {
+            "source": "human",
+            "type": "correction",
+            "quality_label": "bob@example.com",
+            "details": {"comment": "ping alice@corp.example.org", "tags": ["x", "192.168.1.20"]},
+        },
+        "meta": {"source_event_ids": ["e1"], "project_id": "p1", "owner": "bob@example.com"},
+    }
+    sample.update(overrides)
+    return sample
+
+
+# --- entity kinds ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "entity"),
+    [
+        ("mail bob@example.com now", "mail <EMAIL_ADDRESS> now", "EMAIL_ADDRESS"),
+        ("call +1 415-555-0132 today", "call <PHONE_NUMBER> today", "PHONE_NUMBER"),
+        ("call (415) 555-0199 today", "call <PHONE_NUMBER> today", "PHONE_NUMBER"),
+        ("card 4111 1111 1111 1111 ok", "card <CREDIT_CARD> ok", "CREDIT_CARD"),
+        ("card 4111-1111-1111-1111.", "card <CREDIT_CARD>.", "CREDIT_CARD"),
+        ("host 10.0.0.12 up", "host <IP_ADDRESS> up", "IP_ADDRESS"),
+        ("host 192.168.1.20 up", "host <IP_ADDRESS> up", "IP_ADDRESS"),
+        ("iban DE89 3704 0044 0532 0130 00 ok", "iban <IBAN_CODE> ok", "IBAN_CODE"),
+        ("iban GB82WEST12345698765432 ok", "iban <IBAN_CODE> ok", "IBAN_CODE"),
+        ("ssn 536-22-8726 ok", "ssn <US_SSN> ok", "US_SSN"),
+    ],
+)
+def test_each_default_entity_is_replaced(
+    anonymizer: Anonymizer, text: str, expected: str, entity: str
+) -> None:
+    assert anonymizer.anonymize_text(text) == (expected, Counter({entity: 1}))
+
+
+def test_default_entities_are_the_pattern_set() -> None:
+    assert (
+        PrivacyConfig().entities
+        == DEFAULT_ENTITIES
+        == (
+            "EMAIL_ADDRESS",
+            "PHONE_NUMBER",
+            "CREDIT_CARD",
+            "IP_ADDRESS",
+            "IBAN_CODE",
+            "US_SSN",
+        )
+    )
+
+
+def test_credit_card_is_not_split_into_phone_numbers(anonymizer: Anonymizer) -> None:
+    text = "a 4111 1111 1111 1111 b 4111-1111-1111-1111 c"
+    assert anonymizer.anonymize_text(text) == (
+        "a <CREDIT_CARD> b <CREDIT_CARD> c",
+        Counter({"CREDIT_CARD": 2}),
+    )
+
+
+def test_mixed_text_counts_every_entity(anonymizer: Anonymizer) -> None:
+    text = "bob@example.com, 10.0.0.12 192.168.1.20, +1 415-555-0132"
+    assert anonymizer.anonymize_text(text) == (
+        "<EMAIL_ADDRESS>, <IP_ADDRESS> <IP_ADDRESS>, <PHONE_NUMBER>",
+        Counter({"EMAIL_ADDRESS": 1, "IP_ADDRESS": 2, "PHONE_NUMBER": 1}),
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "version 2.2.366 at 2024-05-01T12:00:00Z",
+        "std::vector<int> x; a.b(c)",
+        "line 1234567 of main.py:42",
+        PLAN_ID,
+        "plain words only",
+        "",
+    ],
+)
+def test_non_pii_text_is_unchanged(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text) == (text, Counter())
+
+
+def test_url_is_opt_in_and_needs_a_scheme() -> None:
+    text = "see https://docs.example.org/a?b=1 and src/app.py"
+    assert Anonymizer(PrivacyConfig()).anonymize_text(text) == (text, Counter())
+    url = Anonymizer(PrivacyConfig(entities=("URL",)))
+    assert url.anonymize_text(text) == ("see <URL> and src/app.py", Counter({"URL": 1}))
+
+
+# --- operators ------------------------------------------------------------------------------
+
+
+def test_mask_operator() -> None:
+    masked = Anonymizer(PrivacyConfig(operator="mask"))
+    assert masked.anonymize_text("mail bob@example.com now") == (
+        "mail *************** now",
+        Counter({"EMAIL_ADDRESS": 1}),
+    )
+
+
+def test_redact_operator() -> None:
+    redacted = Anonymizer(PrivacyConfig(operator="redact"))
+    assert redacted.anonymize_text("host 10.0.0.12 up") == ("host  up", Counter({"IP_ADDRESS": 1}))
+
+
+def test_hash_is_stable_with_salt_and_differs_with_other_salt() -> None:
+    first = Anonymizer(PrivacyConfig(operator="hash", hash_salt="pepper"))
+    second = Anonymizer(PrivacyConfig(operator="hash", hash_salt="pepper"))
+    other = Anonymizer(PrivacyConfig(operator="hash", hash_salt="other-pepper"))
+    text = "mail bob@example.com now"
+    hashed, counts = first.anonymize_text(text)
+    assert re.fullmatch(r"mail [0-9a-f]{64} now", hashed)
+    assert counts == Counter({"EMAIL_ADDRESS": 1})
+    assert second.anonymize_text(text) == (hashed, counts)
+    assert second.anonymize_text("to bob@example.com")[0] == "to " + hashed.split()[1]
+    assert other.anonymize_text(text)[0] != hashed
+
+
+def test_hash_without_salt_is_rejected() -> None:
+    with pytest.raises(ValueError, match="hash_salt"):
+        PrivacyConfig(operator="hash")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"entities": ("PERSON",)}, {"entities": ("NOPE",)}, {"operator": "shred"}],
+)
+def test_invalid_config_is_rejected(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="unsupported entities|unknown operator"):
+        PrivacyConfig(**kwargs)
+
+
+def test_ner_without_model_raises_clear_error() -> None:
+    if importlib.util.find_spec("en_core_web_sm") is not None:
+        pytest.skip("en_core_web_sm is installed")
+    with pytest.raises(ImportError, match=re.escape(NER_INSTALL_HINT)):
+        Anonymizer(PrivacyConfig(ner=True))
+
+
+# --- offline guarantees ---------------------------------------------------------------------
+
+
+def test_works_with_network_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tldextract, "extract", _no_network)
+    fresh = build_anonymizer(PrivacyConfig())
+    assert fresh.anonymize_text("write to carol@example.co.uk") == (
+        "write to <EMAIL_ADDRESS>",
+        Counter({"EMAIL_ADDRESS": 1}),
+    )
+
+
+def test_offline_email_recognizer_validates_with_bundled_suffixes() -> None:
+    recognizer = OfflineEmailRecognizer()
+    assert recognizer.validate_result("bob@example.com") is True
+    assert recognizer.validate_result("bob@example.notatld") is False
+
+
+def test_only_configured_recognizers_are_registered() -> None:
+    only_email = Anonymizer(PrivacyConfig(entities=("EMAIL_ADDRESS",)))
+    assert only_email._analyzer is not None
+    recognizers = only_email._analyzer.registry.recognizers
+    assert [type(r) for r in recognizers] == [OfflineEmailRecognizer]
+    assert only_email.anonymize_text("bob@example.com 10.0.0.12") == (
+        "<EMAIL_ADDRESS> 10.0.0.12",
+        Counter({"EMAIL_ADDRESS": 1}),
+    )
+
+
+# --- performance helpers --------------------------------------------------------------------
+
+
+def test_prefilter_and_cache_limit_analyzer_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh = Anonymizer(PrivacyConfig())
+    assert fresh._analyzer is not None
+    calls: list[str] = []
+    real = fresh._analyzer.analyze
+
+    def spy(text: str, **kwargs: Any) -> Any:
+        calls.append(text)
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(fresh._analyzer, "analyze", spy)
+    assert fresh.anonymize_text("no pii here at all") == ("no pii here at all", Counter())
+    for _ in range(3):
+        assert fresh.anonymize_text("x bob@example.com") == (
+            "x <EMAIL_ADDRESS>",
+            Counter({"EMAIL_ADDRESS": 1}),
+        )
+    assert calls == ["x bob@example.com"]
+
+
+def test_disabled_anonymization_is_identity() -> None:
+    off = Anonymizer(PrivacyConfig(anonymize_pii=False, ner=True))
+    sample = _sample()
+    assert off.anonymize_text("bob@example.com") == ("bob@example.com", Counter())
+    assert off.anonymize_sample(sample) == (sample, Counter())
+
+
+# --- opt-out --------------------------------------------------------------------------------
+
+
+def test_strip_opted_out_example() -> None:
+    context = {
+        "files": ["src/app.py", "config/.env", "keys/prod.secret"],
+        "db.secret": "x",
+        "note": "ok",
+    }
+    before = copy.deepcopy(context)
+    assert strip_opted_out(context, ("*.secret", "*.env")) == {
+        "files": ["src/app.py"],
+        "note": "ok",
+    }
+    assert context == before
+
+
+def test_strip_opted_out_is_case_insensitive_nested_and_keeps_prose() -> None:
+    obj = {
+        "A": {"Prod.SECRET": {"k": 1}, "path": "C:\\repo\\CONFIG\\.ENV", "keep": "fix the .env"},
+        "list": [("x.py", "My Docs/prod.secret"), [".env", "README.md"]],
+    }
+    assert strip_opted_out(obj, ["*.secret", "*.env"]) == {
+        "A": {"keep": "fix the .env"},
+        "list": [("x.py",), ["README.md"]],
+    }
+
+
+def test_strip_opted_out_without_patterns_is_a_deep_copy() -> None:
+    obj = {"a": [{"b": ".env"}]}
+    out = strip_opted_out(obj, ())
+    assert out == obj
+    assert out["a"] is not obj["a"]
+
+
+# --- samples --------------------------------------------------------------------------------
+
+
+def test_anonymize_sample_keeps_ids_and_envelope(anonymizer: Anonymizer) -> None:
+    sample = _sample()
+    before = copy.deepcopy(sample)
+    out, counts = anonymizer.anonymize_sample(sample)
+    assert sample == before
+    assert out["input"]["plan_id"] == PLAN_ID
+    assert out["input"]["intent_id"] == INTENT_ID
+    assert out["input"]["step_ids"] == ["s-1", "+1 415-555-0132"]
+    assert out["input"]["steps"] == [{"id": "10.0.0.12", "text": "ssh to <IP_ADDRESS>"}]
+    assert out["input"]["prompt"] == "Email <EMAIL_ADDRESS> about it"
+    assert out["input"]["retries"] == 3
+    assert out["output"] == {"plan": "call <PHONE_NUMBER>", "ok": True, "score": 0.5, "none": None}
+    assert out["state"] == {"note": "card <CREDIT_CARD>"}
+    assert out["feedback"] == {
+        "source": "human",
+        "type": "correction",
+        "quality_label": "bob@example.com",
+        "details": {"comment": "ping <EMAIL_ADDRESS>", "tags": ["x", "<IP_ADDRESS>"]},
+    }
+    for key in ("sample_id", "sample_family", "created_at", "meta"):
+        assert out[key] == sample[key]
+    assert out["meta"] is not sample["meta"]
+    assert counts == Counter(
+        {"EMAIL_ADDRESS": 2, "IP_ADDRESS": 2, "PHONE_NUMBER": 1, "CREDIT_CARD": 1}
+    )
+
+
+def test_anonymize_sample_with_plain_string_details(anonymizer: Anonymizer) -> None:
+    sample = _sample(
+        feedback={
+            "source": "s",
+            "type": "t",
+            "quality_label": "q",
+            "details": "reach me at +1 415-555-0132",
+        }
+    )
+    sample.pop("state")
+    out, counts = anonymizer.anonymize_sample(sample)
+    assert out["feedback"]["details"] == "reach me at <PHONE_NUMBER>"
+    assert "state" not in out
+    assert counts["PHONE_NUMBER"] == 2
+
+
+def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
+    sample = _sample()
+    sample["feedback"]["details"]["attachment"] = "keys/prod.secret"
+    out, counts = apply_privacy(sample, anonymizer)
+    assert out["input"]["context"] == {"files": ["src/app.py"]}
+    assert "attachment" not in out["feedback"]["details"]
+    assert out["input"]["prompt"] == "Email <EMAIL_ADDRESS> about it"
+    assert out["meta"] == sample["meta"]
+    assert sample["input"]["context"]["db.secret"] == "x"
+    assert counts["EMAIL_ADDRESS"] == 2
