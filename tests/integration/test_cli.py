@@ -1,0 +1,128 @@
+"""The CLI as a user runs it: topics create, dlq show / replay, worker and demo defaults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+from streams.codecs import decode_any
+from streams.embedded import free_port
+from streams.publisher import RuntimePublisher
+from streams.reader import read_until
+from streams.settings import TopicSettings
+from streams.simulate import Simulator
+from streams.topics import topic_specs
+from streams.worker_process import WorkerProcess
+
+pytestmark = pytest.mark.integration
+
+
+def _cli(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "streams.cli", *args],
+        env={**os.environ, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+async def test_topics_create_sets_partitions_and_compaction(broker, worker_env, namespace):
+    done = _cli({**worker_env, "LEARNSTREAM_TOPICS__PARTITIONS": "3"}, "topics", "create")
+    assert done.returncode == 0, done.stderr
+    topics = TopicSettings(prefix=namespace, partitions=3)
+    expected = {name for name, _, _ in topic_specs(topics)}
+    assert {line.split()[-1] for line in done.stdout.splitlines()} == expected
+    again = _cli({**worker_env, "LEARNSTREAM_TOPICS__PARTITIONS": "3"}, "topics", "create")
+    assert all(line.startswith("exists") for line in again.stdout.splitlines())
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics(sorted(expected))
+        assert {t["topic"]: len(t["partitions"]) for t in described} == dict.fromkeys(expected, 3)
+        resources = [ConfigResource(ConfigResourceType.TOPIC, topics.name(f)) for f in
+                     ("plans", "consent", "samples")]
+        configs = await admin.describe_configs(resources)
+    finally:
+        await admin.close()
+    policy = {}
+    for response in configs:
+        # (error_code, error_message, resource_type, resource_name, [(name, value, ...)])
+        for _, _, _, name, entries, *_ in response.resources:
+            policy[name] = {entry[0]: entry[1] for entry in entries}.get("cleanup.policy")
+    assert policy[topics.name("plans")] == "compact"
+    assert policy[topics.name("consent")] == "compact"
+    assert policy[topics.name("samples")] != "compact"
+
+
+async def test_dlq_show_and_replay_completes_a_missed_join(broker, start_worker, worker_env,
+                                                          namespace):
+    topics = TopicSettings(prefix=namespace)
+    start_worker(LEARNSTREAM_JOIN__GRACE="2", LEARNSTREAM_SAMPLE_FORMAT="json")
+    sim, t0 = Simulator(seed=5, pii_ratio=0.0), datetime.now(UTC)
+    snap = sim.plan(t0)
+    async with RuntimePublisher(broker.bootstrap, topics,
+                                one_record_per_batch=broker.embedded) as pub:
+        pub.publish_decision(sim.decision(snap, True, t0))
+    dead = await read_until(broker.bootstrap, topics.name("dlq"), 1)
+    assert dict(dead[0].headers)["reason"] == b"plan_state_missing"
+
+    shown = _cli(worker_env, "dlq", "show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    letter = json.loads(shown.stdout.splitlines()[0])
+    assert letter["reason"] == "plan_state_missing"
+    assert letter["source_topic"] == topics.name("plan_approved")
+
+    async with RuntimePublisher(broker.bootstrap, topics,
+                                one_record_per_batch=broker.embedded) as pub:
+        pub.publish_plan(snap)
+    await asyncio.sleep(2.0)
+    replayed = _cli(worker_env, "dlq", "replay", "--reason", "plan_state_missing", "--yes")
+    assert replayed.returncode == 0 and "replayed 1" in replayed.stdout, replayed.stderr
+    records = await read_until(broker.bootstrap, topics.name("samples"), 3)
+    families = Counter(decode_any(r.value)["sample_family"] for r in records)
+    # confirm_decision twice with the same deterministic id: trainers deduplicate it exactly.
+    assert families == {"confirm_decision": 2, "intent_resolution": 1}
+    assert len({decode_any(r.value)["sample_id"] for r in records}) == 2
+
+
+def test_cli_without_broker_says_how_to_configure():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
+    done = subprocess.run([sys.executable, "-m", "streams.cli", "dlq", "show"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert "LEARNSTREAM_BROKER_URL" in done.stderr
+
+
+def test_worker_without_broker_starts_embedded_and_says_so(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
+    env |= {"LEARNSTREAM_DATA_DIR": str(tmp_path / "data"), "LEARNSTREAM_WEB_PORT":
+            str(free_port())}
+    worker = WorkerProcess(env, tmp_path / "worker.log")
+    try:
+        worker.start()
+    finally:
+        worker.stop()
+    first = worker.log().splitlines()[1]  # line 0 is the test's start marker
+    assert "started the embedded broker at kafka://127.0.0.1:" in first
+
+
+def test_demo_runs_and_reports_samples(tmp_path):
+    """The demo always starts its own embedded broker, whatever the session's broker is."""
+    done = _cli({"LEARNSTREAM_DATA_DIR": str(tmp_path)}, "demo", "--duration", "12",
+                "--rate", "10", "--web-port", str(free_port()))
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = done.stdout[done.stdout.rindex("samples: "):]
+    assert "'intent_resolution', 'good'" in summary and "events published: " in summary

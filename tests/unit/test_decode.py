@@ -1,0 +1,207 @@
+"""The input codec boundary: every DLQ reason is an InvalidEvent with its reason code."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pytest
+
+from streams.decode import (
+    MAX_RECORD_BYTES,
+    decode_consent,
+    decode_decision,
+    decode_delta,
+    decode_plan,
+    decode_stage,
+    load_json,
+)
+from streams.errors import REASONS, InvalidEvent
+from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
+from streams.simulate import BAD_RECORDS, Simulator
+
+WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NOT_V4 = "c1a2b3c4-d5e6-1f70-8a9b-0c1d2e3f4a5b"  # a version-1 UUID
+
+
+@pytest.fixture
+def sim() -> Simulator:
+    return Simulator(seed=11, pii_ratio=0.0)
+
+
+@pytest.fixture
+def snap(sim: Simulator) -> dict[str, Any]:
+    return sim.plan(WHEN)
+
+
+def js(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def reason_of(decode: Any, *args: Any) -> InvalidEvent:
+    with pytest.raises(InvalidEvent) as info:
+        decode(*args)
+    assert info.value.reason in REASONS
+    assert str(info.value) == f"{info.value.reason}: {info.value.detail}"
+    return info.value
+
+
+# --- valid records --------------------------------------------------------------------------
+
+def test_valid_records_decode(sim: Simulator, snap: dict[str, Any]) -> None:
+    plan = decode_plan(js(snap))
+    assert isinstance(plan, PlanSnapshot) and plan.plan.plan_id == snap["plan"]["plan_id"]
+    decision = decode_decision(js(sim.decision(snap, False, WHEN)), "plan_rejected")
+    assert isinstance(decision, DecisionEvent) and decision.event_type == "plan_rejected"
+    assert isinstance(decode_delta(js(sim.delta(snap, WHEN, impact=True))), DeltaIntentEvent)
+    stage = decode_stage(js(sim.stage(snap, "failed", WHEN)))
+    assert isinstance(stage, StageEvent) and stage.payload.status == "failed"
+    consent = decode_consent(js({"project_id": snap["project_id"], "enabled": False}))
+    assert (consent.project_id, consent.enabled) == (snap["project_id"], False)
+
+
+def test_bare_plan_is_wrapped_in_a_snapshot(snap: dict[str, Any]) -> None:
+    decoded = decode_plan(js(snap["plan"]))
+    assert decoded.plan.plan_id == snap["plan"]["plan_id"]
+    assert (decoded.intent, decoded.context, decoded.project_id) == (None, None, None)
+
+
+def test_unknown_fields_of_mplp_objects_are_kept(snap: dict[str, Any]) -> None:
+    snap["plan"]["owner_role"] = "planner"
+    assert decode_plan(js(snap)).plan.model_extra == {"owner_role": "planner"}
+
+
+# --- reasons --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data", [None, b"\xff\xfe not utf-8", b'{"a": "\xc3"}'])
+def test_undecodable(data: bytes | None) -> None:
+    assert reason_of(decode_plan, data).reason == "undecodable"
+
+
+@pytest.mark.parametrize("data", [b"", b'{"event_id": "oops", ', b"{'single': 1}", b"NaN"])
+def test_invalid_json(data: bytes) -> None:
+    assert reason_of(decode_delta, data).reason == "invalid_json"
+
+
+def test_too_large() -> None:
+    err = reason_of(load_json, b" " * (MAX_RECORD_BYTES + 1))
+    assert (err.reason, err.detail) == ("too_large", f"record of {MAX_RECORD_BYTES + 1} bytes > "
+                                                     f"{MAX_RECORD_BYTES}")
+
+
+def test_record_at_the_size_limit_is_parsed() -> None:
+    padded = b'{"a": 1}' + b" " * (MAX_RECORD_BYTES - 8)
+    assert load_json(padded) == {"a": 1}
+
+
+@pytest.mark.parametrize("value", [b"null", b"[]", b'"plan"', b"42"])
+def test_non_object_is_a_schema_violation(value: bytes) -> None:
+    assert reason_of(decode_plan, value).reason == "schema_violation"
+    assert reason_of(decode_stage, value).reason == "schema_violation"
+
+
+@pytest.mark.parametrize("field", ["title", "objective", "status", "steps", "meta", "context_id"])
+def test_plan_missing_a_field(snap: dict[str, Any], field: str) -> None:
+    del snap["plan"][field]
+    err = reason_of(decode_plan, js(snap))
+    assert (err.reason, err.detail) == ("schema_violation", f"plan.{field}: Field required")
+
+
+def test_plan_id_must_be_uuid_v4(snap: dict[str, Any]) -> None:
+    snap["plan"]["plan_id"] = NOT_V4
+    err = reason_of(decode_plan, js(snap))
+    assert err.reason == "schema_violation"
+    assert err.detail == f"plan.plan_id: Value error, '{NOT_V4}' is not a canonical UUID v4"
+
+
+@pytest.mark.parametrize("bad_id", [NOT_V4, "not-a-uuid", "{%s}" % "0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"])
+def test_event_ids_must_be_uuid_v4(sim: Simulator, snap: dict[str, Any], bad_id: str) -> None:
+    event = sim.delta(snap, WHEN)
+    event["event_id"] = bad_id
+    err = reason_of(decode_delta, js(event))
+    assert err.reason == "schema_violation"
+    assert err.detail.startswith("event_id: ")
+    event = sim.decision(snap, True, WHEN)
+    event["payload"]["confirm_id"] = bad_id
+    assert reason_of(decode_decision, js(event), "plan_approved").detail.startswith(
+        "payload.confirm_id: ")
+
+
+def test_naive_timestamp_is_a_schema_violation(sim: Simulator, snap: dict[str, Any]) -> None:
+    event = sim.stage(snap, "completed", WHEN)
+    event["timestamp"] = "2026-03-01T12:00:00"
+    assert reason_of(decode_stage, js(event)).detail.startswith("timestamp: ")
+
+
+def test_consent_rejects_extra_fields() -> None:
+    record = {"project_id": "0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "enabled": True, "x": 1}
+    assert reason_of(decode_consent, js(record)).detail == "x: Extra inputs are not permitted"
+
+
+@pytest.mark.parametrize(
+    ("decode", "event"),
+    [
+        (decode_delta, {"event_family": "pipeline_stage", "event_type": "stage_completed"}),
+        (decode_stage, {"event_family": "telemetry", "event_type": "cpu"}),
+        (decode_stage, {"event_type": "stage_completed"}),
+    ],
+)
+def test_unknown_event_type(decode: Any, event: dict[str, Any]) -> None:
+    assert reason_of(decode, js({**event, "payload": {}})).reason == "unknown_event_type"
+
+
+@pytest.mark.parametrize("kind", ["stage_completed", "delta_intent_created", ""])
+def test_non_decision_on_a_decision_topic(kind: str) -> None:
+    event = {"event_family": "pipeline_stage", "event_type": kind, "payload": {}}
+    err = reason_of(decode_decision, js(event), "plan_approved")
+    assert err.reason == "unknown_event_type"
+    assert err.detail == f"pipeline_stage/{kind} is not a plan decision"
+
+
+def test_rejection_on_the_approved_topic(sim: Simulator, snap: dict[str, Any]) -> None:
+    err = reason_of(decode_decision, js(sim.decision(snap, False, WHEN)), "plan_approved")
+    assert (err.reason, err.detail) == ("wrong_topic",
+                                        "plan_rejected published on the plan_approved topic")
+
+
+def test_approval_on_the_stage_topic(sim: Simulator, snap: dict[str, Any]) -> None:
+    err = reason_of(decode_stage, js(sim.decision(snap, True, WHEN)))
+    assert (err.reason, err.detail) == ("wrong_topic", "plan_approved belongs on its decision topic")
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), BAD_RECORDS)
+def test_simulator_bad_records_get_their_reason(field: str, value: bytes, reason: str) -> None:
+    decoders = {"plans": decode_plan, "delta_intents": decode_delta, "pipeline_stage": decode_stage,
+                "plan_approved": lambda data: decode_decision(data, "plan_approved")}
+    assert reason_of(decoders[field], value).reason == reason
+
+
+def nested_changes(sim: Simulator, snap: dict[str, Any], depth: int) -> bytes:
+    # orjson.dumps stops at 254 levels, so splice the nesting into the encoded event.
+    deep = b'{"k":' * depth + b'"leaf"' + b"}" * depth
+    return js(sim.delta(snap, WHEN)).replace(b'{"steps_added":1}', deep)
+
+
+def test_deep_nesting_in_changes_does_not_crash(sim: Simulator, snap: dict[str, Any]) -> None:
+    try:
+        decoded = decode_delta(nested_changes(sim, snap, 500))
+    except InvalidEvent as exc:  # rejecting it is fine as long as it is a clean DLQ reason
+        assert exc.reason == "schema_violation"
+    else:
+        changes, depth = decoded.payload.changes, 0
+        while isinstance(changes, dict):
+            changes, depth = changes["k"], depth + 1
+        assert (depth, changes) == (500, "leaf")
+
+
+def test_very_deep_nesting_is_a_clean_dlq_reason(sim: Simulator, snap: dict[str, Any]) -> None:
+    err = reason_of(decode_delta, nested_changes(sim, snap, 5000))
+    assert err.reason in {"invalid_json", "schema_violation"}
+
+
+def test_decoding_does_not_mutate_the_wrapped_plan(snap: dict[str, Any]) -> None:
+    bare = copy.deepcopy(snap["plan"])
+    decode_plan(js(bare))
+    assert bare == snap["plan"]

@@ -1,0 +1,145 @@
+"""Plan state (last writer wins by plan time, terminal expiry) and the join's grace buffer."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from streams.join import ParkedEvent, in_event_order, park, split_due
+from streams.models import PlanSnapshot
+from streams.plan_state import PlanState, expired, merge_snapshot, record_delta
+
+PLAN_ID = "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"
+T = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+TTL = timedelta(hours=24)
+
+
+def snapshot(updated: datetime | None, status: str = "in_progress", *,
+             created: datetime | None = None, title: str = "Add a cache") -> PlanSnapshot:
+    meta: dict[str, Any] = {"protocolVersion": "1.0.0"}
+    if updated is not None:
+        meta["updated_at"] = updated.isoformat()
+    if created is not None:
+        meta["created_at"] = created.isoformat()
+    return PlanSnapshot.model_validate({"plan": {
+        "meta": meta, "plan_id": PLAN_ID, "context_id": "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e",
+        "title": title, "objective": "Add a Redis cache", "status": status, "steps": [],
+    }})
+
+
+def merged(current: PlanState | None, snap: PlanSnapshot, arrival: datetime) -> PlanState:
+    state = merge_snapshot(current, snap, arrival)
+    assert state is not None
+    return state
+
+
+# --- plan state -----------------------------------------------------------------------------
+
+def test_first_snapshot_is_taken_at_the_plans_own_time() -> None:
+    state = merged(None, snapshot(T), arrival=T + timedelta(hours=5))
+    assert (state.updated_at, state.deltas, state.terminal_since) == (T, 0, None)
+    assert state.snapshot.plan.title == "Add a cache"
+
+
+def test_older_snapshot_loses_even_when_it_arrives_last() -> None:
+    current = merged(None, snapshot(T, title="v2"), arrival=T)
+    assert merge_snapshot(current, snapshot(T - timedelta(seconds=1), title="v1"),
+                          T + timedelta(hours=1)) is None
+
+
+def test_newer_snapshot_replaces_and_keeps_the_correction_count() -> None:
+    current = record_delta(record_delta(merged(None, snapshot(T, title="v1"), T)))
+    state = merged(current, snapshot(T + timedelta(minutes=1), title="v2"), T)
+    assert (state.snapshot.plan.title, state.updated_at, state.deltas) == (
+        "v2", T + timedelta(minutes=1), 2)
+
+
+def test_same_time_snapshot_replaces_so_a_replay_is_idempotent() -> None:
+    current = merged(None, snapshot(T, title="v1"), T)
+    assert merged(current, snapshot(T, title="v1b"), T).snapshot.plan.title == "v1b"
+
+
+def test_plan_time_falls_back_to_created_at_then_record_time() -> None:
+    assert merged(None, snapshot(None, created=T), T + timedelta(hours=1)).updated_at == T
+    assert merged(None, snapshot(None), T + timedelta(hours=1)).updated_at == T + timedelta(hours=1)
+
+
+def test_record_delta_returns_a_new_state() -> None:
+    state = merged(None, snapshot(T), T)
+    assert record_delta(state).deltas == 1
+    assert state.deltas == 0
+
+
+def test_table_form_round_trips() -> None:
+    state = record_delta(merged(None, snapshot(T, "completed"), T))
+    table = state.to_table()
+    assert table["updated_at"] == "2026-03-01T10:00:00Z"
+    assert table["terminal_since"] == "2026-03-01T10:00:00Z"
+    assert PlanState.model_validate(table) == state
+
+
+@pytest.mark.parametrize("status", ["completed", "cancelled", "failed"])
+def test_terminal_plan_expires_after_ttl(status: str) -> None:
+    state = merged(None, snapshot(T, status), T)
+    assert state.terminal_since == T
+    assert expired(state, T + TTL - timedelta(microseconds=1), TTL) is False
+    assert expired(state, T + TTL, TTL) is True
+
+
+def test_terminal_since_is_kept_across_later_terminal_snapshots() -> None:
+    done = merged(None, snapshot(T, "completed"), T)
+    later = merged(done, snapshot(T + timedelta(hours=2), "completed"), T)
+    assert later.terminal_since == T
+    assert expired(later, T + TTL, TTL) is True
+
+
+def test_reopened_plan_stops_expiring() -> None:
+    done = merged(None, snapshot(T, "failed"), T)
+    reopened = merged(done, snapshot(T + timedelta(hours=1), "in_progress"), T)
+    assert reopened.terminal_since is None
+    assert expired(reopened, T + 10 * TTL, TTL) is False
+
+
+# --- grace buffer ---------------------------------------------------------------------------
+
+def entry(offset: int, *, event_min: int = 0, parked_min: int = 0, topic: str = "mplp.deltas",
+          partition: int = 0) -> ParkedEvent:
+    return ParkedEvent(
+        source="deltas", topic=topic, partition=partition, offset=offset, key=PLAN_ID,
+        raw=f'{{"n": {offset}}}', event_time=T + timedelta(minutes=event_min),
+        parked_at=T + timedelta(minutes=parked_min),
+    )
+
+
+def test_park_adds_the_json_form() -> None:
+    assert park(None, entry(7)) == [{
+        "source": "deltas", "topic": "mplp.deltas", "partition": 0, "offset": 7, "key": PLAN_ID,
+        "raw": '{"n": 7}', "event_time": "2026-03-01T10:00:00Z",
+        "parked_at": "2026-03-01T10:00:00Z",
+    }]
+
+
+def test_park_dedupes_the_same_record() -> None:
+    pending = park(None, entry(7))
+    again = park(pending, entry(7, parked_min=3))  # redelivered after a crash
+    assert again == pending
+    grown = park(park(again, entry(8)), entry(7, partition=1))
+    assert [(e["partition"], e["offset"]) for e in grown] == [(0, 7), (0, 8), (1, 7)]
+    assert len(pending) == 1  # the input list is not mutated
+
+
+def test_split_due_by_parked_at_and_grace() -> None:
+    pending = park(park(park(None, entry(1, parked_min=0)), entry(2, parked_min=4)),
+                   entry(3, parked_min=6))
+    due, keep = split_due(pending, T + timedelta(minutes=9), timedelta(minutes=5))
+    assert [e.offset for e in due] == [1, 2]  # waited 9 and exactly 5 minutes
+    assert keep == [pending[2]]
+    assert split_due(pending, T, timedelta(minutes=5)) == ([], pending)
+
+
+def test_in_event_order_sorts_by_event_time_then_offset() -> None:
+    pending = park(park(park(park(None, entry(5, event_min=3)), entry(6, event_min=1)),
+                        entry(2, event_min=3)), entry(9, event_min=-1, topic="mplp.plan_approved"))
+    assert [e.offset for e in in_event_order(pending)] == [9, 6, 2, 5]

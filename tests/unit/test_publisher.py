@@ -1,0 +1,59 @@
+"""The runtime publisher validates, keys by plan_id and never blocks (no broker needed)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from pydantic import ValidationError
+
+from streams.publisher import RuntimePublisher
+from streams.settings import TopicSettings
+from streams.simulate import Simulator
+
+
+def _publisher(buffer_size: int = 3) -> RuntimePublisher:
+    # Not started: records stay in the buffer, which is what these tests look at.
+    return RuntimePublisher("127.0.0.1:1", TopicSettings(prefix="x."), buffer_size=buffer_size)
+
+
+async def test_full_buffer_drops_and_reports_instead_of_blocking():
+    pub, sim = _publisher(buffer_size=3), Simulator(seed=1)
+    snaps = [sim.plan(datetime.now(UTC)) for _ in range(5)]
+    accepted = [pub.publish_plan(snap) for snap in snaps]
+    assert accepted == [True, True, True, False, False]
+    assert (pub.stats.accepted, pub.stats.dropped) == (3, 2)
+
+
+async def test_records_are_keyed_by_plan_id_on_their_topic():
+    pub, sim = _publisher(buffer_size=10), Simulator(seed=2)
+    snap, now = sim.plan(datetime.now(UTC)), datetime.now(UTC)
+    pub.publish_plan(snap)
+    pub.publish_decision(sim.decision(snap, False, now))
+    pub.publish_delta(sim.delta(snap, now))
+    pub.publish_stage(sim.stage(snap, "completed", now))
+    queued = [pub._queue.get_nowait() for _ in range(4)]
+    plan_key = snap["plan"]["plan_id"].encode()
+    assert [(topic, key) for topic, key, _ in queued] == [
+        ("x.mplp.plans", plan_key),
+        ("x.mplp.plan_rejected", plan_key),
+        ("x.mplp.delta_intents", plan_key),
+        ("x.mplp.pipeline_stage", plan_key),
+    ]
+
+
+async def test_invalid_event_is_rejected_at_the_caller():
+    pub, sim = _publisher(), Simulator(seed=3)
+    snap = sim.plan(datetime.now(UTC))
+    snap["plan"]["plan_id"] = "plan-123"  # MPLP ids are UUID v4
+    with pytest.raises(ValidationError, match="UUID v4"):
+        pub.publish_plan(snap)
+    assert pub.stats.accepted == 0
+
+
+async def test_bare_plan_is_wrapped_into_a_snapshot():
+    pub, sim = _publisher(), Simulator(seed=4)
+    plan = sim.plan(datetime.now(UTC))["plan"]
+    assert pub.publish_plan(plan)
+    _, key, value = pub._queue.get_nowait()
+    assert key == plan["plan_id"].encode() and b'"plan":{' in value

@@ -1,0 +1,121 @@
+"""Settings from LEARNSTREAM_* variables: nesting, durations, masked secrets, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+
+import pytest
+from click.testing import CliRunner
+from pydantic import ValidationError
+
+from streams.cli import main
+from streams.settings import Settings
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start every test from the defaults, whatever the shell exported."""
+    for name in list(os.environ):
+        if name.startswith("LEARNSTREAM_"):
+            monkeypatch.delenv(name)
+
+
+def test_defaults() -> None:
+    settings = Settings()
+    assert settings.kafka_url is None
+    assert settings.join.grace == timedelta(minutes=5)
+    assert settings.join.plan_ttl == timedelta(hours=24)
+    assert settings.learning.opt_out_patterns == ("*.secret", "*.env")
+    assert settings.privacy.hash_salt.get_secret_value() == ""
+    assert (settings.sample_format, settings.store) == ("avro", "memory://")
+
+
+def test_broker_url_flat_alias_and_nested(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_BROKER_URL", "kafka://k1:9092")
+    assert Settings().kafka_url == "kafka://k1:9092"
+    monkeypatch.delenv("LEARNSTREAM_BROKER_URL")
+    monkeypatch.setenv("LEARNSTREAM_BROKER__URL", "kafka://k2:9092")
+    assert Settings().kafka_url == "kafka://k2:9092"
+    monkeypatch.setenv("LEARNSTREAM_BROKER_URL", "kafka://k1:9092")
+    assert Settings().kafka_url == "kafka://k1:9092"  # the flat alias wins
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("90", timedelta(seconds=90)), ("5m", timedelta(minutes=5)),
+     ("250ms", timedelta(milliseconds=250)), ("1.5h", timedelta(minutes=90)),
+     ("2d", timedelta(days=2)), ("PT30S", timedelta(seconds=30)), (" 7 s ", timedelta(seconds=7))],
+)
+def test_join_grace_durations(monkeypatch: pytest.MonkeyPatch, raw: str, expected: timedelta) -> None:
+    monkeypatch.setenv("LEARNSTREAM_JOIN__GRACE", raw)
+    assert Settings().join.grace == expected
+
+
+def test_window_sizes_accept_a_json_list_of_durations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_WINDOWS__SIZES", '["1m", 600]')
+    assert Settings().windows.sizes == (timedelta(minutes=1), timedelta(minutes=10))
+
+
+def test_nested_sections_and_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS", '["*.key"]')
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__OPERATOR", "hash")
+    monkeypatch.setenv("LEARNSTREAM_TOPICS__PREFIX", "t1.")
+    monkeypatch.setenv("LEARNSTREAM_TOPICS__PARTITIONS", "8")
+    settings = Settings()
+    assert settings.learning.opt_out_patterns == ("*.key",)
+    assert settings.privacy.operator == "hash"
+    assert settings.topics.name("plans") == "t1.mplp.plans"
+    assert settings.topics.partitions == 8
+
+
+def test_hash_salt_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__HASH_SALT", "pepper-3f9a")
+    settings = Settings()
+    assert settings.privacy.hash_salt.get_secret_value() == "pepper-3f9a"
+    dumped = settings.model_dump_json()
+    assert "pepper-3f9a" not in dumped
+    assert json.loads(dumped)["privacy"]["hash_salt"] == "**********"
+    assert "pepper-3f9a" not in repr(settings)
+
+
+def test_config_command_prints_masked_effective_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__HASH_SALT", "pepper-3f9a")
+    monkeypatch.setenv("LEARNSTREAM_JOIN__GRACE", "250ms")
+    monkeypatch.setenv("LEARNSTREAM_BROKER_URL", "kafka://k1:9092")
+    result = CliRunner().invoke(main, ["config"])
+    assert result.exit_code == 0, result.output
+    assert "pepper-3f9a" not in result.output
+    shown = json.loads(result.output)
+    assert shown["privacy"]["hash_salt"] == "**********"
+    assert shown["join"]["grace"] == "PT0.25S"
+    assert shown["broker_url"] == "kafka://k1:9092"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "where"),
+    [("LEARNSTREAM_JOIN__GRACE", "soon", "join.grace"),
+     ("LEARNSTREAM_SAMPLE_FORMAT", "xml", "sample_format"),
+     ("LEARNSTREAM_TOPICS__PARTITIONS", "0", "topics.partitions"),
+     ("LEARNSTREAM_JOIN__GRACEE", "5", "join.gracee"),
+     ("LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS", "*.key", "learning")],
+)
+def test_invalid_value_fails_the_cli_with_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, where: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(main, ["config"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: invalid LEARNSTREAM_* settings:\n")
+    assert where in result.output
+    assert "Traceback" not in result.output
+
+
+def test_settings_are_frozen() -> None:
+    settings = Settings()
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.app_id = "other"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.join.grace = timedelta(0)  # type: ignore[misc]
+    assert hash(settings.join) == hash(Settings().join)
