@@ -39,7 +39,7 @@ def _check_uuid4(value: str) -> str:
     except ValueError:
         raise ValueError(f"{value!r} is not a UUID v4") from None
     if parsed.version != 4 or str(parsed) != value.lower():
-        raise ValueError(f"{value!r} is not a canonical UUID v4 (MPLP ids are UUID v4)")
+        raise ValueError(f"{value!r} is not a canonical UUID v4")
     return value
 
 

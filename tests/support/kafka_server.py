@@ -158,7 +158,7 @@ def _fetch_with_maven(version: str, libs: Path) -> None:
         raise KafkaStartError("Maven (mvn) is needed to fetch the Kafka jars; install maven")
     staging = Path(tempfile.mkdtemp(prefix="libs.partial-", dir=libs.parent))
     cmd = [
-        mvn, "-q", "-B", "-f", str(_POM), "dependency:copy-dependencies",
+        mvn, "-q", "-B", "-Dstyle.color=never", "-f", str(_POM), "dependency:copy-dependencies",
         f"-DoutputDirectory={staging}", "-DincludeScope=runtime", f"-Dkafka.version={version}",
     ]  # fmt: skip
     try:

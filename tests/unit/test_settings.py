@@ -99,7 +99,7 @@ def test_config_command_prints_masked_effective_settings(monkeypatch: pytest.Mon
      ("LEARNSTREAM_SAMPLE_FORMAT", "xml", "sample_format"),
      ("LEARNSTREAM_TOPICS__PARTITIONS", "0", "topics.partitions"),
      ("LEARNSTREAM_JOIN__GRACEE", "5", "join.gracee"),
-     ("LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS", "*.key", "learning")],
+     ("LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS", "*.key", "field \"learning\"")],
 )
 def test_invalid_value_fails_the_cli_with_a_clear_message(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, where: str
