@@ -197,8 +197,15 @@ def _free_port() -> int:
 
 
 def _random_cluster_id() -> str:
-    """Return a fresh KRaft cluster id (base64url UUID, as ``kafka-storage random-uuid``)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """Return a fresh KRaft cluster id (base64url UUID, as ``kafka-storage random-uuid``).
+
+    Like Kafka's ``Uuid.randomUuid`` it never starts with ``-``, which the CLI would take
+    for an option (1 in 64 random ids would otherwise make ``format`` fail).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -221,7 +228,7 @@ def _api_versions_ok(port: int, timeout: float = 2.0) -> bool:
     except OSError:
         return False
     _size, correlation_id, error_code = struct.unpack(">iih", header)
-    return correlation_id == 1 and error_code == 0
+    return bool(correlation_id == 1 and error_code == 0)
 
 
 def _recv_exact(sock: socket.socket, count: int) -> bytes:
@@ -287,6 +294,7 @@ class ApacheKafka:
         self.version = version
         self._owns_dir = log_dir is None
         self._workdir: Path | None = Path(log_dir) if log_dir is not None else None
+        self._fixed_port = port
         self._port: int | None = port
         self._controller_port: int | None = None
         self._overrides = dict(overrides or {})
@@ -337,14 +345,14 @@ class ApacheKafka:
         except BaseException:
             self._terminate(STOP_GRACE_SECONDS)
             if first_start:
-                self._remove_owned_dir()
+                self._forget()
             raise
         return self.bootstrap
 
     def stop(self) -> None:
         """Terminate the broker (SIGTERM, SIGKILL after 20 s) and delete the temp dir."""
         self._terminate(STOP_GRACE_SECONDS)
-        self._remove_owned_dir()
+        self._forget()
 
     def kill(self, graceful: bool = False) -> None:
         """Stop the broker process but keep ports and data (SIGKILL unless ``graceful``)."""
@@ -450,7 +458,7 @@ class ApacheKafka:
         self._log_handle = self.log_file.open("ab")
         self._log_handle.write(f"\n=== learnstream: {shlex.join(cmd)}\n".encode())
         self._log_handle.flush()
-        self._proc = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+        self._proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=self._log_handle,
@@ -470,7 +478,7 @@ class ApacheKafka:
                 try:
                     _run_blocking(lambda: _admin_probe(self.bootstrap))
                     return
-                except Exception as exc:  # noqa: BLE001 - retried until the deadline
+                except Exception as exc:  # retried until the deadline
                     last_error = f"{type(exc).__name__}: {exc}"
             time.sleep(0.25)
         raise self._start_error(f"broker not ready in time ({last_error})")
@@ -498,11 +506,12 @@ class ApacheKafka:
             self._log_handle.close()
             self._log_handle = None
 
-    def _remove_owned_dir(self) -> None:
-        """Delete the work dir if this instance created it, and forget its ports."""
+    def _forget(self) -> None:
+        """Delete the work dir if this instance created it, and release picked ports."""
         if self._owns_dir and self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+        self._port = self._fixed_port
         self._controller_port = None
 
 
