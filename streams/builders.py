@@ -113,8 +113,10 @@ def build_intent_resolution(
     )
 
 
-def build_confirm_decision(event: DecisionEvent, now: datetime) -> LearningSample:
-    """Build the confirm_decision sample of a decision (no join needed)."""
+def build_confirm_decision(
+    event: DecisionEvent, state: PlanState | None, now: datetime
+) -> LearningSample:
+    """Build the confirm_decision sample of a decision (the plan, if known, names the project)."""
     payload = event.payload
     confirm = payload.confirm
     approved = event.event_type == "plan_approved"
@@ -137,7 +139,7 @@ def build_confirm_decision(event: DecisionEvent, now: datetime) -> LearningSampl
             "reason": payload.reason or "",
         },
         feedback=_decision_feedback(event),
-        meta=_meta(event, "approved" if approved else "rejected", payload.plan_id, None),
+        meta=_meta(event, "approved" if approved else "rejected", payload.plan_id, state),
     )
 
 

@@ -89,8 +89,15 @@ def in_event_order(pending: list[dict[str, Any]]) -> list[ParkedEvent]:
 def on_decision(
     event: DecisionEvent, state: PlanState | None, now: datetime, *, first_seen: bool = True
 ) -> Outcome:
-    """Emit confirm_decision at once, and intent_resolution when the plan is known."""
-    samples = [builders.build_confirm_decision(event, now)] if first_seen else []
+    """Emit confirm_decision and, once the plan is known, intent_resolution.
+
+    confirm_decision needs no plan, so it goes out at once, unless the event names no
+    project: then only the plan can say whose consent applies, and it waits for the join.
+    ``first_seen=False`` is the replay of a parked decision.
+    """
+    confirm_now = event.project_id is not None or state is not None
+    due = confirm_now if first_seen else event.project_id is None
+    samples = [builders.build_confirm_decision(event, state, now)] if due else []
     if state is None:
         return Outcome(samples=samples, park=True)
     return Outcome(samples=[*samples, builders.build_intent_resolution(event, state, now)])

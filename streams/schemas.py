@@ -24,24 +24,13 @@ from streams import models
 from streams.resources import schema_root
 from streams.samples import LearningSample
 
-__all__ = [
-    "FAMILY_SCHEMAS",
-    "MODELS",
-    "SCHEMA_DIR",
-    "UUID4_PATTERN",
-    "generated",
-    "main",
-    "stale",
-    "validate_sample",
-    "write",
-]
+__all__ = ["SCHEMA_DIR", "generated", "main", "stale", "validate_sample", "write"]
 
 SCHEMA_DIR: Path = schema_root() / "json"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 BASE_ID = "https://learnstream.dev/schemas/"
-UUID4_PATTERN = (
-    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
-)
+_HEX = "[0-9a-fA-F]"
+UUID4_PATTERN = f"^{_HEX}{{8}}-{_HEX}{{4}}-4{_HEX}{{3}}-[89abAB]{_HEX}{{3}}-{_HEX}{{12}}$"
 MODELS: dict[str, type[BaseModel]] = {
     "plan_snapshot.json": models.PlanSnapshot,
     "plan.json": models.Plan,
@@ -82,15 +71,8 @@ def _to_draft7(node: Any) -> Any:
         return [_to_draft7(item) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {
-        key: value
-        if key in _DATA
-        else {k: _to_draft7(v) for k, v in value.items()}
-        if key in _MAPS
-        else _to_draft7(value)
-        for key, value in node.items()
-        if key != "discriminator"
-    }  # OpenAPI-only hint
+    # ``discriminator`` is an OpenAPI hint; the oneOf beside it does the validating.
+    out = {key: _keyword(key, value) for key, value in node.items() if key != "discriminator"}
     if "prefixItems" in out:
         rest = out.pop("items", None)
         out["items"] = out.pop("prefixItems")
@@ -99,6 +81,14 @@ def _to_draft7(node: Any) -> Any:
     if "$ref" in out and set(out) - _NOTES:  # Draft-07 ignores every sibling of $ref
         out = {"allOf": [{"$ref": out.pop("$ref")}], **out}
     return out
+
+
+def _keyword(key: str, value: Any) -> Any:
+    if key in _DATA:  # JSON values, not schemas
+        return value
+    if key in _MAPS:  # names -> schemas
+        return {name: _to_draft7(sub) for name, sub in value.items()}
+    return _to_draft7(value)
 
 
 def _schema(name: str, model: type[BaseModel]) -> dict[str, Any]:
@@ -133,11 +123,11 @@ def write(directory: Path) -> list[Path]:
 
 def stale(directory: Path) -> list[str]:
     """Return the generated files that are missing from ``directory`` or differ from it."""
-
-    def current(path: Path) -> str | None:
-        return path.read_text(encoding="utf-8") if path.is_file() else None
-
-    return [n for n, s in generated().items() if current(directory / n) != _render(s)]
+    return [
+        name
+        for name, schema in generated().items()
+        if not (path := directory / name).is_file() or path.read_text("utf-8") != _render(schema)
+    ]
 
 
 @cache

@@ -1,4 +1,4 @@
-"""Builders and join outcomes: every family and quality rule of DESIGN §4, pure and deterministic."""
+"""Builders and join outcomes: every family and quality rule of DESIGN §4, pure, deterministic."""
 
 from __future__ import annotations
 
@@ -33,8 +33,11 @@ def snapshot(*, intent: bool = True, status: str = "proposed") -> PlanSnapshot:
     data: dict[str, Any] = {
         "plan": {
             "meta": {"protocolVersion": "1.0.0", "updated_at": "2026-03-01T10:00:00Z"},
-            "plan_id": PLAN_ID, "context_id": CONTEXT_ID, "title": "Add a cache",
-            "objective": "Add a Redis cache in front of the orders API", "status": status,
+            "plan_id": PLAN_ID,
+            "context_id": CONTEXT_ID,
+            "title": "Add a cache",
+            "objective": "Add a Redis cache in front of the orders API",
+            "status": status,
             "steps": [{"step_id": STEP_ID, "description": "Measure latency"}],
         },
         "context": {"repo": "acme/orders"},
@@ -51,40 +54,73 @@ def plan_state(*, deltas: int = 0, intent: bool = True) -> PlanState:
     return state.model_copy(update={"deltas": deltas})
 
 
-def decision(kind: str = "plan_approved", **payload: Any) -> DecisionEvent:
-    return DecisionEvent.model_validate({
-        "event_id": DECISION_EVENT, "event_family": "pipeline_stage", "event_type": kind,
+def decision(
+    kind: str = "plan_approved", project: str | None = PROJECT_ID, **payload: Any
+) -> DecisionEvent:
+    event: dict[str, Any] = {
+        "event_id": DECISION_EVENT,
+        "event_family": "pipeline_stage",
+        "event_type": kind,
         "timestamp": "2026-03-01T11:30:00Z",
-        "payload": {"plan_id": PLAN_ID, "confirm_id": CONFIRM_ID, "decided_by_role": "reviewer",
-                    **payload},
-    })
+        "payload": {
+            "plan_id": PLAN_ID,
+            "confirm_id": CONFIRM_ID,
+            "decided_by_role": "reviewer",
+            **payload,
+        },
+    }
+    if project is not None:
+        event["project_id"] = project
+    return DecisionEvent.model_validate(event)
 
 
-def delta(impact: dict[str, Any] | None = None, kind: str = "delta_intent_created") -> DeltaIntentEvent:
+def delta(
+    impact: dict[str, Any] | None = None, kind: str = "delta_intent_created"
+) -> DeltaIntentEvent:
     payload: dict[str, Any] = {
-        "delta_id": DELTA_ID, "intent_id": "intent-42", "plan_id": PLAN_ID,
-        "delta_type": "refinement", "change_summary": "Add a rollback step",
-        "feedback_text": "you forgot the rollback", "corrected_fields": ["steps"],
+        "delta_id": DELTA_ID,
+        "intent_id": "intent-42",
+        "plan_id": PLAN_ID,
+        "delta_type": "refinement",
+        "change_summary": "Add a rollback step",
+        "feedback_text": "you forgot the rollback",
+        "corrected_fields": ["steps"],
         "changes": {"steps_added": 1},
     }
     if impact is not None:
         payload["impact"] = impact
-    return DeltaIntentEvent.model_validate({
-        "event_id": DELTA_EVENT, "event_family": "delta_intent", "event_type": kind,
-        "timestamp": "2026-03-01T11:40:00Z", "project_id": PROJECT_ID, "payload": payload,
-    })
+    return DeltaIntentEvent.model_validate(
+        {
+            "event_id": DELTA_EVENT,
+            "event_family": "delta_intent",
+            "event_type": kind,
+            "timestamp": "2026-03-01T11:40:00Z",
+            "project_id": PROJECT_ID,
+            "payload": payload,
+        }
+    )
 
 
 def stage(status: str = "completed", name: str = "execute", **extra: Any) -> StageEvent:
-    return StageEvent.model_validate({
-        "event_id": STAGE_EVENT, "event_family": "pipeline_stage", "event_type": f"stage_{status}",
-        "timestamp": "2026-03-01T11:50:00Z", "project_id": PROJECT_ID,
-        "payload": {"plan_id": PLAN_ID, "stage": name, "status": status, **extra},
-    })
+    return StageEvent.model_validate(
+        {
+            "event_id": STAGE_EVENT,
+            "event_family": "pipeline_stage",
+            "event_type": f"stage_{status}",
+            "timestamp": "2026-03-01T11:50:00Z",
+            "project_id": PROJECT_ID,
+            "payload": {"plan_id": PLAN_ID, "stage": name, "status": status, **extra},
+        }
+    )
 
 
-IMPACT = {"actual_impact_summary": "Two services redeployed", "impact_scope": "module",
-          "comp_plan_required": False, "rollback_used": False, "risk_level": "medium"}
+IMPACT = {
+    "actual_impact_summary": "Two services redeployed",
+    "impact_scope": "module",
+    "comp_plan_required": False,
+    "rollback_used": False,
+    "risk_level": "medium",
+}
 
 
 def families(samples: list[LearningSample]) -> list[tuple[str, str]]:
@@ -93,57 +129,104 @@ def families(samples: list[LearningSample]) -> list[tuple[str, str]]:
 
 # --- decisions ------------------------------------------------------------------------------
 
+
 def test_approval_with_plan_yields_confirm_decision_and_intent_resolution() -> None:
     outcome = on_decision(decision(), plan_state(), NOW)
-    assert families(outcome.samples) == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert families(outcome.samples) == [
+        ("confirm_decision", "good"),
+        ("intent_resolution", "good"),
+    ]
     assert outcome.park is False
     assert outcome.new_state is None
     assert outcome.samples[1].to_dict() == {
         "sample_id": sample_id("intent_resolution", DECISION_EVENT),
         "sample_family": "intent_resolution",
         "created_at": "2026-03-01T12:00:00.123456Z",
-        "input": {"intent_id": "intent-42", "raw_request_summary": "make orders faster",
-                  "intent_text": "make orders faster", "context": {"repo": "acme/orders"}},
-        "output": {"final_intent_summary": "Add a Redis cache in front of the orders API",
-                   "plan_id": PLAN_ID, "plan_title": "Add a cache", "plan_step_count": 1,
-                   "plan_structure": [{"description": "Measure latency", "status": "pending"}],
-                   "resolution_quality_label": "good"},
+        "input": {
+            "intent_id": "intent-42",
+            "raw_request_summary": "make orders faster",
+            "intent_text": "make orders faster",
+            "context": {"repo": "acme/orders"},
+        },
+        "output": {
+            "final_intent_summary": "Add a Redis cache in front of the orders API",
+            "plan_id": PLAN_ID,
+            "plan_title": "Add a cache",
+            "plan_step_count": 1,
+            "plan_structure": [{"description": "Measure latency", "status": "pending"}],
+            "resolution_quality_label": "good",
+        },
         "state": {"plan_status": "proposed", "corrections_so_far": 0},
-        "feedback": {"source": "user", "type": "approval",
-                     "details": {"decided_by_role": "reviewer"}, "quality_label": "good"},
-        "meta": {"source_event_ids": [DECISION_EVENT], "project_id": PROJECT_ID,
-                 "human_feedback_label": "approved", "event_time": "2026-03-01T11:30:00Z", **META},
+        "feedback": {
+            "source": "user",
+            "type": "approval",
+            "details": {"decided_by_role": "reviewer"},
+            "quality_label": "good",
+        },
+        "meta": {
+            "source_event_ids": [DECISION_EVENT],
+            "project_id": PROJECT_ID,
+            "human_feedback_label": "approved",
+            "event_time": "2026-03-01T11:30:00Z",
+            **META,
+        },
     }
 
 
 def test_rejection_is_poor_and_resolution_bad() -> None:
     outcome = on_decision(decision("plan_rejected", reason="Missing a rollback"), plan_state(), NOW)
-    assert families(outcome.samples) == [("confirm_decision", "poor"), ("intent_resolution", "poor")]
+    assert families(outcome.samples) == [
+        ("confirm_decision", "poor"),
+        ("intent_resolution", "poor"),
+    ]
     confirm, intent = (s.to_dict() for s in outcome.samples)
     assert intent["output"]["resolution_quality_label"] == "bad"
     assert intent["meta"]["human_feedback_label"] == "rejected"
     assert intent["feedback"] == {
-        "source": "user", "type": "rejection", "quality_label": "poor",
-        "details": {"decided_by_role": "reviewer", "reason": "Missing a rollback"}}
-    assert confirm["output"] == {"decision": "rejected", "decided_by_role": "reviewer",
-                                 "reason": "Missing a rollback"}
+        "source": "user",
+        "type": "rejection",
+        "quality_label": "poor",
+        "details": {"decided_by_role": "reviewer", "reason": "Missing a rollback"},
+    }
+    assert confirm["output"] == {
+        "decision": "rejected",
+        "decided_by_role": "reviewer",
+        "reason": "Missing a rollback",
+    }
     assert confirm["feedback"] == intent["feedback"]
 
 
 def test_confirm_decision_carries_the_confirm_object() -> None:
     confirm = {
-        "meta": {"protocolVersion": "1.0.0"}, "confirm_id": CONFIRM_ID, "target_type": "plan",
-        "target_id": PLAN_ID, "status": "approved", "requested_by_role": "planner",
-        "requested_at": "2026-03-01T11:00:00Z", "reason": "touches prod",
-        "decisions": [{"decision_id": DELTA_ID, "status": "approved", "decided_by_role": "reviewer",
-                       "decided_at": "2026-03-01T11:29:00Z"}],
+        "meta": {"protocolVersion": "1.0.0"},
+        "confirm_id": CONFIRM_ID,
+        "target_type": "plan",
+        "target_id": PLAN_ID,
+        "status": "approved",
+        "requested_by_role": "planner",
+        "requested_at": "2026-03-01T11:00:00Z",
+        "reason": "touches prod",
+        "decisions": [
+            {
+                "decision_id": DELTA_ID,
+                "status": "approved",
+                "decided_by_role": "reviewer",
+                "decided_at": "2026-03-01T11:29:00Z",
+            }
+        ],
     }
-    sample = builders.build_confirm_decision(decision(confirm=confirm), NOW).to_dict()
-    assert sample["input"] == {"plan_id": PLAN_ID, "confirm_id": CONFIRM_ID, "target_type": "plan",
-                               "requested_by_role": "planner", "request_reason": "touches prod",
-                               "decision_count": 1}
+    sample = builders.build_confirm_decision(decision(confirm=confirm), None, NOW).to_dict()
+    assert sample["input"] == {
+        "plan_id": PLAN_ID,
+        "confirm_id": CONFIRM_ID,
+        "target_type": "plan",
+        "requested_by_role": "planner",
+        "request_reason": "touches prod",
+        "decision_count": 1,
+    }
     assert sample["output"] == {"decision": "approved", "decided_by_role": "reviewer", "reason": ""}
     assert sample["meta"]["human_feedback_label"] == "approved"
+    assert sample["meta"]["project_id"] == PROJECT_ID
     assert "state" not in sample
 
 
@@ -160,6 +243,19 @@ def test_replayed_parked_decision_yields_only_intent_resolution() -> None:
     assert outcome.park is False
 
 
+def test_decision_naming_no_project_waits_for_its_plan() -> None:
+    """Only the plan can say whose consent applies, so confirm_decision waits for the join."""
+    parked = on_decision(decision(project=None), None, NOW)
+    assert (parked.samples, parked.park) == ([], True)
+    replay = on_decision(decision(project=None), plan_state(), NOW, first_seen=False)
+    assert families(replay.samples) == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert [s.meta.project_id for s in replay.samples] == [PROJECT_ID, PROJECT_ID]
+    assert (
+        replay.samples[0].to_dict()
+        == on_decision(decision(project=None), plan_state(), NOW).samples[0].to_dict()
+    )
+
+
 def test_intent_falls_back_to_the_plan_when_the_snapshot_has_none() -> None:
     sample = builders.build_intent_resolution(decision(), plan_state(intent=False), NOW)
     assert sample.input["intent_id"] == PLAN_ID
@@ -169,28 +265,46 @@ def test_intent_falls_back_to_the_plan_when_the_snapshot_has_none() -> None:
 
 # --- deltas ---------------------------------------------------------------------------------
 
+
 def test_delta_yields_acceptable_error_correction_and_counts_the_correction() -> None:
     outcome = on_delta(delta(), plan_state(), NOW)
     assert families(outcome.samples) == [("error_correction", "acceptable")]
-    assert outcome.new_state is not None and outcome.new_state.deltas == 1
+    assert outcome.new_state is not None
+    assert outcome.new_state.deltas == 1
     assert outcome.samples[0].to_dict() == {
         "sample_id": sample_id("error_correction", DELTA_EVENT),
         "sample_family": "error_correction",
         "created_at": "2026-03-01T12:00:00.123456Z",
-        "input": {"intent_id": "intent-42", "intent_text": "make orders faster",
-                  "delta_id": DELTA_ID, "change_summary": "Add a rollback step",
-                  "plan_state": {"title": "Add a cache",
-                                 "objective": "Add a Redis cache in front of the orders API",
-                                 "status": "proposed",
-                                 "steps": [{"description": "Measure latency", "status": "pending"}]}},
-        "output": {"action_taken": "plan_modification", "delta_type": "refinement",
-                   "result": {"steps_added": 1}},
-        "feedback": {"source": "user", "type": "correction", "quality_label": "acceptable",
-                     "details": {"user_feedback": "you forgot the rollback",
-                                 "corrected_fields": ["steps"]}},
-        "meta": {"source_event_ids": [DELTA_EVENT], "project_id": PROJECT_ID,
-                 "human_feedback_label": "not_reviewed", "event_time": "2026-03-01T11:40:00Z",
-                 **META},
+        "input": {
+            "intent_id": "intent-42",
+            "intent_text": "make orders faster",
+            "delta_id": DELTA_ID,
+            "change_summary": "Add a rollback step",
+            "plan_state": {
+                "title": "Add a cache",
+                "objective": "Add a Redis cache in front of the orders API",
+                "status": "proposed",
+                "steps": [{"description": "Measure latency", "status": "pending"}],
+            },
+        },
+        "output": {
+            "action_taken": "plan_modification",
+            "delta_type": "refinement",
+            "result": {"steps_added": 1},
+        },
+        "feedback": {
+            "source": "user",
+            "type": "correction",
+            "quality_label": "acceptable",
+            "details": {"user_feedback": "you forgot the rollback", "corrected_fields": ["steps"]},
+        },
+        "meta": {
+            "source_event_ids": [DELTA_EVENT],
+            "project_id": PROJECT_ID,
+            "human_feedback_label": "not_reviewed",
+            "event_time": "2026-03-01T11:40:00Z",
+            **META,
+        },
     }
 
 
@@ -207,21 +321,33 @@ def test_delta_with_impact_yields_delta_impact_rated_by_outcome(
     changes: dict[str, Any], quality: str
 ) -> None:
     outcome = on_delta(delta({**IMPACT, **changes}), plan_state(), NOW)
-    assert families(outcome.samples) == [("error_correction", "acceptable"), ("delta_impact", quality)]
+    assert families(outcome.samples) == [
+        ("error_correction", "acceptable"),
+        ("delta_impact", quality),
+    ]
     impact = outcome.samples[1].to_dict()
-    assert impact["input"] == {"delta_id": DELTA_ID, "intent_id": "intent-42",
-                               "change_summary": "Add a rollback step", "delta_type": "refinement"}
+    assert impact["input"] == {
+        "delta_id": DELTA_ID,
+        "intent_id": "intent-42",
+        "change_summary": "Add a rollback step",
+        "delta_type": "refinement",
+    }
     assert impact["output"] == {**IMPACT, **changes}
     assert impact["state"] == {"risk_level": "medium"}
-    assert impact["feedback"] == {"source": "system", "type": "score", "details": {**IMPACT, **changes},
-                                  "quality_label": quality}
+    assert impact["feedback"] == {
+        "source": "system",
+        "type": "score",
+        "details": {**IMPACT, **changes},
+        "quality_label": quality,
+    }
     assert family_errors(outcome.samples[1]) == []
 
 
 def test_impact_only_delta_yields_only_delta_impact_and_keeps_the_count() -> None:
     outcome = on_delta(delta(IMPACT, kind=IMPACT_ONLY_TYPE), plan_state(deltas=1), NOW)
     assert families(outcome.samples) == [("delta_impact", "good")]
-    assert outcome.new_state is not None and outcome.new_state.deltas == 1
+    assert outcome.new_state is not None
+    assert outcome.new_state.deltas == 1
 
 
 def test_delta_impact_without_impact_is_a_builder_error() -> None:
@@ -238,16 +364,23 @@ def test_delta_without_plan_parks() -> None:
 
 # --- stages ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("status", "deltas", "quality"),
-    [("completed", 0, "good"), ("completed", 1, "acceptable"), ("failed", 0, "poor"),
-     ("failed", 2, "poor")],
+    [
+        ("completed", 0, "good"),
+        ("completed", 1, "acceptable"),
+        ("failed", 0, "poor"),
+        ("failed", 2, "poor"),
+    ],
 )
 def test_execute_outcome_quality(status: str, deltas: int, quality: str) -> None:
     outcome = on_stage(stage(status, duration_ms=1200), plan_state(deltas=deltas), NOW)
     assert families(outcome.samples) == [("pipeline_outcome", quality)]
     sample = outcome.samples[0].to_dict()
-    assert sample["output"] == {"result": {"stage": "execute", "status": status, "duration_ms": 1200}}
+    assert sample["output"] == {
+        "result": {"stage": "execute", "status": status, "duration_ms": 1200}
+    }
     assert sample["state"] == {"corrections_applied": deltas, "plan_status": "proposed"}
     assert sample["feedback"] == {"source": "system", "type": "score", "quality_label": quality}
 
@@ -255,14 +388,17 @@ def test_execute_outcome_quality(status: str, deltas: int, quality: str) -> None
 def test_failed_execute_keeps_the_error() -> None:
     sample = builders.build_pipeline_outcome(stage("failed", error="timeout"), plan_state(), NOW)
     assert sample.output == {"result": {"stage": "execute", "status": "failed", "error": "timeout"}}
-    assert sample.input == {"plan_id": PLAN_ID,
-                            "objective": "Add a Redis cache in front of the orders API",
-                            "plan_structure": [{"description": "Measure latency", "status": "pending"}]}
+    assert sample.input == {
+        "plan_id": PLAN_ID,
+        "objective": "Add a Redis cache in front of the orders API",
+        "plan_structure": [{"description": "Measure latency", "status": "pending"}],
+    }
 
 
 @pytest.mark.parametrize("state", [plan_state(), None])
-@pytest.mark.parametrize(("name", "status"), [("execute", "started"), ("plan", "completed"),
-                                              ("review", "failed")])
+@pytest.mark.parametrize(
+    ("name", "status"), [("execute", "started"), ("plan", "completed"), ("review", "failed")]
+)
 def test_other_stages_yield_nothing_and_never_park(
     name: str, status: str, state: PlanState | None
 ) -> None:
@@ -283,6 +419,7 @@ def test_pipeline_outcome_of_a_started_stage_is_a_builder_error() -> None:
 
 
 # --- ids, clock, purity ---------------------------------------------------------------------
+
 
 def all_samples(now: datetime) -> list[LearningSample]:
     return [
@@ -319,49 +456,66 @@ def test_created_at_is_now_and_nothing_else_reads_a_clock() -> None:
 
 def test_created_at_keeps_a_non_utc_offset() -> None:
     paris = datetime(2026, 3, 1, 13, 0, tzinfo=timezone(timedelta(hours=1)))
-    assert builders.build_confirm_decision(decision(), paris).created_at == "2026-03-01T13:00:00+01:00"
+    assert (
+        builders.build_confirm_decision(decision(), None, paris).created_at
+        == "2026-03-01T13:00:00+01:00"
+    )
 
 
 def test_project_comes_from_the_event_or_else_the_plan() -> None:
-    sample = builders.build_intent_resolution(decision(), plan_state(), NOW)  # event has none
-    assert sample.meta.project_id == PROJECT_ID
-    assert on_delta(delta(), plan_state(), NOW).samples[0].meta.project_id == PROJECT_ID
-
-
-@pytest.mark.xfail(reason="build_confirm_decision ignores the joined plan, so a decision event "
-                   "without project_id escapes the per-project opt-out (DESIGN §6)")
-def test_confirm_decision_of_a_known_plan_carries_its_project() -> None:
-    confirm = on_decision(decision(), plan_state(), NOW).samples[0]
-    assert confirm.meta.project_id == PROJECT_ID
+    other = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
+    for_plan = on_decision(decision(project=None), plan_state(), NOW).samples
+    assert [s.meta.project_id for s in for_plan] == [PROJECT_ID, PROJECT_ID]
+    for_event = on_decision(decision(project=other), plan_state(), NOW).samples
+    assert [s.meta.project_id for s in for_event] == [other, other]
+    assert (
+        builders.build_confirm_decision(decision(project=None), None, NOW).meta.project_id is None
+    )
 
 
 # --- family schema rules --------------------------------------------------------------------
 
+
 def test_every_built_sample_passes_its_family_rules() -> None:
     assert {s.sample_family: family_errors(s) for s in all_samples(NOW)} == {
-        "confirm_decision": [], "intent_resolution": [], "error_correction": [],
-        "delta_impact": [], "pipeline_outcome": []}
+        "confirm_decision": [],
+        "intent_resolution": [],
+        "error_correction": [],
+        "delta_impact": [],
+        "pipeline_outcome": [],
+    }
 
 
 def bare(family: str, **parts: Any) -> LearningSample:
     return LearningSample(
-        sample_id=sample_id(family, DECISION_EVENT), sample_family=family,  # type: ignore[arg-type]
-        created_at="2026-03-01T12:00:00Z", input=parts.get("input", {}),
+        sample_id=sample_id(family, DECISION_EVENT),
+        sample_family=family,  # type: ignore[arg-type]
+        created_at="2026-03-01T12:00:00Z",
+        input=parts.get("input", {}),
         output=parts.get("output", {}),
         feedback=Feedback(source="system", type="score", quality_label="good"),
-        meta=SampleMeta(source_event_ids=[DECISION_EVENT], human_feedback_label="not_reviewed",
-                        producer="test"),
+        meta=SampleMeta(
+            source_event_ids=[DECISION_EVENT], human_feedback_label="not_reviewed", producer="test"
+        ),
     )
 
 
 def test_family_rules_name_what_is_missing() -> None:
-    assert family_errors(bare("intent_resolution", input={"intent_id": "", "raw_request_summary": 3},
-                              output={"final_intent_summary": "x"})) == [
+    assert family_errors(
+        bare(
+            "intent_resolution",
+            input={"intent_id": "", "raw_request_summary": 3},
+            output={"final_intent_summary": "x"},
+        )
+    ) == [
         "input.intent_id must be a non-empty str",
         "input.raw_request_summary must be a non-empty str",
     ]
-    assert family_errors(bare("delta_impact", input={"delta_id": "d", "intent_id": "i",
-                                                     "change_summary": "c"},
-                              output={"actual_impact_summary": "a"})) == [
-        "output.impact_scope must be a non-empty str"]
+    assert family_errors(
+        bare(
+            "delta_impact",
+            input={"delta_id": "d", "intent_id": "i", "change_summary": "c"},
+            output={"actual_impact_summary": "a"},
+        )
+    ) == ["output.impact_scope must be a non-empty str"]
     assert family_errors(bare("pipeline_outcome")) == []

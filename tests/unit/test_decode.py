@@ -50,14 +50,18 @@ def reason_of(decode: Any, *args: Any) -> InvalidEvent:
 
 # --- valid records --------------------------------------------------------------------------
 
+
 def test_valid_records_decode(sim: Simulator, snap: dict[str, Any]) -> None:
     plan = decode_plan(js(snap))
-    assert isinstance(plan, PlanSnapshot) and plan.plan.plan_id == snap["plan"]["plan_id"]
+    assert isinstance(plan, PlanSnapshot)
+    assert plan.plan.plan_id == snap["plan"]["plan_id"]
     decision = decode_decision(js(sim.decision(snap, False, WHEN)), "plan_rejected")
-    assert isinstance(decision, DecisionEvent) and decision.event_type == "plan_rejected"
+    assert isinstance(decision, DecisionEvent)
+    assert decision.event_type == "plan_rejected"
     assert isinstance(decode_delta(js(sim.delta(snap, WHEN, impact=True))), DeltaIntentEvent)
     stage = decode_stage(js(sim.stage(snap, "failed", WHEN)))
-    assert isinstance(stage, StageEvent) and stage.payload.status == "failed"
+    assert isinstance(stage, StageEvent)
+    assert stage.payload.status == "failed"
     consent = decode_consent(js({"project_id": snap["project_id"], "enabled": False}))
     assert (consent.project_id, consent.enabled) == (snap["project_id"], False)
 
@@ -75,6 +79,7 @@ def test_unknown_fields_of_mplp_objects_are_kept(snap: dict[str, Any]) -> None:
 
 # --- reasons --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("data", [None, b"\xff\xfe not utf-8", b'{"a": "\xc3"}'])
 def test_undecodable(data: bytes | None) -> None:
     assert reason_of(decode_plan, data).reason == "undecodable"
@@ -87,8 +92,10 @@ def test_invalid_json(data: bytes) -> None:
 
 def test_too_large() -> None:
     err = reason_of(load_json, b" " * (MAX_RECORD_BYTES + 1))
-    assert (err.reason, err.detail) == ("too_large", f"record of {MAX_RECORD_BYTES + 1} bytes > "
-                                                     f"{MAX_RECORD_BYTES}")
+    assert (err.reason, err.detail) == (
+        "too_large",
+        f"record of {MAX_RECORD_BYTES + 1} bytes > {MAX_RECORD_BYTES}",
+    )
 
 
 def test_record_at_the_size_limit_is_parsed() -> None:
@@ -116,7 +123,7 @@ def test_plan_id_must_be_uuid_v4(snap: dict[str, Any]) -> None:
     assert err.detail == f"plan.plan_id: Value error, '{NOT_V4}' is not a canonical UUID v4"
 
 
-@pytest.mark.parametrize("bad_id", [NOT_V4, "not-a-uuid", "{%s}" % "0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"])
+@pytest.mark.parametrize("bad_id", [NOT_V4, "not-a-uuid", "{0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d}"])
 def test_event_ids_must_be_uuid_v4(sim: Simulator, snap: dict[str, Any], bad_id: str) -> None:
     event = sim.delta(snap, WHEN)
     event["event_id"] = bad_id
@@ -126,7 +133,8 @@ def test_event_ids_must_be_uuid_v4(sim: Simulator, snap: dict[str, Any], bad_id:
     event = sim.decision(snap, True, WHEN)
     event["payload"]["confirm_id"] = bad_id
     assert reason_of(decode_decision, js(event), "plan_approved").detail.startswith(
-        "payload.confirm_id: ")
+        "payload.confirm_id: "
+    )
 
 
 def test_naive_timestamp_is_a_schema_violation(sim: Simulator, snap: dict[str, Any]) -> None:
@@ -162,19 +170,28 @@ def test_non_decision_on_a_decision_topic(kind: str) -> None:
 
 def test_rejection_on_the_approved_topic(sim: Simulator, snap: dict[str, Any]) -> None:
     err = reason_of(decode_decision, js(sim.decision(snap, False, WHEN)), "plan_approved")
-    assert (err.reason, err.detail) == ("wrong_topic",
-                                        "plan_rejected published on the plan_approved topic")
+    assert (err.reason, err.detail) == (
+        "wrong_topic",
+        "plan_rejected published on the plan_approved topic",
+    )
 
 
 def test_approval_on_the_stage_topic(sim: Simulator, snap: dict[str, Any]) -> None:
     err = reason_of(decode_stage, js(sim.decision(snap, True, WHEN)))
-    assert (err.reason, err.detail) == ("wrong_topic", "plan_approved belongs on its decision topic")
+    assert (err.reason, err.detail) == (
+        "wrong_topic",
+        "plan_approved belongs on its decision topic",
+    )
 
 
 @pytest.mark.parametrize(("field", "value", "reason"), BAD_RECORDS)
 def test_simulator_bad_records_get_their_reason(field: str, value: bytes, reason: str) -> None:
-    decoders = {"plans": decode_plan, "delta_intents": decode_delta, "pipeline_stage": decode_stage,
-                "plan_approved": lambda data: decode_decision(data, "plan_approved")}
+    decoders = {
+        "plans": decode_plan,
+        "delta_intents": decode_delta,
+        "pipeline_stage": decode_stage,
+        "plan_approved": lambda data: decode_decision(data, "plan_approved"),
+    }
     assert reason_of(decoders[field], value).reason == reason
 
 
@@ -185,12 +202,13 @@ def nested_changes(sim: Simulator, snap: dict[str, Any], depth: int) -> bytes:
 
 
 def test_deep_nesting_in_changes_does_not_crash(sim: Simulator, snap: dict[str, Any]) -> None:
+    changes: Any
     try:
-        decoded = decode_delta(nested_changes(sim, snap, 500))
+        changes = decode_delta(nested_changes(sim, snap, 500)).payload.changes
     except InvalidEvent as exc:  # rejecting it is fine as long as it is a clean DLQ reason
-        assert exc.reason == "schema_violation"
-    else:
-        changes, depth = decoded.payload.changes, 0
+        changes = exc.reason
+    if changes != "schema_violation":
+        depth = 0
         while isinstance(changes, dict):
             changes, depth = changes["k"], depth + 1
         assert (depth, changes) == (500, "leaf")

@@ -16,17 +16,31 @@ T = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 TTL = timedelta(hours=24)
 
 
-def snapshot(updated: datetime | None, status: str = "in_progress", *,
-             created: datetime | None = None, title: str = "Add a cache") -> PlanSnapshot:
+def snapshot(
+    updated: datetime | None,
+    status: str = "in_progress",
+    *,
+    created: datetime | None = None,
+    title: str = "Add a cache",
+) -> PlanSnapshot:
     meta: dict[str, Any] = {"protocolVersion": "1.0.0"}
     if updated is not None:
         meta["updated_at"] = updated.isoformat()
     if created is not None:
         meta["created_at"] = created.isoformat()
-    return PlanSnapshot.model_validate({"plan": {
-        "meta": meta, "plan_id": PLAN_ID, "context_id": "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e",
-        "title": title, "objective": "Add a Redis cache", "status": status, "steps": [],
-    }})
+    return PlanSnapshot.model_validate(
+        {
+            "plan": {
+                "meta": meta,
+                "plan_id": PLAN_ID,
+                "context_id": "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e",
+                "title": title,
+                "objective": "Add a Redis cache",
+                "status": status,
+                "steps": [],
+            }
+        }
+    )
 
 
 def merged(current: PlanState | None, snap: PlanSnapshot, arrival: datetime) -> PlanState:
@@ -37,6 +51,7 @@ def merged(current: PlanState | None, snap: PlanSnapshot, arrival: datetime) -> 
 
 # --- plan state -----------------------------------------------------------------------------
 
+
 def test_first_snapshot_is_taken_at_the_plans_own_time() -> None:
     state = merged(None, snapshot(T), arrival=T + timedelta(hours=5))
     assert (state.updated_at, state.deltas, state.terminal_since) == (T, 0, None)
@@ -45,15 +60,22 @@ def test_first_snapshot_is_taken_at_the_plans_own_time() -> None:
 
 def test_older_snapshot_loses_even_when_it_arrives_last() -> None:
     current = merged(None, snapshot(T, title="v2"), arrival=T)
-    assert merge_snapshot(current, snapshot(T - timedelta(seconds=1), title="v1"),
-                          T + timedelta(hours=1)) is None
+    assert (
+        merge_snapshot(
+            current, snapshot(T - timedelta(seconds=1), title="v1"), T + timedelta(hours=1)
+        )
+        is None
+    )
 
 
 def test_newer_snapshot_replaces_and_keeps_the_correction_count() -> None:
     current = record_delta(record_delta(merged(None, snapshot(T, title="v1"), T)))
     state = merged(current, snapshot(T + timedelta(minutes=1), title="v2"), T)
     assert (state.snapshot.plan.title, state.updated_at, state.deltas) == (
-        "v2", T + timedelta(minutes=1), 2)
+        "v2",
+        T + timedelta(minutes=1),
+        2,
+    )
 
 
 def test_same_time_snapshot_replaces_so_a_replay_is_idempotent() -> None:
@@ -104,21 +126,40 @@ def test_reopened_plan_stops_expiring() -> None:
 
 # --- grace buffer ---------------------------------------------------------------------------
 
-def entry(offset: int, *, event_min: int = 0, parked_min: int = 0, topic: str = "mplp.deltas",
-          partition: int = 0) -> ParkedEvent:
+
+def entry(
+    offset: int,
+    *,
+    event_min: int = 0,
+    parked_min: int = 0,
+    topic: str = "mplp.deltas",
+    partition: int = 0,
+) -> ParkedEvent:
     return ParkedEvent(
-        source="deltas", topic=topic, partition=partition, offset=offset, key=PLAN_ID,
-        raw=f'{{"n": {offset}}}', event_time=T + timedelta(minutes=event_min),
+        source="deltas",
+        topic=topic,
+        partition=partition,
+        offset=offset,
+        key=PLAN_ID,
+        raw=f'{{"n": {offset}}}',
+        event_time=T + timedelta(minutes=event_min),
         parked_at=T + timedelta(minutes=parked_min),
     )
 
 
 def test_park_adds_the_json_form() -> None:
-    assert park(None, entry(7)) == [{
-        "source": "deltas", "topic": "mplp.deltas", "partition": 0, "offset": 7, "key": PLAN_ID,
-        "raw": '{"n": 7}', "event_time": "2026-03-01T10:00:00Z",
-        "parked_at": "2026-03-01T10:00:00Z",
-    }]
+    assert park(None, entry(7)) == [
+        {
+            "source": "deltas",
+            "topic": "mplp.deltas",
+            "partition": 0,
+            "offset": 7,
+            "key": PLAN_ID,
+            "raw": '{"n": 7}',
+            "event_time": "2026-03-01T10:00:00Z",
+            "parked_at": "2026-03-01T10:00:00Z",
+        }
+    ]
 
 
 def test_park_dedupes_the_same_record() -> None:
@@ -131,8 +172,9 @@ def test_park_dedupes_the_same_record() -> None:
 
 
 def test_split_due_by_parked_at_and_grace() -> None:
-    pending = park(park(park(None, entry(1, parked_min=0)), entry(2, parked_min=4)),
-                   entry(3, parked_min=6))
+    pending = park(
+        park(park(None, entry(1, parked_min=0)), entry(2, parked_min=4)), entry(3, parked_min=6)
+    )
     due, keep = split_due(pending, T + timedelta(minutes=9), timedelta(minutes=5))
     assert [e.offset for e in due] == [1, 2]  # waited 9 and exactly 5 minutes
     assert keep == [pending[2]]
@@ -140,6 +182,8 @@ def test_split_due_by_parked_at_and_grace() -> None:
 
 
 def test_in_event_order_sorts_by_event_time_then_offset() -> None:
-    pending = park(park(park(park(None, entry(5, event_min=3)), entry(6, event_min=1)),
-                        entry(2, event_min=3)), entry(9, event_min=-1, topic="mplp.plan_approved"))
+    pending = park(
+        park(park(park(None, entry(5, event_min=3)), entry(6, event_min=1)), entry(2, event_min=3)),
+        entry(9, event_min=-1, topic="mplp.plan_approved"),
+    )
     assert [e.offset for e in in_event_order(pending)] == [9, 6, 2, 5]

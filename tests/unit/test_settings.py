@@ -44,11 +44,19 @@ def test_broker_url_flat_alias_and_nested(monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("90", timedelta(seconds=90)), ("5m", timedelta(minutes=5)),
-     ("250ms", timedelta(milliseconds=250)), ("1.5h", timedelta(minutes=90)),
-     ("2d", timedelta(days=2)), ("PT30S", timedelta(seconds=30)), (" 7 s ", timedelta(seconds=7))],
+    [
+        ("90", timedelta(seconds=90)),
+        ("5m", timedelta(minutes=5)),
+        ("250ms", timedelta(milliseconds=250)),
+        ("1.5h", timedelta(minutes=90)),
+        ("2d", timedelta(days=2)),
+        ("PT30S", timedelta(seconds=30)),
+        (" 7 s ", timedelta(seconds=7)),
+    ],
 )
-def test_join_grace_durations(monkeypatch: pytest.MonkeyPatch, raw: str, expected: timedelta) -> None:
+def test_join_grace_durations(
+    monkeypatch: pytest.MonkeyPatch, raw: str, expected: timedelta
+) -> None:
     monkeypatch.setenv("LEARNSTREAM_JOIN__GRACE", raw)
     assert Settings().join.grace == expected
 
@@ -95,11 +103,13 @@ def test_config_command_prints_masked_effective_settings(monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize(
     ("name", "value", "where"),
-    [("LEARNSTREAM_JOIN__GRACE", "soon", "join.grace"),
-     ("LEARNSTREAM_SAMPLE_FORMAT", "xml", "sample_format"),
-     ("LEARNSTREAM_TOPICS__PARTITIONS", "0", "topics.partitions"),
-     ("LEARNSTREAM_JOIN__GRACEE", "5", "join.gracee"),
-     ("LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS", "*.key", "field \"learning\"")],
+    [
+        ("LEARNSTREAM_JOIN__GRACE", "soon", "join.grace"),
+        ("LEARNSTREAM_SAMPLE_FORMAT", "xml", "sample_format"),
+        ("LEARNSTREAM_TOPICS__PARTITIONS", "0", "topics.partitions"),
+        ("LEARNSTREAM_JOIN__GRACEE", "5", "join.gracee"),
+        ("LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS", "*.key", 'field "learning"'),
+    ],
 )
 def test_invalid_value_fails_the_cli_with_a_clear_message(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, where: str

@@ -1,0 +1,342 @@
+"""The Faust agents through ``agent.test_context()``: no broker, real tables, mocked sends.
+
+Faust-streaming 0.15 registers no ``memory://`` transport, so the app points at a Kafka URL
+that is never dialled (sockets are blocked below): ``test_context`` starts only the agent.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from unittest.mock import AsyncMock
+
+import faust
+import orjson
+import pytest
+
+import agents.outcomes
+from agents import wire
+from agents.runtime import Runtime
+from streams.app import create_app
+from streams.dlq import parse_headers
+from streams.schemas import validate_sample
+from streams.settings import Settings
+from streams.simulate import BAD_RECORDS, Simulator
+
+WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+AGENT_OF = {
+    "plans": "plans",
+    "plan_approved": "decisions",
+    "plan_rejected": "decisions",
+    "delta_intents": "deltas",
+    "pipeline_stage": "outcomes",
+    "consent": "consent",
+}
+
+
+def _no_network(*_args: Any, **_kwargs: Any) -> Any:
+    raise AssertionError("network access attempted")
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Use default settings whatever the shell exported, and never open a connection."""
+    for name in list(os.environ):
+        if name.startswith("LEARNSTREAM_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setattr(socket.socket, "connect", _no_network)
+    monkeypatch.setattr(socket, "create_connection", _no_network)
+
+
+@dataclass
+class Harness:
+    """An app with every agent wired and the three output topics' ``send`` mocked."""
+
+    app: faust.App
+    runtime: Runtime
+    samples: AsyncMock
+    events: AsyncMock
+    dlq: AsyncMock
+    sim: Simulator
+
+    async def put(
+        self,
+        field: str,
+        *values: bytes | None,
+        key: bytes | None = None,
+        timestamp: float | None = None,
+    ) -> None:
+        """Deliver ``values`` in order to the agent consuming topic ``field``."""
+        wrapper = self.app.agents[f"learnstream.{AGENT_OF[field]}"].test_context()
+        # A multi-topic agent cannot name its topic: say which one the record came from.
+        wrapper.original_channel = self.app.topic(self.runtime.settings.topics.name(field))
+        async with wrapper as agent:
+            for value in values:
+                await agent.put(value, key=key, timestamp=timestamp)
+
+    def sent(self) -> list[dict[str, Any]]:
+        """Return the JSON samples sent so far, checking each key is its sample id."""
+        out = []
+        for call in self.samples.await_args_list:
+            sample = orjson.loads(call.kwargs["value"])
+            assert call.kwargs["key"] == sample["sample_id"].encode()
+            out.append(sample)
+        return out
+
+    def families(self) -> list[tuple[str, str]]:
+        return [(s["sample_family"], s["feedback"]["quality_label"]) for s in self.sent()]
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        return self.runtime.metrics.registry.get_sample_value(name, labels)
+
+
+@pytest.fixture
+async def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
+    """Build the app inside the test's event loop (a sync fixture would leak a new loop)."""
+    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    runtime = wire(app, settings)
+    mocks = []
+    for name in ("samples", "events", "dlq"):
+        mock = AsyncMock(return_value=None)
+        monkeypatch.setattr(getattr(runtime.topics, name), "send", mock)
+        mocks.append(mock)
+    yield Harness(app, runtime, *mocks, sim=Simulator(seed=21, pii_ratio=0.0))
+    # Iterating a stream builds the Kafka consumer, whose never-started thread owns a loop.
+    consumer = app._consumer
+    if consumer is not None:
+        consumer._thread.thread_loop.close()
+
+
+def js(obj: Any) -> bytes:
+    return orjson.dumps(obj)
+
+
+def key_of(snap: dict[str, Any]) -> bytes:
+    return snap["plan"]["plan_id"].encode()
+
+
+# --- samples --------------------------------------------------------------------------------
+
+
+async def test_plan_then_approval_sends_both_samples(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.runtime.plan_state(snap["plan"]["plan_id"]) is not None
+    assert h.samples.await_count == 0
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    confirm, intent = h.sent()
+    assert [validate_sample(s) for s in (confirm, intent)] == [[], []]
+    assert intent["input"]["intent_id"] == snap["intent"]["intent_id"]
+    assert intent["meta"]["project_id"] == snap["project_id"]
+    # The default opt-out globs (*.secret, *.env) stripped the context before it left.
+    assert intent["input"]["context"] == {
+        "repo": "acme/shop",
+        "files": ["src/app.py"],
+        "owner": "the reporter",
+    }
+    events = [orjson.loads(c.kwargs["value"]) for c in h.events.await_args_list]
+    assert [(e["event_type"], e["payload"]["sample_id"]) for e in events] == [
+        ("learning_sample_captured", confirm["sample_id"]),
+        ("learning_sample_captured", intent["sample_id"]),
+    ]
+    assert h.dlq.await_count == 0
+    assert h.metric("learnstream_samples_total", family="intent_resolution", quality="good") == 1
+    assert h.metric("learnstream_events_total", source="decisions") == 1
+
+
+async def test_rejection_on_its_topic_is_poor(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("plan_rejected", js(h.sim.decision(snap, False, WHEN)), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "poor"), ("intent_resolution", "poor")]
+    assert h.sent()[1]["output"]["resolution_quality_label"] == "bad"
+
+
+async def test_decision_before_its_plan_is_parked_then_completed(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good")]
+    (parked,) = h.runtime.tables.pending[plan_id]
+    assert (parked["source"], parked["topic"], parked["offset"]) == (
+        "decisions",
+        "mplp.plan_approved",
+        0,
+    )
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert plan_id not in h.runtime.tables.pending
+    assert h.runtime.plan_state(plan_id) is not None
+
+
+async def test_decision_naming_no_project_waits_for_the_plan_and_its_consent(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    decision = h.sim.decision(snap, True, WHEN)
+    del decision["project_id"]
+    await h.put(
+        "consent",
+        js({"project_id": snap["project_id"], "enabled": False}),
+        key=snap["project_id"].encode(),
+    )
+    await h.put("plan_approved", js(decision), key=key_of(snap))
+    assert h.samples.await_count == 0  # whose consent applies is unknown until the plan comes
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.samples.await_count == 0  # the plan's project opted out: both samples dropped
+    assert h.metric("learnstream_opted_out_total", reason="project") == 2
+    assert snap["plan"]["plan_id"] not in h.runtime.tables.pending
+
+
+async def test_parked_delta_and_outcome_replay_in_event_order(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    later = h.sim.stage(snap, "completed", WHEN + timedelta(minutes=2))
+    earlier = h.sim.delta(snap, WHEN + timedelta(minutes=1))
+    await h.put("pipeline_stage", js(later), key=key_of(snap))
+    await h.put("delta_intents", js(earlier), key=key_of(snap))
+    assert h.samples.await_count == 0
+    await h.put("plans", js(snap), key=key_of(snap))
+    # The delta happened first, so the execution counts as "completed after a delta".
+    assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "acceptable")]
+    state = h.runtime.plan_state(snap["plan"]["plan_id"])
+    assert state is not None
+    assert state.deltas == 1
+
+
+async def test_delta_then_execute_and_impact(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("delta_intents", js(h.sim.delta(snap, WHEN, impact=True)), key=key_of(snap))
+    await h.put(
+        "pipeline_stage",
+        js(h.sim.stage(snap, "started", WHEN)),
+        js(h.sim.stage(snap, "completed", WHEN)),
+        key=key_of(snap),
+    )
+    assert h.families() == [
+        ("error_correction", "acceptable"),
+        ("delta_impact", "good"),
+        ("pipeline_outcome", "acceptable"),
+    ]
+    assert [validate_sample(s) for s in h.sent()] == [[], [], []]
+
+
+async def test_older_snapshot_is_ignored_and_tombstone_deletes(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    old = orjson.loads(js(snap))
+    old["plan"]["title"], old["plan"]["meta"]["updated_at"] = "old", "2026-03-01T11:00:00Z"
+    await h.put("plans", js(snap), js(old), key=key_of(snap))
+    state = h.runtime.plan_state(snap["plan"]["plan_id"])
+    assert state is not None
+    assert state.snapshot.plan.title == snap["plan"]["title"]
+    await h.put("plans", None, key=key_of(snap))
+    assert h.runtime.plan_state(snap["plan"]["plan_id"]) is None
+    assert h.dlq.await_count == 0
+
+
+async def test_project_opt_out_drops_its_samples(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    consent = {"project_id": snap["project_id"], "enabled": False}
+    await h.put("consent", js(consent), key=snap["project_id"].encode())
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("pipeline_stage", js(h.sim.stage(snap, "failed", WHEN)), key=key_of(snap))
+    assert h.samples.await_count == 0
+    assert h.metric("learnstream_opted_out_total", reason="project") == 1
+
+
+# --- dead letters ---------------------------------------------------------------------------
+
+
+async def test_bad_record_is_dead_lettered_and_the_loop_goes_on(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("plan_approved", b"{not json", js(h.sim.decision(snap, True, WHEN)), key=b"k1")
+    h.dlq.assert_awaited_once()
+    call = h.dlq.await_args
+    assert (call.kwargs["key"], call.kwargs["value"]) == (b"k1", b"{not json")
+    headers = call.kwargs["headers"]
+    assert [name for name, _ in headers] == [
+        "reason",
+        "error",
+        "source_topic",
+        "source_partition",
+        "source_offset",
+    ]
+    record = parse_headers(headers)
+    assert (record.reason, record.topic, record.partition, record.offset) == (
+        "invalid_json",
+        "mplp.plan_approved",
+        0,
+        0,
+    )
+    assert record.error
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert h.metric("learnstream_dlq_total", reason="invalid_json") == 1
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), BAD_RECORDS)
+async def test_every_bad_record_kind_gets_its_reason(
+    h: Harness, field: str, value: bytes, reason: str
+) -> None:
+    await h.put(field, value, key=b"bad")
+    assert parse_headers(h.dlq.await_args.kwargs["headers"]).reason == reason
+    assert h.dlq.await_args.kwargs["value"] == value
+
+
+async def test_decision_on_the_wrong_topic(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    await h.put("plan_approved", js(h.sim.decision(snap, False, WHEN)), key=key_of(snap))
+    record = parse_headers(h.dlq.await_args.kwargs["headers"])
+    assert (record.reason, record.error) == (
+        "wrong_topic",
+        "plan_rejected published on the plan_approved topic",
+    )
+    assert h.samples.await_count == 0
+
+
+async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = agents.outcomes.on_stage
+    calls = iter([RuntimeError("boom")])
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        for exc in calls:
+            raise exc
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(agents.outcomes, "on_stage", flaky)
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put(
+        "pipeline_stage",
+        js(h.sim.stage(snap, "completed", WHEN)),
+        js(h.sim.stage(snap, "failed", WHEN)),
+        key=key_of(snap),
+    )
+    record = parse_headers(h.dlq.await_args.kwargs["headers"])
+    assert (record.reason, record.error, record.offset) == (
+        "builder_error",
+        "RuntimeError: boom",
+        0,
+    )
+    assert h.families() == [("pipeline_outcome", "poor")]
+
+
+async def test_too_deeply_nested_delta_is_dead_lettered_not_lost(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    deep = b'{"k":' * 500 + b"1" + b"}" * 500
+    delta = js(h.sim.delta(snap, WHEN)).replace(b'{"steps_added":1}', deep)
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("delta_intents", delta, js(h.sim.delta(snap, WHEN)), key=key_of(snap))
+    h.dlq.assert_awaited_once()
+    assert h.dlq.await_args.kwargs["value"] == delta
+    assert parse_headers(h.dlq.await_args.kwargs["headers"]).reason in {
+        "schema_violation",
+        "builder_error",
+    }
+    assert h.families() == [("error_correction", "acceptable")]
