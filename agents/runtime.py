@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +50,8 @@ class Runtime:
     metrics: Metrics
     anonymizer: Anonymizer
     codec: SampleCodec
+    #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
+    on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
 
     def plan_state(self, plan_id: str) -> PlanState | None:
         """Return the state of ``plan_id`` held in the table, if any."""
@@ -75,6 +77,8 @@ class Runtime:
         fut = await self.topics.samples.send(key=out.key, value=out.value)
         await self.topics.events.send(key=out.key, value=out.event_value)
         self.metrics.samples.labels(out.family, out.quality).inc()
+        for listener in self.on_sample:
+            listener(sample)
         self._observe_latency(sample)
         for entity, count in out.pii.items():
             self.metrics.pii.labels(entity).inc(count)

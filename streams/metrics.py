@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -57,6 +58,22 @@ class Metrics:
             buckets=_PROCESSING_BUCKETS,
             registry=r,
         )
+        self.window_samples = Gauge(
+            "learnstream_window_samples",
+            "Samples in the current event-time window, over this worker's active partitions",
+            ["family", "quality", "window"],
+            registry=r,
+        )
+        self.late_events = _counter(
+            r, "learnstream_late_events", "Samples older than the window expiry", "window"
+        )
+        self.consumer_lag = Gauge(
+            "learnstream_consumer_lag",
+            "Input records not yet committed (high watermark - committed offset)",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self._lag_shown: set[tuple[str, str]] = set()
         self._zero_known_series()
 
     def _zero_known_series(self, entities: tuple[str, ...] = ()) -> None:
@@ -77,3 +94,25 @@ class Metrics:
     def track_entities(self, entities: tuple[str, ...]) -> None:
         """Create the PII counters of the configured entities at 0."""
         self._zero_known_series(entities)
+
+    def track_windows(self, labels: tuple[str, ...]) -> None:
+        """Create the late-event counters and window gauges of the configured windows at 0."""
+        for label in labels:
+            self.late_events.labels(label)
+            self.show_window(label, {})
+
+    def show_window(self, label: str, counts: Mapping[str, Mapping[str, int]]) -> None:
+        """Set every family x quality gauge of window ``label`` (0 where ``counts`` has none)."""
+        for family in FAMILIES:
+            for quality in QUALITIES:
+                value = counts.get(family, {}).get(quality, 0)
+                self.window_samples.labels(family, quality, label).set(value)
+
+    def show_lags(self, lags: Mapping[tuple[str, int], int]) -> None:
+        """Set the lag of each (topic, partition); drop the label sets no longer ours."""
+        shown = {(topic, str(partition)) for topic, partition in lags}
+        for labels in self._lag_shown - shown:
+            self.consumer_lag.remove(*labels)
+        for (topic, partition), lag in lags.items():
+            self.consumer_lag.labels(topic, str(partition)).set(lag)
+        self._lag_shown = shown

@@ -122,11 +122,21 @@ class JoinSettings(BaseModel):
 
 
 class WindowSettings(BaseModel):
-    """Windowed quality-metric tables (DESIGN §7)."""
+    """Windowed quality-metric tables (DESIGN §7): tumbling by default, on event time."""
 
     model_config = _FROZEN
     sizes: tuple[Duration, ...] = (timedelta(minutes=5), timedelta(hours=1))
-    expires: Duration = timedelta(hours=2)
+    expires: Duration = Field(
+        timedelta(hours=2),
+        description="windows older than this are dropped; events older than it count as late",
+    )
+    hopping: bool = Field(False, description="hopping windows that advance by `step`")
+    step: Duration = Field(
+        timedelta(minutes=1), description="advance of hopping windows (ignored when tumbling)"
+    )
+    refresh_interval: float = Field(
+        2.0, gt=0, description="seconds between window-gauge and consumer-lag refreshes"
+    )
 
 
 class Settings(BaseSettings):

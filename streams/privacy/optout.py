@@ -7,7 +7,11 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-__all__ = ["strip_opted_out"]
+__all__ = ["OPTED_OUT", "strip_opted_out"]
+
+#: What an opted-out path held by a dict key becomes: the key stays, so required fields
+#: (an intent text that *is* a path) keep the sample schema-valid.
+OPTED_OUT = "<OPTED_OUT>"
 
 _WHITESPACE = re.compile(r"\s")
 
@@ -40,9 +44,9 @@ def _strip(obj: Any, globs: tuple[str, ...]) -> Any:
     """Return a deep copy of obj without opted-out keys, values and list items."""
     if isinstance(obj, dict):
         return {
-            k: _strip(v, globs)
+            k: OPTED_OUT if _is_opted_out_path(v, globs) else _strip(v, globs)
             for k, v in obj.items()
-            if not (isinstance(k, str) and _matches(k, globs)) and not _is_opted_out_path(v, globs)
+            if not (isinstance(k, str) and _matches(k, globs))
         }
     if isinstance(obj, list | tuple):
         kept = [_strip(v, globs) for v in obj if not _is_opted_out_path(v, globs)]
@@ -55,6 +59,6 @@ def strip_opted_out(obj: Any, patterns: Sequence[str]) -> Any:
 
     Globs use fnmatch, case-insensitively, against the full string and its basename:
     ``"config/.env"`` matches ``"*.env"``. Dict keys that match are dropped with their
-    subtree; path-like string values that match drop their key, list items are removed.
+    subtree; path-like string values that match become ``OPTED_OUT``, list items are removed.
     """
     return _strip(obj, _normalize(patterns))

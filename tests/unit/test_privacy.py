@@ -285,7 +285,7 @@ def test_strip_opted_out_is_case_insensitive_nested_and_keeps_prose() -> None:
         "list": [("x.py", "My Docs/prod.secret"), [".env", "README.md"]],
     }
     assert strip_opted_out(obj, ["*.secret", "*.env"]) == {
-        "A": {"keep": "fix the .env"},
+        "A": {"path": "<OPTED_OUT>", "keep": "fix the .env"},
         "list": [("x.py",), ["README.md"]],
     }
 
@@ -348,7 +348,7 @@ def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
     sample["feedback"]["details"]["attachment"] = "keys/prod.secret"
     out, counts = apply_privacy(sample, anonymizer)
     assert out["input"]["context"] == {"files": ["src/app.py"]}
-    assert "attachment" not in out["feedback"]["details"]
+    assert out["feedback"]["details"]["attachment"] == "<OPTED_OUT>"  # key kept, path gone
     assert out["input"]["prompt"] == "Email <EMAIL_ADDRESS> about it"
     assert out["meta"] == sample["meta"]
     assert sample["input"]["context"]["db.secret"] == "x"

@@ -236,10 +236,6 @@ def test_samples_still_validate_after_privacy(samples: list[dict[str, Any]]) -> 
     assert [validate_sample(c) for c in cleaned] == [[] for _ in cleaned]
 
 
-@pytest.mark.xfail(
-    reason="opt-out drops any key whose value looks like a matching path, even a field the "
-    "MPLP family schema requires (streams/privacy/optout.py)"
-)
 def test_opt_out_keeps_the_fields_a_family_requires() -> None:
     sim = Simulator(seed=3, pii_ratio=0.0)
     snap = sim.plan(WHEN)
@@ -249,6 +245,7 @@ def test_opt_out_keeps_the_fields_a_family_requires() -> None:
     intent = on_decision(event, state, NOW).samples[1].to_dict()
     cleaned, _ = apply_privacy(intent, build_anonymizer(PrivacyConfig()))
     assert validate_sample(cleaned) == []
+    assert cleaned["input"]["raw_request_summary"] == "<OPTED_OUT>"
 
 
 def sample_of(samples: list[dict[str, Any]], family: str) -> dict[str, Any]:
