@@ -14,7 +14,11 @@ def register(runtime: Runtime) -> None:
     """Register the consent agent on the runtime's app."""
 
     async def handle(event: EventT[bytes]) -> None:
-        record = decode_consent(event.message.value)
+        msg = event.message
+        if msg.value is None and msg.key:  # tombstone: back to the global default
+            runtime.tables.consent.pop(msg.key.decode("utf-8", "replace"), None)
+            return
+        record = decode_consent(msg.value)
         runtime.tables.consent[record.project_id] = record.enabled
 
     @runtime.app.agent(runtime.topics.consent, name="learnstream.consent")

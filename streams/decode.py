@@ -21,6 +21,8 @@ __all__ = [
 ]
 
 MAX_RECORD_BYTES = 1_048_576
+#: Deeper JSON is rejected here: serializing a sample nested past ~250 levels fails later.
+MAX_DEPTH = 64
 DECISION_TYPES = ("plan_approved", "plan_rejected")
 M = TypeVar("M", bound=BaseModel)
 
@@ -36,9 +38,23 @@ def load_json(data: bytes | None) -> Any:
     except UnicodeDecodeError as exc:
         raise InvalidEvent("undecodable", f"not UTF-8: {exc}") from None
     try:
-        return orjson.loads(data)
+        obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InvalidEvent("invalid_json", str(exc)) from None
+    if _too_deep(obj):
+        raise InvalidEvent("schema_violation", f"JSON nested deeper than {MAX_DEPTH} levels")
+    return obj
+
+
+def _too_deep(obj: Any) -> bool:
+    """Tell whether containers nest deeper than MAX_DEPTH (iterative: no recursion limit)."""
+    level = [obj] if isinstance(obj, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        if not level:
+            return False
+        children = (c for o in level for c in (o.values() if isinstance(o, dict) else o))
+        level = [c for c in children if isinstance(c, dict | list)]
+    return bool(level)
 
 
 def _validate(model: type[M], obj: Any) -> M:

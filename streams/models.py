@@ -40,7 +40,7 @@ def _check_uuid4(value: str) -> str:
         raise ValueError(f"{value!r} is not a UUID v4") from None
     if parsed.version != 4 or str(parsed) != value.lower():
         raise ValueError(f"{value!r} is not a canonical UUID v4")
-    return value
+    return str(parsed)  # lower case: an upper-case plan_id must still join
 
 
 Uuid4 = Annotated[str, AfterValidator(_check_uuid4)]

@@ -201,17 +201,17 @@ def nested_changes(sim: Simulator, snap: dict[str, Any], depth: int) -> bytes:
     return js(sim.delta(snap, WHEN)).replace(b'{"steps_added":1}', deep)
 
 
-def test_deep_nesting_in_changes_does_not_crash(sim: Simulator, snap: dict[str, Any]) -> None:
-    changes: Any
-    try:
-        changes = decode_delta(nested_changes(sim, snap, 500)).payload.changes
-    except InvalidEvent as exc:  # rejecting it is fine as long as it is a clean DLQ reason
-        changes = exc.reason
-    if changes != "schema_violation":
-        depth = 0
-        while isinstance(changes, dict):
-            changes, depth = changes["k"], depth + 1
-        assert (depth, changes) == (500, "leaf")
+def test_nesting_past_the_limit_is_a_schema_violation(sim: Simulator, snap: dict[str, Any]) -> None:
+    err = reason_of(decode_delta, nested_changes(sim, snap, 500))
+    assert (err.reason, err.detail) == ("schema_violation", "JSON nested deeper than 64 levels")
+
+
+def test_nesting_within_the_limit_is_kept(sim: Simulator, snap: dict[str, Any]) -> None:
+    changes: Any = decode_delta(nested_changes(sim, snap, 55)).payload.changes
+    depth = 0
+    while isinstance(changes, dict):
+        changes, depth = changes["k"], depth + 1
+    assert (depth, changes) == (55, "leaf")
 
 
 def test_very_deep_nesting_is_a_clean_dlq_reason(sim: Simulator, snap: dict[str, Any]) -> None:
