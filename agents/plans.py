@@ -8,6 +8,7 @@ from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime, now
 from streams.decode import decode_decision, decode_delta, decode_plan, decode_stage
+from streams.dlq import DlqRecord
 from streams.join import Outcome, ParkedEvent, in_event_order, on_decision, on_delta, on_stage
 from streams.plan_state import PlanState, merge_snapshot
 from streams.samples import LearningSample
@@ -26,16 +27,29 @@ def _outcome(entry: ParkedEvent, state: PlanState, decision_type: str) -> Outcom
 
 def replay_parked(
     runtime: Runtime, state: PlanState, parked: list[ParkedEvent]
-) -> tuple[list[LearningSample], PlanState]:
-    """Return the samples of parked events, in event-time order, and the final plan state."""
+) -> tuple[list[LearningSample], PlanState, list[DlqRecord]]:
+    """Return the samples of parked events (event-time order), the final state, failures."""
     samples: list[LearningSample] = []
+    failed: list[DlqRecord] = []
     approved = runtime.settings.topics.name("plan_approved")
     for entry in parked:
         kind = "plan_approved" if entry.topic == approved else "plan_rejected"
-        outcome = _outcome(entry, state, kind)
+        try:
+            outcome = _outcome(entry, state, kind)
+        except Exception as exc:  # one bad parked event must not hold back the others
+            failed.append(
+                DlqRecord(
+                    "builder_error",
+                    f"{type(exc).__name__}: {exc}",
+                    entry.topic,
+                    entry.partition,
+                    entry.offset,
+                )
+            )
+            continue
         samples.extend(outcome.samples)
         state = outcome.new_state or state
-    return samples, state
+    return samples, state, failed
 
 
 def register(runtime: Runtime) -> None:
@@ -54,10 +68,17 @@ def register(runtime: Runtime) -> None:
             return  # an older snapshot than the one we hold
         parked = pending.get(plan_id)
         if parked:
-            samples, state = replay_parked(runtime, state, in_event_order(parked))
+            entries = in_event_order(parked)
+            samples, state, failed = replay_parked(runtime, state, entries)
+            ready = runtime.prepare(samples)
             plan_state[plan_id] = state.to_table()
             # Samples must be on the broker before the buffer entry is forgotten.
-            await runtime.emit(samples, wait=True)
+            await runtime.send(ready, wait=True)
+            by_place = {(e.topic, e.partition, e.offset): e for e in entries}
+            for record in failed:
+                entry = by_place[(record.topic, record.partition, record.offset)]
+                key = entry.key.encode() if entry.key else None
+                await runtime.dead_letter(record, key, entry.raw.encode())
             del pending[plan_id]
         else:
             plan_state[plan_id] = state.to_table()

@@ -21,7 +21,7 @@ from streams.dlq import DlqRecord, dlq_headers
 from streams.errors import InvalidEvent
 from streams.join import Outcome, ParkedEvent, park
 from streams.metrics import Metrics
-from streams.outbox import consent_verdict, prepare
+from streams.outbox import Outgoing, consent_verdict, prepare
 from streams.plan_state import PlanState
 from streams.privacy import Anonymizer
 from streams.samples import LearningSample
@@ -58,23 +58,31 @@ class Runtime:
         raw = self.tables.plan_state.get(plan_id)
         return PlanState.model_validate(raw) if raw else None
 
-    async def emit(self, samples: list[LearningSample], *, wait: bool = False) -> None:
-        """Send samples (and their captured events); ``wait`` until the broker has them."""
-        pending = [await self._emit_one(s) for s in samples]
-        if wait:
-            for fut in pending:
-                if fut is not None:
-                    await fut
+    def prepare(self, samples: list[LearningSample]) -> list[tuple[LearningSample, Outgoing]]:
+        """Apply consent, privacy and encoding; may raise, before anything is stored or sent."""
+        ready = []
+        for sample in samples:
+            project = sample.meta.project_id
+            consent = self.tables.consent.get(project) if project else None
+            dropped = consent_verdict(self.settings.learning.enabled, consent)
+            if dropped:
+                self.metrics.opted_out.labels(dropped).inc()
+                continue
+            ready.append((sample, prepare(sample, self.anonymizer, self.codec, now())))
+        return ready
 
-    async def _emit_one(self, sample: LearningSample) -> Awaitable[Any] | None:
-        project = sample.meta.project_id
-        consent = self.tables.consent.get(project) if project else None
-        dropped = consent_verdict(self.settings.learning.enabled, consent)
-        if dropped:
-            self.metrics.opted_out.labels(dropped).inc()
-            return None
-        out = prepare(sample, self.anonymizer, self.codec, now())
-        fut = await self.topics.samples.send(key=out.key, value=out.value)
+    async def send(
+        self, ready: list[tuple[LearningSample, Outgoing]], *, wait: bool = False
+    ) -> None:
+        """Send prepared samples and their captured events; ``wait`` for the broker's ack."""
+        acks = [await self._send_one(sample, out) for sample, out in ready]
+        if wait:
+            for ack in acks:
+                if ack is not None:  # faust returns a future; test doubles may return None
+                    await ack
+
+    async def _send_one(self, sample: LearningSample, out: Outgoing) -> Awaitable[Any] | None:
+        ack = await self.topics.samples.send(key=out.key, value=out.value)
         await self.topics.events.send(key=out.key, value=out.event_value)
         self.metrics.samples.labels(out.family, out.quality).inc()
         for listener in self.on_sample:
@@ -82,7 +90,7 @@ class Runtime:
         self._observe_latency(sample)
         for entity, count in out.pii.items():
             self.metrics.pii.labels(entity).inc(count)
-        return fut
+        return ack
 
     def _observe_latency(self, sample: LearningSample) -> None:
         if sample.meta.event_time:
@@ -106,12 +114,13 @@ class Runtime:
         source: str,
         event_time: datetime,
     ) -> None:
-        """Carry out an Outcome: store the new state, park the event, emit the samples."""
+        """Carry out an Outcome: prepare the samples, store the state, park, send."""
+        ready = self.prepare(outcome.samples)  # a failure here leaves the tables untouched
         if outcome.new_state is not None:
             self.tables.plan_state[plan_id] = outcome.new_state.to_table()
         if outcome.park:
             self._park(plan_id, event, source, event_time)
-        await self.emit(outcome.samples)
+        await self.send(ready)
 
     def _park(self, plan_id: str, event: EventT[bytes], source: str, event_time: datetime) -> None:
         msg = event.message

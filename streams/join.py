@@ -110,7 +110,7 @@ def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) ->
     samples = []
     if event.event_type != IMPACT_ONLY_TYPE:
         samples.append(builders.build_error_correction(event, state, now))
-        state = record_delta(state)
+        state = record_delta(state, event.payload.delta_id)
     if event.payload.impact is not None:
         samples.append(builders.build_delta_impact(event, state, now))
     return Outcome(samples=samples, new_state=state)

@@ -18,8 +18,13 @@ class PlanState(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     snapshot: PlanSnapshot
     updated_at: AwareDatetime
-    deltas: int = 0
+    delta_ids: tuple[str, ...] = ()
     terminal_since: AwareDatetime | None = None
+
+    @property
+    def deltas(self) -> int:
+        """Return how many distinct corrections the plan received."""
+        return len(self.delta_ids)
 
     def to_table(self) -> dict[str, Any]:
         """Return the JSON form stored in the table's changelog."""
@@ -42,14 +47,17 @@ def merge_snapshot(
     return PlanState(
         snapshot=snapshot,
         updated_at=updated_at,
-        deltas=current.deltas if current else 0,
+        delta_ids=current.delta_ids if current else (),
         terminal_since=since if terminal else None,
     )
 
 
-def record_delta(state: PlanState) -> PlanState:
-    """Return the state with one more applied correction."""
-    return state.model_copy(update={"deltas": state.deltas + 1})
+def record_delta(state: PlanState, delta_id: str) -> PlanState:
+    """Return the state with the correction ``delta_id`` recorded (idempotent: a replayed
+    delta after a crash is not counted twice, so replayed samples stay identical)."""
+    if delta_id in state.delta_ids:
+        return state
+    return state.model_copy(update={"delta_ids": (*state.delta_ids, delta_id)})
 
 
 def expired(state: PlanState, now: datetime, ttl: timedelta) -> bool:

@@ -51,7 +51,7 @@ def snapshot(*, intent: bool = True, status: str = "proposed") -> PlanSnapshot:
 def plan_state(*, deltas: int = 0, intent: bool = True) -> PlanState:
     state = merge_snapshot(None, snapshot(intent=intent), T0)
     assert state is not None
-    return state.model_copy(update={"deltas": deltas})
+    return state.model_copy(update={"delta_ids": tuple(f"d{i}" for i in range(deltas))})
 
 
 def decision(

@@ -69,7 +69,7 @@ def test_older_snapshot_loses_even_when_it_arrives_last() -> None:
 
 
 def test_newer_snapshot_replaces_and_keeps_the_correction_count() -> None:
-    current = record_delta(record_delta(merged(None, snapshot(T, title="v1"), T)))
+    current = record_delta(record_delta(merged(None, snapshot(T, title="v1"), T), "d1"), "d2")
     state = merged(current, snapshot(T + timedelta(minutes=1), title="v2"), T)
     assert (state.snapshot.plan.title, state.updated_at, state.deltas) == (
         "v2",
@@ -90,12 +90,13 @@ def test_plan_time_falls_back_to_created_at_then_record_time() -> None:
 
 def test_record_delta_returns_a_new_state() -> None:
     state = merged(None, snapshot(T), T)
-    assert record_delta(state).deltas == 1
+    assert record_delta(state, "d1").deltas == 1
+    assert record_delta(record_delta(state, "d1"), "d1").deltas == 1  # replay-safe
     assert state.deltas == 0
 
 
 def test_table_form_round_trips() -> None:
-    state = record_delta(merged(None, snapshot(T, "completed"), T))
+    state = record_delta(merged(None, snapshot(T, "completed"), T), "d1")
     table = state.to_table()
     assert table["updated_at"] == "2026-03-01T10:00:00Z"
     assert table["terminal_since"] == "2026-03-01T10:00:00Z"

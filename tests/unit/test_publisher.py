@@ -56,4 +56,5 @@ async def test_bare_plan_is_wrapped_into_a_snapshot():
     plan = sim.plan(datetime.now(UTC))["plan"]
     assert pub.publish_plan(plan)
     _, key, value = pub._queue.get_nowait()
-    assert key == plan["plan_id"].encode() and b'"plan":{' in value
+    assert key == plan["plan_id"].encode()
+    assert b'"plan":{' in value
