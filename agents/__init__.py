@@ -5,7 +5,7 @@ from __future__ import annotations
 import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
 
-from agents import consent, decisions, deltas, outcomes, plans, sweeper
+from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
 from agents.runtime import Runtime
 from streams.codecs import codec_for
 from streams.metrics import Metrics
@@ -42,7 +42,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
         anonymizer=build_anonymizer(privacy_config(settings)),
         codec=codec_for(settings.sample_format),
     )
-    for module in (plans, decisions, deltas, outcomes, consent, sweeper):
+    for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
         module.register(runtime)
     setup_prometheus_sensors(
         app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"

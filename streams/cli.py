@@ -59,6 +59,37 @@ def demo(rate: float, duration: float, web_port: int) -> None:
 
 
 @main.command()
+@click.option("--url", default=None, help="a worker's /quality [http://WEB_HOST:WEB_PORT/quality]")
+@click.option("--json", "as_json", is_flag=True, help="print the raw JSON")
+def quality(url: str | None, as_json: bool) -> None:
+    """Show the current 5m / 1h window's quality rates per family, from a running worker.
+
+    Each worker reports the input partitions it owns; with several workers ask each one, or
+    read the summed figures in Prometheus (learnstream_window_samples).
+    """
+    import urllib.request
+
+    from rich.console import Console
+
+    from streams.quality import report_table
+
+    settings = _settings()
+    host = "127.0.0.1" if settings.web_host in ("0.0.0.0", "::") else settings.web_host  # noqa: S104
+    url = url or f"http://{host}:{settings.web_port}/quality"
+    if not url.startswith(("http://", "https://")):
+        raise click.ClickException(f"--url must be an http(s) URL, not {url!r}")
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - scheme checked
+            report = json.load(response)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"cannot read {url}: {exc} (is a worker running?)") from exc
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        Console().print(report_table(report))
+
+
+@main.command()
 def config() -> None:
     """Print the effective configuration (secrets masked)."""
     click.echo(_settings().model_dump_json(indent=2))

@@ -52,8 +52,10 @@ async def test_topics_create_sets_partitions_and_compaction(broker, worker_env, 
     try:
         described = await admin.describe_topics(sorted(expected))
         assert {t["topic"]: len(t["partitions"]) for t in described} == dict.fromkeys(expected, 3)
-        resources = [ConfigResource(ConfigResourceType.TOPIC, topics.name(f)) for f in
-                     ("plans", "consent", "samples")]
+        resources = [
+            ConfigResource(ConfigResourceType.TOPIC, topics.name(f))
+            for f in ("plans", "consent", "samples")
+        ]
         configs = await admin.describe_configs(resources)
     finally:
         await admin.close()
@@ -67,14 +69,16 @@ async def test_topics_create_sets_partitions_and_compaction(broker, worker_env, 
     assert policy[topics.name("samples")] != "compact"
 
 
-async def test_dlq_show_and_replay_completes_a_missed_join(broker, start_worker, worker_env,
-                                                          namespace):
+async def test_dlq_show_and_replay_completes_a_missed_join(
+    broker, start_worker, worker_env, namespace
+):
     topics = TopicSettings(prefix=namespace)
     start_worker(LEARNSTREAM_JOIN__GRACE="2", LEARNSTREAM_SAMPLE_FORMAT="json")
     sim, t0 = Simulator(seed=5, pii_ratio=0.0), datetime.now(UTC)
     snap = sim.plan(t0)
-    async with RuntimePublisher(broker.bootstrap, topics,
-                                one_record_per_batch=broker.embedded) as pub:
+    async with RuntimePublisher(
+        broker.bootstrap, topics, one_record_per_batch=broker.embedded
+    ) as pub:
         pub.publish_decision(sim.decision(snap, True, t0))
     dead = await read_until(broker.bootstrap, topics.name("dlq"), 1)
     assert dict(dead[0].headers)["reason"] == b"plan_state_missing"
@@ -85,8 +89,9 @@ async def test_dlq_show_and_replay_completes_a_missed_join(broker, start_worker,
     assert letter["reason"] == "plan_state_missing"
     assert letter["source_topic"] == topics.name("plan_approved")
 
-    async with RuntimePublisher(broker.bootstrap, topics,
-                                one_record_per_batch=broker.embedded) as pub:
+    async with RuntimePublisher(
+        broker.bootstrap, topics, one_record_per_batch=broker.embedded
+    ) as pub:
         pub.publish_plan(snap)
     await asyncio.sleep(2.0)
     replayed = _cli(worker_env, "dlq", "replay", "--reason", "plan_state_missing", "--yes")
@@ -101,16 +106,24 @@ async def test_dlq_show_and_replay_completes_a_missed_join(broker, start_worker,
 
 def test_cli_without_broker_says_how_to_configure():
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
-    done = subprocess.run([sys.executable, "-m", "streams.cli", "dlq", "show"], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", "dlq", "show"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode != 0
     assert "LEARNSTREAM_BROKER_URL" in done.stderr
 
 
 def test_worker_without_broker_starts_embedded_and_says_so(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
-    env |= {"LEARNSTREAM_DATA_DIR": str(tmp_path / "data"), "LEARNSTREAM_WEB_PORT":
-            str(free_port())}
+    env |= {
+        "LEARNSTREAM_DATA_DIR": str(tmp_path / "data"),
+        "LEARNSTREAM_WEB_PORT": str(free_port()),
+    }
     worker = WorkerProcess(env, tmp_path / "worker.log")
     try:
         worker.start()
@@ -122,9 +135,17 @@ def test_worker_without_broker_starts_embedded_and_says_so(tmp_path):
 
 def test_demo_runs_and_reports_samples(tmp_path):
     """The demo always starts its own embedded broker, whatever the session's broker is."""
-    done = _cli({"LEARNSTREAM_DATA_DIR": str(tmp_path)}, "demo", "--duration", "12",
-                "--rate", "10", "--web-port", str(free_port()))
+    done = _cli(
+        {"LEARNSTREAM_DATA_DIR": str(tmp_path)},
+        "demo",
+        "--duration",
+        "12",
+        "--rate",
+        "10",
+        "--web-port",
+        str(free_port()),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    summary = done.stdout[done.stdout.rindex("samples: "):]
+    summary = done.stdout[done.stdout.rindex("samples: ") :]
     assert "'intent_resolution', 'good'" in summary
     assert "events published: " in summary
