@@ -73,7 +73,7 @@ def register(runtime: Runtime) -> None:
             ready = runtime.prepare(samples)
             plan_state[plan_id] = state.to_table()
             # Samples must be on the broker before the buffer entry is forgotten.
-            await runtime.send(ready, wait=True)
+            await runtime.send(ready, (msg.topic, msg.partition), wait=True)
             by_place = {(e.topic, e.partition, e.offset): e for e in entries}
             for record in failed:
                 entry = by_place[(record.topic, record.partition, record.offset)]

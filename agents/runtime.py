@@ -72,18 +72,25 @@ class Runtime:
         return ready
 
     async def send(
-        self, ready: list[tuple[LearningSample, Outgoing]], *, wait: bool = False
+        self,
+        ready: list[tuple[LearningSample, Outgoing]],
+        source: tuple[str, int],
+        *,
+        wait: bool = False,
     ) -> None:
-        """Send prepared samples and their captured events; ``wait`` for the broker's ack."""
-        acks = [await self._send_one(sample, out) for sample, out in ready]
+        """Send prepared samples and captured events for the record at ``source`` (topic,
+        partition); ``wait`` for the broker's ack."""
+        acks = [await self._send_one(sample, out, source) for sample, out in ready]
         if wait:
             for ack in acks:
                 if ack is not None:  # faust returns a future; test doubles may return None
                     await ack
 
-    async def _send_one(self, sample: LearningSample, out: Outgoing) -> Awaitable[Any] | None:
-        ack = await self.topics.samples.send(key=out.key, value=out.value)
-        await self.topics.events.send(key=out.key, value=out.event_value)
+    async def _send_one(
+        self, sample: LearningSample, out: Outgoing, source: tuple[str, int]
+    ) -> Awaitable[Any] | None:
+        ack = await self._produce(self.topics.samples, out.key, out.value, source)
+        await self._produce(self.topics.events, out.key, out.event_value, source)
         self.metrics.samples.labels(out.family, out.quality).inc()
         for listener in self.on_sample:
             listener(sample)
@@ -91,6 +98,35 @@ class Runtime:
         for entity, count in out.pii.items():
             self.metrics.pii.labels(entity).inc(count)
         return ack
+
+    async def _produce(
+        self,
+        topic: faust.TopicT,
+        key: bytes | None,
+        value: bytes | None,
+        source: tuple[str, int],
+        headers: list[tuple[str, bytes]] | None = None,
+    ) -> Awaitable[Any]:
+        """Send one record; with exactly_once, inside the source partition's transaction.
+
+        Faust picks a send's transaction from the *destination* partition, which it only
+        knows for subscribed topics; our outputs are not subscribed, so Faust would send
+        them outside any transaction (faust-streaming #177/#517: duplicates after a kill).
+        We name the transaction that commits the source offset instead.
+        """
+        if not self.app.in_transaction:
+            return await topic.send(key=key, value=value, headers=headers)
+        group = self.app.assignor.group_for_topic(source[0])
+        transactional_id = f"{self.app.conf.id}-{group}-{source[1]}"
+        return await self.app.producer.send(
+            topic.get_topic_name(),
+            key,
+            value,
+            None,
+            None,
+            headers,
+            transactional_id=transactional_id,
+        )
 
     def _observe_latency(self, sample: LearningSample) -> None:
         if sample.meta.event_time:
@@ -103,7 +139,8 @@ class Runtime:
         log.warning(
             "dead letter %s reason=%s error=%s", record.location, record.reason, record.error[:300]
         )
-        await self.topics.dlq.send(key=key, value=value, headers=dlq_headers(record))
+        source = (record.topic, record.partition)
+        await self._produce(self.topics.dlq, key, value, source, dlq_headers(record))
         self.metrics.dlq.labels(record.reason).inc()
 
     async def apply(
@@ -111,16 +148,17 @@ class Runtime:
         plan_id: str,
         outcome: Outcome,
         event: EventT[bytes],
-        source: str,
+        source_name: str,
         event_time: datetime,
     ) -> None:
         """Carry out an Outcome: prepare the samples, store the state, park, send."""
         ready = self.prepare(outcome.samples)  # a failure here leaves the tables untouched
+        source = (event.message.topic, event.message.partition)
         if outcome.new_state is not None:
             self.tables.plan_state[plan_id] = outcome.new_state.to_table()
         if outcome.park:
-            self._park(plan_id, event, source, event_time)
-        await self.send(ready)
+            self._park(plan_id, event, source_name, event_time)
+        await self.send(ready, source)
 
     def _park(self, plan_id: str, event: EventT[bytes], source: str, event_time: datetime) -> None:
         msg = event.message
