@@ -30,8 +30,12 @@ def register(runtime: Runtime) -> None:
 
     @runtime.app.timer(settings.join.sweep_interval, on_leader=True, name="learnstream.tick")  # type: ignore[untyped-decorator]
     async def tick() -> None:
+        # Ticks are triggers, not data: send them outside any transaction. Under
+        # exactly_once, Faust would put a timer's send into a partition's open transaction
+        # from outside stream processing, which stalls that partition's commits.
+        name = runtime.topics.join_ticks.get_topic_name()
         for partition in range(partitions):
-            await runtime.topics.join_ticks.send(key=b"tick", value=b"", partition=partition)
+            await runtime.app.producer.send(name, b"tick", b"", partition, None, None)
 
     async def sweep(partition: int) -> None:
         moment = now()

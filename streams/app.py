@@ -7,6 +7,7 @@ from pathlib import Path
 import faust
 
 from streams.settings import Settings
+from streams.topics import MAX_MESSAGE_BYTES
 
 __all__ = ["create_app", "one_record_per_batch"]
 
@@ -43,6 +44,8 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         processing_guarantee=settings.processing_guarantee,
         producer_acks=-1,
         producer_max_batch_size=1 if single else _DEFAULT_MAX_BATCH,
+        producer_max_request_size=MAX_MESSAGE_BYTES,
+        consumer_max_fetch_size=2 * MAX_MESSAGE_BYTES,
         broker_session_timeout=settings.broker.session_timeout,
         broker_rebalance_timeout=settings.broker.rebalance_timeout,
         broker_heartbeat_interval=settings.broker.heartbeat_interval,

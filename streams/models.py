@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
     "TERMINAL_PLAN_STATUSES",
@@ -29,6 +29,7 @@ __all__ = [
     "PlanStep",
     "StageEvent",
     "StagePayload",
+    "IsoTime",
     "Uuid4",
 ]
 
@@ -44,6 +45,16 @@ def _check_uuid4(value: str) -> str:
 
 
 Uuid4 = Annotated[str, AfterValidator(_check_uuid4)]
+
+
+def _iso_only(value: object) -> object:
+    if isinstance(value, int | float | bool):  # pydantic would read a number as Unix time
+        raise ValueError("timestamps are ISO-8601 strings with a timezone")
+    return value
+
+
+#: An ISO-8601 timestamp with a timezone (MPLP); numbers are refused, not read as Unix time.
+IsoTime = Annotated[AwareDatetime, BeforeValidator(_iso_only)]
 _OPEN = ConfigDict(extra="allow", frozen=True)
 
 PlanStatus = Literal[
@@ -58,8 +69,8 @@ class Meta(BaseModel):
     model_config = _OPEN
     protocolVersion: str = Field(pattern=r"^1\.\d+\.\d+$")
     source: str | None = None
-    created_at: AwareDatetime | None = None
-    updated_at: AwareDatetime | None = None
+    created_at: IsoTime | None = None
+    updated_at: IsoTime | None = None
 
 
 class PlanStep(BaseModel):
@@ -109,7 +120,7 @@ class Decision(BaseModel):
     decision_id: Uuid4
     status: Literal["approved", "rejected", "cancelled"]
     decided_by_role: str
-    decided_at: AwareDatetime
+    decided_at: IsoTime
     reason: str | None = None
 
 
@@ -123,7 +134,7 @@ class Confirm(BaseModel):
     target_id: Uuid4
     status: Literal["pending", "approved", "rejected", "cancelled"]
     requested_by_role: str
-    requested_at: AwareDatetime
+    requested_at: IsoTime
     reason: str | None = None
     decisions: list[Decision] = []
 
@@ -135,7 +146,7 @@ class MplpEvent(BaseModel):
     event_id: Uuid4
     event_family: str
     event_type: str = Field(min_length=1)
-    timestamp: AwareDatetime
+    timestamp: IsoTime
     project_id: Uuid4 | None = None
     payload: dict[str, Any]
 

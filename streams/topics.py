@@ -8,7 +8,7 @@ import faust
 
 from streams.settings import Settings, TopicSettings
 
-__all__ = ["COMPACTED", "INPUTS", "Topics", "topic_specs"]
+__all__ = ["COMPACTED", "INPUTS", "MAX_MESSAGE_BYTES", "Topics", "topic_specs"]
 
 #: Inputs joined on plan_id: they must share a partition count (co-partitioning).
 INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
@@ -16,6 +16,9 @@ INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_
 OUTPUTS = ("consent", "samples", "events", "dlq", "learn_requests", "learn_responses")
 #: Topics where only the latest value per key matters.
 COMPACTED = frozenset({"plans", "consent"})
+#: Largest record we accept on inputs and pass on to the DLQ (the decoder rejects anything
+#: over 1 MiB as ``too_large``, and the DLQ must still hold those bytes unchanged).
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 
 def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
@@ -23,6 +26,8 @@ def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
     specs = []
     for field in INPUTS + OUTPUTS + ("join_ticks",):
         config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
+        if field in INPUTS or field == "dlq":
+            config["max.message.bytes"] = str(MAX_MESSAGE_BYTES)
         name = (
             f"{topics.prefix}learnstream.join_ticks"
             if field == "join_ticks"

@@ -223,3 +223,14 @@ def test_decoding_does_not_mutate_the_wrapped_plan(snap: dict[str, Any]) -> None
     bare = copy.deepcopy(snap["plan"])
     decode_plan(js(bare))
     assert bare == snap["plan"]
+
+
+@pytest.mark.parametrize("stamp", [1_767_225_600, 1_767_225_600.5])
+def test_numeric_timestamp_is_not_read_as_unix_time(
+    sim: Simulator, snap: dict[str, Any], stamp: float
+) -> None:
+    event = sim.stage(snap, "completed", WHEN)
+    event["timestamp"] = stamp
+    err = reason_of(decode_stage, js(event))
+    assert err.reason == "schema_violation"
+    assert "ISO-8601" in err.detail

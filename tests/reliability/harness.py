@@ -1,0 +1,80 @@
+"""Publish a known workload, inject faults, read everything back, verify."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from streams.codecs import decode_any
+from streams.publisher import RuntimePublisher
+from streams.reader import read_topic
+from streams.settings import TopicSettings
+from streams.topics import MAX_MESSAGE_BYTES
+from streams.workload import Record, Verdict, verify
+
+__all__ = ["Collected", "collect", "publish_paced", "wait_delivered"]
+
+
+async def publish_paced(
+    bootstrap: str, topics: TopicSettings, records: list[Record], rate: float, embedded: bool
+) -> float:
+    """Publish ``records`` at about ``rate`` per second; return the seconds it took."""
+    started = time.monotonic()
+    async with RuntimePublisher(
+        bootstrap,
+        topics,
+        buffer_size=len(records) + 1,
+        one_record_per_batch=embedded,
+        request_timeout_ms=120_000,
+        max_request_size=MAX_MESSAGE_BYTES,
+    ) as pub:
+        for i, record in enumerate(records):
+            assert pub.publish_raw(record.topic, record.key, record.value)
+            if i % 100 == 99:
+                await asyncio.sleep(max(0.0, started + (i + 1) / rate - time.monotonic()))
+    assert pub.stats.sent == len(records), pub.stats
+    return time.monotonic() - started
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Samples (decoded) and dead-letter reasons read back from the broker."""
+
+    samples: list[dict]
+    raw: dict[str, list[bytes]]
+    dlq_reasons: list[str]
+
+
+async def collect(
+    bootstrap: str, topics: TopicSettings, isolation_level: str = "read_uncommitted"
+) -> Collected:
+    """Read the samples and DLQ topics from the beginning."""
+    records = await read_topic(
+        bootstrap, topics.name("samples"), isolation_level=isolation_level, max_wait=120
+    )
+    raw: dict[str, list[bytes]] = {}
+    samples = []
+    for record in records:
+        sample = decode_any(record.value)
+        samples.append(sample)
+        raw.setdefault(sample["sample_id"], []).append(record.value)
+    dead = await read_topic(bootstrap, topics.name("dlq"), isolation_level=isolation_level)
+    return Collected(samples, raw, [dict(r.headers)["reason"].decode() for r in dead])
+
+
+async def wait_delivered(
+    bootstrap: str,
+    topics: TopicSettings,
+    expected: dict,
+    max_wait: float,
+    isolation_level: str = "read_uncommitted",
+) -> tuple[Verdict, Collected, float]:
+    """Poll until every expected sample is out (or ``max_wait``); return verdict and time."""
+    started = time.monotonic()
+    while True:
+        got = await collect(bootstrap, topics, isolation_level)
+        verdict = verify(expected, got.samples)
+        if verdict.delivered or time.monotonic() - started > max_wait:
+            return verdict, got, time.monotonic() - started
+        await asyncio.sleep(3.0)

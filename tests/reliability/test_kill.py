@@ -1,0 +1,89 @@
+"""kill -9 the worker mid-stream, restart it, and check every valid event has its samples.
+
+Modelled on Kafka Streams' EOS system test: a generator publishes a known workload, faults
+are injected, a verifier reads ``learning_samples`` back and prints ALL-RECORDS-DELIVERED or
+exactly what is missing / duplicated. Sizes: ``LEARNSTREAM_RELIABILITY_EVENTS`` (default
+20,000 events, over ~7,600 plans).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+
+import pytest
+
+from streams.settings import TopicSettings
+from streams.workload import build_workload
+from tests.reliability.harness import publish_paced, wait_delivered
+
+pytestmark = pytest.mark.reliability
+EVENTS = int(os.environ.get("LEARNSTREAM_RELIABILITY_EVENTS", "20000"))
+KILLS = 5
+
+
+def _identical_but_created_at(raw: dict[str, list[bytes]]) -> list[str]:
+    """Return the ids whose duplicates differ in anything but ``created_at``."""
+    from streams.codecs import decode_any
+
+    differing = []
+    for sample_id, copies in raw.items():
+        bodies = [{**decode_any(c), "created_at": None} for c in copies]
+        if any(b != bodies[0] for b in bodies[1:]):
+            differing.append(sample_id)
+    return differing
+
+
+async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
+    topics = TopicSettings(prefix=namespace)
+    workload = build_workload(EVENTS, seed=17)
+    worker = start_worker(
+        LEARNSTREAM_JOIN__GRACE="1h",
+        LEARNSTREAM_SAMPLE_FORMAT="avro",
+        LEARNSTREAM_PROCESSING_GUARANTEE=guarantee,
+    )
+    rate = 400.0  # events/s: the stream lasts ~EVENTS/rate seconds, kills land inside it
+    publishing = asyncio.create_task(
+        publish_paced(broker.bootstrap, topics, workload.records, rate, broker.embedded)
+    )
+    rng, recoveries = random.Random(5), []
+    for _ in range(KILLS):
+        await asyncio.sleep(rng.uniform(2.0, 0.8 * EVENTS / rate / KILLS))
+        worker.kill()
+        started = time.monotonic()
+        await asyncio.to_thread(worker.start)
+        recoveries.append(time.monotonic() - started)
+    await publishing
+    isolation = "read_committed" if guarantee == "exactly_once" else "read_uncommitted"
+    verdict, got, waited = await wait_delivered(
+        broker.bootstrap, topics, workload.expected, max_wait=600, isolation_level=isolation
+    )
+    print(
+        f"\n{guarantee} on {broker.kind}: {EVENTS} events, {KILLS} kills, restart "
+        f"to ready {max(recoveries):.1f}s max, drained {waited:.1f}s after the last "
+        f"record: {verdict.report()}"
+    )
+    assert verdict.delivered, verdict.report()
+    assert _identical_but_created_at(got.raw) == []
+    assert got.dlq_reasons == []
+    if guarantee == "exactly_once":
+        assert verdict.duplicated == {}, verdict.report()
+
+
+async def test_kill_9_at_least_once(broker, start_worker, namespace):
+    await _kill_run(broker, start_worker, namespace, "at_least_once")
+
+
+@pytest.mark.kafka
+@pytest.mark.eos
+async def test_kill_9_exactly_once(broker, start_worker, namespace):
+    """Transactions: Apache Kafka only (the embedded broker has no InitProducerId).
+
+    Known to fail today (RELIABILITY.md): with Faust 0.15.3's transaction handling a
+    read_committed reader still sees a few duplicates and misses a few samples after kills.
+    Not part of CI; `make test-eos` reproduces it.
+    """
+    assert not broker.embedded, "exactly_once needs transactions: run with `make test-kafka`"
+    await _kill_run(broker, start_worker, namespace, "exactly_once")
