@@ -21,7 +21,7 @@ from streams.simulate import Simulator
 from streams.workload import Record, build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 
-pytestmark = pytest.mark.reliability
+pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
 BAD = int(os.environ.get("LEARNSTREAM_FUZZ_RECORDS", "10000"))
 VALID = int(os.environ.get("LEARNSTREAM_FUZZ_VALID_EVENTS", "3000"))
 SCHEMA = {"schema_violation"}

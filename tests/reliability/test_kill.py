@@ -19,7 +19,7 @@ from streams.settings import TopicSettings
 from streams.workload import build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 
-pytestmark = pytest.mark.reliability
+pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
 EVENTS = int(os.environ.get("LEARNSTREAM_RELIABILITY_EVENTS", "20000"))
 KILLS = 5
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -13,7 +14,7 @@ from streams.settings import TopicSettings
 from streams.simulate import Simulator
 from tests.reliability.harness import collect
 
-pytestmark = pytest.mark.reliability
+pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
 PLANS = 200
 
 
@@ -41,7 +42,9 @@ async def test_tables_recover_after_kill_9(broker, start_worker, worker_env, nam
     await read_until(broker.bootstrap, f"{app_id}-pending-changelog", len(parked))
     await asyncio.sleep(3.0)  # past a commit interval: the kill loses no input, only state
     worker.kill()
+    restarted = time.monotonic()
     worker.start()
+    recovered = time.monotonic() - restarted
     async with RuntimePublisher(
         broker.bootstrap, topics, one_record_per_batch=broker.embedded
     ) as pub:
@@ -67,3 +70,7 @@ async def test_tables_recover_after_kill_9(broker, start_worker, worker_env, nam
         await asyncio.sleep(2.0)
     assert counts == want
     assert got.dlq_reasons == []
+    print(
+        f"\nrecovery on {broker.kind}: {PLANS} plans, 1 kill -9, worker ready again after "
+        f"{recovered:.1f}s, {counts} joined, 0 dead letters"
+    )
