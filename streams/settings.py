@@ -14,8 +14,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
+    "DEFAULT_PII_ENTITIES",
     "BrokerSettings",
     "JoinSettings",
+    "PiiOperator",
     "LearningSettings",
     "PrivacySettings",
     "Settings",
@@ -24,6 +26,16 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+#: PII found by default: offline pattern recognizers only (streams.privacy adds URL, NER).
+DEFAULT_PII_ENTITIES: tuple[str, ...] = (
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "CREDIT_CARD",
+    "IP_ADDRESS",
+    "IBAN_CODE",
+    "US_SSN",
+)
+PiiOperator = Literal["replace", "mask", "hash", "redact"]
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -95,15 +107,8 @@ class PrivacySettings(BaseModel):
     """How PII is found and replaced (DESIGN §6)."""
 
     model_config = _FROZEN
-    entities: tuple[str, ...] = (
-        "EMAIL_ADDRESS",
-        "PHONE_NUMBER",
-        "CREDIT_CARD",
-        "IP_ADDRESS",
-        "IBAN_CODE",
-        "US_SSN",
-    )
-    operator: Literal["replace", "mask", "hash", "redact"] = "replace"
+    entities: tuple[str, ...] = DEFAULT_PII_ENTITIES
+    operator: PiiOperator = "replace"
     hash_salt: SecretStr = SecretStr("")
     ner: bool = Field(
         False, description="spaCy NER for PERSON/LOCATION (pip install learnstream[ner])"

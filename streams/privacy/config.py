@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+
+from streams.settings import DEFAULT_PII_ENTITIES, PiiOperator
 
 __all__ = ["DEFAULT_ENTITIES", "NER_ENTITIES", "PATTERN_ENTITIES", "Operator", "PrivacyConfig"]
 
-Operator = Literal["replace", "mask", "hash", "redact"]
+Operator = PiiOperator
 
+#: Default entity set: the pattern entities the settings enable by default.
+DEFAULT_ENTITIES: tuple[str, ...] = DEFAULT_PII_ENTITIES
 #: Entities detected by offline pattern recognizers (no NLP model). ``URL`` is supported but
 #: not a default: agent samples are full of harmless links, and only scheme URLs are matched.
-PATTERN_ENTITIES: tuple[str, ...] = (
-    "EMAIL_ADDRESS",
-    "PHONE_NUMBER",
-    "CREDIT_CARD",
-    "IP_ADDRESS",
-    "IBAN_CODE",
-    "US_SSN",
-    "URL",
-)
-#: Default entity set: every pattern entity except ``URL``.
-DEFAULT_ENTITIES: tuple[str, ...] = PATTERN_ENTITIES[:-1]
+PATTERN_ENTITIES: tuple[str, ...] = (*DEFAULT_ENTITIES, "URL")
 #: Entities added by the optional spaCy NER (``ner=True``).
 NER_ENTITIES: tuple[str, ...] = ("PERSON", "LOCATION")
 _OPERATORS: frozenset[str] = frozenset({"replace", "mask", "hash", "redact"})
