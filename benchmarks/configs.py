@@ -1,0 +1,107 @@
+"""The worker configurations compared, and how big each benchmark is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["CONFIGS", "FULL", "MEMORY", "QUICK", "SUITES", "Config", "MemoryVariant", "Sizes"]
+
+SUITES = ("throughput", "scaleout", "latency", "memory", "profile")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A worker configuration: environment overrides and the texts it is fed."""
+
+    key: str
+    label: str
+    env: dict[str, str] = field(default_factory=dict)
+    unique_texts: bool = True
+    ner: bool = False
+
+
+CONFIGS: dict[str, Config] = {
+    c.key: c
+    for c in (
+        Config("pii-off", "PII off", {"LEARNSTREAM_LEARNING__ANONYMIZE_PII": "false"}),
+        Config("pii-on", "PII on (patterns, default)"),
+        Config("pii-on-json", "PII on, JSON output", {"LEARNSTREAM_SAMPLE_FORMAT": "json"}),
+        Config("pii-on-ner", "PII on + spaCy NER", ner=True),
+        Config(
+            "pii-on-repeated",
+            "PII on, repeated texts (anonymizer cache hits)",
+            unique_texts=False,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class MemoryVariant:
+    """A table store, with the plan-TTL sweep on (default, every 5 s) or held off."""
+
+    key: str
+    label: str
+    store: str
+    sweeps: bool = False
+    share: float = 1.0  # of Sizes.plans
+    repeats: int | None = None  # None: Sizes.repeats
+
+
+MEMORY: dict[str, MemoryVariant] = {
+    v.key: v
+    for v in (
+        MemoryVariant("memory", "memory://", "memory://"),
+        MemoryVariant("rocksdb", "rocksdb://", "rocksdb://"),
+        # Each sweep scans the whole plan_state, so loading slows down as it grows: one
+        # shorter run shows what the default does to memory and ingest rate.
+        MemoryVariant(
+            "rocksdb-sweeps",
+            "rocksdb://, plan-TTL sweep every 5 s (default)",
+            "rocksdb://",
+            sweeps=True,
+            share=0.5,
+            repeats=1,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How many runs, events and plans each suite uses."""
+
+    repeats: int
+    events: int
+    ner_events: int
+    plans: int
+    rates: tuple[float, ...]
+    latency_seconds: float
+    configs: tuple[str, ...]
+    memory: tuple[str, ...]
+    suites: tuple[str, ...]
+    max_workers: int = 2
+
+
+QUICK = Sizes(
+    repeats=1,
+    events=600,
+    ner_events=200,
+    plans=300,
+    rates=(100.0,),
+    latency_seconds=2.0,
+    configs=("pii-on",),
+    memory=("memory",),
+    suites=("throughput", "latency", "memory"),
+)
+FULL = Sizes(
+    repeats=3,
+    events=20_000,
+    ner_events=1_000,
+    plans=100_000,
+    rates=(100.0, 500.0, 1000.0),
+    latency_seconds=10.0,
+    configs=tuple(CONFIGS),
+    memory=tuple(MEMORY),
+    suites=SUITES,
+)

@@ -1,0 +1,198 @@
+"""Render a benchmark result as the Markdown section appended to RESULTS.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["render"]
+
+_NA = "–"
+
+
+def _num(value: float | None, digits: int = 0) -> str:
+    return _NA if value is None else f"{value:,.{digits}f}"
+
+
+def _target(value: float | None, ok: bool, text: str) -> str:
+    if value is None:
+        return f"{text}: not measured"
+    return f"{text}: {'met' if ok else '**missed**'}"
+
+
+def _header(res: dict[str, Any]) -> list[str]:
+    meta, broker = res["meta"], res["broker"]
+    single = " — both sides send one record per batch" if broker["kind"] == "embedded" else ""
+    return [
+        f"## {meta['date']} — {broker['version']} ({res['mode']})",
+        "",
+        f"- machine: {meta['cores']} cores, {meta['ram_gib']} GiB RAM, {meta['cpu']}; "
+        f"Python {meta['python']}; 1-min load average {meta['load_avg_start']} at start, "
+        f"{meta.get('load_avg_end', _NA)} at the end",
+        f"- command: `{meta['command']}`; commit `{meta['commit']}` at the start, "
+        f"`{meta.get('commit_end', _NA)}` at the end (others commit while it runs)",
+        f"- broker: {broker['version']} ({broker['kind']}) on {broker['bootstrap']}, "
+        f"4 partitions per topic{single}",
+        f"- each figure is the median of {res['sizes']['repeats']} run(s); "
+        f"results: `{res.get('json', _NA)}`",
+        "",
+    ]
+
+
+def _throughput(section: dict[str, Any], events: int) -> list[str]:
+    base = section["baseline"]["median"].get("events_per_s")
+    lines = [
+        f"### Throughput — {events:,} input events pre-loaded, first→last output timestamp",
+        "",
+        "| configuration | input events/s | samples/s | × baseline | worker CPU ms/event "
+        "| runs ok | target |",
+        "|---|---:|---:|---:|---:|---:|---|",
+        f"| baseline: aiokafka consume → json.loads → produce, 1 process | {_num(base)} | "
+        f"{_NA} | 1.00 | {_cpu(section['baseline'])} | {section['baseline']['complete']} | |",
+    ]
+    goals = {"pii-off": 0.5, "pii-on": 0.25}
+    for key, row in section.items():
+        if key == "baseline":
+            continue
+        if "median" not in row:
+            lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` |||||| ")
+            continue
+        med, ratio = row["median"], row.get("ratio")
+        goal = goals.get(key)
+        target = _target(ratio, (ratio or 0) >= goal, f"≥ {goal}×") if goal else ""
+        label = row["label"] + (f" ({row['status']})" if row["status"] != "ok" else "")
+        lines.append(
+            f"| {label} | {_num(med.get('events_per_s'))} | {_num(med.get('outputs_per_s'))} | "
+            f"{_num(ratio, 2)} | {_cpu(row)} | {row['complete']} | {target} |"
+        )
+    return [*lines, ""]
+
+
+def _cpu(row: dict[str, Any]) -> str:
+    med = row.get("median", {})
+    if not med.get("events"):
+        return _NA
+    return _num(1000 * med["cpu_s"] / med["events"], 2)
+
+
+def _scaleout(section: dict[str, Any]) -> list[str]:
+    lines = [
+        "### Scale-out — warm workers (one consumer group), workload published as fast as possible",
+        "",
+        "| workers | input events/s | samples/s | × 1 worker | runs ok | target |",
+        "|---:|---:|---:|---:|---:|---|",
+    ]
+    for n, row in section.items():
+        med, speedup = row["median"], row.get("speedup")
+        target = _target(speedup, (speedup or 0) >= 1.5, "≥ 1.5×") if n == "2" else ""
+        lines.append(
+            f"| {n} | {_num(med.get('events_per_s'))} | {_num(med.get('outputs_per_s'))} | "
+            f"{_num(speedup, 2)} | {row['complete']} | {target} |"
+        )
+    return [*lines, ""]
+
+
+def _latency(section: dict[str, Any]) -> list[str]:
+    lines = [
+        f"### Latency — {section['config']}, one warm worker, plans published first",
+        "",
+        "| offered events/s | achieved | p50 ms | p95 ms | p99 ms | max ms | runs ok | target |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in section["rates"]:
+        med, rate = row["median"], row["offered_per_s"]
+        p99 = med.get("p99")
+        target = _target(p99, (p99 or 0) <= 100, "p99 ≤ 100 ms") if rate == 500 else ""
+        lines.append(
+            f"| {rate:,.0f} | {_num(med.get('achieved_per_s'))} | {_num(med.get('p50'), 1)} | "
+            f"{_num(med.get('p95'), 1)} | {_num(p99, 1)} | {_num(med.get('max'), 1)} | "
+            f"{row['complete']} | {target} |"
+        )
+    return [*lines, ""]
+
+
+def _memory(section: dict[str, Any]) -> list[str]:
+    lines = [
+        "### Memory — worker VmRSS while plans are loaded into plan_state",
+        "",
+        "| store | plans | RSS ready MiB | RSS loaded MiB | peak MiB | MiB per 100k plans "
+        "(average / last half) | 1M plans MiB (extrapolated) | plans/s loaded | runs ok "
+        "| target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for key, row in section.items():
+        if "median" not in row:
+            lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` |||||||||")
+            continue
+        med, label = row["median"], row["label"]
+        if not med and row["runs"]:  # no run finished: show how far the first one got
+            first = row["runs"][0]
+            reached = first["curve"][-1][0]
+            growth = (first["rss_loaded_mb"] - first["rss_ready_mb"]) * 100_000 / max(reached, 1)
+            one_m = first["rss_loaded_mb"] + first["marginal_mb_per_100k"] * (1e6 - reached) / 1e5
+            med = {**first, "plans": reached, "mb_per_100k_plans": growth, "rss_1m_plans_mb": one_m}
+            label += f" — **stalled**, {med['plans']:,} of {row['runs'][0]['plans']:,} plans"
+        one_m = med.get("rss_1m_plans_mb")
+        goal = "≤ 500 MB (476.8 MiB) at 1M"
+        target = _target(one_m, (one_m or 0) <= 500 / 1.048576, goal) if "rocksdb" in key else ""
+        lines.append(
+            f"| {label} | {_num(med.get('plans'))} | {_num(med.get('rss_ready_mb'))} | "
+            f"{_num(med.get('rss_loaded_mb'))} | {_num(med.get('rss_peak_mb'))} | "
+            f"{_num(med.get('mb_per_100k_plans'), 1)} / "
+            f"{_num(med.get('marginal_mb_per_100k'), 1)} | {_num(one_m)} | "
+            f"{_num(med.get('plans_per_s'))} | {row['complete']} | {target} |"
+        )
+    note = (
+        "Rows without “sweep” hold the plan-TTL sweep off for the run "
+        "(`LEARNSTREAM_JOIN__SWEEP_INTERVAL=3600`): each sweep walks the whole table."
+    )
+    return [*lines, "", note, ""]
+
+
+def _profile(section: dict[str, Any], top: int = 12) -> list[str]:
+    if "self" not in section:
+        return ["### Profile", "", section.get("error", "no profile"), ""]
+    run = section["run"]
+    lines = [
+        f"### Profile — one worker, PII on, {run['events']:,} events "
+        f"({run['events_per_s']:,.0f} events/s under cProfile)",
+        "",
+        f"Main thread profiled for {section['profiled_s']} s, of which "
+        f"{section['idle_s']} s idle in epoll. Self time by package:",
+        "",
+        "| package | self s | self % |",
+        "|---|---:|---:|",
+        *(f"| {p['package']} | {p['self_s']} | {p['self_pct']} |" for p in section["packages"]),
+        "",
+        "Top functions by self time:",
+        "",
+        "| function | calls | self s | self % | cumulative s |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in section["self"][:top]:
+        lines.append(
+            f"| `{row['function']}` | {row['calls']:,} | {row['self_s']} | {row['self_pct']} | "
+            f"{row['cum_s']} |"
+        )
+    lines += ["", "learnstream's own functions by cumulative time:", ""]
+    lines += ["| function | calls | cumulative s | cumulative % |", "|---|---:|---:|---:|"]
+    for row in section["ours_cumulative"][:top]:
+        lines.append(
+            f"| `{row['function']}` | {row['calls']:,} | {row['cum_s']} | {row['cum_pct']} |"
+        )
+    return [*lines, ""]
+
+
+def render(res: dict[str, Any]) -> str:
+    """Return the Markdown section of one benchmark invocation."""
+    sizes, lines = res["sizes"], _header(res)
+    if "throughput" in res:
+        lines += _throughput(res["throughput"], sizes["events"])
+    if "scaleout" in res:
+        lines += _scaleout(res["scaleout"])
+    if "latency" in res:
+        lines += _latency(res["latency"])
+    if "memory" in res:
+        lines += _memory(res["memory"])
+    if "profile" in res:
+        lines += _profile(res["profile"])
+    return "\n".join(lines) + "\n"

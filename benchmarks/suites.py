@@ -1,0 +1,157 @@
+"""Run each suite ``repeats`` times, round-robin over its variants, and keep the medians.
+
+Round-robin (baseline, config A, config B, ..., then again) spreads whatever else the
+machine is doing evenly over the variants being compared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from benchmarks.configs import CONFIGS, MEMORY, Config, MemoryVariant, Sizes
+from benchmarks.context import Bench
+from benchmarks.latency import latency_run
+from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
+from benchmarks.ner import NER_INSTALL, ner_environment
+from benchmarks.profiling import hot_spots
+from benchmarks.scaleout import scaleout_run
+from benchmarks.throughput import baseline_run, learnstream_run
+
+__all__ = ["run_latency", "run_memory", "run_profile", "run_scaleout", "run_throughput"]
+
+SEED = 1000
+BASELINE_FACTOR = 4
+
+
+def summarize(runs: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Return the runs, how many completed, and the median of ``keys`` over complete runs."""
+    good = [r for r in runs if r.get("complete")]
+    return {
+        "runs": runs,
+        "complete": f"{len(good)}/{len(runs)}",
+        "median": {k: median(r[k] for r in good) for k in keys} if good else {},
+    }
+
+
+def _env(bench: Bench, config: Config) -> tuple[dict[str, str] | None, str]:
+    """Return (worker env, status) of a configuration; env None when it cannot run here."""
+    if not config.ner:
+        return dict(config.env), "ok"
+    status, env = ner_environment(bench.workdir)
+    return ({**config.env, **env} if env is not None else None), status
+
+
+_RATE_KEYS = ("events_per_s", "outputs_per_s", "window_s", "cpu_s", "events")
+
+
+async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
+    """Measure the baseline and every configuration on pre-loaded topics."""
+    runs: dict[str, list[dict[str, Any]]] = {"baseline": []}
+    envs = {key: _env(bench, CONFIGS[key]) for key in sizes.configs}
+    for r in range(sizes.repeats):
+        bench.step = f"throughput round {r + 1}/{sizes.repeats} baseline"
+        baseline_events = BASELINE_FACTOR * sizes.events  # it is fast: a longer timed window
+        runs["baseline"].append(await baseline_run(bench, baseline_events, SEED + r))
+        for key, (env, _status) in envs.items():
+            if env is None:
+                continue
+            config, bench.step = CONFIGS[key], f"throughput round {r + 1}/{sizes.repeats} {key}"
+            events = sizes.ner_events if config.ner else sizes.events
+            runs.setdefault(key, []).append(
+                await learnstream_run(bench, key, env, events, SEED + r, unique=config.unique_texts)
+            )
+    return _throughput_section(runs, envs)
+
+
+def _throughput_section(
+    runs: dict[str, list[dict[str, Any]]], envs: dict[str, tuple[dict[str, str] | None, str]]
+) -> dict[str, Any]:
+    baseline = summarize(runs["baseline"], _RATE_KEYS)
+    base_rate = baseline["median"].get("events_per_s")
+    section: dict[str, Any] = {"baseline": {"label": "baseline", **baseline}}
+    for key, (env, status) in envs.items():
+        row: dict[str, Any] = {"label": CONFIGS[key].label, "status": status}
+        if env is None:
+            row["install"] = NER_INSTALL
+        else:
+            row |= summarize(runs[key], _RATE_KEYS)
+            rate = row["median"].get("events_per_s")
+            row["ratio"] = rate / base_rate if rate and base_rate else None
+        section[key] = row
+    return section
+
+
+async def run_scaleout(bench: Bench, sizes: Sizes) -> dict[str, Any]:
+    """Compare 1..max_workers warm workers of one group (PII on, default config)."""
+    counts = range(1, sizes.max_workers + 1)
+    runs: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
+    for r in range(sizes.repeats):
+        for n in counts:
+            bench.step = f"scale-out round {r + 1}/{sizes.repeats} {n} worker(s)"
+            runs[n].append(await scaleout_run(bench, n, {}, sizes.events, SEED + r))
+    section = {str(n): summarize(runs[n], _RATE_KEYS) for n in counts}
+    one = section["1"]["median"].get("events_per_s")
+    for n in counts:
+        rate = section[str(n)]["median"].get("events_per_s")
+        section[str(n)]["speedup"] = rate / one if rate and one else None
+    return section
+
+
+async def run_latency(bench: Bench, sizes: Sizes) -> dict[str, Any]:
+    """Measure latency percentiles at each offered load (PII on, default config)."""
+    runs = []
+    for r in range(sizes.repeats):
+        bench.step = f"latency round {r + 1}/{sizes.repeats}"
+        runs.append(
+            await latency_run(bench, {}, list(sizes.rates), sizes.latency_seconds, SEED + 10 * r)
+        )
+    keys = ("achieved_per_s", "p50", "p95", "p99", "max")
+    by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(sizes.rates))]
+    for rate, row in zip(sizes.rates, by_rate, strict=True):
+        row["offered_per_s"] = rate
+    return {"config": CONFIGS["pii-on"].label, "rates": by_rate}
+
+
+async def run_memory(bench: Bench, sizes: Sizes) -> dict[str, Any]:
+    """Measure worker RSS per 100,000 plans with each table store (variant)."""
+    variants = [MEMORY[key] for key in sizes.memory]
+    runs: dict[str, list[dict[str, Any]]] = {v.key: [] for v in variants}
+    for r in range(sizes.repeats):
+        for v in variants:
+            if store_available(v.store) and r < (v.repeats or sizes.repeats):
+                bench.step = f"memory round {r + 1}/{sizes.repeats} {v.key}"
+                plans = int(sizes.plans * v.share)
+                runs[v.key].append(await memory_run(bench, v, plans, SEED + r))
+    return {v.key: _memory_row(v, runs[v.key]) for v in variants}
+
+
+def _memory_row(variant: MemoryVariant, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    row: dict[str, Any] = {"label": variant.label, "sweeps": variant.sweeps}
+    if not store_available(variant.store):
+        return row | {"status": "not installed", "install": ROCKSDB_INSTALL}
+    keys = (
+        "rss_ready_mb",
+        "rss_loaded_mb",
+        "rss_peak_mb",
+        "mb_per_100k_plans",
+        "marginal_mb_per_100k",
+        "rss_1m_plans_mb",
+        "plans",
+        "plans_per_s",
+    )
+    return row | summarize(runs, keys)
+
+
+async def run_profile(bench: Bench, sizes: Sizes, stats_path: Path) -> dict[str, Any]:
+    """Profile one worker (PII on, default config) over a pre-loaded workload."""
+    bench.step = "profile"
+    result = await learnstream_run(bench, "profile", {}, sizes.events, SEED, profile_to=stats_path)
+    return _profile_section(result, stats_path)
+
+
+def _profile_section(result: dict[str, Any], stats_path: Path) -> dict[str, Any]:
+    if not stats_path.exists():
+        return {"run": result, "error": "the worker wrote no profile"}
+    return {"run": result, **hot_spots(stats_path)}

@@ -1,0 +1,133 @@
+"""End-to-end throughput: the raw pass-through baseline and learnstream, on pre-loaded topics.
+
+Both read the same workload from the same topics (4 partitions each). The figure is the
+number of input events over the seconds from the first to the last output record's broker
+timestamp, so process start-up is not counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.context import Bench
+from benchmarks.load import bench_workload, publish_fast
+from benchmarks.machine import load_average
+from benchmarks.readback import OutRecord, count_topic, read_out, wait_for_records, window
+from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled
+from streams.settings import TopicSettings
+from streams.topics import INPUTS
+from streams.workload import Workload, verify
+
+__all__ = ["baseline_run", "learnstream_run"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _drain_timeout(events: int) -> float:
+    """Allow even a slow configuration (NER) ~20 events/s before giving up."""
+    return max(180.0, events / 20)
+
+
+async def _preload(
+    bench: Bench, place: RunPlace, events: int, seed: int, unique: bool = True
+) -> tuple[TopicSettings, Workload]:
+    topics = await bench.create_topics(place)
+    workload = bench_workload(events, seed, unique=unique)
+    took = await publish_fast(
+        bench.broker.bootstrap, topics, workload.records, bench.broker.embedded, bench.progress
+    )
+    bench.progress(f"pre-loaded {len(workload.records):,} events in {took:.1f}s")
+    return topics, workload
+
+
+def _rates(events: int, out: list[OutRecord], extra: dict[str, Any]) -> dict[str, Any]:
+    seconds = window(out)
+    return {
+        "events": events,
+        "outputs": len(out),
+        "window_s": round(seconds, 3),
+        "events_per_s": events / seconds if seconds else 0.0,
+        "outputs_per_s": len(out) / seconds if seconds else 0.0,
+        "load_avg": round(load_average(), 2),
+        **extra,
+    }
+
+
+async def baseline_run(bench: Bench, events: int, seed: int) -> dict[str, Any]:
+    """Run the raw aiokafka pass-through over a pre-loaded workload of ``events`` records."""
+    place = bench.place("baseline")
+    topics, workload = await _preload(bench, place, events, seed)
+    output = topics.name("samples")
+    cmd = [
+        sys.executable, "-m", "benchmarks.baseline", "--bootstrap", bench.broker.bootstrap,
+        "--inputs", *(topics.name(t) for t in INPUTS), "--output", output,
+        "--group", place.app_id, *(["--embedded"] if bench.broker.embedded else []),
+    ]  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(*cmd, cwd=ROOT, stdin=subprocess.DEVNULL)
+    try:
+        done = await wait_for_records(
+            bench.broker.bootstrap, output, len(workload.records), 300, bench.progress
+        )
+        cpu = cpu_seconds(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 30)
+    out = await read_out(bench.broker.bootstrap, output, decode=False)
+    await bench.drop_topics(place)
+    return _rates(len(workload.records), out, {"complete": done, "cpu_s": round(cpu, 2)})
+
+
+async def learnstream_run(
+    bench: Bench,
+    name: str,
+    env: dict[str, str],
+    events: int,
+    seed: int,
+    *,
+    unique: bool = True,
+    profile_to: Path | None = None,
+) -> dict[str, Any]:
+    """Run one worker over a pre-loaded workload; verify every expected sample came out."""
+    place = bench.place(name)
+    topics, workload = await _preload(bench, place, events, seed, unique)
+    if profile_to is not None:
+        env = profiled(env, profile_to)
+    fleet = Fleet(place, bench.broker, env, 1)
+    started = time.monotonic()
+    try:
+        await asyncio.to_thread(fleet.start)
+        ready_cpu = cpu_seconds(fleet.pids()[0])
+        if profile_to is not None:
+            os.kill(fleet.pids()[0], signal.SIGPROF)
+        done = await wait_for_records(
+            bench.broker.bootstrap,
+            topics.name("samples"),
+            len(workload.expected),
+            _drain_timeout(events),
+            bench.progress,
+        )
+        wall, cpu = time.monotonic() - started, cpu_seconds(fleet.pids()[0]) - ready_cpu
+    finally:
+        fleet.stop()
+    out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
+    dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
+    await bench.drop_topics(place)
+    verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
+    return _rates(
+        len(workload.records),
+        out,
+        {
+            "complete": done and verdict.delivered,
+            "verdict": verdict.report(),
+            "dead_letters": dead,
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+        },
+    )

@@ -1,0 +1,116 @@
+"""learnstream worker processes for the benchmarks: environment, start, metrics, memory."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.brokers import BenchBroker
+from streams.worker_process import WorkerProcess
+
+__all__ = ["Fleet", "RunPlace", "cpu_seconds", "metric_sum", "profiled", "rss_mb", "wait_metric"]
+
+HOOKS = Path(__file__).resolve().parent / "hooks"
+
+
+@dataclass(frozen=True)
+class RunPlace:
+    """Where one run lives: topic prefix, consumer group, data and log directory."""
+
+    prefix: str
+    app_id: str
+    workdir: Path
+
+    def env(self, broker: BenchBroker, extra: dict[str, str]) -> dict[str, str]:
+        """Return the environment of a worker of this run."""
+        return {
+            "LEARNSTREAM_BROKER_URL": broker.url,
+            "LEARNSTREAM_BROKER__ONE_RECORD_PER_BATCH": str(broker.embedded).lower(),
+            "LEARNSTREAM_APP_ID": self.app_id,
+            "LEARNSTREAM_TOPICS__PREFIX": self.prefix,
+            "LEARNSTREAM_JOIN__GRACE": "1h",  # a slow configuration must not dead-letter
+            "LEARNSTREAM_LOG_LEVEL": "info",
+            **extra,
+        }
+
+
+def profiled(env: dict[str, str], stats_path: Path) -> dict[str, str]:
+    """Return ``env`` for a worker that cProfiles itself once sent SIGPROF."""
+    path = os.pathsep.join(p for p in (str(HOOKS), env.get("PYTHONPATH", "")) if p)
+    return {**env, "PYTHONPATH": path, "LEARNSTREAM_BENCH_PROFILE": str(stats_path)}
+
+
+class Fleet:
+    """One or more workers of the same app id (one consumer group), started together."""
+
+    def __init__(self, place: RunPlace, broker: BenchBroker, extra: dict[str, str], n: int):
+        self.workers = [
+            WorkerProcess(
+                {**place.env(broker, extra), "LEARNSTREAM_DATA_DIR": str(place.workdir / f"d{i}")},
+                place.workdir / f"worker{i}.log",
+            )
+            for i in range(n)
+        ]
+
+    def start(self) -> Fleet:
+        """Start every worker at once and wait until all are ready."""
+        with ThreadPoolExecutor(len(self.workers)) as pool:
+            list(pool.map(lambda w: w.start(timeout=180), self.workers))
+        return self
+
+    def stop(self) -> None:
+        """Stop every worker (SIGTERM, then SIGKILL if one hangs)."""
+        for worker in self.workers:
+            worker.stop()
+
+    def pids(self) -> list[int]:
+        """Return the process ids of the running workers."""
+        return [w.proc.pid for w in self.workers if w.proc is not None]
+
+    def metric(self, name: str, **labels: str) -> float:
+        """Return a metric summed over every worker (0 if a worker does not answer)."""
+        return sum(metric_sum(w.web_port, name, labels) for w in self.workers)
+
+
+def metric_sum(port: int, name: str, labels: dict[str, str]) -> float:
+    """Return the sum of the samples of metric ``name`` with ``labels`` on a worker's /metrics."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:  # noqa: S310
+            text = response.read().decode()
+    except OSError:
+        return 0.0
+    total = 0.0
+    for line in text.splitlines():
+        match = re.match(rf"^{re.escape(name)}(?:\{{(.*)\}})? (\S+)$", line)
+        if match and all(f'{k}="{v}"' in (match[1] or "") for k, v in labels.items()):
+            total += float(match[2])
+    return total
+
+
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Return a process's resident memory (VmRSS, or VmHWM for the peak) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise LookupError(f"no {field} in /proc/{pid}/status")
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return the user + system CPU seconds a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_metric(fleet: Fleet, name: str, target: float, timeout: float, **labels: str) -> bool:
+    """Poll the fleet's summed metric until it reaches ``target``; False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fleet.metric(name, **labels) >= target:
+            return True
+        time.sleep(0.5)
+    return False
