@@ -8,6 +8,7 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
 from agents.runtime import Runtime
 from streams.codecs import codec_for
+from streams.expiry import ExpiryIndex
 from streams.metrics import Metrics
 from streams.privacy import PrivacyConfig, build_anonymizer
 from streams.settings import Settings
@@ -41,6 +42,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
         metrics=metrics,
         anonymizer=build_anonymizer(privacy_config(settings)),
         codec=codec_for(settings.sample_format),
+        expiry=ExpiryIndex(settings.topics.partitions),
     )
     for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
         module.register(runtime)

@@ -54,12 +54,12 @@ def replay_parked(
 
 def register(runtime: Runtime) -> None:
     """Register the plans agent on the runtime's app."""
-    plan_state, pending = runtime.tables.plan_state, runtime.tables.pending
+    pending = runtime.tables.pending
 
     async def handle(event: EventT[bytes]) -> None:
         msg = event.message
         if msg.value is None and msg.key:  # tombstone: the runtime deleted the plan
-            plan_state.pop(msg.key.decode(), None)
+            runtime.forget_plan(msg.key.decode())
             return
         snapshot = decode_plan(msg.value)
         plan_id = snapshot.plan.plan_id
@@ -71,7 +71,7 @@ def register(runtime: Runtime) -> None:
             entries = in_event_order(parked)
             samples, state, failed = replay_parked(runtime, state, entries)
             ready = runtime.prepare(samples)
-            plan_state[plan_id] = state.to_table()
+            runtime.store_plan(plan_id, state)
             # Samples must be on the broker before the buffer entry is forgotten.
             await runtime.send(ready, (msg.topic, msg.partition), wait=True)
             by_place = {(e.topic, e.partition, e.offset): e for e in entries}
@@ -81,7 +81,7 @@ def register(runtime: Runtime) -> None:
                 await runtime.dead_letter(record, key, entry.raw.encode())
             del pending[plan_id]
         else:
-            plan_state[plan_id] = state.to_table()
+            runtime.store_plan(plan_id, state)
 
     @runtime.app.agent(runtime.topics.plans, name="learnstream.plans")
     async def plans(stream: StreamT[bytes]) -> None:

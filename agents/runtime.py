@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from faust.types import EventT
 from streams.codecs import SampleCodec
 from streams.dlq import DlqRecord, dlq_headers
 from streams.errors import InvalidEvent
+from streams.expiry import ExpiryIndex
 from streams.join import Outcome, ParkedEvent, park
 from streams.metrics import Metrics
 from streams.outbox import Outgoing, consent_verdict, prepare
@@ -32,6 +34,9 @@ from streams.topics import Topics
 __all__ = ["Runtime", "now"]
 
 log = logging.getLogger("learnstream")
+
+#: Validated plan states kept per worker (a lookup then costs a dict compare, not a parse).
+STATE_CACHE_SIZE = 8192
 
 
 def now() -> datetime:
@@ -50,13 +55,46 @@ class Runtime:
     metrics: Metrics
     anonymizer: Anonymizer
     codec: SampleCodec
+    #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
+    expiry: ExpiryIndex
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
+    _states: OrderedDict[str, tuple[Any, PlanState]] = field(default_factory=OrderedDict)
 
     def plan_state(self, plan_id: str) -> PlanState | None:
-        """Return the state of ``plan_id`` held in the table, if any."""
+        """Return the state of ``plan_id`` held in the table, if any.
+
+        The table is the truth: a cached state is used only while the table still holds the
+        very value it was parsed from.
+        """
         raw = self.tables.plan_state.get(plan_id)
-        return PlanState.model_validate(raw) if raw else None
+        if not raw:
+            return None
+        cached = self._states.get(plan_id)
+        if cached is not None and (cached[0] is raw or cached[0] == raw):
+            self._states.move_to_end(plan_id)
+            return cached[1]
+        state = PlanState.model_validate(raw)
+        self._remember(plan_id, raw, state)
+        return state
+
+    def store_plan(self, plan_id: str, state: PlanState) -> None:
+        """Write ``state`` to the plan_state table (and note when it can expire)."""
+        raw = state.to_table()
+        self.tables.plan_state[plan_id] = raw
+        self._remember(plan_id, raw, state)
+        self.expiry.note(plan_id, state.terminal_since)
+
+    def forget_plan(self, plan_id: str) -> None:
+        """Delete ``plan_id`` from the plan_state table (a tombstone in its changelog)."""
+        self.tables.plan_state.pop(plan_id, None)
+        self._states.pop(plan_id, None)
+
+    def _remember(self, plan_id: str, raw: Any, state: PlanState) -> None:
+        self._states[plan_id] = (raw, state)
+        self._states.move_to_end(plan_id)
+        if len(self._states) > STATE_CACHE_SIZE:
+            self._states.popitem(last=False)
 
     def prepare(self, samples: list[LearningSample]) -> list[tuple[LearningSample, Outgoing]]:
         """Apply consent, privacy and encoding; may raise, before anything is stored or sent."""
@@ -155,7 +193,7 @@ class Runtime:
         ready = self.prepare(outcome.samples)  # a failure here leaves the tables untouched
         source = (event.message.topic, event.message.partition)
         if outcome.new_state is not None:
-            self.tables.plan_state[plan_id] = outcome.new_state.to_table()
+            self.store_plan(plan_id, outcome.new_state)
         if outcome.park:
             self._park(plan_id, event, source_name, event_time)
         await self.send(ready, source)

@@ -7,20 +7,17 @@ co-partitioned topic and the worker that owns partition p sweeps the keys of p.
 
 from __future__ import annotations
 
-from aiokafka.partitioner import murmur2
+from typing import Any
+
 from faust.types import StreamT
 
 from agents.runtime import Runtime, now
 from streams.dlq import DlqRecord
+from streams.expiry import partition_of
 from streams.join import split_due
-from streams.plan_state import PlanState, expired
+from streams.plan_state import expired
 
-__all__ = ["partition_of", "register"]
-
-
-def partition_of(key: str, partitions: int) -> int:
-    """Return the partition Kafka's default partitioner gives ``key`` (murmur2, like Java)."""
-    return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+__all__ = ["register"]
 
 
 def register(runtime: Runtime) -> None:
@@ -67,11 +64,19 @@ def register(runtime: Runtime) -> None:
         async for event in stream.events():
             await sweep(event.message.partition)
 
+    def on_revoked(*_args: Any, **_kwargs: Any) -> None:
+        # Another worker may change the partitions we get back: rebuild on the next tick.
+        runtime.expiry.invalidate()
+
+    runtime.app.on_partitions_revoked.connect(on_revoked)
+
 
 def _expire_plans(runtime: Runtime, partition: int) -> None:
     """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones)."""
-    table, ttl, moment = runtime.tables.plan_state, runtime.settings.join.plan_ttl, now()
-    for plan_id, raw in list(table.items()):
-        mine = raw and partition_of(plan_id, runtime.settings.topics.partitions) == partition
-        if mine and expired(PlanState.model_validate(raw), moment, ttl):
-            del table[plan_id]
+    index, ttl, moment = runtime.expiry, runtime.settings.join.plan_ttl, now()
+    if not index.built:  # first tick, or after a rebalance: one scan of the table
+        index.rebuild(runtime.tables.plan_state.items())
+    for plan_id in list(index.due(partition, moment, ttl)):
+        state = runtime.plan_state(plan_id)  # the table decides: it may have been re-opened
+        if state is not None and expired(state, moment, ttl):
+            runtime.forget_plan(plan_id)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from fnmatch import fnmatchcase
+from fnmatch import translate
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["OPTED_OUT", "strip_opted_out"]
@@ -16,19 +17,27 @@ OPTED_OUT = "<OPTED_OUT>"
 _WHITESPACE = re.compile(r"\s")
 
 
-def _normalize(patterns: Sequence[str]) -> tuple[str, ...]:
-    """Lower-case globs once so matching is case-insensitive on every platform."""
-    return tuple(p.lower() for p in patterns if p)
+#: Never matches: what no glob compiles to.
+_NOTHING = re.compile(r"(?!)")
 
 
-def _matches(name: str, globs: tuple[str, ...]) -> bool:
+@lru_cache(maxsize=64)
+def _compile(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """Compile the lower-cased globs once into one regex (fnmatch semantics)."""
+    globs = [translate(p.lower()) for p in patterns if p]
+    return re.compile("|".join(globs)) if globs else _NOTHING
+
+
+def _matches(name: str, globs: re.Pattern[str]) -> bool:
     """Tell whether a name matches a glob on its full string or its basename."""
     full = name.replace("\\", "/").lower()
+    if globs.match(full):
+        return True
     base = full.rstrip("/").rsplit("/", 1)[-1]
-    return any(fnmatchcase(full, g) or fnmatchcase(base, g) for g in globs)
+    return base != full and globs.match(base) is not None
 
 
-def _is_opted_out_path(value: Any, globs: tuple[str, ...]) -> bool:
+def _is_opted_out_path(value: Any, globs: re.Pattern[str]) -> bool:
     """Tell whether a value is a path-like string matching a glob.
 
     Path-like means single-line and either without whitespace or containing a separator,
@@ -40,7 +49,7 @@ def _is_opted_out_path(value: Any, globs: tuple[str, ...]) -> bool:
     return path_like and _matches(value, globs)
 
 
-def _strip(obj: Any, globs: tuple[str, ...]) -> Any:
+def _strip(obj: Any, globs: re.Pattern[str]) -> Any:
     """Return a deep copy of obj without opted-out keys, values and list items."""
     if isinstance(obj, dict):
         return {
@@ -61,4 +70,4 @@ def strip_opted_out(obj: Any, patterns: Sequence[str]) -> Any:
     ``"config/.env"`` matches ``"*.env"``. Dict keys that match are dropped with their
     subtree; path-like string values that match become ``OPTED_OUT``, list items are removed.
     """
-    return _strip(obj, _normalize(patterns))
+    return _strip(obj, _compile(tuple(patterns)))

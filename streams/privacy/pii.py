@@ -20,7 +20,27 @@ CACHE_SIZE = 10_000
 #: Cheap pre-filter, safe for every pattern entity: emails need "@", scheme URLs ":" and ".",
 #: phone / card / SSN / IBAN / IPv4 need digits, IPv6 needs ":". Disabled when NER is on.
 _MAY_HOLD_PII = re.compile(r"[\d@:.]")
+_DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _Counts = tuple[tuple[str, int], ...]
+#: What a string needs before a pattern recognizer can find its entity in it: (digits it
+#: must hold at least, a test of the text). Each is a necessary condition of the recognizer's
+#: patterns (and tests/unit/test_privacy.py checks the gated result equals Presidio's own):
+#: a card is >= 13 digits, an SSN 9, an IBAN 2 check digits in >= 13 characters, an email
+#: needs "@", a URL "://" (scheme URLs only), an IPv4 address 3 dots and 4 digits, IPv6 two
+#: colons. phonenumbers accepted numbers of 4 digits in a probe of every region Presidio asks
+#: for, none of 3, so a phone needs 4.
+_NEEDS: dict[str, tuple[int, Any]] = {
+    "EMAIL_ADDRESS": (0, lambda t: "@" in t),
+    "URL": (0, lambda t: "://" in t),
+    "PHONE_NUMBER": (4, None),
+    "CREDIT_CARD": (12, None),
+    "US_SSN": (9, None),
+    "IBAN_CODE": (2, lambda t: len(t) >= 13),
+    "IP_ADDRESS": (
+        0,
+        lambda t: t.count(":") >= 2 or (t.count(".") >= 3 and bool(_DIGIT.search(t))),
+    ),
+}
 
 
 def _operator(config: PrivacyConfig) -> OperatorConfig:
@@ -51,6 +71,8 @@ class Anonymizer:
         self._enabled = config.anonymize_pii and bool(config.analyzed_entities)
         self._entities = list(config.analyzed_entities)
         self._prefilter = None if config.ner else _MAY_HOLD_PII
+        # With NER every string may hold a name or place: no entity is ruled out by shape.
+        self._gates = {} if config.ner else {e: _NEEDS[e] for e in self._entities if e in _NEEDS}
         self._operators = {"DEFAULT": _operator(config)}
         self._analyzer = build_analyzer(config) if self._enabled else None
         self._engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
@@ -62,14 +84,29 @@ class Anonymizer:
             return text, Counter()
         if self._prefilter is not None and not self._prefilter.search(text):
             return text, Counter()
+        if not self.candidates(text):  # e.g. "src/app.py": a dot, but no entity's shape
+            return text, Counter()
         new_text, counts = self._cached(text)
         return new_text, Counter(dict(counts))
 
+    def candidates(self, text: str) -> list[str]:
+        """Return the configured entities whose recognizer could match ``text`` at all."""
+        if not self._gates:
+            return self._entities
+        digits = len(_DIGIT.findall(text))
+        return [
+            entity
+            for entity in self._entities
+            if (gate := self._gates.get(entity)) is None
+            or (digits >= gate[0] and (gate[1] is None or gate[1](text)))
+        ]
+
     def _anonymize_uncached(self, text: str) -> tuple[str, _Counts]:
         """Analyze and anonymize one string (memoized by anonymize_text)."""
-        if self._analyzer is None:
+        entities = self.candidates(text)
+        if self._analyzer is None or not entities:
             return text, ()
-        found = self._analyzer.analyze(text, language="en", entities=self._entities)
+        found = self._analyzer.analyze(text, language="en", entities=entities)
         if not found:
             return text, ()
         results = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
@@ -92,6 +129,8 @@ class Anonymizer:
         if isinstance(value, list | tuple):
             items = [self._walk(v, counts) for v in value]
             return tuple(items) if isinstance(value, tuple) else items
+        if value is None or isinstance(value, int | float):  # immutable: nothing to copy
+            return value
         return copy.deepcopy(value)
 
     def anonymize_sample(self, sample: dict[str, Any]) -> tuple[dict[str, Any], Counter[str]]:

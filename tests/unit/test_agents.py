@@ -23,6 +23,7 @@ from agents import wire
 from agents.runtime import Runtime
 from streams.app import create_app
 from streams.dlq import parse_headers
+from streams.expiry import partition_of
 from streams.schemas import validate_sample
 from streams.settings import Settings
 from streams.simulate import BAD_RECORDS, Simulator
@@ -340,3 +341,50 @@ async def test_too_deeply_nested_delta_is_dead_lettered_not_lost(h: Harness) -> 
         "builder_error",
     }
     assert h.families() == [("error_correction", "acceptable")]
+
+
+# --- the sweeper: terminal plans expire after plan_ttl ---------------------------------------
+
+
+async def tick(h: Harness, plan_id: str) -> None:
+    """Deliver one sweep tick for the partition that holds ``plan_id``."""
+    partition = partition_of(plan_id, h.runtime.settings.topics.partitions)
+    async with h.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition)
+
+
+async def test_sweep_expires_only_terminal_plans_past_the_ttl(h: Harness) -> None:
+    old_done = h.sim.plan(WHEN, status="completed")  # terminal since March: past 24 h
+    old_open = h.sim.plan(WHEN, status="in_progress")
+    fresh_done = h.sim.plan(datetime.now(UTC), status="failed")
+    for snap in (old_done, old_open, fresh_done):
+        await h.put("plans", js(snap), key=key_of(snap))
+    for snap in (old_done, old_open, fresh_done):
+        await tick(h, snap["plan"]["plan_id"])
+    held = {s["plan"]["plan_id"] for s in (old_open, fresh_done)}
+    assert set(h.runtime.tables.plan_state.keys()) == held
+    assert h.runtime.expiry.built
+    assert len(h.runtime.expiry) == 1  # only fresh_done is still waiting to expire
+
+
+async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> None:
+    done = h.sim.plan(WHEN, status="completed")
+    await h.put("plans", js(done), key=key_of(done))
+    reopened = orjson.loads(js(done))
+    reopened["plan"]["status"] = "in_progress"
+    reopened["plan"]["meta"]["updated_at"] = "2026-03-01T13:00:00Z"
+    await h.put("plans", js(reopened), key=key_of(done))
+    await tick(h, done["plan"]["plan_id"])
+    state = h.runtime.plan_state(done["plan"]["plan_id"])
+    assert state is not None
+    assert state.snapshot.plan.status == "in_progress"
+
+
+async def test_sweep_rebuilds_its_index_from_the_table_after_a_rebalance(h: Harness) -> None:
+    done = h.sim.plan(WHEN, status="cancelled")
+    await h.put("plans", js(done), key=key_of(done))
+    await h.app.on_partitions_revoked.send(set())  # what Faust sends when a rebalance starts
+    assert not h.runtime.expiry.built
+    assert len(h.runtime.expiry) == 0
+    await tick(h, done["plan"]["plan_id"])
+    assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from streams.decode import (
     MAX_RECORD_BYTES,
@@ -19,7 +22,7 @@ from streams.decode import (
     load_json,
 )
 from streams.errors import REASONS, InvalidEvent
-from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
+from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent, _check_uuid4
 from streams.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -234,3 +237,30 @@ def test_numeric_timestamp_is_not_read_as_unix_time(
     err = reason_of(decode_stage, js(event))
     assert err.reason == "schema_violation"
     assert "ISO-8601" in err.detail
+
+
+def _uuid4_by_the_stdlib(value: str) -> bool:
+    """The reference: what ``uuid.UUID`` calls a canonical, hyphenated UUID v4."""
+    try:
+        parsed = uuid.UUID(value)
+    except ValueError:
+        return False
+    return parsed.version == 4 and str(parsed) == value.lower()
+
+
+@given(
+    st.one_of(
+        st.uuids().map(str),
+        st.uuids().map(lambda u: str(u).upper()),
+        st.uuids(version=4).map(str),
+        st.uuids().map(lambda u: u.hex),
+        st.uuids().map(lambda u: "{" + str(u) + "}"),
+        st.text(alphabet="0123456789abcdefABCDEF-{}", min_size=30, max_size=40),
+    )
+)
+def test_uuid4_check_agrees_with_the_stdlib(value: str) -> None:
+    if _uuid4_by_the_stdlib(value):
+        assert _check_uuid4(value) == value.lower()
+    else:
+        with pytest.raises(ValueError, match="not a canonical UUID v4"):
+            _check_uuid4(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import fnmatch
 import re
 import socket
 from collections import Counter
@@ -10,6 +11,9 @@ from typing import Any
 
 import pytest
 import tldextract
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
 from streams.privacy import (
     DEFAULT_ENTITIES,
@@ -19,6 +23,7 @@ from streams.privacy import (
     PrivacyConfig,
     apply_privacy,
     build_anonymizer,
+    optout,
     strip_opted_out,
 )
 
@@ -380,3 +385,89 @@ def test_ner_uses_the_model_the_extra_installs(monkeypatch: pytest.MonkeyPatch) 
     installed.clear()
     with pytest.raises(ImportError, match=r"learnstream\[ner\]"):
         recognizers._nlp_engine(ner=True)
+
+
+_GLOB_CHARS = st.sampled_from(["*", "?", "[a-c]", "[!x]", ".", "/", "a", "B", "env", "secret"])
+_NAME_CHARS = st.sampled_from(["a", "b", "C", "x", ".", "/", "\\\\", "env", "Secret", "-", " "])
+
+
+@given(
+    st.lists(st.lists(_GLOB_CHARS, min_size=1, max_size=5).map("".join), max_size=4),
+    st.lists(_NAME_CHARS, max_size=8).map("".join),
+)
+def test_compiled_globs_match_like_fnmatch_on_path_and_basename(
+    globs: list[str], name: str
+) -> None:
+    full = name.replace("\\", "/").lower()
+    base = full.rstrip("/").rsplit("/", 1)[-1]
+    lowered = [g.lower() for g in globs]
+    expected = any(fnmatch.fnmatchcase(full, g) or fnmatch.fnmatchcase(base, g) for g in lowered)
+    assert optout._matches(name, optout._compile(tuple(globs))) is expected
+
+
+# The per-entity gates only skip recognizers that cannot match: the result must be exactly
+# what Presidio finds with every configured recognizer on every string.
+_FRAGMENTS = st.sampled_from(
+    [
+        "dana.whitfield@example.org",
+        "a@b",
+        "+1 415-555-0132",
+        "(415) 555 0132",
+        "+49 89797",
+        "1689",
+        "500",
+        "role-reviewer-001",
+        "4111 1111 1111 1111",
+        "4111-1111-1111-111",
+        "078-05-1120",
+        "078051120",
+        "GB82 WEST 1234 5698 7654 32",
+        "NL91ABNA0417164300",
+        "10.20.30.40",
+        "fe80::1",
+        "::1",
+        "https://example.com/x?y=1",
+        "http://10.0.0.1:8080",
+        "src/app.py",
+        "v1.0.0",
+        "hunter2",
+        "ref",
+        "call",
+        " ",
+        ", ",
+        ":",
+        ".",
+        "٤١١١",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def ungated() -> Anonymizer:
+    reference = Anonymizer(PrivacyConfig())
+    reference._gates = {}  # every recognizer on every string that passes the pre-filter
+    return reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_FRAGMENTS, min_size=1, max_size=6).map(" ".join))
+def test_entity_gates_find_what_presidio_finds_ungated(
+    anonymizer: Anonymizer, ungated: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text) == ungated.anonymize_text(text)
+
+
+_AT_MOST_THREE_DIGITS = (
+    st.lists(
+        st.one_of(st.text(alphabet="+-() .#xext", max_size=4), st.sampled_from("0123456789")),
+        max_size=8,
+    )
+    .filter(lambda parts: sum(part.isdigit() for part in parts) <= 3)
+    .map("".join)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_AT_MOST_THREE_DIGITS)
+def test_no_phone_number_with_fewer_than_four_digits(text: str) -> None:
+    assert PhoneRecognizer().analyze(text, ["PHONE_NUMBER"], None) == []

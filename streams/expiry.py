@@ -1,0 +1,77 @@
+"""Which terminal plans can expire when: an in-memory index over the ``plan_state`` table.
+
+The sweeper used to walk (and re-validate) the whole table on every tick, so its cost grew
+with the plans held (184 ms a tick at 7,600 plans; loading stalled at 46,000). The index keeps
+one heap per partition of (terminal_since, plan_id) for terminal plans only, so a tick pops
+what is due and nothing else.
+
+It is a cache of the table, never the truth: the worker notes what it stores, a due entry is
+checked against the table before anything is deleted (a plan re-opened since is skipped), and
+after a rebalance the index is dropped and rebuilt from the table on the next tick, once,
+since another worker may have changed the partitions this one gets back.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from aiokafka.partitioner import murmur2
+
+__all__ = ["ExpiryIndex", "partition_of", "terminal_since"]
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """Return the partition Kafka's default partitioner gives ``key`` (murmur2, like Java)."""
+    return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+
+
+def terminal_since(raw: Mapping[str, Any] | None) -> datetime | None:
+    """Return when the stored plan state ``raw`` became terminal (None: not terminal)."""
+    since = raw.get("terminal_since") if raw else None
+    return datetime.fromisoformat(since) if isinstance(since, str) else None
+
+
+class ExpiryIndex:
+    """Terminal plans per partition, ordered by the time they became terminal."""
+
+    def __init__(self, partitions: int) -> None:
+        self.partitions = partitions
+        self.built = False
+        self._heaps: dict[int, list[tuple[datetime, str]]] = {}
+        self._since: dict[str, datetime] = {}  # what is in the heaps, to add a plan once
+
+    def __len__(self) -> int:
+        return len(self._since)
+
+    def note(self, plan_id: str, since: datetime | None) -> None:
+        """Note that ``plan_id`` is terminal since ``since`` (None: not terminal, ignored)."""
+        if since is None or self._since.get(plan_id) == since:
+            return
+        self._since[plan_id] = since
+        partition = partition_of(plan_id, self.partitions)
+        heapq.heappush(self._heaps.setdefault(partition, []), (since, plan_id))
+
+    def rebuild(self, items: Iterable[tuple[str, Any]]) -> None:
+        """Index every terminal plan of ``items`` (plan_id, stored state): one full scan."""
+        self.invalidate()
+        for plan_id, raw in items:
+            self.note(plan_id, terminal_since(raw))
+        self.built = True
+
+    def invalidate(self) -> None:
+        """Forget everything: the next sweep rebuilds from the table (after a rebalance)."""
+        self._heaps.clear()
+        self._since.clear()
+        self.built = False
+
+    def due(self, partition: int, now: datetime, ttl: timedelta) -> Iterator[str]:
+        """Pop and yield the plan ids of ``partition`` terminal for ``ttl`` or longer."""
+        heap = self._heaps.get(partition)
+        while heap and now - heap[0][0] >= ttl:
+            since, plan_id = heapq.heappop(heap)
+            if self._since.get(plan_id) == since:
+                del self._since[plan_id]
+                yield plan_id

@@ -1,0 +1,66 @@
+"""The sweeper's index of terminal plans (streams/expiry.py)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from streams.expiry import ExpiryIndex, partition_of, terminal_since
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+TTL = timedelta(hours=1)
+
+
+def ids(n: int) -> list[str]:
+    return [str(uuid.UUID(int=i, version=4)) for i in range(1, n + 1)]
+
+
+def test_partition_of_spreads_plan_ids_over_every_partition() -> None:
+    assert {partition_of(k, 4) for k in ids(200)} == {0, 1, 2, 3}
+
+
+def test_due_yields_a_partitions_plans_in_expiry_order_once() -> None:
+    index = ExpiryIndex(4)
+    plans = ids(40)
+    for i, plan_id in enumerate(plans):
+        index.note(plan_id, T0 + timedelta(minutes=i))
+    p = partition_of(plans[0], 4)
+    mine = [plan_id for plan_id in plans if partition_of(plan_id, 4) == p]
+    moment = T0 + TTL + timedelta(minutes=20)  # plans 0..20 are due
+    due = list(index.due(p, moment, TTL))
+    assert due == [plan_id for plan_id in mine if plans.index(plan_id) <= 20]
+    assert list(index.due(p, moment, TTL)) == []  # popped: not yielded twice
+    assert len(index) == 40 - len(due)
+
+
+def test_noting_a_plan_twice_indexes_it_once_and_a_new_time_wins() -> None:
+    index = ExpiryIndex(1)
+    [plan_id] = ids(1)
+    index.note(plan_id, T0)
+    index.note(plan_id, T0)  # a correction of a terminal plan stores it again
+    index.note(plan_id, T0 + timedelta(hours=5))  # re-opened and terminal again later
+    index.note(plan_id, None)  # not terminal: ignored
+    assert len(index) == 1
+    assert list(index.due(0, T0 + TTL, TTL)) == []  # the old entry is stale
+    assert list(index.due(0, T0 + timedelta(hours=6), TTL)) == [plan_id]
+
+
+def test_rebuild_indexes_the_terminal_plans_of_a_table_scan() -> None:
+    index = ExpiryIndex(2)
+    a, b, c = ids(3)
+    index.note(c, T0)  # forgotten by the rebuild: the table no longer says so
+    table = {a: {"terminal_since": "2026-03-01T12:00:00Z"}, b: {"updated_at": "x"}, c: None}
+    index.rebuild(table.items())
+    assert index.built
+    assert len(index) == 1
+    late = T0 + TTL
+    assert [p for part in range(2) for p in index.due(part, late, TTL)] == [a]
+    index.invalidate()
+    assert not index.built
+    assert len(index) == 0
+
+
+def test_terminal_since_reads_the_stored_form() -> None:
+    assert terminal_since({"terminal_since": "2026-03-01T12:00:00Z"}) == T0
+    assert terminal_since({"terminal_since": None}) is None
+    assert terminal_since(None) is None
