@@ -69,6 +69,7 @@ class QualityWindows:
                 default=int,
                 partitions=settings.topics.partitions,
                 schema=faust.Schema(key_serializer="json", value_serializer="json"),
+                options=settings.table_options(),
             )
             tables[spec.label] = table
             # Tumbling is hopping with step == size (Faust's TumblingWindow is just that).

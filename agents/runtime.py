@@ -36,7 +36,7 @@ __all__ = ["Runtime", "now"]
 log = logging.getLogger("learnstream")
 
 #: Validated plan states kept per worker (a lookup then costs a dict compare, not a parse).
-STATE_CACHE_SIZE = 8192
+STATE_CACHE_SIZE = 4096
 
 
 def now() -> datetime:
@@ -104,7 +104,7 @@ class Runtime:
             consent = self.tables.consent.get(project) if project else None
             dropped = consent_verdict(self.settings.learning.enabled, consent)
             if dropped:
-                self.metrics.opted_out.labels(dropped).inc()
+                self.metrics.child(self.metrics.opted_out, dropped).inc()
                 continue
             ready.append((sample, prepare(sample, self.anonymizer, self.codec, now())))
         return ready
@@ -129,12 +129,12 @@ class Runtime:
     ) -> Awaitable[Any] | None:
         ack = await self._produce(self.topics.samples, out.key, out.value, source)
         await self._produce(self.topics.events, out.key, out.event_value, source)
-        self.metrics.samples.labels(out.family, out.quality).inc()
+        self.metrics.child(self.metrics.samples, out.family, out.quality).inc()
         for listener in self.on_sample:
             listener(sample)
         self._observe_latency(sample)
         for entity, count in out.pii.items():
-            self.metrics.pii.labels(entity).inc(count)
+            self.metrics.child(self.metrics.pii, entity).inc(count)
         return ack
 
     async def _produce(
@@ -170,7 +170,8 @@ class Runtime:
         if sample.meta.event_time:
             then = datetime.fromisoformat(sample.meta.event_time)
             lag = (now() - then).total_seconds()
-            self.metrics.latency.labels(sample.sample_family).observe(max(lag, 0.0))
+            latency = self.metrics.child(self.metrics.latency, sample.sample_family)
+            latency.observe(max(lag, 0.0))
 
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""
@@ -179,7 +180,7 @@ class Runtime:
         )
         source = (record.topic, record.partition)
         await self._produce(self.topics.dlq, key, value, source, dlq_headers(record))
-        self.metrics.dlq.labels(record.reason).inc()
+        self.metrics.child(self.metrics.dlq, record.reason).inc()
 
     async def apply(
         self,
@@ -217,7 +218,7 @@ class Runtime:
     ) -> None:
         """Run ``handle`` on one record; any failure dead-letters it and the loop goes on."""
         msg = event.message
-        self.metrics.events.labels(source).inc()
+        self.metrics.child(self.metrics.events, source).inc()
         started = time.perf_counter()
         try:
             await handle(event)
@@ -228,7 +229,8 @@ class Runtime:
             record = self._where(event, "builder_error", f"{type(exc).__name__}: {exc}")
             await self.dead_letter(record, msg.key, msg.value)
         finally:
-            self.metrics.processing.labels(source).observe(time.perf_counter() - started)
+            processing = self.metrics.child(self.metrics.processing, source)
+            processing.observe(time.perf_counter() - started)
 
     @staticmethod
     def _where(event: EventT[bytes], reason: str, error: str) -> DlqRecord:

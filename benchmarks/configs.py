@@ -38,12 +38,11 @@ CONFIGS: dict[str, Config] = {
 
 @dataclass(frozen=True)
 class MemoryVariant:
-    """A table store, with the plan-TTL sweep on (default, every 5 s) or held off."""
+    """A table store (the plan-TTL sweep runs at its default, every 5 s)."""
 
     key: str
     label: str
     store: str
-    sweeps: bool = False
     share: float = 1.0  # of Sizes.plans
     repeats: int | None = None  # None: Sizes.repeats
 
@@ -53,16 +52,6 @@ MEMORY: dict[str, MemoryVariant] = {
     for v in (
         MemoryVariant("memory", "memory://", "memory://"),
         MemoryVariant("rocksdb", "rocksdb://", "rocksdb://"),
-        # Each sweep scans the whole plan_state, so loading slows down as it grows: one
-        # shorter run shows what the default does to memory and ingest rate.
-        MemoryVariant(
-            "rocksdb-sweeps",
-            "rocksdb://, plan-TTL sweep every 5 s (default)",
-            "rocksdb://",
-            sweeps=True,
-            share=0.5,
-            repeats=1,
-        ),
     )
 }
 

@@ -33,7 +33,6 @@ SETTLE_S = 3.0
 #: Plans published at a time (at most): the next chunk waits until the worker has processed
 #: this one, so consumer buffers stay small and RSS reflects the table, not a backlog.
 CHUNK = 2_000
-HELD_OFF_S = 3_600
 
 
 def store_available(store: str) -> bool:
@@ -42,12 +41,16 @@ def store_available(store: str) -> bool:
 
 
 def plan_records(count: int, seed: int) -> list[Record]:
-    """Return ``count`` distinct plan snapshots (unique texts), as the runtime publishes them."""
+    """Return ``count`` distinct plan snapshots (unique texts), as the runtime publishes them.
+
+    Every other plan is completed, so the sweeper's expiry index holds half of them.
+    """
     sim, rng = Simulator(seed, pii_ratio=0.3), random.Random(seed)
     start = datetime.now(UTC)
     records = []
     for i in range(count):
-        snap = unique_texts(sim.plan(start + timedelta(milliseconds=i)), rng)
+        status = "completed" if i % 2 else "proposed"
+        snap = unique_texts(sim.plan(start + timedelta(milliseconds=i), status=status), rng)
         records.append(Record("plans", snap["plan"]["plan_id"].encode(), orjson.dumps(snap)))
     return records
 
@@ -81,10 +84,7 @@ def _slope_per_100k(curve: list[tuple[int, float]]) -> float:
 
 
 def _env(variant: MemoryVariant) -> dict[str, str]:
-    env = {"LEARNSTREAM_STORE": variant.store}
-    if not variant.sweeps:  # held off for the run: each sweep scans the whole table
-        env["LEARNSTREAM_JOIN__SWEEP_INTERVAL"] = str(HELD_OFF_S)
-    return env
+    return {"LEARNSTREAM_STORE": variant.store}
 
 
 async def memory_run(bench: Bench, variant: MemoryVariant, plans: int, seed: int) -> dict[str, Any]:

@@ -128,7 +128,7 @@ async def run_memory(bench: Bench, sizes: Sizes) -> dict[str, Any]:
 
 
 def _memory_row(variant: MemoryVariant, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    row: dict[str, Any] = {"label": variant.label, "sweeps": variant.sweeps}
+    row: dict[str, Any] = {"label": variant.label}
     if not store_available(variant.store):
         return row | {"status": "not installed", "install": ROCKSDB_INSTALL}
     keys = (

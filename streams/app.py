@@ -44,6 +44,8 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         processing_guarantee=settings.processing_guarantee,
         producer_acks=-1,
         producer_max_batch_size=1 if single else _DEFAULT_MAX_BATCH,
+        # A few ms of batching turns one produce request per record into one per batch.
+        producer_linger=settings.broker.linger_ms / 1000.0,
         producer_max_request_size=MAX_MESSAGE_BYTES,
         consumer_max_fetch_size=2 * MAX_MESSAGE_BYTES,
         broker_session_timeout=settings.broker.session_timeout,

@@ -35,24 +35,27 @@ def terminal_since(raw: Mapping[str, Any] | None) -> datetime | None:
 
 
 class ExpiryIndex:
-    """Terminal plans per partition, ordered by the time they became terminal."""
+    """Terminal plans per partition, ordered by the time they became terminal.
+
+    Kept small, since a worker may hold a million terminal plans: one (epoch second, plan id)
+    pair per entry, about 150 bytes. A plan stored again while terminal (a late correction)
+    is noted again; the duplicate is harmless, the table is checked before a delete.
+    """
 
     def __init__(self, partitions: int) -> None:
         self.partitions = partitions
         self.built = False
-        self._heaps: dict[int, list[tuple[datetime, str]]] = {}
-        self._since: dict[str, datetime] = {}  # what is in the heaps, to add a plan once
+        self._heaps: dict[int, list[tuple[int, str]]] = {}
 
     def __len__(self) -> int:
-        return len(self._since)
+        return sum(len(heap) for heap in self._heaps.values())
 
     def note(self, plan_id: str, since: datetime | None) -> None:
         """Note that ``plan_id`` is terminal since ``since`` (None: not terminal, ignored)."""
-        if since is None or self._since.get(plan_id) == since:
+        if since is None:
             return
-        self._since[plan_id] = since
         partition = partition_of(plan_id, self.partitions)
-        heapq.heappush(self._heaps.setdefault(partition, []), (since, plan_id))
+        heapq.heappush(self._heaps.setdefault(partition, []), (int(since.timestamp()), plan_id))
 
     def rebuild(self, items: Iterable[tuple[str, Any]]) -> None:
         """Index every terminal plan of ``items`` (plan_id, stored state): one full scan."""
@@ -64,14 +67,15 @@ class ExpiryIndex:
     def invalidate(self) -> None:
         """Forget everything: the next sweep rebuilds from the table (after a rebalance)."""
         self._heaps.clear()
-        self._since.clear()
         self.built = False
 
     def due(self, partition: int, now: datetime, ttl: timedelta) -> Iterator[str]:
-        """Pop and yield the plan ids of ``partition`` terminal for ``ttl`` or longer."""
+        """Pop and yield the plan ids of ``partition`` terminal for ``ttl`` or longer.
+
+        Whole seconds: a plan may come out up to a second early, so the caller checks the
+        stored state (``plan_state.expired``) before it deletes anything.
+        """
         heap = self._heaps.get(partition)
-        while heap and now - heap[0][0] >= ttl:
-            since, plan_id = heapq.heappop(heap)
-            if self._since.get(plan_id) == since:
-                del self._since[plan_id]
-                yield plan_id
+        limit = (now - ttl).timestamp()
+        while heap and heap[0][0] <= limit:
+            yield heapq.heappop(heap)[1]

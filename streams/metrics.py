@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -74,7 +75,19 @@ class Metrics:
             registry=r,
         )
         self._lag_shown: set[tuple[str, str]] = set()
+        self._children: dict[tuple[object, tuple[str, ...]], Any] = {}
         self._zero_known_series()
+
+    def child(self, metric: Any, *values: str) -> Any:
+        """Return ``metric.labels(*values)``, resolved once (the hot path calls it per event).
+
+        Not for series that get removed (the consumer-lag gauge).
+        """
+        key = (metric, values)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*values)
+        return found
 
     def _zero_known_series(self, entities: tuple[str, ...] = ()) -> None:
         """Create every known label set at 0, so the first increment shows in ``rate()``."""

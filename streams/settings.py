@@ -20,6 +20,7 @@ __all__ = [
     "PiiOperator",
     "LearningSettings",
     "PrivacySettings",
+    "RocksDbSettings",
     "Settings",
     "TopicSettings",
     "WindowSettings",
@@ -66,6 +67,9 @@ class BrokerSettings(BaseModel):
     session_timeout: float = 10.0
     rebalance_timeout: float = 5.0
     heartbeat_interval: float = 1.0
+    linger_ms: int = Field(
+        5, ge=0, description="producer batching delay (Kafka 4's default); 0 = send at once"
+    )
 
 
 class TopicSettings(BaseModel):
@@ -144,6 +148,30 @@ class WindowSettings(BaseModel):
     )
 
 
+class RocksDbSettings(BaseModel):
+    """Memory bounds of each RocksDB database (one per table partition) with ``rocksdb://``.
+
+    Faust's own defaults (64 MiB x 3 write buffers and a 2 GiB block cache per database)
+    let a worker with 4 partitions of 4 tables grow into gigabytes; these keep the data on
+    disk and the worker small (benchmarks/RESULTS.md, memory).
+    """
+
+    model_config = _FROZEN
+    write_buffer_mib: int = Field(8, ge=1, description="memtable size per database")
+    max_write_buffers: int = Field(2, ge=1, description="memtables per database")
+    block_cache_mib: int = Field(16, ge=1, description="read cache per database")
+
+    def options(self) -> dict[str, int]:
+        """Return the options of Faust's RocksDB store (``app.Table(options=...)``)."""
+        mib = 1024 * 1024
+        return {
+            "write_buffer_size": self.write_buffer_mib * mib,
+            "max_write_buffer_number": self.max_write_buffers,
+            "block_cache_size": self.block_cache_mib * mib,
+            "block_cache_compressed_size": self.block_cache_mib * mib,
+        }
+
+
 class Settings(BaseSettings):
     """Everything learnstream can be told, with production-safe defaults."""
 
@@ -160,6 +188,7 @@ class Settings(BaseSettings):
     sample_format: Literal["avro", "json"] = "avro"
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     store: str = Field("memory://", description="table store: memory:// or rocksdb://")
+    rocksdb: RocksDbSettings = RocksDbSettings()
     data_dir: str = Field(".learnstream", description="Faust data directory (RocksDB, offsets)")
     web_host: str = "127.0.0.1"
     web_port: int = 6066
@@ -167,6 +196,10 @@ class Settings(BaseSettings):
 
     # Flat aliases that operators expect to find at the top level.
     broker_url: str | None = Field(None, description="alias of broker.url (LEARNSTREAM_BROKER_URL)")
+
+    def table_options(self) -> dict[str, int] | None:
+        """Return the store options every table gets (RocksDB memory bounds, or None)."""
+        return self.rocksdb.options() if self.store.startswith("rocksdb") else None
 
     @property
     def kafka_url(self) -> str | None:

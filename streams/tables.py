@@ -28,9 +28,9 @@ class Tables:
     def declare(cls, app: faust.App, settings: Settings) -> Tables:
         """Declare the tables on ``app``; partitions match the input topics."""
         # JSON keys and values: the changelogs stay readable with any Kafka tool.
-        n = settings.topics.partitions
+        n, options = settings.topics.partitions, settings.table_options()
         return cls(
-            plan_state=app.Table("plan_state", key_type=str, partitions=n),
-            pending=app.Table("pending", key_type=str, partitions=n),
-            consent=app.GlobalTable("consent", key_type=str, partitions=n),
+            plan_state=app.Table("plan_state", key_type=str, partitions=n, options=options),
+            pending=app.Table("pending", key_type=str, partitions=n, options=options),
+            consent=app.GlobalTable("consent", key_type=str, partitions=n, options=options),
         )

@@ -33,15 +33,15 @@ def test_due_yields_a_partitions_plans_in_expiry_order_once() -> None:
     assert len(index) == 40 - len(due)
 
 
-def test_noting_a_plan_twice_indexes_it_once_and_a_new_time_wins() -> None:
+def test_a_plan_noted_again_comes_out_at_each_time_and_none_is_ignored() -> None:
     index = ExpiryIndex(1)
     [plan_id] = ids(1)
     index.note(plan_id, T0)
-    index.note(plan_id, T0)  # a correction of a terminal plan stores it again
     index.note(plan_id, T0 + timedelta(hours=5))  # re-opened and terminal again later
     index.note(plan_id, None)  # not terminal: ignored
-    assert len(index) == 1
-    assert list(index.due(0, T0 + TTL, TTL)) == []  # the old entry is stale
+    assert len(index) == 2
+    assert list(index.due(0, T0 + TTL - timedelta(seconds=1), TTL)) == []
+    assert list(index.due(0, T0 + TTL, TTL)) == [plan_id]  # the caller checks the table
     assert list(index.due(0, T0 + timedelta(hours=6), TTL)) == [plan_id]
 
 

@@ -1,0 +1,51 @@
+"""What ``create_app`` and ``wire`` tell Faust: producer batching, table store options."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agents import wire
+from streams.app import create_app
+from streams.settings import BrokerSettings, RocksDbSettings, Settings
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("LEARNSTREAM_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.mark.parametrize(("embedded", "batch"), [(True, 1), (False, 16_384)])
+async def test_producer_batches_unless_the_broker_needs_one_record_per_batch(
+    tmp_path: Path, embedded: bool, batch: int
+) -> None:
+    settings = Settings(data_dir=str(tmp_path), broker=BrokerSettings(linger_ms=7))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=embedded)
+    assert app.conf.producer_max_batch_size == batch
+    assert app.conf.producer_linger == pytest.approx(0.007)
+    assert app.conf.producer_acks == -1
+
+
+async def test_rocksdb_tables_get_the_memory_bounds(tmp_path: Path) -> None:
+    bounds = RocksDbSettings(write_buffer_mib=4, max_write_buffers=3, block_cache_mib=8)
+    settings = Settings(data_dir=str(tmp_path), store="rocksdb://", rocksdb=bounds)
+    runtime = wire(create_app(settings, "kafka://127.0.0.1:9", embedded=False), settings)
+    expected = {
+        "write_buffer_size": 4 * 1024 * 1024,
+        "max_write_buffer_number": 3,
+        "block_cache_size": 8 * 1024 * 1024,
+        "block_cache_compressed_size": 8 * 1024 * 1024,
+    }
+    tables = [runtime.tables.plan_state, runtime.tables.pending, runtime.tables.consent]
+    assert [t.options for t in tables] == [expected] * 3
+    assert all(t.options == expected for t in runtime.app.tables.values())
+
+
+async def test_memory_store_gets_no_rocksdb_options(tmp_path: Path) -> None:
+    settings = Settings(data_dir=str(tmp_path))
+    runtime = wire(create_app(settings, "kafka://127.0.0.1:9", embedded=False), settings)
+    assert all(t.options is None for t in runtime.app.tables.values())
