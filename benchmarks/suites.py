@@ -17,12 +17,13 @@ from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
 from benchmarks.ner import NER_INSTALL, ner_environment
 from benchmarks.profiling import hot_spots
 from benchmarks.scaleout import scaleout_run
-from benchmarks.throughput import baseline_run, learnstream_run
+from benchmarks.throughput import baseline_run, floor_run, learnstream_run
 
 __all__ = ["run_latency", "run_memory", "run_profile", "run_scaleout", "run_throughput"]
 
 SEED = 1000
 BASELINE_FACTOR = 4
+FLOOR_FACTOR = 2
 
 
 def summarize(runs: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -48,12 +49,14 @@ _RATE_KEYS = ("events_per_s", "outputs_per_s", "window_s", "cpu_s", "events")
 
 async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
     """Measure the baseline and every configuration on pre-loaded topics."""
-    runs: dict[str, list[dict[str, Any]]] = {"baseline": []}
+    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "faust-floor": []}
     envs = {key: _env(bench, CONFIGS[key]) for key in sizes.configs}
     for r in range(sizes.repeats):
         bench.step = f"throughput round {r + 1}/{sizes.repeats} baseline"
         baseline_events = BASELINE_FACTOR * sizes.events  # it is fast: a longer timed window
         runs["baseline"].append(await baseline_run(bench, baseline_events, SEED + r))
+        bench.step = f"throughput round {r + 1}/{sizes.repeats} faust-floor"
+        runs["faust-floor"].append(await floor_run(bench, FLOOR_FACTOR * sizes.events, SEED + r))
         for key, (env, _status) in envs.items():
             if env is None:
                 continue
@@ -71,6 +74,13 @@ def _throughput_section(
     baseline = summarize(runs["baseline"], _RATE_KEYS)
     base_rate = baseline["median"].get("events_per_s")
     section: dict[str, Any] = {"baseline": {"label": "baseline", **baseline}}
+    floor = summarize(runs["faust-floor"], _RATE_KEYS)
+    floor_rate = floor["median"].get("events_per_s")
+    section["faust-floor"] = {
+        "label": "faust-floor",
+        **floor,
+        "ratio": floor_rate / base_rate if floor_rate and base_rate else None,
+    }
     for key, (env, status) in envs.items():
         row: dict[str, Any] = {"label": CONFIGS[key].label, "status": status}
         if env is None:
@@ -79,6 +89,7 @@ def _throughput_section(
             row |= summarize(runs[key], _RATE_KEYS)
             rate = row["median"].get("events_per_s")
             row["ratio"] = rate / base_rate if rate and base_rate else None
+            row["floor_ratio"] = rate / floor_rate if rate and floor_rate else None
         section[key] = row
     return section
 

@@ -25,7 +25,7 @@ from streams.settings import TopicSettings
 from streams.topics import INPUTS
 from streams.workload import Workload, verify
 
-__all__ = ["baseline_run", "learnstream_run"]
+__all__ = ["baseline_run", "floor_run", "learnstream_run"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,11 +62,22 @@ def _rates(events: int, out: list[OutRecord], extra: dict[str, Any]) -> dict[str
 
 async def baseline_run(bench: Bench, events: int, seed: int) -> dict[str, Any]:
     """Run the raw aiokafka pass-through over a pre-loaded workload of ``events`` records."""
-    place = bench.place("baseline")
+    return await _pass_through_run(bench, "baseline", "benchmarks.baseline", events, seed)
+
+
+async def floor_run(bench: Bench, events: int, seed: int) -> dict[str, Any]:
+    """Run the one-agent Faust pass-through (benchmarks/faust_floor.py) the same way."""
+    return await _pass_through_run(bench, "faust-floor", "benchmarks.faust_floor", events, seed)
+
+
+async def _pass_through_run(
+    bench: Bench, name: str, module: str, events: int, seed: int
+) -> dict[str, Any]:
+    place = bench.place(name)
     topics, workload = await _preload(bench, place, events, seed)
     output = topics.name("samples")
     cmd = [
-        sys.executable, "-m", "benchmarks.baseline", "--bootstrap", bench.broker.bootstrap,
+        sys.executable, "-m", module, "--bootstrap", bench.broker.bootstrap,
         "--inputs", *(topics.name(t) for t in INPUTS), "--output", output,
         "--group", place.app_id, *(["--embedded"] if bench.broker.embedded else []),
     ]  # fmt: skip

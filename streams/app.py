@@ -11,10 +11,6 @@ from streams.topics import MAX_MESSAGE_BYTES
 
 __all__ = ["create_app", "one_record_per_batch"]
 
-# Faust's own default; an explicit value documents what we chose against.
-_DEFAULT_MAX_BATCH = 16_384
-
-
 def one_record_per_batch(settings: Settings, embedded: bool) -> bool:
     """Return True when every producer must send one record per batch.
 
@@ -43,8 +39,9 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         value_serializer="raw",
         processing_guarantee=settings.processing_guarantee,
         producer_acks=-1,
-        producer_max_batch_size=1 if single else _DEFAULT_MAX_BATCH,
-        # A few ms of batching turns one produce request per record into one per batch.
+        # aiokafka keeps one open batch per partition and one request in flight per broker:
+        # an agent that fills a batch waits until it is sent, so batches must be large.
+        producer_max_batch_size=1 if single else settings.broker.max_batch_bytes,
         producer_linger=settings.broker.linger_ms / 1000.0,
         producer_max_request_size=MAX_MESSAGE_BYTES,
         consumer_max_fetch_size=2 * MAX_MESSAGE_BYTES,

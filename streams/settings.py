@@ -67,8 +67,11 @@ class BrokerSettings(BaseModel):
     session_timeout: float = 10.0
     rebalance_timeout: float = 5.0
     heartbeat_interval: float = 1.0
-    linger_ms: int = Field(
-        5, ge=0, description="producer batching delay (Kafka 4's default); 0 = send at once"
+    linger_ms: int = Field(0, ge=0, description="producer batching delay; 0 = send at once")
+    max_batch_bytes: int = Field(
+        1024 * 1024,
+        ge=1024,
+        description="producer batch size per partition (aiokafka blocks the agent on a full one)",
     )
 
 

@@ -19,7 +19,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-@pytest.mark.parametrize(("embedded", "batch"), [(True, 1), (False, 16_384)])
+@pytest.mark.parametrize(("embedded", "batch"), [(True, 1), (False, 1024 * 1024)])
 async def test_producer_batches_unless_the_broker_needs_one_record_per_batch(
     tmp_path: Path, embedded: bool, batch: int
 ) -> None:

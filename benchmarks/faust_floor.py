@@ -1,0 +1,67 @@
+"""The Faust floor: the least a Faust worker can do per event, on the same topics.
+
+One Faust agent reads the five input topics and, per event, parses the value
+(``json.loads``) and sends it unchanged to one output topic: no tables, no sensors, no
+privacy, one produced record per event. learnstream is built on Faust, so this, not the raw
+aiokafka baseline, is the ceiling its design can reach on this machine; the benchmark
+reports both. Run by the benchmark as ``python -m benchmarks.faust_floor``; SIGTERM stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+
+import faust
+from faust.types import StreamT
+
+__all__ = ["build_app", "main"]
+
+
+def build_app(args: argparse.Namespace, datadir: str) -> faust.App:
+    """Return the pass-through app, configured like the worker's producer."""
+    app = faust.App(
+        args.group,
+        broker=f"kafka://{args.bootstrap}",
+        datadir=datadir,
+        autodiscover=False,
+        web_enabled=False,
+        key_serializer="raw",
+        value_serializer="raw",
+        producer_acks=-1,
+        # The same batching as the worker (streams/app.py): one record per batch on Tansu.
+        producer_max_batch_size=1 if args.embedded else 1024 * 1024,
+        topic_allow_declare=False,
+        broker_rebalance_timeout=5,
+    )
+    source = app.topic(*args.inputs)
+    output = app.topic(args.output)
+
+    @app.agent(source, name="floor.pass_through")
+    async def pass_through(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            json.loads(event.message.value or b"null")
+            await output.send(key=event.message.key, value=event.message.value)
+
+    return app
+
+
+def main() -> None:
+    """Run the Faust pass-through worker until SIGTERM."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bootstrap", required=True, help="host:port of the broker")
+    parser.add_argument("--inputs", required=True, nargs="+", help="topics to consume")
+    parser.add_argument("--output", required=True, help="topic to produce to")
+    parser.add_argument("--group", required=True, help="consumer group id (Faust app id)")
+    parser.add_argument("--embedded", action="store_true", help="one record per batch")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="faust-floor-") as datadir:
+        app = build_app(args, datadir)
+        worker = faust.Worker(app, loglevel=logging.WARNING, quiet=True)
+        worker.execute_from_commandline()
+
+
+if __name__ == "__main__":
+    main()
