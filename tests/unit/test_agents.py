@@ -27,6 +27,7 @@ from streams.expiry import partition_of
 from streams.schemas import validate_sample
 from streams.settings import Settings
 from streams.simulate import BAD_RECORDS, Simulator
+from tests.support.outputs import mock_outputs
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 AGENT_OF = {
@@ -101,12 +102,8 @@ async def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Har
     settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
-    mocks = []
-    for name in ("samples", "events", "dlq"):
-        mock = AsyncMock(return_value=None)
-        monkeypatch.setattr(getattr(runtime.topics, name), "send", mock)
-        mocks.append(mock)
-    yield Harness(app, runtime, *mocks, sim=Simulator(seed=21, pii_ratio=0.0))
+    mocks = mock_outputs(app, runtime)
+    yield Harness(app, runtime, *mocks.values(), sim=Simulator(seed=21, pii_ratio=0.0))
     # Iterating a stream builds the Kafka consumer, whose never-started thread owns a loop.
     consumer = app._consumer
     if consumer is not None:

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from unittest.mock import AsyncMock
 
 import orjson
 import pytest
@@ -40,6 +39,7 @@ from streams.quality import (
 )
 from streams.settings import Settings, WindowSettings
 from streams.simulate import Simulator
+from tests.support.outputs import mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)
 HOUR = WindowSpec("1h", 3600.0, 3600.0, 7200.0)
@@ -227,8 +227,7 @@ async def runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
     settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
-    for name in ("samples", "events", "dlq"):
-        monkeypatch.setattr(getattr(runtime.topics, name), "send", AsyncMock(return_value=None))
+    mock_outputs(app, runtime)
     yield runtime
     if app._consumer is not None:
         app._consumer._thread.thread_loop.close()
