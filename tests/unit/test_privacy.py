@@ -13,6 +13,7 @@ import pytest
 import tldextract
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
 from streams.privacy import (
@@ -26,6 +27,7 @@ from streams.privacy import (
     optout,
     strip_opted_out,
 )
+from streams.privacy.recognizers import NoContextEnhancer
 
 PLAN_ID = "7d9f8a52-3c1e-4b6a-9f0e-2a4b6c8d0e1f"
 INTENT_ID = "intent-42"
@@ -471,3 +473,25 @@ _AT_MOST_THREE_DIGITS = (
 @given(_AT_MOST_THREE_DIGITS)
 def test_no_phone_number_with_fewer_than_four_digits(text: str) -> None:
     assert PhoneRecognizer().analyze(text, ["PHONE_NUMBER"], None) == []
+
+
+@pytest.fixture(scope="module")
+def presidio_default_enhancer() -> Anonymizer:
+    reference = Anonymizer(PrivacyConfig())
+    assert reference._analyzer is not None
+    reference._analyzer.context_aware_enhancer = LemmaContextAwareEnhancer()
+    reference._gates = {}
+    return reference
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FRAGMENTS, min_size=1, max_size=6).map(" ".join))
+def test_skipping_context_enhancement_changes_nothing_without_ner(
+    ungated: Anonymizer, presidio_default_enhancer: Anonymizer, text: str
+) -> None:
+    assert isinstance(ungated._analyzer.context_aware_enhancer, NoContextEnhancer)  # type: ignore[union-attr]
+    entities = ungated._entities
+    ours = ungated._analyzer.analyze(text, language="en", entities=entities)  # type: ignore[union-attr]
+    theirs = presidio_default_enhancer._analyzer.analyze(text, language="en", entities=entities)  # type: ignore[union-attr]
+    as_tuples = lambda found: sorted((r.entity_type, r.start, r.end, r.score) for r in found)  # noqa: E731
+    assert as_tuples(ours) == as_tuples(theirs)
