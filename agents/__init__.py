@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
 
 from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
 from agents.runtime import Runtime
 from streams.codecs import codec_for
+from streams.eos import drain_before_commit
 from streams.expiry import ExpiryIndex
 from streams.metrics import Metrics
 from streams.privacy import PrivacyConfig, build_anonymizer
@@ -46,6 +49,12 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
     )
     for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
         module.register(runtime)
+    if settings.processing_guarantee == "exactly_once":
+
+        def on_assigned(*_args: Any, **_kwargs: Any) -> None:
+            drain_before_commit(app)  # the consumer exists now; once is enough
+
+        app.on_partitions_assigned.connect(on_assigned)
     setup_prometheus_sensors(
         app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"
     )
