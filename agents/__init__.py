@@ -49,12 +49,11 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
     )
     for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
         module.register(runtime)
-    if settings.processing_guarantee == "exactly_once":
 
-        def on_assigned(*_args: Any, **_kwargs: Any) -> None:
-            drain_before_commit(app)  # the consumer exists now; once is enough
+    def on_assigned(*_args: Any, **_kwargs: Any) -> None:
+        drain_before_commit(app)  # the consumer exists now; once is enough
 
-        app.on_partitions_assigned.connect(on_assigned)
+    app.on_partitions_assigned.connect(on_assigned)
     setup_prometheus_sensors(
         app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"
     )

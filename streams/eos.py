@@ -1,17 +1,21 @@
-"""exactly_once workaround: drain Faust's send buffer before a transaction commits.
+"""Commit offsets only after Faust's send buffer is really empty (both guarantees).
 
 Table writes reach Kafka through Faust's producer buffer (``Topic.send_soon``), which a
-background task publishes one record at a time. Under at_least_once Faust flushes the
-producer before it commits offsets; under exactly_once it does not: it sends the offsets to
-the partition's transaction and commits it while changelog records of events it counts as
-done may still be in the buffer. They then land in the *next* transaction, and a kill -9
-before that one commits aborts them while the offsets are already committed: the restarted
-worker has lost those table writes (a parked decision, a plan state) and the samples that
-depended on them (measured: 7 lost of 3,237 after 5 kills, RELIABILITY.md).
+background task publishes one record at a time: it pops a record, then awaits the producer.
 
-``drain_before_commit`` wraps the consumer's transaction manager so every commit first waits
-until the buffer is empty *and* its publishing task is idle (waiting for the next record),
-so nothing popped from the buffer is still on its way to the producer.
+- exactly_once: Faust sends the offsets to the partition's transaction and commits it
+  without flushing that buffer, so changelog records of events it counts as done can land in
+  the *next* transaction; a kill -9 before that one commits aborts them while the offsets
+  stay committed. The restarted worker has lost those table writes (a parked decision, a plan
+  state, a join buffer's deletion) and the samples that depended on them, or replays a join
+  twice (measured before this fix: 7 lost and 27 duplicated of 3,237 after 5 kills).
+- at_least_once: Faust flushes first, but its flush stops when the queue is empty (the
+  record being published is already popped) or when one send takes over 0.1 s, so the same
+  window exists, narrower.
+
+``drain_before_commit`` wraps the commit so it first waits until the queue is empty *and*
+the publishing task waits for the next record; at_least_once then flushes the producer
+again, so what was just handed over is acknowledged before the offsets are.
 """
 
 from __future__ import annotations
@@ -20,17 +24,28 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import faust
 from faust.types import TP
 
-__all__ = ["DRAIN_TIMEOUT_S", "buffer_idle", "drain_before_commit", "wait_until_idle"]
+__all__ = ["DRAIN_LIMIT_S", "buffer_idle", "drain_before_commit", "wait_until_idle"]
 
 log = logging.getLogger("learnstream")
 
 #: How long a commit waits for the buffer; past it, it commits anyway and says so.
-DRAIN_TIMEOUT_S = 30.0
+DRAIN_LIMIT_S = 30.0
+
+Commit = Callable[..., Awaitable[bool]]
+
+
+class Buffer(Protocol):
+    """What we read of Faust's ``ProducerBuffer``."""
+
+    pending: asyncio.Queue[Any]
+
+    @property
+    def should_stop(self) -> bool: ...
 
 
 def buffer_idle(pending: asyncio.Queue[Any]) -> bool:
@@ -39,39 +54,46 @@ def buffer_idle(pending: asyncio.Queue[Any]) -> bool:
     An empty queue alone is not enough: the task pops a record before it publishes it.
     ``_getters`` is asyncio.Queue's list of waiting ``get()`` callers (CPython).
     """
-    getters = getattr(pending, "_getters", None)
-    return pending.empty() and bool(getters)
+    return pending.empty() and bool(getattr(pending, "_getters", None))
 
 
-async def wait_until_idle(pending: asyncio.Queue[Any], limit_s: float = DRAIN_TIMEOUT_S) -> bool:
-    """Wait until the buffer is idle; return False if ``limit_s`` seconds passed first."""
+async def wait_until_idle(buffer: Buffer, limit_s: float = DRAIN_LIMIT_S) -> bool:
+    """Wait until the buffer is idle; False if ``limit_s`` passed or it is stopping."""
     deadline = time.monotonic() + limit_s
-    while not buffer_idle(pending):
-        if time.monotonic() >= deadline:
-            return False
+    while not buffer_idle(buffer.pending):
+        if buffer.should_stop or time.monotonic() >= deadline:
+            return False  # stopping: nothing publishes any more, waiting would only stall
         await asyncio.sleep(0.001)
     return True
 
 
+def _drained(buffer: Buffer, commit: Commit, flush: Callable[[], Awaitable[None]] | None) -> Commit:
+    async def drained_commit(offsets: Mapping[TP, int], *args: Any, **kwargs: Any) -> bool:
+        if not await wait_until_idle(buffer) and not buffer.should_stop:
+            log.warning(
+                "send buffer busy for %.0fs: committing %d partition(s) anyway",
+                DRAIN_LIMIT_S,
+                len(offsets),
+            )
+        if flush is not None:
+            await flush()
+        return await commit(offsets, *args, **kwargs)
+
+    return drained_commit
+
+
 def drain_before_commit(app: faust.App) -> None:
-    """Make every transactional commit of ``app`` wait for its send buffer first.
+    """Make every offset commit of ``app`` wait for its send buffer first.
 
     Call once the consumer exists (on partition assignment); calling again is a no-op.
     """
-    manager = app.consumer.transactions
-    if getattr(manager, "_learnstream_drains", False):
+    consumer = app.consumer
+    if getattr(consumer, "_learnstream_drains", False):
         return
-    commit: Callable[..., Awaitable[bool]] = manager.commit
-    pending = app.producer.buffer.pending
-
-    async def drained_commit(offsets: Mapping[TP, int], start_new_transaction: bool = True) -> bool:
-        if not await wait_until_idle(pending):
-            log.warning(
-                "send buffer still busy after %.0fs: committing %d partition(s) anyway",
-                DRAIN_TIMEOUT_S,
-                len(offsets),
-            )
-        return await commit(offsets, start_new_transaction=start_new_transaction)
-
-    manager.commit = drained_commit  # type: ignore[method-assign]
-    manager._learnstream_drains = True  # type: ignore[attr-defined]
+    buffer = app.producer.buffer
+    if app.in_transaction:  # the transaction carries the records: no flush needed
+        manager = consumer.transactions
+        manager.commit = _drained(buffer, manager.commit, None)  # type: ignore[method-assign,assignment]
+    else:
+        consumer._commit = _drained(buffer, consumer._commit, app.producer.flush)  # type: ignore[attr-defined]
+    consumer._learnstream_drains = True  # type: ignore[attr-defined]

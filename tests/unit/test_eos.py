@@ -1,4 +1,4 @@
-"""The exactly_once commit waits for Faust's send buffer (streams/eos.py)."""
+"""Offsets are committed only after Faust's send buffer is drained (streams/eos.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class Publisher:
     def __init__(self, log: list[str], delay: float) -> None:
         self.pending: asyncio.Queue[str] = asyncio.Queue()
         self.log, self.delay = log, delay
+        self.should_stop = False
 
     async def run(self) -> None:
         while True:
@@ -27,30 +28,38 @@ class Publisher:
             self.log.append(f"sent {record}")
 
 
-class Manager:
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
-
-    async def commit(self, offsets: Mapping[Any, int], start_new_transaction: bool = True) -> bool:
-        self.log.append(f"commit {dict(offsets)} new={start_new_transaction}")
+def fake_app(log: list[str], publisher: Publisher, *, transactions: bool) -> Any:
+    async def commit(offsets: Mapping[Any, int], start_new_transaction: bool = True) -> bool:
+        log.append(f"commit {dict(offsets)} new={start_new_transaction}")
         return True
 
+    async def flush() -> None:
+        log.append("flush")
 
-async def test_commit_waits_until_every_buffered_record_is_sent() -> None:
-    log: list[str] = []
-    publisher, manager = Publisher(log, delay=0.01), Manager(log)
-    task = asyncio.create_task(publisher.run())
-    app = SimpleNamespace(
-        consumer=SimpleNamespace(transactions=manager),
-        producer=SimpleNamespace(buffer=SimpleNamespace(pending=publisher.pending)),
+    return SimpleNamespace(
+        in_transaction=transactions,
+        consumer=SimpleNamespace(transactions=SimpleNamespace(commit=commit), _commit=commit),
+        producer=SimpleNamespace(buffer=publisher, flush=flush),
     )
-    drain_before_commit(app)  # type: ignore[arg-type]
-    drain_before_commit(app)  # type: ignore[arg-type]  # installed once
+
+
+@pytest.mark.parametrize("transactions", [True, False])
+async def test_commit_waits_until_every_buffered_record_is_sent(transactions: bool) -> None:
+    log: list[str] = []
+    publisher = Publisher(log, delay=0.01)
+    task = asyncio.create_task(publisher.run())
+    app = fake_app(log, publisher, transactions=transactions)
+    drain_before_commit(app)
+    drain_before_commit(app)  # installed once
     for record in ("a", "b", "c"):
         publisher.pending.put_nowait(record)
     await asyncio.sleep(0)  # the task pops "a": the queue alone would look almost drained
-    assert await manager.commit({"tp": 3}, start_new_transaction=False)
-    assert log == ["sent a", "sent b", "sent c", "commit {'tp': 3} new=False"]
+    if transactions:
+        assert await app.consumer.transactions.commit({"tp": 3}, start_new_transaction=False)
+        assert log == ["sent a", "sent b", "sent c", "commit {'tp': 3} new=False"]
+    else:
+        assert await app.consumer._commit({"tp": 3})
+        assert log == ["sent a", "sent b", "sent c", "flush", "commit {'tp': 3} new=True"]
     task.cancel()
 
 
@@ -58,21 +67,29 @@ async def test_idle_means_empty_and_the_publisher_waiting() -> None:
     log: list[str] = []
     publisher = Publisher(log, delay=0.05)
     assert not buffer_idle(publisher.pending)  # empty, but nobody is publishing: not idle
-    assert not await wait_until_idle(publisher.pending, limit_s=0.02)
+    assert not await wait_until_idle(publisher, limit_s=0.02)
     task = asyncio.create_task(publisher.run())
     await asyncio.sleep(0)
     assert buffer_idle(publisher.pending)
     publisher.pending.put_nowait("x")
     await asyncio.sleep(0)
     assert not buffer_idle(publisher.pending)  # popped and being published
-    assert await wait_until_idle(publisher.pending, limit_s=1)
+    assert await wait_until_idle(publisher, limit_s=1)
     assert log == ["sent x"]
     task.cancel()
 
 
-@pytest.mark.parametrize("guarantee", ["exactly_once", "at_least_once"])
-async def test_only_exactly_once_workers_install_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guarantee: str
+async def test_a_stopping_buffer_is_not_waited_for() -> None:
+    publisher = Publisher([], delay=0)
+    publisher.pending.put_nowait("left over")  # nobody will publish it: the worker stops
+    publisher.should_stop = True
+    started = asyncio.get_running_loop().time()
+    assert not await wait_until_idle(publisher, limit_s=5)
+    assert asyncio.get_running_loop().time() - started < 1
+
+
+async def test_workers_install_it_on_assignment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agents import wire
     from streams.app import create_app
@@ -80,8 +97,9 @@ async def test_only_exactly_once_workers_install_it(
 
     installed: list[object] = []
     monkeypatch.setattr("agents.drain_before_commit", installed.append)
-    settings = Settings(data_dir=str(tmp_path), processing_guarantee=guarantee)
+    settings = Settings(data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     wire(app, settings)
+    assert installed == []
     await app.on_partitions_assigned.send(set())
-    assert installed == ([app] if guarantee == "exactly_once" else [])
+    assert installed == [app]
