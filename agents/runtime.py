@@ -152,8 +152,9 @@ class Runtime:
         them outside any transaction (faust-streaming #177/#517: duplicates after a kill).
         We name the transaction that commits the source offset instead.
 
-        Straight to the driver's producer, not through ``Topic.send``: the channel layer
-        and its sensors cost more per record than the send itself (benchmarks/RESULTS.md).
+        Straight to the driver's producer, not through ``Topic.send``, in both guarantees:
+        that skips Faust's channel layer and send sensors (16 % of the cost of sending a
+        sample and its event in a worker profile).
         """
         transactional_id = None
         if self.app.in_transaction:
