@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks import suites
 from benchmarks.brokers import BenchBroker, choose_kind, open_broker
-from benchmarks.configs import CONFIGS, FULL, QUICK, SUITES, Sizes
+from benchmarks.configs import CONFIGS, FULL, MEMORY, QUICK, SUITES, Sizes
 from benchmarks.context import Bench
 from benchmarks.machine import commit, describe, load_average
 from benchmarks.report import render
@@ -71,6 +71,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--repeats", type=int, help="runs per figure (the median is reported; full: 3)")
     add("--events", type=int, help="input events per throughput run (full: 20000)")
     add("--plans", type=int, help="plans loaded for the memory figure (full: 100000)")
+    add(
+        "--stores",
+        nargs="+",
+        choices=tuple(MEMORY),
+        metavar="STORE",
+        help=f"table stores of the memory suite, of: {' '.join(MEMORY)}",
+    )
     add("--profile-out", type=Path, help="also keep the worker's cProfile stats at this path")
     add(
         "--no-record",
@@ -96,6 +103,7 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "repeats": args.repeats,
         "events": args.events,
         "plans": args.plans,
+        "memory": tuple(args.stores) if args.stores else None,
     }
     return replace(sizes, **{k: v for k, v in overrides.items() if v is not None})
 
