@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import Iterator
 
@@ -14,7 +15,7 @@ from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker
 from streams.settings import Settings
 
-__all__ = ["broker_for", "build_app", "run_worker"]
+__all__ = ["broker_for", "build_app", "freeze_startup_objects", "run_worker"]
 
 log = logging.getLogger("learnstream")
 
@@ -43,6 +44,19 @@ def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
     return app
 
 
+def freeze_startup_objects() -> int:
+    """Take every object alive now out of the cyclic collector's scans; return how many.
+
+    After start-up a worker holds ~180,000 long-lived objects (modules, Faust, Presidio's
+    recognizers, pydantic schemas). Each full collection walked all of them, a pause of
+    ~100 ms on this machine that showed up as the p95/p99 of event latency. They live as
+    long as the process, so the collector has nothing to find there (``gc.freeze``).
+    """
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def run_worker(settings: Settings) -> None:
     """Run the worker until SIGINT/SIGTERM."""
     logging.basicConfig(
@@ -60,4 +74,7 @@ def run_worker(settings: Settings) -> None:
         asyncio.run(create_topics(bootstrap_of(url), settings.topics))
         app = build_app(settings, url, embedded)
         worker = faust.Worker(app, loglevel=settings.log_level, quiet=True)
+        log.info(
+            "%d start-up objects frozen out of the garbage collector", freeze_startup_objects()
+        )
         worker.execute_from_commandline()

@@ -44,6 +44,8 @@ class Collected:
     samples: list[dict]
     raw: dict[str, list[bytes]]
     dlq_reasons: list[str]
+    #: sample id -> (partition, offset, broker timestamp in ms) of each copy read
+    places: dict[str, list[tuple[int, int, int]]]
 
 
 async def collect(
@@ -54,13 +56,17 @@ async def collect(
         bootstrap, topics.name("samples"), isolation_level=isolation_level, max_wait=120
     )
     raw: dict[str, list[bytes]] = {}
+    places: dict[str, list[tuple[int, int, int]]] = {}
     samples = []
     for record in records:
         sample = decode_any(record.value)
         samples.append(sample)
         raw.setdefault(sample["sample_id"], []).append(record.value)
+        places.setdefault(sample["sample_id"], []).append(
+            (record.partition, record.offset, record.timestamp)
+        )
     dead = await read_topic(bootstrap, topics.name("dlq"), isolation_level=isolation_level)
-    return Collected(samples, raw, [dict(r.headers)["reason"].decode() for r in dead])
+    return Collected(samples, raw, [dict(r.headers)["reason"].decode() for r in dead], places)
 
 
 async def wait_delivered(

@@ -36,6 +36,16 @@ def _identical_but_created_at(raw: dict[str, list[bytes]]) -> list[str]:
     return differing
 
 
+def _where_duplicates_sit(got, duplicated: dict[str, int], kills: list[int]) -> str:
+    """Say where the copies of some duplicated samples sit, next to the kill times."""
+    families = {s["sample_id"]: s["sample_family"] for s in got.samples}
+    lines = [f"kills at (ms): {kills}"]
+    for sample_id in sorted(duplicated)[:10]:
+        copies = ", ".join(f"p{p}@{o} t={t}" for p, o, t in got.places[sample_id])
+        lines.append(f"  {sample_id} {families[sample_id]}: {copies}")
+    return "\n".join(lines)
+
+
 async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     topics = TopicSettings(prefix=namespace)
     workload = build_workload(EVENTS, seed=17)
@@ -48,10 +58,11 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     publishing = asyncio.create_task(
         publish_paced(broker.bootstrap, topics, workload.records, rate, broker.embedded)
     )
-    rng, recoveries = random.Random(5), []
+    rng, recoveries, kills = random.Random(5), [], []
     for _ in range(KILLS):
         await asyncio.sleep(rng.uniform(2.0, 0.8 * EVENTS / rate / KILLS))
         worker.kill()
+        kills.append(int(time.time() * 1000))
         started = time.monotonic()
         await asyncio.to_thread(worker.start)
         recoveries.append(time.monotonic() - started)
@@ -65,6 +76,8 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
         f"to ready {max(recoveries):.1f}s max, drained {waited:.1f}s after the last "
         f"record: {verdict.report()}"
     )
+    if verdict.duplicated:
+        print(_where_duplicates_sit(got, verdict.duplicated, kills))
     assert verdict.delivered, verdict.report()
     assert _identical_but_created_at(got.raw) == []
     assert got.dlq_reasons == []

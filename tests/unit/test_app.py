@@ -49,3 +49,18 @@ async def test_memory_store_gets_no_rocksdb_options(tmp_path: Path) -> None:
     settings = Settings(data_dir=str(tmp_path))
     runtime = wire(create_app(settings, "kafka://127.0.0.1:9", embedded=False), settings)
     assert all(t.options is None for t in runtime.app.tables.values())
+
+
+def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
+    import gc
+
+    from streams.worker import freeze_startup_objects
+
+    marker = [object()]  # a container: tracked by the collector until frozen
+    try:
+        frozen = freeze_startup_objects()
+        assert frozen == gc.get_freeze_count() > 0
+        assert not any(o is marker for o in gc.get_objects())  # no longer scanned
+    finally:
+        gc.unfreeze()
+    assert any(o is marker for o in gc.get_objects())
