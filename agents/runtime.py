@@ -74,7 +74,7 @@ class Runtime:
         if cached is not None and (cached[0] is raw or cached[0] == raw):
             self._states.move_to_end(plan_id)
             return cached[1]
-        state = PlanState.model_validate(raw)
+        state = PlanState.from_table(raw)
         self._remember(plan_id, raw, state)
         return state
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+import orjson
 from aiokafka.partitioner import murmur2
 
 __all__ = ["ExpiryIndex", "partition_of", "terminal_since"]
@@ -28,9 +29,15 @@ def partition_of(key: str, partitions: int) -> int:
     return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
 
 
-def terminal_since(raw: Mapping[str, Any] | None) -> datetime | None:
+def terminal_since(raw: bytes | Mapping[str, Any] | None) -> datetime | None:
     """Return when the stored plan state ``raw`` became terminal (None: not terminal)."""
-    since = raw.get("terminal_since") if raw else None
+    if isinstance(raw, bytes):
+        if b'"terminal_since"' not in raw:  # most plans: skip parsing them
+            return None
+        stored: Mapping[str, Any] = orjson.loads(raw)
+    else:
+        stored = raw or {}
+    since = stored.get("terminal_since")
     return datetime.fromisoformat(since) if isinstance(since, str) else None
 
 

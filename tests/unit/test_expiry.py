@@ -64,3 +64,5 @@ def test_terminal_since_reads_the_stored_form() -> None:
     assert terminal_since({"terminal_since": "2026-03-01T12:00:00Z"}) == T0
     assert terminal_since({"terminal_since": None}) is None
     assert terminal_since(None) is None
+    assert terminal_since(b'{"terminal_since":"2026-03-01T12:00:00Z"}') == T0
+    assert terminal_since(b'{"updated_at":"2026-03-01T12:00:00Z"}') is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -97,10 +98,14 @@ def test_record_delta_returns_a_new_state() -> None:
 
 def test_table_form_round_trips() -> None:
     state = record_delta(merged(None, snapshot(T, "completed"), T), "d1")
-    table = state.to_table()
+    stored = state.to_table()
+    assert isinstance(stored, bytes)
+    table = json.loads(stored)
     assert table["updated_at"] == "2026-03-01T10:00:00Z"
     assert table["terminal_since"] == "2026-03-01T10:00:00Z"
-    assert PlanState.model_validate(table) == state
+    assert PlanState.from_table(stored) == state
+    assert PlanState.from_table(stored.decode()) == state
+    assert PlanState.from_table(table) == state  # the dict form tables held before
 
 
 @pytest.mark.parametrize("status", ["completed", "cancelled", "failed"])
