@@ -33,7 +33,7 @@ test-kafka: $(STAMP)  ## integration + reliability suites on Apache Kafka (fetch
 test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker
 	$(PY) -m pytest -m "not kafka" tests/reliability
 
-test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka (known to fail: RELIABILITY.md)
+test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka (known to fail: a few duplicates, RELIABILITY.md)
 	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest -m eos -s tests/reliability
 
 lint: $(STAMP)  ## ruff + mypy

@@ -66,8 +66,8 @@ def run_worker(settings: Settings) -> None:
         if settings.processing_guarantee == "exactly_once":
             log.warning(
                 "processing_guarantee=exactly_once is experimental: under kill -9 a "
-                "read_committed reader still saw a few duplicates and missing samples "
-                "(RELIABILITY.md); at_least_once with deterministic ids is the default"
+                "read_committed reader still saw a few duplicated samples (RELIABILITY.md); "
+                "at_least_once with deterministic ids is the default"
             )
         if one_record_per_batch(settings, embedded):
             log.info("one record per producer batch (embedded broker offsets count batches)")
