@@ -57,15 +57,20 @@ async def _run_until_signalled(args: argparse.Namespace) -> None:
         await task
 
 
-def main() -> None:
-    """Run the pass-through from the command line."""
-    parser = argparse.ArgumentParser(description=__doc__)
+def pass_through_parser(description: str | None) -> argparse.ArgumentParser:
+    """Return the command line of a pass-through process (this one, benchmarks.faust_floor)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--bootstrap", required=True, help="host:port of the broker")
     parser.add_argument("--inputs", required=True, nargs="+", help="topics to consume")
     parser.add_argument("--output", required=True, help="topic to produce to")
     parser.add_argument("--group", required=True, help="consumer group id")
     parser.add_argument("--embedded", action="store_true", help="one record per batch")
-    asyncio.run(_run_until_signalled(parser.parse_args()))
+    return parser
+
+
+def main() -> None:
+    """Run the pass-through from the command line."""
+    asyncio.run(_run_until_signalled(pass_through_parser(__doc__).parse_args()))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import tempfile
 import faust
 from faust.types import StreamT
 
+from benchmarks.baseline import pass_through_parser
+
 __all__ = ["build_app", "main"]
 
 
@@ -50,13 +52,7 @@ def build_app(args: argparse.Namespace, datadir: str) -> faust.App:
 
 def main() -> None:
     """Run the Faust pass-through worker until SIGTERM."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bootstrap", required=True, help="host:port of the broker")
-    parser.add_argument("--inputs", required=True, nargs="+", help="topics to consume")
-    parser.add_argument("--output", required=True, help="topic to produce to")
-    parser.add_argument("--group", required=True, help="consumer group id (Faust app id)")
-    parser.add_argument("--embedded", action="store_true", help="one record per batch")
-    args = parser.parse_args()
+    args = pass_through_parser(__doc__).parse_args()  # --group is the Faust app id
     with tempfile.TemporaryDirectory(prefix="faust-floor-") as datadir:
         app = build_app(args, datadir)
         worker = faust.Worker(app, loglevel=logging.WARNING, quiet=True)
