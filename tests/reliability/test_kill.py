@@ -95,8 +95,8 @@ async def test_kill_9_exactly_once(broker, start_worker, namespace):
     """Transactions: Apache Kafka only (the embedded broker has no InitProducerId).
 
     Known to fail today (RELIABILITY.md): nothing is lost since commits drain Faust's send
-    buffer, but a read_committed reader still sees a few duplicates after kills (59 of
-    20,000 events). Not part of CI; `make test-eos` reproduces it and prints where the
+    buffer, but a read_committed reader still sees duplicates after kills (59 and 1,409
+    ids in two runs of 20,000 events). Not part of CI; `make test-eos` reproduces it and prints where the
     copies sit.
     """
     assert not broker.embedded, "exactly_once needs transactions: run with `make test-kafka`"
