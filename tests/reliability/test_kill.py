@@ -96,8 +96,8 @@ async def test_kill_9_exactly_once(broker, start_worker, namespace):
 
     Known to fail today (RELIABILITY.md): nothing is lost since commits drain Faust's send
     buffer, but a read_committed reader still sees duplicates after kills (59 and 1,409
-    ids in two runs of 20,000 events). Not part of CI; `make test-eos` reproduces it and
-    prints where the copies sit.
+    ids before repeated acks were dropped, 42 after). Not part of CI; `make test-eos`
+    reproduces it and prints where the copies sit.
     """
     assert not broker.embedded, "exactly_once needs transactions: run with `make test-kafka`"
     await _kill_run(broker, start_worker, namespace, "exactly_once")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from streams.eos import buffer_idle, drain_before_commit, wait_until_idle
+from streams.eos import _deduped, buffer_idle, dedupe_acks, drain_before_commit, wait_until_idle
 
 
 class Publisher:
@@ -38,7 +38,9 @@ def fake_app(log: list[str], publisher: Publisher, *, transactions: bool) -> Any
 
     return SimpleNamespace(
         in_transaction=transactions,
-        consumer=SimpleNamespace(transactions=SimpleNamespace(commit=commit), _commit=commit),
+        consumer=SimpleNamespace(
+            transactions=SimpleNamespace(commit=commit), _commit=commit, _new_offset=lambda tp: None
+        ),
         producer=SimpleNamespace(buffer=publisher, flush=flush),
     )
 
@@ -103,3 +105,36 @@ async def test_workers_install_it_on_assignment(
     assert installed == []
     await app.on_partitions_assigned.send(set())
     assert installed == [app]
+
+
+def test_dedupe_acks_drops_repeats_and_committed_offsets() -> None:
+    acked = [126, 124, 125, 125, 127, 126]
+    dedupe_acks(acked, committed=125)
+    assert acked == [125, 126, 127]
+    untouched = [3, 4, 5]
+    dedupe_acks(untouched, committed=None)
+    assert untouched == [3, 4, 5]
+
+
+def test_repeated_acks_no_longer_stall_fausts_offset_choice() -> None:
+    """Faust's own ``_new_offset`` on what a 20,000-event kill run logged."""
+    from faust.transport.consumer import Consumer
+    from faust.types import TP
+    from intervaltree import IntervalTree
+
+    tp = TP("plan_approved", 1)
+
+    def consumer() -> Any:
+        acked = [124, 125, 125, 126, 126, 127]
+        return SimpleNamespace(
+            _acked={tp: acked},
+            _acked_index={tp: set(acked)},
+            _gap={tp: IntervalTree()},
+            _committed_offset={tp: 125},
+        )
+
+    plain = consumer()
+    assert Consumer._new_offset(plain, tp) == 126  # Faust alone: one offset past the repeat
+    fixed = consumer()
+    new_offset = _deduped(fixed, lambda t: Consumer._new_offset(fixed, t))
+    assert new_offset(tp) == 128  # everything acked: 125, 126, 127
