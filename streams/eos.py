@@ -92,7 +92,7 @@ def _drained(buffer: Buffer, commit: Commit, flush: Callable[[], Awaitable[None]
 
 
 def dedupe_acks(acked: list[int], committed: int | None) -> None:
-    """Drop repeated offsets, and offsets below ``committed``, from a sorted-able list in place."""
+    """Drop repeated offsets and offsets below ``committed`` from ``acked`` (in place, sorted)."""
     keep = {o for o in acked if committed is None or o >= committed}
     if len(keep) != len(acked):
         acked[:] = sorted(keep)
@@ -109,7 +109,8 @@ def _deduped(consumer: Any, new_offset: Callable[[TP], int | None]) -> Callable[
 
 
 def drain_before_commit(app: faust.App) -> None:
-    """Make every offset commit of ``app`` wait for its send buffer first.
+    """Make every offset commit of ``app`` wait for its send buffer first, and drop repeated
+    acks before Faust picks the offsets to commit.
 
     Call once the consumer exists (on partition assignment); calling again is a no-op.
     """
