@@ -10,7 +10,7 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
 from agents.runtime import Runtime
 from streams.codecs import codec_for
-from streams.eos import drain_before_commit
+from streams.eos import Progress, guard_commits
 from streams.expiry import ExpiryIndex
 from streams.metrics import Metrics
 from streams.privacy import PrivacyConfig, build_anonymizer
@@ -46,14 +46,20 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
         anonymizer=build_anonymizer(privacy_config(settings)),
         codec=codec_for(settings.sample_format),
         expiry=ExpiryIndex(settings.topics.partitions),
+        # not app.in_transaction: Faust caches that property, False until the worker runs
+        progress=Progress(gated=settings.processing_guarantee == "exactly_once"),
     )
     for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
         module.register(runtime)
 
     def on_assigned(*_args: Any, **_kwargs: Any) -> None:
-        drain_before_commit(app)  # the consumer exists now; once is enough
+        guard_commits(app, runtime.progress)  # the consumer exists now; once is enough
+
+    def on_revoked(*args: Any, **_kwargs: Any) -> None:
+        runtime.progress.forget(args[1])  # (app, revoked partitions): Faust just committed them
 
     app.on_partitions_assigned.connect(on_assigned)
+    app.on_partitions_revoked.connect(on_revoked)
     setup_prometheus_sensors(
         app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"
     )

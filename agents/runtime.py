@@ -19,6 +19,7 @@ from faust.types import EventT
 
 from streams.codecs import SampleCodec
 from streams.dlq import DlqRecord, dlq_headers
+from streams.eos import Progress
 from streams.errors import InvalidEvent
 from streams.expiry import ExpiryIndex
 from streams.join import Outcome, ParkedEvent, park
@@ -57,6 +58,8 @@ class Runtime:
     codec: SampleCodec
     #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
     expiry: ExpiryIndex
+    #: Records processed per partition; what offset commits take (streams/eos.py).
+    progress: Progress
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
     _states: OrderedDict[str, tuple[Any, PlanState]] = field(default_factory=OrderedDict)
@@ -220,21 +223,29 @@ class Runtime:
     async def guarded(
         self, source: str, event: EventT[bytes], handle: Callable[[EventT[bytes]], Awaitable[None]]
     ) -> None:
-        """Run ``handle`` on one record; any failure dead-letters it and the loop goes on."""
+        """Run ``handle`` on one record; any failure dead-letters it and the loop goes on.
+
+        A record this worker already processed (handed over again after a seek) is skipped.
+        """
         msg = event.message
-        self.metrics.child(self.metrics.events, source).inc()
-        started = time.perf_counter()
-        try:
-            await handle(event)
-        except InvalidEvent as exc:
-            await self.dead_letter(self._where(event, exc.reason, exc.detail), msg.key, msg.value)
-        except Exception as exc:  # a builder bug must not lose the record: dead-letter it
-            log.exception("builder failed %s", self._where(event, "builder_error", "").location)
-            record = self._where(event, "builder_error", f"{type(exc).__name__}: {exc}")
-            await self.dead_letter(record, msg.key, msg.value)
-        finally:
-            processing = self.metrics.child(self.metrics.processing, source)
-            processing.observe(time.perf_counter() - started)
+        async with self.progress.record(msg.tp, msg.offset) as fresh:
+            if not fresh:
+                self.metrics.redelivered.inc()
+                return
+            self.metrics.child(self.metrics.events, source).inc()
+            started = time.perf_counter()
+            try:
+                await handle(event)
+            except InvalidEvent as exc:
+                where = self._where(event, exc.reason, exc.detail)
+                await self.dead_letter(where, msg.key, msg.value)
+            except Exception as exc:  # a builder bug must not lose the record: dead-letter it
+                log.exception("builder failed %s", self._where(event, "builder_error", "").location)
+                record = self._where(event, "builder_error", f"{type(exc).__name__}: {exc}")
+                await self.dead_letter(record, msg.key, msg.value)
+            finally:
+                processing = self.metrics.child(self.metrics.processing, source)
+                processing.observe(time.perf_counter() - started)
 
     @staticmethod
     def _where(event: EventT[bytes], reason: str, error: str) -> DlqRecord:

@@ -62,7 +62,10 @@ def register(runtime: Runtime) -> None:
     @runtime.app.agent(runtime.topics.join_ticks, name="learnstream.sweeper")
     async def ticks(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
-            await sweep(event.message.partition)
+            msg = event.message
+            async with runtime.progress.record(msg.tp, msg.offset) as fresh:
+                if fresh:
+                    await sweep(msg.partition)
 
     def on_revoked(*_args: Any, **_kwargs: Any) -> None:
         # Another worker may change the partitions we get back: rebuild on the next tick.

@@ -41,6 +41,11 @@ class Metrics:
         self.join_misses = Counter(
             "learnstream_join_misses", "Events whose plan never came", registry=r
         )
+        self.redelivered = Counter(
+            "learnstream_redelivered",
+            "Records handed over again after a seek and skipped (already processed)",
+            registry=r,
+        )
         self.rebalances = Counter("learnstream_rebalances", "Partition reassignments", registry=r)
         self.pending = Gauge(
             "learnstream_pending_joins", "Events parked for their plan", registry=r

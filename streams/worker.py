@@ -13,6 +13,7 @@ import faust
 from streams.admin import bootstrap_of, create_topics
 from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker
+from streams.eos import deliver_every_record
 from streams.settings import Settings
 
 __all__ = ["broker_for", "build_app", "freeze_startup_objects", "run_worker"]
@@ -41,6 +42,7 @@ def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
 
     app = create_app(settings, url, embedded=embedded)
     wire(app, settings)
+    deliver_every_record(app)
     return app
 
 

@@ -1,4 +1,5 @@
-"""A stand-in for the worker's producer in agent tests: records sends, one mock per topic."""
+"""Agent tests: a stand-in for the worker's producer (one mock per topic), and a feed that
+delivers input records with the offsets Kafka would give them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import faust
 
 from agents.runtime import Runtime
 
-__all__ = ["mock_outputs"]
+__all__ = ["Feed", "mock_outputs"]
 
 
 class _RecordingProducer:
@@ -42,3 +43,35 @@ def mock_outputs(app: faust.App, runtime: Runtime) -> dict[str, AsyncMock]:
     by_topic = {getattr(runtime.topics, n).get_topic_name(): m for n, m in mocks.items()}
     app.producer.send = _RecordingProducer(by_topic).send  # type: ignore[method-assign]
     return mocks
+
+
+class Feed:
+    """Deliver records to an agent as Kafka would: offsets continue per topic partition.
+
+    Each delivery uses a fresh ``test_context``, whose offsets would start at 0 again; to the
+    agents a repeated offset is a redelivery, which they skip.
+    """
+
+    def __init__(self, app: faust.App) -> None:
+        self.app = app
+        self.offsets: dict[tuple[str, int | None], int] = {}
+
+    async def put(
+        self,
+        agent: str,
+        topic: str,
+        *values: bytes | None,
+        key: bytes | None = None,
+        partition: int | None = None,
+        timestamp: float | None = None,
+    ) -> None:
+        """Deliver ``values`` in order to agent ``learnstream.<agent>`` as records of ``topic``."""
+        wrapper = self.app.agents[f"learnstream.{agent}"].test_context()
+        # A multi-topic agent cannot name its topic: say which one the record came from.
+        wrapper.original_channel = self.app.topic(topic)
+        log = (topic, partition)
+        wrapper.sent_offset = self.offsets.get(log, 0)
+        async with wrapper as context:
+            for value in values:
+                await context.put(value, key=key, partition=partition, timestamp=timestamp)
+        self.offsets[log] = wrapper.sent_offset

@@ -27,7 +27,7 @@ from streams.expiry import partition_of
 from streams.schemas import validate_sample
 from streams.settings import Settings
 from streams.simulate import BAD_RECORDS, Simulator
-from tests.support.outputs import mock_outputs
+from tests.support.outputs import Feed, mock_outputs
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 AGENT_OF = {
@@ -64,6 +64,7 @@ class Harness:
     events: AsyncMock
     dlq: AsyncMock
     sim: Simulator
+    feed: Feed
 
     async def put(
         self,
@@ -73,12 +74,8 @@ class Harness:
         timestamp: float | None = None,
     ) -> None:
         """Deliver ``values`` in order to the agent consuming topic ``field``."""
-        wrapper = self.app.agents[f"learnstream.{AGENT_OF[field]}"].test_context()
-        # A multi-topic agent cannot name its topic: say which one the record came from.
-        wrapper.original_channel = self.app.topic(self.runtime.settings.topics.name(field))
-        async with wrapper as agent:
-            for value in values:
-                await agent.put(value, key=key, timestamp=timestamp)
+        topic = self.runtime.settings.topics.name(field)
+        await self.feed.put(AGENT_OF[field], topic, *values, key=key, timestamp=timestamp)
 
     def sent(self) -> list[dict[str, Any]]:
         """Return the JSON samples sent so far, checking each key is its sample id."""
@@ -103,7 +100,9 @@ async def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Har
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
     mocks = mock_outputs(app, runtime)
-    yield Harness(app, runtime, *mocks.values(), sim=Simulator(seed=21, pii_ratio=0.0))
+    yield Harness(
+        app, runtime, *mocks.values(), sim=Simulator(seed=21, pii_ratio=0.0), feed=Feed(app)
+    )
     # Iterating a stream builds the Kafka consumer, whose never-started thread owns a loop.
     consumer = app._consumer
     if consumer is not None:

@@ -57,6 +57,7 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "learnstream_late_events_total": ("counter", ("window",)),
     "learnstream_consumer_lag": ("gauge", ("topic", "partition")),
     "learnstream_rebalances_total": ("counter", ()),
+    "learnstream_redelivered_total": ("counter", ()),
 }
 # Known label values (a matcher with another value is a typo).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {

@@ -39,7 +39,7 @@ from streams.quality import (
 )
 from streams.settings import Settings, WindowSettings
 from streams.simulate import Simulator
-from tests.support.outputs import mock_outputs
+from tests.support.outputs import Feed, mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)
 HOUR = WindowSpec("1h", 3600.0, 3600.0, 7200.0)
@@ -233,7 +233,7 @@ async def runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         app._consumer._thread.thread_loop.close()
 
 
-async def _decide(runtime: Any, approved: bool, when: datetime, partition: int) -> None:
+async def _decide(runtime: Any, feed: Feed, approved: bool, when: datetime, partition: int) -> None:
     sim = Simulator(seed=int(when.timestamp()) % 1000 + partition, pii_ratio=0.0)
     snap = sim.plan(when)
     key = snap["plan"]["plan_id"].encode()
@@ -242,19 +242,18 @@ async def _decide(runtime: Any, approved: bool, when: datetime, partition: int) 
         ("plans", "plans", snap),
         ("decisions", topic, sim.decision(snap, approved, when)),
     ):
-        wrapper = runtime.app.agents[f"learnstream.{agent}"].test_context()
-        wrapper.original_channel = runtime.app.topic(runtime.settings.topics.name(field))
-        async with wrapper as context:
-            await context.put(orjson.dumps(value), key=key, partition=partition)
+        name = runtime.settings.topics.name(field)
+        await feed.put(agent, name, orjson.dumps(value), key=key, partition=partition)
 
 
 async def test_samples_are_counted_by_event_time_partition_and_lateness(runtime: Any) -> None:
+    feed = Feed(runtime.app)
     quality = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
     assert isinstance(quality, QualityWindows)
     fresh = datetime.now(UTC) - timedelta(seconds=1)
-    await _decide(runtime, True, fresh, partition=2)
-    await _decide(runtime, False, fresh, partition=3)
-    await _decide(runtime, True, fresh - timedelta(hours=3), partition=2)  # past expiry: late
+    await _decide(runtime, feed, True, fresh, partition=2)
+    await _decide(runtime, feed, False, fresh, partition=3)
+    await _decide(runtime, feed, True, fresh - timedelta(hours=3), partition=2)  # past expiry: late
     counts = quality.counts({2, 3}, fresh.timestamp())
     assert counts["5m"]["intent_resolution"] == {"good": 1, "acceptable": 0, "poor": 1}
     assert counts["1h"]["confirm_decision"] == {"good": 1, "acceptable": 0, "poor": 1}
