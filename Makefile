@@ -28,12 +28,12 @@ test-unit: $(STAMP)  ## unit tests only (no broker)
 	$(PY) -m pytest tests/unit
 
 test-kafka: $(STAMP)  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17)
-	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest -m "not eos" tests/integration tests/kafka_smoke tests/reliability
+	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest tests/integration tests/kafka_smoke tests/reliability
 
 test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker
 	$(PY) -m pytest -m "not kafka" tests/reliability
 
-test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka (known to fail: a few duplicates, RELIABILITY.md)
+test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka only (part of test-kafka)
 	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest -m eos -s tests/reliability
 
 lint: $(STAMP)  ## ruff + mypy

@@ -16,7 +16,13 @@ from streams.embedded import EmbeddedBroker
 from streams.eos import deliver_every_record
 from streams.settings import Settings
 
-__all__ = ["broker_for", "build_app", "freeze_startup_objects", "run_worker"]
+__all__ = [
+    "broker_for",
+    "build_app",
+    "freeze_startup_objects",
+    "guarantee_problem",
+    "run_worker",
+]
 
 log = logging.getLogger("learnstream")
 
@@ -46,6 +52,17 @@ def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
     return app
 
 
+def guarantee_problem(settings: Settings, embedded: bool) -> str | None:
+    """Say why the processing guarantee cannot work on this broker, if it cannot."""
+    if embedded and settings.processing_guarantee == "exactly_once":
+        return (
+            "processing_guarantee=exactly_once needs Kafka transactions, which the embedded "
+            "broker does not have: set LEARNSTREAM_BROKER_URL to an Apache Kafka cluster, or "
+            "use at_least_once (samples have deterministic ids)"
+        )
+    return None
+
+
 def freeze_startup_objects() -> int:
     """Take every object alive now out of the cyclic collector's scans; return how many.
 
@@ -65,12 +82,10 @@ def run_worker(settings: Settings) -> None:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
     with broker_for(settings) as (url, embedded):
-        if settings.processing_guarantee == "exactly_once":
-            log.warning(
-                "processing_guarantee=exactly_once is experimental: under kill -9 a "
-                "read_committed reader still saw a few duplicated samples (RELIABILITY.md); "
-                "at_least_once with deterministic ids is the default"
-            )
+        problem = guarantee_problem(settings, embedded)
+        if problem:
+            raise SystemExit(problem)
+        log.info("processing guarantee: %s", settings.processing_guarantee)
         if one_record_per_batch(settings, embedded):
             log.info("one record per producer batch (embedded broker offsets count batches)")
         asyncio.run(create_topics(bootstrap_of(url), settings.topics))

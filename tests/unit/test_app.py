@@ -64,3 +64,16 @@ def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
     finally:
         gc.unfreeze()
     assert any(o is marker for o in gc.get_objects())
+
+
+def test_exactly_once_on_the_embedded_broker_is_refused_with_a_reason() -> None:
+    from streams.settings import Settings
+    from streams.worker import guarantee_problem
+
+    eos = Settings(processing_guarantee="exactly_once")
+    problem = guarantee_problem(eos, embedded=True)
+    assert problem is not None
+    assert "LEARNSTREAM_BROKER_URL" in problem
+    assert "transactions" in problem
+    assert guarantee_problem(eos, embedded=False) is None
+    assert guarantee_problem(Settings(), embedded=True) is None
