@@ -225,7 +225,8 @@ class Runtime:
     ) -> None:
         """Run ``handle`` on one record; any failure dead-letters it and the loop goes on.
 
-        A record this worker already processed (handed over again after a seek) is skipped.
+        Skipped: a record processed before (handed over again after a seek), and one above a
+        hole in its partition's offsets (it comes again once the hole is re-read).
         """
         msg = event.message
         async with self.progress.record(msg.tp, msg.offset) as fresh:

@@ -43,7 +43,7 @@ class Metrics:
         )
         self.redelivered = Counter(
             "learnstream_redelivered",
-            "Records handed over again after a seek and skipped (already processed)",
+            "Records skipped: processed before, or above a hole that is read again",
             registry=r,
         )
         self.rebalances = Counter("learnstream_rebalances", "Partition reassignments", registry=r)
