@@ -10,7 +10,7 @@ from faust.sensors.prometheus import setup_prometheus_sensors
 from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
 from agents.runtime import Runtime
 from streams.codecs import codec_for
-from streams.eos import Progress, guard_commits
+from streams.eos import Progress, deliver_every_record, guard_commits
 from streams.expiry import ExpiryIndex
 from streams.metrics import Metrics
 from streams.privacy import PrivacyConfig, build_anonymizer
@@ -60,6 +60,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
 
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
+    deliver_every_record(app)  # Progress orders and de-duplicates instead of Faust
     setup_prometheus_sensors(
         app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"
     )

@@ -143,7 +143,7 @@ class Progress:
 
     async def _after_rewind(self, tp: TP, offset: int, expected: int, waiting: _Rewinding) -> bool:
         if not waiting.restarted(offset):  # still records fetched before the seek
-            waiting.last, waiting.skipped = max(offset, waiting.last), waiting.skipped + 1
+            waiting.last, waiting.skipped = offset, waiting.skipped + 1
             if waiting.skipped >= REWIND_AGAIN_AFTER:
                 waiting.skipped = 0
                 await self._seek(tp, expected)

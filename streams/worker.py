@@ -13,7 +13,6 @@ import faust
 from streams.admin import bootstrap_of, create_topics
 from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker
-from streams.eos import deliver_every_record
 from streams.settings import Settings
 
 __all__ = [
@@ -48,7 +47,6 @@ def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
 
     app = create_app(settings, url, embedded=embedded)
     wire(app, settings)
-    deliver_every_record(app)
     return app
 
 
