@@ -1,18 +1,52 @@
-"""Deterministic sample ids: a replay re-emits the same id, so trainers deduplicate exactly."""
+"""Deterministic ids: sample ids a replay re-emits, and UUIDs for runtimes' own id strings."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 
-__all__ = ["sample_id"]
+__all__ = ["canonical_id", "derived_uuid", "is_uuid4", "sample_id"]
+
+#: The canonical (hyphenated) form of an RFC 4122 UUID of version 4, any case.
+_UUID4 = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.IGNORECASE
+)
+
+
+def _v4_from(text: str) -> str:
+    """Return a UUID with version-4 bits whose 122 free bits come from SHA-256 of text."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
 def sample_id(family: str, source_event_id: str) -> str:
     """Return a UUID v4-shaped id derived from (family, source event id).
 
-    The 122 free bits come from SHA-256, the version and variant bits are set as UUID v4
-    requires, so the id validates as v4 while staying a pure function of its inputs.
+    The id validates as v4 while staying a pure function of its inputs, so a replay
+    re-emits the same id and trainers deduplicate exactly.
     """
-    digest = hashlib.sha256(f"{family}\x1f{source_event_id}".encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16], version=4))
+    return _v4_from(f"{family}\x1f{source_event_id}")
+
+
+def is_uuid4(value: str) -> bool:
+    """Tell whether value is a canonical UUID v4 string (any case)."""
+    return _UUID4.fullmatch(value) is not None
+
+
+def derived_uuid(runtime_id: str) -> str:
+    """Return the UUID v4-shaped stand-in of a runtime id that is not a UUID (``plan-123``).
+
+    Samples must carry UUIDs where the MPLP learning schemas say ``format: uuid``; a
+    runtime's own id maps to the same stand-in every time, on every worker.
+    """
+    return _v4_from(f"mplp-id\x1f{runtime_id}")
+
+
+def canonical_id(runtime_id: str) -> str:
+    """Return the UUID a sample carries for a runtime id: itself (lower case) or its stand-in.
+
+    Also the key of per-plan and per-project state, so ``PLAN-1`` style ids and
+    upper-case UUIDs join with what refers to them.
+    """
+    return runtime_id.lower() if is_uuid4(runtime_id) else derived_uuid(runtime_id)
