@@ -50,6 +50,14 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         broker_rebalance_timeout=settings.broker.rebalance_timeout,
         broker_heartbeat_interval=settings.broker.heartbeat_interval,
         web_enabled=True,
+        # Faust's built-in pages would serve table contents (raw, un-anonymized input under
+        # /table/pending/<plan_id>/), cluster topology and sensor internals to anyone on the
+        # port. Only our own pages (/metrics, /quality) are mounted; "/" answers {"status": "OK"}.
+        web_tables_enabled=False,
+        web_router_enabled=False,  # we route nothing across workers (no @table_route)
+        web_stats_enabled=False,
+        web_graph_enabled=False,
+        web_metrics_enabled=False,
         web_bind=settings.web_host,
         web_host=settings.web_host,
         web_port=settings.web_port,
