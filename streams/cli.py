@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+from typing import Any
 
 import click
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from streams.settings import Settings
+from streams.usererrors import UserError, check_broker, settings_problem
 
 __all__ = ["main"]
 
@@ -16,23 +21,64 @@ __all__ = ["main"]
 def _settings() -> Settings:
     try:
         return Settings()
-    except Exception as exc:  # pydantic's message names the bad variable
-        raise click.ClickException(f"invalid LEARNSTREAM_* settings:\n{exc}") from exc
+    except (ValidationError, SettingsError) as exc:
+        raise UserError(settings_problem(exc)) from exc
+
+
+def _broker_variable(settings: Settings) -> str:
+    return "LEARNSTREAM_BROKER_URL" if settings.broker_url else "LEARNSTREAM_BROKER__URL"
 
 
 def _bootstrap(settings: Settings) -> str:
     from streams.admin import bootstrap_of
 
     if not settings.kafka_url:
-        raise click.ClickException(
+        raise UserError(
             "no broker configured: set LEARNSTREAM_BROKER_URL=kafka://host:9092 "
             "(the embedded broker lives only inside `learnstream worker` / `learnstream demo`)"
         )
+    check_broker(settings.kafka_url, _broker_variable(settings))
     return bootstrap_of(settings.kafka_url)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def main() -> None:
+def _one_line(exc: BaseException) -> str | None:
+    """Return the one-line message of an error the user can fix, or None for a bug."""
+    from aiokafka.errors import KafkaConnectionError
+
+    from streams.embedded import EmbeddedBrokerError
+
+    if isinstance(exc, UserError | EmbeddedBrokerError):
+        return str(exc)
+    if isinstance(exc, KafkaConnectionError):
+        return "lost the connection to the Kafka broker: check LEARNSTREAM_BROKER_URL"
+    return None
+
+
+def _verbose() -> bool:
+    ctx = click.get_current_context(silent=True)
+    flag = bool(ctx and ctx.find_root().params.get("verbose"))
+    return flag or os.environ.get("LEARNSTREAM_LOG_LEVEL", "").lower() == "debug"
+
+
+class _Cli(click.Group):
+    """Turn an error the user can fix into one line (a traceback only with --verbose)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            message = _one_line(exc)
+            if message is None or _verbose():
+                raise
+            raise click.ClickException(message) from exc
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="learnstream", message="%(prog)s %(version)s")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="show tracebacks (or LEARNSTREAM_LOG_LEVEL=debug)"
+)
+def main(verbose: bool) -> None:
     """Turn MPLP agent feedback on Kafka into anonymized LearningSamples.
 
     Configure with LEARNSTREAM_* environment variables; `learnstream config` shows them.
@@ -50,9 +96,17 @@ def worker() -> None:
 @main.command()
 @click.option("--rate", default=20.0, show_default=True, help="simulated plans per second")
 @click.option("--duration", default=0.0, help="stop after N seconds (0 = until Ctrl-C)")
-@click.option("--web-port", default=6066, show_default=True, help="worker /metrics port")
-def demo(rate: float, duration: float, web_port: int) -> None:
-    """Run embedded broker + worker + a simulated agent runtime, with a live view."""
+@click.option(
+    "--web-port",
+    type=int,
+    default=None,
+    help="worker /metrics port [LEARNSTREAM_WEB_PORT; else 6066, or a free port if taken]",
+)
+def demo(rate: float, duration: float, web_port: int | None) -> None:
+    """Run embedded broker + worker + a simulated agent runtime, with a live view.
+
+    Ctrl-C (or SIGTERM) stops it and prints a summary; nothing is left behind.
+    """
     from streams.demo import run_demo
 
     sys.exit(run_demo(_settings(), rate=rate, duration=duration, web_port=web_port))
@@ -75,14 +129,19 @@ def quality(url: str | None, as_json: bool) -> None:
 
     settings = _settings()
     host = "127.0.0.1" if settings.web_host in ("0.0.0.0", "::") else settings.web_host  # noqa: S104
+    where = "--url" if url else "LEARNSTREAM_WEB_PORT"
     url = url or f"http://{host}:{settings.web_port}/quality"
     if not url.startswith(("http://", "https://")):
-        raise click.ClickException(f"--url must be an http(s) URL, not {url!r}")
+        raise UserError("--url must be an http:// or https:// URL")
     try:
         with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - scheme checked
             report = json.load(response)
     except (OSError, ValueError) as exc:
-        raise click.ClickException(f"cannot read {url}: {exc} (is a worker running?)") from exc
+        raise UserError(
+            f"no learnstream worker answers at {url}: start one, or set {where} to its port"
+        ) from exc
+    whose = report.get("app_id", "app_id not reported")
+    click.echo(f"worker at {url} ({whose}; {where} chooses another)", err=True)
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
@@ -90,9 +149,16 @@ def quality(url: str | None, as_json: bool) -> None:
 
 
 @main.command()
-def config() -> None:
-    """Print the effective configuration (secrets masked)."""
-    click.echo(_settings().model_dump_json(indent=2))
+@click.option("--json", "as_json", is_flag=True, help="nested JSON instead of variables")
+def config(as_json: bool) -> None:
+    """Print every effective setting once, as LEARNSTREAM_* variables (secrets masked)."""
+    from streams.configview import effective, env_lines
+
+    settings = _settings()
+    if as_json:
+        click.echo(json.dumps(effective(settings), indent=2))
+    else:
+        click.echo("\n".join(env_lines(settings)))
 
 
 @main.group()

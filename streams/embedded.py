@@ -2,18 +2,32 @@
 
 Known gap: it counts record batches, not records, in end offsets, so every producer we run
 against it sends one record per batch (see ``streams.app.one_record_per_batch``).
+
+The broker dies with the process that started it, however that process ends (kill -9
+included): on Linux the kernel sends it SIGKILL when its parent goes (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["ENV_BINARY", "EmbeddedBroker", "EmbeddedBrokerError", "find_binary", "free_port"]
+__all__ = [
+    "ENV_BINARY",
+    "EmbeddedBroker",
+    "EmbeddedBrokerError",
+    "die_with_parent",
+    "find_binary",
+    "free_port",
+]
 
 ENV_BINARY = "LEARNSTREAM_EMBEDDED_BROKER_BIN"
 
@@ -41,6 +55,28 @@ def find_binary() -> str:
         ) from exc
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """Return a ``preexec_fn`` that has the child sent ``sig`` when this process dies.
+
+    Linux only (None elsewhere). The kernel ties the signal to the *thread* that starts the
+    child, so start long-lived children from a thread that lives as long as the process.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before fork, not in the child
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: no signal would come
+            os.kill(os.getpid(), sig)
+
+    return arm
+
+
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that is free right now."""
     with socket.socket() as sock:
@@ -55,6 +91,11 @@ class EmbeddedBroker:
         self.port = port or free_port()
         self.log_path = log_path
         self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """Return the broker's process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
 
     @property
     def bootstrap(self) -> str:
@@ -84,6 +125,7 @@ class EmbeddedBroker:
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            preexec_fn=die_with_parent(),  # only prctl runs in the child: fork-safe
         )
         self._wait_ready(timeout)
         return self

@@ -10,12 +10,21 @@ import re
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
     "DEFAULT_PII_ENTITIES",
     "BrokerSettings",
+    "Duration",
     "JoinSettings",
     "PiiOperator",
     "LearningSettings",
@@ -24,6 +33,7 @@ __all__ = [
     "Settings",
     "TopicSettings",
     "WindowSettings",
+    "format_duration",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -50,16 +60,43 @@ def _duration(value: Any) -> Any:
     return value
 
 
-Duration = Annotated[timedelta, BeforeValidator(_duration)]
+def format_duration(value: timedelta) -> str:
+    """Write a duration the way a user types it: ``5m``, ``24h``, ``90s``, ``250ms``."""
+    millis = round(value.total_seconds() * 1000)
+    for unit in ("h", "m", "s", "ms"):  # hours, not days: the defaults read "24h"
+        size = round(_UNITS[unit] * 1000)
+        if millis and millis % size == 0:
+            return f"{millis // size}{unit}"
+    return "0s"
+
+
+# JSON (``learnstream config``) shows a duration as typed ("5m"), never as ISO-8601 "PT5M".
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
+_BROKER_URL = re.compile(
+    r"kafka://(?:\[[0-9a-fA-F:.]+\]|[\w.-]+)(?::\d+)?"
+    r"(?:[,;](?:kafka://)?(?:\[[0-9a-fA-F:.]+\]|[\w.-]+)(?::\d+)?)*/?"
+)
+
+
+def _broker_url(value: str | None) -> str | None:
+    """Refuse a broker URL that Faust would misread (a bare ``host:9092`` has no scheme)."""
+    if value is not None and not _BROKER_URL.fullmatch(value):
+        raise ValueError("must look like kafka://host:9092 (several: kafka://h1:9092,h2:9092)")
+    return value
+
+
+BrokerUrl = Annotated[str | None, AfterValidator(_broker_url)]
 
 
 class BrokerSettings(BaseModel):
     """Where Kafka is and how we talk to it."""
 
     model_config = _FROZEN
-    url: str | None = Field(
-        None, description="kafka://host:9092; unset = start the embedded broker"
-    )
+    url: BrokerUrl = Field(None, description="kafka://host:9092; unset = start the embedded broker")
     embedded_port: int = Field(0, description="port of the embedded broker (0 = pick a free one)")
     one_record_per_batch: bool | None = Field(
         None, description="force max_batch_size=1 (default: on for the embedded broker only)"
@@ -198,7 +235,7 @@ class Settings(BaseSettings):
     log_level: str = "info"
 
     # Flat aliases that operators expect to find at the top level.
-    broker_url: str | None = Field(None, description="alias of broker.url (LEARNSTREAM_BROKER_URL)")
+    broker_url: BrokerUrl = Field(None, description="alias of broker.url (LEARNSTREAM_BROKER_URL)")
 
     def table_options(self) -> dict[str, int] | None:
         """Return the store options every table gets (RocksDB memory bounds, or None)."""

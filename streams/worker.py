@@ -14,12 +14,14 @@ from streams.admin import bootstrap_of, create_topics
 from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker
 from streams.settings import Settings
+from streams.usererrors import UserError, check_broker, check_port_free
 
 __all__ = [
     "broker_for",
     "build_app",
     "freeze_startup_objects",
     "guarantee_problem",
+    "preflight",
     "run_worker",
 ]
 
@@ -54,9 +56,9 @@ def guarantee_problem(settings: Settings, embedded: bool) -> str | None:
     """Say why the processing guarantee cannot work on this broker, if it cannot."""
     if embedded and settings.processing_guarantee == "exactly_once":
         return (
-            "processing_guarantee=exactly_once needs Kafka transactions, which the embedded "
-            "broker does not have: set LEARNSTREAM_BROKER_URL to an Apache Kafka cluster, or "
-            "use at_least_once (samples have deterministic ids)"
+            "LEARNSTREAM_PROCESSING_GUARANTEE=exactly_once needs Kafka transactions, which the "
+            "embedded broker does not have: set LEARNSTREAM_BROKER_URL to an Apache Kafka "
+            "cluster, or use at_least_once (samples have deterministic ids)"
         )
     return None
 
@@ -74,15 +76,24 @@ def freeze_startup_objects() -> int:
     return gc.get_freeze_count()
 
 
+def preflight(settings: Settings) -> None:
+    """Raise UserError, before anything starts, on what the user must fix first."""
+    problem = guarantee_problem(settings, embedded=not settings.kafka_url)
+    if problem:
+        raise UserError(problem)
+    check_port_free(settings.web_host, settings.web_port, "LEARNSTREAM_WEB_PORT")
+    if settings.kafka_url:
+        variable = "LEARNSTREAM_BROKER_URL" if settings.broker_url else "LEARNSTREAM_BROKER__URL"
+        check_broker(settings.kafka_url, variable, embedded_hint=True)
+
+
 def run_worker(settings: Settings) -> None:
     """Run the worker until SIGINT/SIGTERM."""
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
+    preflight(settings)
     with broker_for(settings) as (url, embedded):
-        problem = guarantee_problem(settings, embedded)
-        if problem:
-            raise SystemExit(problem)
         log.info("processing guarantee: %s", settings.processing_guarantee)
         if one_record_per_batch(settings, embedded):
             log.info("one record per producer batch (embedded broker offsets count batches)")

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from streams.embedded import free_port
+from streams.embedded import die_with_parent, free_port
 
 __all__ = ["WorkerProcess"]
 
@@ -17,7 +17,14 @@ __all__ = ["WorkerProcess"]
 class WorkerProcess:
     """A worker subprocess with its own log file; stop() always reaps it."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self, env: dict[str, str], log_path: Path, *, stop_with_parent: bool = False
+    ) -> None:
+        """Prepare a worker; ``stop_with_parent`` SIGTERMs it when this process dies (Linux).
+
+        Only for a parent that starts it from its main thread (see ``die_with_parent``).
+        """
+        self.stop_with_parent = stop_with_parent
         self.env = {
             **os.environ,
             **env,
@@ -45,6 +52,9 @@ class WorkerProcess:
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            preexec_fn=die_with_parent(signal.SIGTERM) if self.stop_with_parent else None,
+            # Ctrl-C in a terminal reaches the whole process group: the parent stops us.
+            start_new_session=self.stop_with_parent,
         )
         out.close()
         self._wait_for("[^Worker]: Ready", marker, timeout)
