@@ -1,14 +1,11 @@
 """Encode LearningSamples (plain JSON-like dicts) as JSON or Avro single-object messages.
 
-Absent vs null, the rule that keeps ``decode(encode(s)) == s`` exact:
-
-* inside free-form objects (``input``, ``output``, ``state``, ``feedback.details``)
-  keys are kept as they are: absent stays absent, ``None`` stays ``None``;
-* a typed optional field (``state``, ``feedback.details``, ``meta.project_id``, ...)
-  that is absent is written as Avro null and decoded as absent again;
-* a typed optional field set to ``None`` is written as Avro null plus its dotted path
-  in ``present_nulls``, and decoded as ``None`` again (``feedback.details = None`` is
-  simply a JsonValue holding null).
+Avro messages are ``C3 01``, the 8-byte CRC-64-AVRO fingerprint of the writer schema, then
+the binary body (``schemas/avro/README.md``). Null and absent are one thing, as in
+``LearningSample.to_dict()``: a field left out or set to ``None`` is written as Avro null
+and decoded as absent, so ``decode(encode(s)) == s`` for every ``to_dict()`` output. Inside
+free-form JSON (``input``, ``output``, ``state``, ``feedback.details``) nothing changes:
+nulls, key order, integers and floats survive the JSON text exactly.
 """
 
 from __future__ import annotations
@@ -20,7 +17,17 @@ from typing import Any, Literal, Protocol
 import orjson
 from fastavro import schemaless_reader, schemaless_writer
 
-from streams.avro import MAGIC, SCHEMA_DIR, SampleLayout, Schema, load_schemas, schema_fingerprint
+from streams.avro import (
+    MAGIC,
+    SCHEMA_DIR,
+    LayoutError,
+    Schema,
+    from_record,
+    load_schemas,
+    schema_fingerprint,
+    to_record,
+)
+from streams.avro_legacy import LegacyReader
 
 __all__ = [
     "SCHEMA_DIR",
@@ -83,23 +90,28 @@ class AvroSampleCodec:
     def __init__(
         self, schema_dir: Path | None = None, reader_schema: str = "learning_sample.avsc"
     ) -> None:
-        """Load every ``*.avsc`` of ``schema_dir``; write with and read into ``reader_schema``."""
+        """Load every ``*.avsc`` of ``schema_dir``; write with and read into ``reader_schema``.
+
+        The wrapper-layout schemas of ``schema_dir/legacy/`` are registered for reading only.
+        """
         schema_dir = schema_dir or SCHEMA_DIR
         schemas = load_schemas(schema_dir)
         if reader_schema not in schemas:
             raise CodecError(f"no Avro schema {reader_schema!r} in {schema_dir}")
         self.fingerprint, self.schema = schemas[reader_schema]
         self.registry: dict[bytes, Schema] = dict(schemas.values())
-        self._layout = SampleLayout(self.schema)
+        self.legacy = LegacyReader(schema_dir / "legacy")
 
     def encode(self, sample: dict[str, Any]) -> bytes:
         """Serialize a sample into one single-object message."""
         out = BytesIO()
         out.write(MAGIC + self.fingerprint)
         try:
-            schemaless_writer(out, self.schema, self._layout.to_record(sample))
-        except _ENCODE_ERRORS as exc:
-            raise CodecError(f"sample does not fit the Avro schema: {exc!r}") from exc
+            schemaless_writer(out, self.schema, to_record(self.schema, sample))
+        except LayoutError as exc:
+            raise CodecError(f"sample does not fit the Avro schema: {exc}") from exc
+        except _ENCODE_ERRORS as exc:  # fastavro's messages quote the value: name the type only
+            raise CodecError(f"sample does not fit the Avro schema ({type(exc).__name__})") from exc
         return out.getvalue()
 
     def decode(self, data: bytes) -> dict[str, Any]:
@@ -107,21 +119,26 @@ class AvroSampleCodec:
         if len(data) < _HEADER_LEN or data[:2] != MAGIC:
             raise CodecError("not an Avro single-object message (bad magic or too short)")
         fingerprint = bytes(data[2:_HEADER_LEN])
-        writer = self.registry.get(fingerprint)
-        if writer is None:
+        if fingerprint not in self.registry and fingerprint not in self.legacy.writers:
             raise CodecError(f"unknown Avro schema fingerprint {fingerprint.hex()}")
         body = BytesIO(data)
         body.seek(_HEADER_LEN)
-        reader = None if fingerprint == self.fingerprint else self.schema
         try:
-            record = schemaless_reader(body, writer, reader)
-            if not isinstance(record, dict):
-                raise TypeError(f"expected a record, got {type(record).__name__}")
-            if body.tell() != len(data):
-                raise ValueError(f"{len(data) - body.tell()} trailing bytes after the record")
-            return self._layout.from_record(record)
-        except Exception as exc:
-            raise CodecError(f"corrupt Avro message: {exc!r}") from exc
+            sample = self._read(body, fingerprint)
+        except Exception as exc:  # the messages may quote the bytes: name the type only
+            raise CodecError(f"corrupt Avro message ({type(exc).__name__})") from exc
+        if body.tell() != len(data):
+            raise CodecError(f"corrupt Avro message: {len(data) - body.tell()} trailing bytes")
+        return sample
+
+    def _read(self, body: BytesIO, fingerprint: bytes) -> dict[str, Any]:
+        if fingerprint in self.legacy.writers:
+            return self.legacy.read(body, fingerprint)
+        reader = None if fingerprint == self.fingerprint else self.schema
+        record = schemaless_reader(body, self.registry[fingerprint], reader)
+        if not isinstance(record, dict):
+            raise TypeError("the body is not a record")
+        return from_record(self.schema, record)
 
 
 def codec_for(fmt: Literal["avro", "json"]) -> SampleCodec:

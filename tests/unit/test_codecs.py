@@ -1,10 +1,11 @@
-"""Codecs: lossless JSON/Avro round trips, single-object framing, fingerprints, evolution."""
+"""Codecs: lossless JSON/Avro round trips, the generic-reader layout, framing, evolution."""
 
 from __future__ import annotations
 
 import copy
 import json
 from io import BytesIO
+from pathlib import Path
 from typing import Any
 
 import fastavro
@@ -12,7 +13,7 @@ import pytest
 from fastavro.schema import fingerprint as fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
 
-from streams.avro import SCHEMA_DIR, rabin64
+from streams.avro import SCHEMA_DIR
 from streams.codecs import (
     AvroSampleCodec,
     CodecError,
@@ -21,9 +22,14 @@ from streams.codecs import (
     decode_any,
     schema_fingerprint,
 )
+from tests.support.avro_consumer import marked_fields, plain_read
 
 # Pinned on purpose: changing it means every reader needs the new schema file first.
-V1_FINGERPRINT = "1d3442ac6945b194"
+V1_FINGERPRINT = "f92c35973fa59039"
+#: The retired JsonValue wrapper layout (schemas/avro/legacy/), still readable.
+WRAPPED_V1_FINGERPRINT = "1d3442ac6945b194"
+WRAPPED_V2_FINGERPRINT = "f9e3f6712d1fa5f3"
+MARKED = ["input", "output", "state", "feedback.details"]
 
 META = {
     "source_event_ids": ["5f0c7b1e-8a4d-4c1e-9b7a-2d6f3e8a1c90"],
@@ -71,7 +77,14 @@ INTENT_RESOLUTION: dict[str, Any] = {
         "details": {"comment": "ok 👍", "edits": 0},
         "quality_label": "good",
     },
-    "meta": {**META, "plan_id": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968", "quality_score": 0.92},
+    "meta": {
+        **META,
+        "plan_id": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+        "quality_score": 0.92,
+        "clarification_rounds": 2,
+        "ambiguity_flags": ["vague_scope", "missing_constraints"],
+        "id_refs": {"intent_id": "intent-42", "plan_id": "plan-7"},
+    },
 }
 
 CONFIRM_DECISION: dict[str, Any] = {
@@ -101,7 +114,7 @@ ERROR_CORRECTION: dict[str, Any] = {
         "details": [{"op": "replace", "path": "/sku", "value": None}, 7, 7.5, "note"],
         "quality_label": "acceptable",
     },
-    "meta": {**META, "project_id": None, "human_feedback_label": "not_reviewed"},
+    "meta": {**META, "human_feedback_label": "not_reviewed", "ambiguity_flags": []},
 }
 
 DELTA_IMPACT: dict[str, Any] = {
@@ -118,8 +131,14 @@ DELTA_IMPACT: dict[str, Any] = {
         "impact_scope": "cross_service",
         "affected": {"services": ["orders", "billing"], "queries": 5, "risk": 0.35},
     },
-    "feedback": {"source": "system", "type": "score", "details": None, "quality_label": "good"},
-    "meta": {**META, "source_flow_id": "flow-7", "quality_score": 1.0},
+    "feedback": {"source": "system", "type": "score", "details": [None], "quality_label": "good"},
+    "meta": {
+        **META,
+        "source_flow_id": "flow-7",
+        "quality_score": 1.0,
+        "impact_analysis_duration_ms": 2**40,
+        "predicted_vs_actual_accuracy": "underestimated",
+    },
 }
 
 PIPELINE_OUTCOME: dict[str, Any] = {
@@ -132,7 +151,6 @@ PIPELINE_OUTCOME: dict[str, Any] = {
         "duration_s": 812.25,
         "stage_results": {"build": {"ok": True, "s": 90}, "test": {"ok": False, "failures": 3}},
     },
-    "state": None,
     "feedback": {"source": "system", "type": "score", "details": 0.4, "quality_label": "poor"},
     "meta": {
         "source_event_ids": ["f8b6c4d7-2a19-4c5f-8b6d-0e7a3c2d1f96", META["source_event_ids"][0]],
@@ -170,11 +188,6 @@ def avro() -> AvroSampleCodec:
     return AvroSampleCodec()
 
 
-@pytest.fixture(scope="module")
-def avro_v2() -> AvroSampleCodec:
-    return AvroSampleCodec(reader_schema="learning_sample.v2.avsc")
-
-
 def v1_raw() -> dict[str, Any]:
     raw: dict[str, Any] = json.loads((SCHEMA_DIR / "learning_sample.avsc").read_text("utf-8"))
     return raw
@@ -186,6 +199,7 @@ def test_avro_round_trip_is_exact(avro: AvroSampleCodec, sample: dict[str, Any])
     decoded = avro.decode(avro.encode(sample))
     assert decoded == sample
     assert typed(decoded) == typed(sample)
+    assert list(decoded["input"]) == list(sample["input"])  # key order survives the JSON text
     assert sample == before
 
 
@@ -194,6 +208,14 @@ def test_json_round_trip_is_exact(sample: dict[str, Any]) -> None:
     codec = JsonSampleCodec()
     decoded = codec.decode(codec.encode(sample))
     assert typed(decoded) == typed(sample)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
+def test_plain_consumer_reads_what_the_codec_reads(
+    avro: AvroSampleCodec, sample: dict[str, Any]
+) -> None:
+    data = avro.encode(sample)
+    assert typed(plain_read(data)) == typed(sample)
 
 
 def test_intent_resolution_values_keep_their_types(avro: AvroSampleCodec) -> None:
@@ -216,6 +238,7 @@ def test_intent_resolution_values_keep_their_types(avro: AvroSampleCodec) -> Non
     assert (
         decoded["input"]["raw_request_summary"] == INTENT_RESOLUTION["input"]["raw_request_summary"]
     )
+    assert decoded["meta"]["id_refs"] == {"intent_id": "intent-42", "plan_id": "plan-7"}
 
 
 def test_absent_optionals_stay_absent(avro: AvroSampleCodec) -> None:
@@ -231,32 +254,70 @@ def test_absent_optionals_stay_absent(avro: AvroSampleCodec) -> None:
     }
 
 
-def test_explicit_nulls_stay_null(avro: AvroSampleCodec) -> None:
-    decoded = avro.decode(avro.encode(PIPELINE_OUTCOME))
-    assert "state" in decoded
-    assert decoded["state"] is None
-    assert decoded["feedback"]["details"] == 0.4
-    delta = avro.decode(avro.encode(DELTA_IMPACT))
-    assert "details" in delta["feedback"]
-    assert delta["feedback"]["details"] is None
-    error = avro.decode(avro.encode(ERROR_CORRECTION))
-    assert "project_id" in error["meta"]
-    assert error["meta"]["project_id"] is None
+def test_null_typed_fields_read_as_absent(avro: AvroSampleCodec) -> None:
+    """None and absent are one thing, as in LearningSample.to_dict() (exclude_none)."""
+    nulls = copy.deepcopy(CONFIRM_DECISION)
+    nulls["state"] = None
+    nulls["feedback"]["details"] = None
+    nulls["meta"] |= {"project_id": None, "quality_score": None, "id_refs": None}
+    expected = {k: v for k, v in CONFIRM_DECISION.items() if k != "state"}
+    expected["meta"] = {k: v for k, v in META.items() if k != "project_id"} | {
+        "human_feedback_label": "rejected",
+        "event_time": "2026-11-22T05:41:09Z",
+    }
+    decoded = avro.decode(avro.encode(nulls))
+    assert decoded == expected
+    assert plain_read(avro.encode(nulls)) == decoded
 
 
-def test_body_is_plain_avro_with_structured_json(avro: AvroSampleCodec) -> None:
+def test_free_form_parts_are_json_text_in_plain_avro(avro: AvroSampleCodec) -> None:
     data = avro.encode(ERROR_CORRECTION)
     schema = fastavro.parse_schema(v1_raw())
     record: Any = fastavro.schemaless_reader(BytesIO(data[10:]), schema, None)
-    assert record["input"]["error"] == {
-        "v": {"code": {"v": "E42"}, "message": {"v": "KeyError: 'sku'"}, "line": {"v": 118}}
+    assert json.loads(record["input"]) == ERROR_CORRECTION["input"]
+    assert record["state"] == "{}"
+    assert json.loads(record["feedback"]["details"])[0] == {
+        "op": "replace",
+        "path": "/sku",
+        "value": None,
     }
-    assert record["state"] == {}
-    assert record["meta"]["project_id"] is None
-    assert record["present_nulls"] == ["meta.project_id"]
-    assert record["feedback"]["details"]["v"][0] == {
-        "v": {"op": {"v": "replace"}, "path": {"v": "/sku"}, "value": {"v": None}}
+    assert record["meta"]["project_id"] == META["project_id"]
+    assert record["meta"]["ambiguity_flags"] == []
+    assert record["meta"]["plan_id"] is None
+
+
+def test_exactly_the_free_form_fields_are_marked_as_json() -> None:
+    raw = v1_raw()
+    assert marked_fields(raw) == MARKED
+    fields = {f["name"]: f for f in raw["fields"]}
+    feedback = {f["name"]: f for f in fields["feedback"]["type"]["fields"]}
+    for field in (fields["input"], fields["output"], fields["state"], feedback["details"]):
+        assert field["learnstream.json"] is True
+        assert "JSON text" in field["doc"]
+        assert field["type"] in ("string", ["null", "string"])
+    assert '"learnstream.json": true' in raw["doc"]
+
+
+def test_meta_record_holds_the_sample_meta_contract() -> None:
+    meta = next(f for f in v1_raw()["fields"] if f["name"] == "meta")["type"]
+    types = {f["name"]: f["type"] for f in meta["fields"]}
+    assert types == {
+        "source_event_ids": {"type": "array", "items": "string"},
+        "project_id": ["null", "string"],
+        "human_feedback_label": "string",
+        "producer": "string",
+        "protocol_version": "string",
+        "plan_id": ["null", "string"],
+        "event_time": ["null", "string"],
+        "source_flow_id": ["null", "string"],
+        "quality_score": ["null", "double"],
+        "clarification_rounds": ["null", "int"],
+        "ambiguity_flags": ["null", {"type": "array", "items": "string"}],
+        "impact_analysis_duration_ms": ["null", "long"],
+        "predicted_vs_actual_accuracy": ["null", "string"],
+        "id_refs": ["null", {"type": "map", "values": "string"}],
     }
+    assert all(f["default"] is None for f in meta["fields"] if isinstance(f["type"], list))
 
 
 def test_header_is_magic_and_fingerprint(avro: AvroSampleCodec) -> None:
@@ -287,6 +348,7 @@ def test_header_is_magic_and_fingerprint(avro: AvroSampleCodec) -> None:
     ],
 )
 def test_fingerprint_matches_avro_spec_vectors(schema: str, expected: int) -> None:
+    """Vectors of the Avro spec's test suite (signed 64-bit): fastavro's CRC is the spec's."""
     want = (expected % 2**64).to_bytes(8, "little")
     assert schema_fingerprint(schema) == want
     canonical = to_parsing_canonical_form(json.loads(schema)).encode()
@@ -298,12 +360,13 @@ def test_schema_fingerprint_agrees_with_independent_computations() -> None:
     assert schema_fingerprint(v1_raw()) == bytes.fromhex(V1_FINGERPRINT)
     assert rabin_reference(canonical.encode()).to_bytes(8, "little").hex() == V1_FINGERPRINT
     assert fastavro_fingerprint(canonical, "CRC-64-AVRO") == V1_FINGERPRINT
-    assert rabin64(b"") == 0xC15D213AA4D7A795
+    assert rabin_reference(b"") == 0xC15D213AA4D7A795
 
 
-def test_docs_do_not_change_the_fingerprint() -> None:
+def test_docs_and_marks_do_not_change_the_fingerprint() -> None:
     raw = v1_raw()
     raw["doc"] = "another wording"
+    raw["fields"][3].pop("learnstream.json")
     assert schema_fingerprint(raw) == bytes.fromhex(V1_FINGERPRINT)
 
 
@@ -317,11 +380,20 @@ def test_docs_do_not_change_the_fingerprint() -> None:
         (b"\xc3\x01" + b"\x00" * 8 + b"\x02a", "unknown Avro schema fingerprint 0000000000000000"),
         (b"\xc3\x01" + bytes.fromhex(V1_FINGERPRINT), "corrupt Avro message"),
         (b"\xc3\x01" + bytes.fromhex(V1_FINGERPRINT) + b"\xff" * 40, "corrupt Avro message"),
+        (b"\xc3\x01" + bytes.fromhex(WRAPPED_V1_FINGERPRINT) + b"\x02", "corrupt Avro message"),
     ],
 )
 def test_bad_messages_raise_codec_error(avro: AvroSampleCodec, data: bytes, message: str) -> None:
     with pytest.raises(CodecError, match=message):
         avro.decode(data)
+
+
+def test_corrupt_json_text_raises_codec_error(avro: AvroSampleCodec) -> None:
+    data = avro.encode(CONFIRM_DECISION)
+    text = b'{"decision":"rejected"'
+    assert text in data
+    with pytest.raises(CodecError, match=r"corrupt Avro message \(JSONDecodeError\)"):
+        avro.decode(data.replace(text, b"{'decision':'rejected'"))
 
 
 def test_truncated_or_padded_messages_raise_codec_error(avro: AvroSampleCodec) -> None:
@@ -337,41 +409,135 @@ def test_truncated_or_padded_messages_raise_codec_error(avro: AvroSampleCodec) -
     [
         ({"extra": 1}, r"keys not in the schema: \['extra'\]"),
         ({"meta": {**META, "trainer_split": "train"}}, r"\['meta.trainer_split'\]"),
-        ({"input": {"n": 2**64}}, "does not fit"),
-        ({"input": {"s": {1, 2}}}, "not a JSON value: set"),
-        ({"sample_id": None}, "does not fit"),
-        ({"output": ["not", "an", "object"]}, "does not fit"),
+        ({"input": {"n": 2**64}}, "input is not JSON-serializable: Integer exceeds 64-bit range"),
+        (
+            {"input": {"s": {1, 2}}},
+            "input is not JSON-serializable: .*: set",
+        ),
+        ({"state": {"s": {"secret-value"}}}, "state is not JSON-serializable"),
+        ({"sample_id": None}, r"does not fit the Avro schema \(\w+Error\)"),
+        ({"meta": {**META, "quality_score": "secret-value"}}, r"\(\w+Error\)$"),
+        ({"meta": {k: v for k, v in META.items() if k != "producer"}}, r"\['meta.producer'\]"),
     ],
 )
 def test_unencodable_samples_raise_codec_error(
     avro: AvroSampleCodec, change: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(CodecError, match=message):
+    with pytest.raises(CodecError, match=message) as raised:
         avro.encode(CONFIRM_DECISION | change)
+    assert "secret-value" not in str(raised.value)  # errors name fields, never values
 
 
 def test_missing_required_field_raises_codec_error(avro: AvroSampleCodec) -> None:
     sample = {k: v for k, v in CONFIRM_DECISION.items() if k != "created_at"}
-    with pytest.raises(CodecError, match="created_at"):
+    with pytest.raises(CodecError, match=r"missing required fields: \['created_at'\]"):
         avro.encode(sample)
+
+
+# --- evolution --------------------------------------------------------------------------------
+
+
+def _with_v2(directory: Path) -> Path:
+    """Write v1 and a v2 that adds the optional ``meta.trainer_split`` into ``directory``."""
+    v2 = v1_raw()
+    meta = next(f for f in v2["fields"] if f["name"] == "meta")["type"]
+    meta["fields"].append(
+        {"name": "trainer_split", "type": ["null", "string"], "default": None, "doc": "v2"}
+    )
+    (directory / "learning_sample.avsc").write_text(json.dumps(v1_raw()), "utf-8")
+    (directory / "learning_sample.v2.avsc").write_text(json.dumps(v2), "utf-8")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def v2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _with_v2(tmp_path_factory.mktemp("avsc"))
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
 def test_v1_data_reads_with_v2_reader(
-    avro: AvroSampleCodec, avro_v2: AvroSampleCodec, sample: dict[str, Any]
+    avro: AvroSampleCodec, v2_dir: Path, sample: dict[str, Any]
 ) -> None:
-    decoded = avro_v2.decode(avro.encode(sample))
-    assert decoded["meta"].pop("trainer_split") == "unassigned"
-    assert typed(decoded) == typed(sample)
+    v2 = AvroSampleCodec(v2_dir, reader_schema="learning_sample.v2.avsc")
+    assert v2.fingerprint != avro.fingerprint
+    decoded = v2.decode(avro.encode(sample))
+    assert typed(decoded) == typed(sample)  # the new field's null default reads as absent
 
 
-def test_v2_data_reads_with_v1_reader(avro: AvroSampleCodec, avro_v2: AvroSampleCodec) -> None:
+def test_v2_data_reads_with_v1_reader(v2_dir: Path) -> None:
+    v1 = AvroSampleCodec(v2_dir)
+    v2 = AvroSampleCodec(v2_dir, reader_schema="learning_sample.v2.avsc")
     newer = copy.deepcopy(DELTA_IMPACT)
     newer["meta"]["trainer_split"] = "validation"
-    data = avro_v2.encode(newer)
-    assert data[2:10] == avro_v2.fingerprint != avro.fingerprint
-    assert avro_v2.decode(data) == newer
-    assert avro.decode(data) == DELTA_IMPACT
+    data = v2.encode(newer)
+    assert data[2:10] == v2.fingerprint != v1.fingerprint
+    assert v2.decode(data) == newer
+    assert v1.decode(data) == DELTA_IMPACT
+
+
+# Written by the JsonValue wrapper codec (commit 5f87d53), schemas/avro/legacy/...v1 and v2.
+WRAPPED_V1 = bytes.fromhex(
+    "c3011d3442ac6945b1944862346432653066332d386337352d346531622d386432662d3661336339653866"
+    "3762353220636f6e6669726d5f6465636973696f6e28323032362d31312d32325430353a34313a31305a04"
+    "0e706c616e5f6964084838653764366335622d346133392d343238312d396630652d316432633362346135"
+    "3936380a73746570730a040c040469640804733108646f6e650201000c040469640804733208646f6e6500"
+    "00000004106465636973696f6e081072656a656374656414636f6e666964656e636506000000000000f03f"
+    "0002020e617474656d707404040008757365721272656a656374696f6e020c020e636f6d6d656e7408046e"
+    "6f0008706f6f72024835663063376231652d386134642d346331652d396237612d32643666336538613163"
+    "393000024830623165326333642d346535662d346136622d386337642d3965306631613262336334641072"
+    "656a6563746564226c6561726e73747265616d2f302e312e300a312e302e30000228323032362d31312d32"
+    "325430353a34313a30395a000000"
+)
+WRAPPED_SAMPLE = {
+    "sample_id": "b4d2e0f3-8c75-4e1b-8d2f-6a3c9e8f7b52",
+    "sample_family": "confirm_decision",
+    "created_at": "2026-11-22T05:41:10Z",
+    "input": {
+        "plan_id": "8e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+        "steps": [{"id": "s1", "done": True}, {"id": "s2", "done": None}],
+    },
+    "output": {"decision": "rejected", "confidence": 1.0},
+    "state": {"attempt": 2},
+    "feedback": {
+        "source": "user",
+        "type": "rejection",
+        "details": {"comment": "no"},
+        "quality_label": "poor",
+    },
+    "meta": {
+        "source_event_ids": ["5f0c7b1e-8a4d-4c1e-9b7a-2d6f3e8a1c90"],
+        "project_id": "0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "human_feedback_label": "rejected",
+        "producer": "learnstream/0.1.0",
+        "protocol_version": "1.0.0",
+        "event_time": "2026-11-22T05:41:09Z",
+    },
+}
+
+
+def test_records_of_the_retired_wrapper_layout_stay_readable(avro: AvroSampleCodec) -> None:
+    assert WRAPPED_V1[2:10].hex() == WRAPPED_V1_FINGERPRINT
+    assert typed(avro.decode(WRAPPED_V1)) == typed(WRAPPED_SAMPLE)
+    assert typed(decode_any(WRAPPED_V1)) == typed(WRAPPED_SAMPLE)
+    newer = WRAPPED_V1[:2] + bytes.fromhex(WRAPPED_V2_FINGERPRINT) + WRAPPED_V1[10:-1]
+    # the wrapper v2 body: v1's, with meta.trainer_split = "train" before present_nulls
+    newer += b"\x00\x0atrain\x00"
+    assert avro.decode(newer) == WRAPPED_SAMPLE
+
+
+def test_the_retired_layout_is_read_only(avro: AvroSampleCodec) -> None:
+    legacy = SCHEMA_DIR / "legacy"
+    assert sorted(p.name for p in legacy.glob("*.avsc")) == [
+        "learning_sample.jsonvalue.v1.avsc",
+        "learning_sample.jsonvalue.v2.avsc",
+    ]
+    assert {fp.hex() for fp in avro.legacy.writers} == {
+        WRAPPED_V1_FINGERPRINT,
+        WRAPPED_V2_FINGERPRINT,
+    }
+    assert avro.encode(WRAPPED_SAMPLE)[2:10].hex() == V1_FINGERPRINT
+    with pytest.raises(CodecError, match="no Avro schema"):
+        AvroSampleCodec(reader_schema="learning_sample.jsonvalue.v1.avsc")
 
 
 def test_json_codec_errors() -> None:
@@ -400,7 +566,7 @@ def test_codec_for_returns_shared_codecs() -> None:
 
 
 def test_schema_registry_holds_every_schema_file(avro: AvroSampleCodec) -> None:
-    assert (SCHEMA_DIR / "learning_sample.avsc").is_file()
-    assert len(avro.registry) == len(list(SCHEMA_DIR.glob("*.avsc")))
+    assert sorted(p.name for p in SCHEMA_DIR.glob("*.avsc")) == ["learning_sample.avsc"]
+    assert list(avro.registry) == [bytes.fromhex(V1_FINGERPRINT)]
     with pytest.raises(CodecError, match="no Avro schema 'missing.avsc'"):
         AvroSampleCodec(reader_schema="missing.avsc")
