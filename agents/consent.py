@@ -1,25 +1,148 @@
-"""Agent: per-project learning consent -> the global consent table every worker reads."""
+"""Consent: each worker's own reader of the consent topic, and the agent for bad records.
+
+The reader feeds the runtime's ConsentView and Fence (streams/consent.py says why): it reads
+every partition from the beginning with its own consumer, outside the consumer group, and
+answers the fence's end-offset requests. It starts with the app, before its consumer.
+
+The agent stays in the consumer group only to dead-letter invalid consent records: one group
+member reads each record, so each bad record is dead-lettered once, not once per worker.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.types import EventT, StreamT
+from mode import Service
 
 from agents.runtime import Runtime
-from streams.decode import decode_consent
+from streams.consent import ConsentView, parse_consent
+from streams.fence import Fence, Offsets
+from streams.metrics import Metrics
 
-__all__ = ["register"]
+__all__ = ["ConsentReader", "register"]
+
+log = logging.getLogger("learnstream")
+
+#: Seconds a record may wait for the consent view before the reader warns (and again after).
+WARN_AFTER = 10.0
+
+
+class ConsentReader(Service):
+    """Read every partition of the consent topic into the view; answer the fence."""
+
+    def __init__(
+        self, bootstrap: str, topic: str, view: ConsentView, fence: Fence, metrics: Metrics
+    ) -> None:
+        super().__init__()
+        self.bootstrap, self.topic = bootstrap, topic
+        self.view, self.fence, self.metrics = view, fence, metrics
+        self._consumer: AIOKafkaConsumer | None = None
+        self._partitions: list[TopicPartition] = []
+        self._assigned = asyncio.Event()
+        self._warned = 0.0
+
+    async def end_offsets(self) -> Offsets:
+        """Return the consent topic's end offsets (committed records: read_committed)."""
+        await self._assigned.wait()
+        if self._consumer is None:  # stopping: the fence asks again, and is cancelled
+            raise RuntimeError("the consent reader is stopped")
+        ends: dict[TopicPartition, int] = await self._consumer.end_offsets(self._partitions)
+        return ends
+
+    async def on_stop(self) -> None:
+        """Close the consumer."""
+        if self._consumer is not None:
+            await self._consumer.stop()
+
+    @Service.task
+    async def _read(self) -> None:
+        consumer = await self._assign()
+        while not self.should_stop:
+            try:
+                batches = await consumer.getmany(timeout_ms=500)
+                for records in batches.values():
+                    for record in records:
+                        self.view.apply(record.key, record.value)
+                # After every poll, empty ones too: control records move positions alone.
+                self.fence.advance({tp: await consumer.position(tp) for tp in self._partitions})
+            except Exception as exc:  # the fence holds samples meanwhile; keep reading
+                log.warning("consent reader: fetch failed (%s); retrying", type(exc).__name__)
+                await self.sleep(1.0)
+
+    async def _assign(self) -> AIOKafkaConsumer:
+        """Connect and assign every partition of the topic (waiting until it exists)."""
+        while True:
+            try:
+                return await self._try_assign()
+            except Exception as exc:
+                log.warning("consent reader: cannot start (%s); retrying", type(exc).__name__)
+                if self._consumer is not None:
+                    await self._consumer.stop()
+                    self._consumer = None
+                await self.sleep(1.0)
+
+    async def _try_assign(self) -> AIOKafkaConsumer:
+        self._consumer = consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            client_id="learnstream-consent-reader",
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+            fetch_max_wait_ms=100,  # an idle long poll must not delay a fence
+        )
+        await consumer.start()
+        partitions = consumer.partitions_for_topic(self.topic)
+        while not partitions:
+            await consumer._client.force_metadata_update()  # the app may be creating it
+            partitions = consumer.partitions_for_topic(self.topic)
+            if not partitions:
+                await self.sleep(0.5)
+        self._partitions = [TopicPartition(self.topic, p) for p in sorted(partitions)]
+        consumer.assign(self._partitions)
+        await consumer.seek_to_beginning(*self._partitions)
+        self._assigned.set()
+        return consumer
+
+    @Service.timer(1.0)
+    async def _watch(self) -> None:
+        fence, metrics = self.fence, self.metrics
+        metrics.consent_lag.set(fence.lag)
+        metrics.consent_waiting.set(fence.waiting)
+        waited = fence.oldest_wait()
+        if waited > WARN_AFTER and waited - self._warned > WARN_AFTER:
+            log.warning(
+                "consent fence: %d records have waited up to %.0fs for the consent view "
+                "(%d consent records behind, %d failed end-offset requests); their samples wait",
+                fence.waiting,
+                waited,
+                fence.lag,
+                fence.failures,
+            )
+            self._warned = waited
+        elif waited <= WARN_AFTER:
+            self._warned = 0.0
+
+
+def _bootstrap(runtime: Runtime) -> str:
+    return ",".join(f"{url.host}:{url.port or 9092}" for url in runtime.app.conf.broker)
 
 
 def register(runtime: Runtime) -> None:
-    """Register the consent agent on the runtime's app."""
+    """Start a consent reader with the app and register the dead-lettering agent."""
+    topic = runtime.topics.consent.get_topic_name()
+    reader = ConsentReader(
+        _bootstrap(runtime), topic, runtime.consent, runtime.fence, runtime.metrics
+    )
+    runtime.fence.end_offsets = reader.end_offsets
+    runtime.app.add_dependency(reader)
 
     async def handle(event: EventT[bytes]) -> None:
         msg = event.message
-        if msg.value is None and msg.key:  # tombstone: back to the global default
-            runtime.tables.consent.pop(msg.key.decode("utf-8", "replace"), None)
-            return
-        record = decode_consent(msg.value)
-        runtime.tables.consent[record.project_id] = record.enabled
+        parse_consent(msg.key, msg.value)  # raises InvalidEvent: guarded dead-letters it
 
     @runtime.app.agent(runtime.topics.consent, name="learnstream.consent")
     async def consent(stream: StreamT[bytes]) -> None:

@@ -1,7 +1,8 @@
 """What every agent shares: topics, tables, metrics, and the three ways a record leaves us.
 
-A record leaves as samples (consent, privacy, encode, send), as a parked join entry, or as a
-dead letter. Nothing else touches Kafka.
+A record leaves as samples (privacy and encoding in ``prepare``; the consent fence and
+verdict in ``send``, which every sample passes), as a parked join entry, or as a dead
+letter. Nothing else touches Kafka.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 import faust
+from faust.streams import current_event
 from faust.types import EventT
 
 from streams.codecs import SampleCodec
+from streams.consent import ConsentView
 from streams.dlq import DlqRecord, dlq_headers
 from streams.eos import Progress
 from streams.errors import InvalidEvent
 from streams.expiry import ExpiryIndex
+from streams.fence import Fence
 from streams.join import Outcome, ParkedEvent, park
 from streams.metrics import Metrics
 from streams.outbox import Outgoing, consent_verdict, prepare
@@ -62,6 +66,10 @@ class Runtime:
     progress: Progress
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
+    #: Every project's consent, read by this worker (agents/consent.py feeds both).
+    consent: ConsentView = field(default_factory=ConsentView)
+    #: Holds samples until ``consent`` has read what was written before their record came.
+    fence: Fence = field(default_factory=Fence)
     _states: OrderedDict[str, tuple[Any, PlanState]] = field(default_factory=OrderedDict)
 
     def plan_state(self, plan_id: str) -> PlanState | None:
@@ -100,17 +108,34 @@ class Runtime:
             self._states.popitem(last=False)
 
     def prepare(self, samples: list[LearningSample]) -> list[tuple[LearningSample, Outgoing]]:
-        """Apply consent, privacy and encoding; may raise, before anything is stored or sent."""
-        ready = []
-        for sample in samples:
-            project = sample.meta.project_id
-            consent = self.tables.consent.get(project) if project else None
-            dropped = consent_verdict(self.settings.learning.enabled, consent)
-            if dropped:
-                self.metrics.child(self.metrics.opted_out, dropped).inc()
-                continue
-            ready.append((sample, prepare(sample, self.anonymizer, self.codec, now())))
-        return ready
+        """Apply the global switch, privacy and encoding; may raise, before anything is stored
+        or sent. Project consent is decided in ``send``, after the fence."""
+        if not samples:
+            return []
+        if consent_verdict(self.settings.learning.enabled, None):
+            self.metrics.child(self.metrics.opted_out, "global").inc(len(samples))
+            return []
+        return [(s, prepare(s, self.anonymizer, self.codec, now())) for s in samples]
+
+    async def admit(
+        self, ready: list[tuple[LearningSample, Outgoing]]
+    ) -> list[tuple[LearningSample, Outgoing]]:
+        """Wait until the consent view has read every consent record written before the
+        current record came; return the samples whose project has not opted out."""
+        if not ready:  # a record without samples never waits
+            return ready
+        event = current_event()
+        arrived = event.message.time_in if event is not None else None  # Faust's monotonic
+        started = time.perf_counter()
+        await self.fence.wait(arrived)
+        self.metrics.consent_fence.observe(time.perf_counter() - started)
+        kept = []
+        for sample, out in ready:
+            if consent_verdict(True, self.consent.get(sample.meta.project_id)):
+                self.metrics.child(self.metrics.opted_out, "project").inc()
+            else:
+                kept.append((sample, out))
+        return kept
 
     async def send(
         self,
@@ -119,9 +144,11 @@ class Runtime:
         *,
         wait: bool = False,
     ) -> None:
-        """Send prepared samples and captured events for the record at ``source`` (topic,
-        partition); ``wait`` for the broker's ack."""
-        acks = [await self._send_one(sample, out, source) for sample, out in ready]
+        """Send the prepared samples consent admits (every sample passes ``admit`` here), and
+        their captured events, for the record at ``source`` (topic, partition); ``wait`` for
+        the broker's acks."""
+        admitted = await self.admit(ready)
+        acks = [await self._send_one(sample, out, source) for sample, out in admitted]
         if wait:
             for ack in acks:
                 if ack is not None:  # faust returns a future; test doubles may return None
@@ -197,7 +224,11 @@ class Runtime:
         source_name: str,
         event_time: datetime,
     ) -> None:
-        """Carry out an Outcome: prepare the samples, store the state, park, send."""
+        """Carry out an Outcome: prepare the samples, store the state, park, send.
+
+        Nothing is awaited before the state is stored: another agent may read the same plan
+        meanwhile. So consent waits in ``send``, after ``prepare`` did the privacy work.
+        """
         ready = self.prepare(outcome.samples)  # a failure here leaves the tables untouched
         source = (event.message.topic, event.message.partition)
         if outcome.new_state is not None:

@@ -17,6 +17,7 @@ SOURCES = ("plans", "decisions", "deltas", "stages", "consent")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
+_CONSENT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5, 10, 60)
 
 
 def _counter(registry: CollectorRegistry, name: str, doc: str, *labels: str) -> Counter:
@@ -72,6 +73,22 @@ class Metrics:
         )
         self.late_events = _counter(
             r, "learnstream_late_events", "Samples older than the window expiry", "window"
+        )
+        self.consent_fence = Histogram(
+            "learnstream_consent_fence_seconds",
+            "Time a record's samples waited for this worker's consent view to catch up",
+            buckets=_CONSENT_BUCKETS,
+            registry=r,
+        )
+        self.consent_lag = Gauge(
+            "learnstream_consent_lag_records",
+            "Consent records this worker's view has not read yet (at the last end-offset answer)",
+            registry=r,
+        )
+        self.consent_waiting = Gauge(
+            "learnstream_consent_fence_waiting",
+            "Records whose samples wait for this worker's consent view",
+            registry=r,
         )
         self.consumer_lag = Gauge(
             "learnstream_consumer_lag",

@@ -1,4 +1,8 @@
-"""Faust tables: plan state, the pending-join buffer, per-project consent."""
+"""Faust tables: plan state and the pending-join buffer.
+
+Consent is no table: every worker reads the consent topic itself (streams/consent.py), so it
+knows how far it has read, which a GlobalTable's changelog does not tell.
+"""
 
 from __future__ import annotations
 
@@ -20,9 +24,6 @@ class Tables:
     pending: faust.types.TableT[
         str, Any
     ]  # plan_id -> list of parked events (the join's grace buffer)
-    consent: faust.types.TableT[
-        str, Any
-    ]  # project_id -> enabled (global: every worker holds all of it)
 
     @classmethod
     def declare(cls, app: faust.App, settings: Settings) -> Tables:
@@ -40,5 +41,4 @@ class Tables:
                 options=options,
             ),
             pending=app.Table("pending", key_type=str, partitions=n, options=options),
-            consent=app.GlobalTable("consent", key_type=str, partitions=n, options=options),
         )

@@ -73,8 +73,15 @@ class Harness:
         key: bytes | None = None,
         timestamp: float | None = None,
     ) -> None:
-        """Deliver ``values`` in order to the agent consuming topic ``field``."""
+        """Deliver ``values`` in order to the agent consuming topic ``field``.
+
+        Consent records also reach the worker's consent view, as its reader would deliver them
+        (agents/consent.py; no broker here, and ``mock_outputs`` counts the view caught up).
+        """
         topic = self.runtime.settings.topics.name(field)
+        if field == "consent":
+            for value in values:
+                self.runtime.consent.apply(key, value)
         await self.feed.put(AGENT_OF[field], topic, *values, key=key, timestamp=timestamp)
 
     def sent(self) -> list[dict[str, Any]]:
