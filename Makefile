@@ -4,30 +4,34 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: help venv demo test test-unit test-integration test-kafka test-reliability test-eos lint format schemas clean
+.PHONY: help venv demo prometheus-tools test test-unit test-integration test-kafka test-reliability test-eos lint format schemas clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --root-user-action=ignore --upgrade pip 'setuptools>=77'
+	$(PY) -m pip install -q --root-user-action=ignore -e '.[dev]'
 	rm -f $(VENV)/.installed-*; touch $@
 
 venv: $(STAMP)  ## create .venv with the project and its dev tools
 
+# `make demo DEMO_ARGS="--web-port 7000 --rate 5"`; LEARNSTREAM_WEB_PORT=7000 works too.
+DEMO_ARGS ?=
 demo: $(STAMP)  ## embedded broker + worker + simulated runtime, live view (Ctrl-C stops)
-	$(VENV)/bin/learnstream demo
+	$(VENV)/bin/learnstream demo $(DEMO_ARGS)
 
-test: $(STAMP)  ## unit + integration tests on the embedded broker (no Java needed)
-	ops/prometheus/ensure-promtool.sh
+prometheus-tools:  ## promtool + prometheus for the ops tests, unpacked into .venv/tools (installs nothing)
+	VENV=$(VENV) ops/prometheus/ensure-promtool.sh
+
+test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (no Java needed)
 	$(PY) -m pytest tests/unit tests/integration
 
 test-unit: $(STAMP)  ## unit tests only (no broker)
 	$(PY) -m pytest tests/unit
 
-test-kafka: $(STAMP)  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17)
+test-kafka: $(STAMP) prometheus-tools  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17)
 	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest tests/integration tests/kafka_smoke tests/reliability
 
 test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker

@@ -199,7 +199,7 @@ def _start_worker(broker: EmbeddedBroker, settings: Settings, workdir: Path) -> 
         return worker.start()
     except (RuntimeError, TimeoutError) as exc:
         worker.stop()
-        print("\n".join(worker.log().splitlines()[-15:]))
+        print("\n".join(worker.log().splitlines()[-15:]), flush=True)
         raise UserError("the demo's worker did not start (its last log lines are above)") from exc
     except BaseException:  # Ctrl-C while it starts
         worker.stop()
@@ -211,14 +211,14 @@ def _run(settings: Settings, workdir: Path, rate: float, duration: float) -> lis
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     with EmbeddedBroker(log_path=workdir / "broker.log") as broker:
-        print(f"embedded broker at {broker.url} (in memory; it stops with the demo)")
+        print(f"embedded broker at {broker.url} (in memory; it stops with the demo)", flush=True)
         asyncio.run(create_topics(broker.bootstrap, settings.topics))
-        print("starting the worker (it joins its consumer group in a few seconds)...")
+        print("starting the worker (it joins its consumer group in a few seconds)...", flush=True)
         worker = _start_worker(broker, settings, workdir)
         try:
             stop.live = True
             view = asyncio.run(_live(settings, broker.bootstrap, rate, duration, stop))
-            print("stopping the worker and the embedded broker...")
+            print("stopping the worker and the embedded broker...", flush=True)
         finally:
             stop.live = True  # a second Ctrl-C must not cut the clean-up short
             worker.stop()
@@ -229,7 +229,7 @@ def run_demo(settings: Settings, *, rate: float, duration: float, web_port: int 
     """Run the demo until Ctrl-C / SIGTERM (or ``duration`` seconds); return an exit code."""
     port, origin = choose_web_port(settings, web_port)
     settings = settings.model_copy(update={"web_port": port})
-    print(f"metrics: http://{_client_host(settings)}:{port}/metrics {origin}")
+    print(f"metrics: http://{_client_host(settings)}:{port}/metrics {origin}", flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="learnstream-demo-"))
     previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
@@ -240,5 +240,8 @@ def run_demo(settings: Settings, *, rate: float, duration: float, web_port: int 
         signal.signal(signal.SIGINT, previous[0])
         signal.signal(signal.SIGTERM, previous[1])
         shutil.rmtree(workdir, ignore_errors=True)
-    print("\n".join([*summary, "  left behind   nothing (worker, broker, temp folder removed)"]))
+    print(
+        "\n".join([*summary, "  left behind   nothing (worker, broker, temp folder removed)"]),
+        flush=True,
+    )
     return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import shutil
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from streams.reader import read_until
 from streams.samples import FAMILIES, QUALITIES
 from streams.settings import TopicSettings
 from streams.simulate import Simulator
+from tests.support.prometheus_bin import HOW, prometheus_tool
 
 pytestmark = pytest.mark.integration
 
@@ -85,13 +85,9 @@ class Prometheus:
 @contextmanager
 def prometheus(targets: list[str], tmp_path: Path) -> Iterator[Prometheus]:
     """Run Prometheus on 127.0.0.1 scraping ``targets`` (job learnstream) every second."""
-    binary = shutil.which("prometheus")
+    binary = prometheus_tool("prometheus")
     if binary is None:
-        pytest.fail(
-            "the `prometheus` server binary is not on PATH: install it "
-            "(Debian/Ubuntu: `apt-get install prometheus`; other systems: "
-            "https://prometheus.io/download/) to run the dashboard / metric tests"
-        )
+        pytest.fail(f"the `prometheus` server binary is not found: {HOW}")
     port, config = free_port(), tmp_path / "prometheus.yml"
     job = {
         "job_name": "learnstream",  # what the dashboard and the alerts select on

@@ -1,0 +1,245 @@
+"""A newcomer's first hour: install, `make demo` on a busy machine, stopping it, crashes.
+
+Each test does what the README tells a new user to do and checks what they would see:
+no warning at install, a demo that runs when port 6066 is taken and leaves nothing behind,
+and no embedded broker left running when whatever started it dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from streams.embedded import free_port
+from streams.worker_process import WorkerProcess
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SUMMARY = re.compile(
+    r"learnstream demo ran \d+ s\n"
+    r"  events in     (?P<events>\d+)\n"
+    r"  samples out   (?P<samples>\d+): (?P<families>[a-z_ 0-9,]+)\n"
+    r"  dead letters  \d+.*\n"
+    r"  left behind   nothing \(worker, broker, temp folder removed\)\n"
+)
+
+
+def _clean_env(tmp: Path) -> dict[str, str]:
+    """Return the environment of a shell with no LEARNSTREAM_* set and its own TMPDIR."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
+    tmp.mkdir(exist_ok=True)
+    return env | {"TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1"}
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Return the live (not zombie) processes whose environment contains ``marker``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state != "Z" and marker.encode() in (entry / "environ").read_bytes():
+                pids.append(int(entry.name))
+    return pids
+
+
+@contextlib.contextmanager
+def _listener(port: int) -> Iterator[None]:
+    """Hold ``port`` on 127.0.0.1 like another program would (skipping if it already is)."""
+    sock = socket.socket()
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        with contextlib.suppress(OSError):  # already taken by someone else: just as busy
+            sock.bind(("127.0.0.1", port))
+            sock.listen()
+        yield
+    finally:
+        sock.close()
+
+
+def _wait_for_metrics(proc: subprocess.Popen[str], out: Path, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(r"metrics: (http://\S+/metrics)", out.read_text())
+        if found:
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(found[1], timeout=2).close()  # noqa: S310 - our URL
+                return found[1]
+        assert proc.poll() is None, out.read_text()
+        time.sleep(0.5)
+    raise AssertionError(f"the demo's worker never served /metrics:\n{out.read_text()}")
+
+
+def _demo(env: dict[str, str], out: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "streams.cli", "demo", "--rate", "10", *args],
+        env=env,
+        stdout=out.open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # its own process group, like a shell job
+    )
+
+
+def test_demo_on_a_busy_6066_picks_a_port_and_ctrl_c_leaves_nothing(tmp_path: Path) -> None:
+    env, out = _clean_env(tmp_path / "tmp"), tmp_path / "demo.out"
+    with _listener(6066):
+        proc = _demo(env, out)
+        try:
+            url = _wait_for_metrics(proc, out)
+            time.sleep(10)  # samples flow
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: whole group
+            assert proc.wait(timeout=90) == 0
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    text = out.read_text()
+    assert text.startswith("metrics: http://127.0.0.1:")
+    assert "(port 6066 is busy; LEARNSTREAM_WEB_PORT picks one)" in text.splitlines()[0]
+    assert ":6066/" not in url
+    summary = SUMMARY.search(text)
+    assert summary, text[-3000:]
+    assert int(summary["events"]) > 0
+    assert int(summary["samples"]) > 0
+    assert "intent_resolution" in summary["families"]
+    for noise in ("Traceback", "KafkaConnectionError", "Unable to", "Errno"):
+        assert noise not in text
+    assert list((tmp_path / "tmp").iterdir()) == []  # no learnstream-demo-* folder
+    assert _alive_with(f"TMPDIR={tmp_path / 'tmp'}") == []  # no worker, no broker
+
+
+def test_demo_stopped_with_sigterm_prints_its_summary(tmp_path: Path) -> None:
+    env, out = _clean_env(tmp_path / "tmp"), tmp_path / "demo.out"
+    proc = _demo(env, out, "--web-port", str(free_port()))
+    try:
+        _wait_for_metrics(proc, out)
+        proc.send_signal(signal.SIGTERM)  # only the demo: it must stop its children itself
+        assert proc.wait(timeout=90) == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    text = out.read_text()
+    assert "stopping the worker and the embedded broker..." in text
+    assert re.search(r"learnstream demo ran \d+ s\n  events in     \d+\n", text), text[-2000:]
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert _alive_with(f"TMPDIR={tmp_path / 'tmp'}") == []
+
+
+def test_demo_refuses_a_busy_port_the_user_chose_in_one_line(tmp_path: Path) -> None:
+    port = free_port()
+    env = _clean_env(tmp_path / "tmp") | {"LEARNSTREAM_WEB_PORT": str(port)}
+    with _listener(port):
+        done = subprocess.run(
+            [sys.executable, "-m", "streams.cli", "demo", "--duration", "1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"Error: port {port} is already in use by another program: "
+        "set LEARNSTREAM_WEB_PORT to a free port\n"
+    )
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def _children(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    kids = (t / "children" for t in tasks.iterdir())
+    return [int(k) for path in kids for k in path.read_text().split()]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie is dead, waiting to be reaped
+
+
+def test_kill_9_of_a_worker_takes_its_embedded_broker_down(tmp_path: Path) -> None:
+    env = _clean_env(tmp_path / "tmp") | {"LEARNSTREAM_DATA_DIR": str(tmp_path / "data")}
+    worker = WorkerProcess(env, tmp_path / "worker.log").start()
+    assert worker.proc is not None
+    brokers = [
+        pid
+        for pid in _children(worker.proc.pid)
+        if "tansu" in Path(f"/proc/{pid}/cmdline").read_text()
+    ]
+    assert len(brokers) == 1, worker.log()
+    worker.kill()
+    deadline = time.monotonic() + 10
+    while not _gone(brokers[0]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(brokers[0]), "the embedded broker outlived its worker"
+
+
+def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> None:
+    """What `make` runs, offline: build the wheel, install it into a fresh venv."""
+    import setuptools
+
+    major = int(setuptools.__version__.split(".")[0])
+    assert major >= 77, "setuptools < 77 in the venv: run `make venv` (it upgrades it)"
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for name in ("streams", "agents", "schemas"):
+        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    # pip's own notices (running as root in CI, a newer pip exists) are not the project's;
+    # -v shows what the build backend (setuptools) prints, which is where its warnings go.
+    env = os.environ | {"PIP_ROOT_USER_ACTION": "ignore", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # else distutils warns that it cannot byte-compile
+    wheel_cmd = ["wheel", "-v", "--no-deps", "--no-build-isolation", "-w", "dist", str(src)]
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", *wheel_cmd],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    subprocess.run([sys.executable, "-m", "venv", "venv"], cwd=tmp_path, check=True, timeout=120)
+    wheel = next((tmp_path / "dist").glob("learnstream-*.whl"))
+    installed = subprocess.run(
+        ["venv/bin/python", "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    for output in (built.stdout + built.stderr, installed.stdout + installed.stderr):
+        assert [line for line in output.splitlines() if "warn" in line.lower()] == []
+    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
+    shipped = {
+        p.relative_to(site / "learnstream_schemas")
+        for p in (site / "learnstream_schemas").rglob("*.*")
+    }
+    expected = {
+        p.relative_to(ROOT / "schemas")
+        for p in (ROOT / "schemas").rglob("*.*")
+        if p.suffix in (".avsc", ".json")
+    }
+    assert expected <= shipped
+    assert (site / "streams" / "py.typed").is_file()
