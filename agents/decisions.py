@@ -5,8 +5,9 @@ from __future__ import annotations
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime, now
-from streams.decode import decode_decision
-from streams.join import on_decision
+from streams.decode import RecordOrigin, decode_decision
+from streams.fields import InputNotes
+from streams.join import on_decision, plan_key
 
 __all__ = ["register"]
 
@@ -21,10 +22,13 @@ def register(runtime: Runtime) -> None:
     """Register the decisions agent on the runtime's app."""
 
     async def handle(event: EventT[bytes]) -> None:
-        decision = decode_decision(event.message.value, expected_type(runtime, event.message.topic))
-        plan_id = decision.payload.plan_id
-        outcome = on_decision(decision, runtime.plan_state(plan_id), now())
-        await runtime.apply(plan_id, outcome, event, "decisions", decision.timestamp)
+        msg, notes = event.message, InputNotes()
+        kind = expected_type(runtime, msg.topic)
+        decision = decode_decision(msg.value, kind, origin=RecordOrigin.of(msg), notes=notes)
+        runtime.metrics.note_input(notes)
+        key = plan_key(decision.payload.plan_id)
+        outcome = on_decision(decision, runtime.plan_state(key), now())
+        await runtime.apply(key, outcome, event, "decisions", decision.timestamp)
 
     @runtime.app.agent(runtime.topics.decisions, name="learnstream.decisions")
     async def decisions(stream: StreamT[bytes]) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime, now
-from streams.decode import decode_delta
-from streams.join import on_delta
+from streams.decode import RecordOrigin, decode_delta
+from streams.fields import InputNotes
+from streams.join import on_delta, plan_key
 
 __all__ = ["register"]
 
@@ -15,10 +16,12 @@ def register(runtime: Runtime) -> None:
     """Register the deltas agent on the runtime's app."""
 
     async def handle(event: EventT[bytes]) -> None:
-        delta = decode_delta(event.message.value)
-        plan_id = delta.payload.plan_id
-        outcome = on_delta(delta, runtime.plan_state(plan_id), now())
-        await runtime.apply(plan_id, outcome, event, "deltas", delta.timestamp)
+        msg, notes = event.message, InputNotes()
+        delta = decode_delta(msg.value, origin=RecordOrigin.of(msg), notes=notes)
+        runtime.metrics.note_input(notes)
+        key = plan_key(delta.payload.plan_id)
+        outcome = on_delta(delta, runtime.plan_state(key), now())
+        await runtime.apply(key, outcome, event, "deltas", delta.timestamp)
 
     @runtime.app.agent(runtime.topics.deltas, name="learnstream.deltas")
     async def deltas(stream: StreamT[bytes]) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime, now
-from streams.decode import decode_stage
-from streams.join import on_stage
+from streams.decode import RecordOrigin, decode_stage
+from streams.fields import InputNotes
+from streams.join import on_stage, plan_key
 
 __all__ = ["register"]
 
@@ -15,10 +16,14 @@ def register(runtime: Runtime) -> None:
     """Register the outcomes agent on the runtime's app."""
 
     async def handle(event: EventT[bytes]) -> None:
-        stage = decode_stage(event.message.value)
-        plan_id = stage.payload.plan_id
-        outcome = on_stage(stage, runtime.plan_state(plan_id), now())
-        await runtime.apply(plan_id, outcome, event, "stages", stage.timestamp)
+        msg, notes = event.message, InputNotes()
+        stage = decode_stage(msg.value, origin=RecordOrigin.of(msg), notes=notes)
+        runtime.metrics.note_input(notes)
+        if stage.payload.plan_id is None:
+            return  # not an outcome stage (the model requires the plan id on those)
+        key = plan_key(stage.payload.plan_id)
+        outcome = on_stage(stage, runtime.plan_state(key), now())
+        await runtime.apply(key, outcome, event, "stages", stage.timestamp)
 
     @runtime.app.agent(runtime.topics.stages, name="learnstream.outcomes")
     async def outcomes(stream: StreamT[bytes]) -> None:

@@ -8,6 +8,10 @@ No I/O, no clock: the caller passes ``now``. Quality rules:
   was required, else ``good``
 - stage ``execute`` completed -> pipeline_outcome ``good`` (never modified) or ``acceptable``
   (after a delta); failed -> ``poor``. Other stages produce no sample.
+
+Ids the MPLP learning schemas type as UUIDs carry ``canonical_id`` of the runtime's id (see
+``meta.id_refs``); other ids (intent, delta, confirm, plan ids in input) stay as sent.
+Where the seed-004 fields come from: :mod:`streams.sample_parts`.
 """
 
 from __future__ import annotations
@@ -15,10 +19,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from streams.ids import sample_id
+from streams.ids import canonical_id, sample_id
 from streams.models import DecisionEvent, DeltaImpact, DeltaIntentEvent, MplpEvent, StageEvent
 from streams.plan_state import PlanState
-from streams.samples import Feedback, LearningSample, SampleMeta
+from streams.sample_parts import (
+    PRODUCER,
+    IdRefs,
+    context_state,
+    impact_parts,
+    intent_extras,
+    intent_of,
+    iso,
+    plan_structure,
+    present,
+    sample_meta,
+)
+from streams.samples import Feedback, LearningSample
 
 __all__ = [
     "PRODUCER",
@@ -31,43 +47,14 @@ __all__ = [
     "outcome_quality",
 ]
 
-PRODUCER = "learnstream/0.1.0"
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
-def _meta(event: MplpEvent, label: str, plan_id: str, state: PlanState | None) -> SampleMeta:
-    project = event.project_id or (state.snapshot.project_id if state else None)
-    return SampleMeta(
-        source_event_ids=[event.event_id],
-        project_id=project,
-        human_feedback_label=label,
-        producer=PRODUCER,
-        plan_id=plan_id,
-        event_time=_iso(event.timestamp),
-    )
-
 
 def _sample(family: str, event: MplpEvent, now: datetime, **parts: Any) -> LearningSample:
     return LearningSample(
-        sample_id=sample_id(family, event.event_id),
+        sample_id=sample_id(family, canonical_id(event.event_id)),
         sample_family=family,
-        created_at=_iso(now),
+        created_at=iso(now),
         **parts,
     )
-
-
-def _intent(state: PlanState) -> tuple[str, str]:
-    snap = state.snapshot
-    if snap.intent is not None:
-        return snap.intent.intent_id, snap.intent.text
-    return snap.plan.plan_id, snap.plan.objective
-
-
-def _plan_structure(state: PlanState) -> list[dict[str, Any]]:
-    return [{"description": s.description, "status": s.status} for s in state.snapshot.plan.steps]
 
 
 def _decision_feedback(event: DecisionEvent) -> Feedback:
@@ -76,7 +63,7 @@ def _decision_feedback(event: DecisionEvent) -> Feedback:
     return Feedback(
         source="user",
         type="approval" if approved else "rejection",
-        details={k: v for k, v in details.items() if v is not None},
+        details=present(details),
         quality_label="good" if approved else "poor",
     )
 
@@ -85,10 +72,10 @@ def build_intent_resolution(
     event: DecisionEvent, state: PlanState, now: datetime
 ) -> LearningSample:
     """Build the intent_resolution sample of a decision joined with its plan."""
-    plan = state.snapshot.plan
-    intent_id, intent_text = _intent(state)
+    plan, refs = state.snapshot.plan, IdRefs()
+    intent_id, intent_text = intent_of(state)
+    extra_input, extra_meta = intent_extras(state)
     approved = event.event_type == "plan_approved"
-    label = "approved" if approved else "rejected"
     return _sample(
         "intent_resolution",
         event,
@@ -98,18 +85,25 @@ def build_intent_resolution(
             "raw_request_summary": intent_text,
             "intent_text": intent_text,
             "context": state.snapshot.context or {},
+            **extra_input,
         },
         output={
             "final_intent_summary": plan.objective,
-            "plan_id": plan.plan_id,
+            "plan_id": refs.uuid("output.plan_id", plan.plan_id),
             "plan_title": plan.title,
             "plan_step_count": len(plan.steps),
-            "plan_structure": _plan_structure(state),
+            "plan_structure": plan_structure(state),
             "resolution_quality_label": "good" if approved else "bad",
         },
-        state={"plan_status": plan.status, "corrections_so_far": state.deltas},
+        state={
+            "plan_status": plan.status,
+            "corrections_so_far": state.deltas,
+            **context_state(state),
+        },
         feedback=_decision_feedback(event),
-        meta=_meta(event, label, plan.plan_id, state),
+        meta=sample_meta(
+            event, "approved" if approved else "rejected", plan.plan_id, state, refs, **extra_meta
+        ),
     )
 
 
@@ -132,14 +126,14 @@ def build_confirm_decision(
         "confirm_decision",
         event,
         now,
-        input={k: v for k, v in request.items() if v is not None},
+        input=present(request),
         output={
             "decision": "approved" if approved else "rejected",
             "decided_by_role": payload.decided_by_role,
             "reason": payload.reason or "",
         },
         feedback=_decision_feedback(event),
-        meta=_meta(event, "approved" if approved else "rejected", payload.plan_id, state),
+        meta=sample_meta(event, "approved" if approved else "rejected", payload.plan_id, state),
     )
 
 
@@ -149,7 +143,7 @@ def build_error_correction(
     """Build the error_correction sample of a delta intent joined with its plan."""
     delta = event.payload
     plan = state.snapshot.plan
-    _, intent_text = _intent(state)
+    _, intent_text = intent_of(state)
     details = {"user_feedback": delta.feedback_text, "corrected_fields": delta.corrected_fields}
     return _sample(
         "error_correction",
@@ -164,7 +158,7 @@ def build_error_correction(
                 "title": plan.title,
                 "objective": plan.objective,
                 "status": plan.status,
-                "steps": _plan_structure(state),
+                "steps": plan_structure(state),
             },
         },
         output={
@@ -173,12 +167,9 @@ def build_error_correction(
             "result": delta.changes if delta.changes is not None else delta.change_summary,
         },
         feedback=Feedback(
-            source="user",
-            type="correction",
-            details={k: v for k, v in details.items() if v is not None},
-            quality_label="acceptable",
+            source="user", type="correction", details=present(details), quality_label="acceptable"
         ),
-        meta=_meta(event, "not_reviewed", plan.plan_id, state),
+        meta=sample_meta(event, "not_reviewed", plan.plan_id, state),
     )
 
 
@@ -194,8 +185,7 @@ def build_delta_impact(event: DeltaIntentEvent, state: PlanState, now: datetime)
     delta = event.payload
     if delta.impact is None:
         raise ValueError("delta_impact needs payload.impact")
-    impact = delta.impact
-    outcome = impact.model_dump(exclude_none=True)
+    outcome, before, extra_meta = impact_parts(delta.impact)
     return _sample(
         "delta_impact",
         event,
@@ -207,23 +197,22 @@ def build_delta_impact(event: DeltaIntentEvent, state: PlanState, now: datetime)
             "delta_type": delta.delta_type or "correction",
         },
         output=outcome,
-        state={"risk_level": impact.risk_level} if impact.risk_level else None,
+        state=before or None,
         feedback=Feedback(
             source="system",
             type="score",
             details=outcome,
-            quality_label=impact_quality(impact),
+            quality_label=impact_quality(delta.impact),
         ),
-        meta=_meta(event, "not_reviewed", delta.plan_id, state),
+        meta=sample_meta(event, "not_reviewed", delta.plan_id, state, **extra_meta),
     )
 
 
 def outcome_quality(event: StageEvent, state: PlanState) -> str | None:
     """Return the quality of an execute outcome, or None when it yields no sample."""
-    stage = event.payload
-    if stage.stage != "execute" or stage.status == "started":
+    if not event.is_outcome:
         return None
-    if stage.status == "failed":
+    if event.status == "failed":
         return "poor"
     return "acceptable" if state.deltas else "good"
 
@@ -232,26 +221,29 @@ def build_pipeline_outcome(event: StageEvent, state: PlanState, now: datetime) -
     """Build the pipeline_outcome sample of an execute stage joined with its plan."""
     quality = outcome_quality(event, state)
     if quality is None:
-        raise ValueError(f"stage {event.payload.stage}/{event.payload.status} yields no sample")
-    stage = event.payload
+        raise ValueError("only an execute stage that completed or failed yields a sample")
     plan = state.snapshot.plan
     result = {
-        "stage": stage.stage,
-        "status": stage.status,
-        "error": stage.error,
-        "duration_ms": stage.duration_ms,
+        "stage": event.stage,
+        "stage_name": event.stage_name,
+        "status": event.status,
+        "error": event.payload.error,
+        "duration_ms": event.payload.duration_ms,
     }
     return _sample(
         "pipeline_outcome",
         event,
         now,
-        input={
-            "plan_id": plan.plan_id,
-            "objective": plan.objective,
-            "plan_structure": _plan_structure(state),
-        },
-        output={"result": {k: v for k, v in result.items() if v is not None}},
+        input=present(
+            {
+                "plan_id": plan.plan_id,
+                "pipeline_id": event.pipeline_id,
+                "objective": plan.objective,
+                "plan_structure": plan_structure(state),
+            }
+        ),
+        output={"result": present(result)},
         state={"corrections_applied": state.deltas, "plan_status": plan.status},
         feedback=Feedback(source="system", type="score", quality_label=quality),
-        meta=_meta(event, "not_reviewed", plan.plan_id, state),
+        meta=sample_meta(event, "not_reviewed", plan.plan_id, state),
     )

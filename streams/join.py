@@ -1,8 +1,9 @@
 """The join of decisions, deltas and outcomes with plan state, with a grace buffer (DESIGN §5).
 
 Faust has no join operator: an event whose plan has not arrived is *parked* in the
-``pending`` table under its plan_id, completed in event-time order when the plan comes, and
-dead-lettered as ``plan_state_missing`` once it has waited ``join.grace``. All pure.
+``pending`` table under its plan key (:func:`plan_key`), completed in event-time order
+when the plan comes, and dead-lettered as ``plan_state_missing`` once it has waited
+``join.grace``. All pure.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from streams import builders
+from streams.ids import canonical_id
 from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.plan_state import PlanState, record_delta
 from streams.samples import LearningSample
@@ -26,12 +28,22 @@ __all__ = [
     "on_delta",
     "on_stage",
     "park",
+    "plan_key",
     "split_due",
 ]
 
 Source = Literal["decisions", "deltas", "stages"]
 #: A delta_intent event of this type carries only the impact analysis of an earlier delta.
 IMPACT_ONLY_TYPE = "delta_impact_analyzed"
+
+
+def plan_key(plan_id: str) -> str:
+    """Return the key of a plan in the plan_state and pending tables.
+
+    ``canonical_id``: an upper-case UUID, its lower-case form and the runtime's ``plan-123``
+    style ids each name one entry, whichever record spells it.
+    """
+    return canonical_id(plan_id)
 
 
 class ParkedEvent(BaseModel):
@@ -118,7 +130,7 @@ def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) ->
 
 def on_stage(event: StageEvent, state: PlanState | None, now: datetime) -> Outcome:
     """Emit pipeline_outcome for execute completed/failed; other stages yield nothing."""
-    if event.payload.stage != "execute" or event.payload.status == "started":
+    if not event.is_outcome:
         return Outcome()
     if state is None:
         return Outcome(park=True)

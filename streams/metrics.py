@@ -9,6 +9,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from streams.errors import REASONS
+from streams.fields import InputNotes
+from streams.models import ID_FIELDS, TIME_FIELDS
 from streams.samples import FAMILIES, QUALITIES
 
 __all__ = ["SOURCES", "Metrics"]
@@ -48,6 +50,15 @@ class Metrics:
             registry=r,
         )
         self.rebalances = Counter("learnstream_rebalances", "Partition reassignments", registry=r)
+        self.non_uuid_ids = _counter(
+            r, "learnstream_non_uuid_ids", "Input ids accepted that are not UUID v4", "field"
+        )
+        self.naive_timestamps = _counter(
+            r, "learnstream_naive_timestamps", "Input times without a zone (read as UTC)", "field"
+        )
+        self.filled_fields = _counter(
+            r, "learnstream_filled_fields", "Event fields taken from the Kafka record", "field"
+        )
         self.pending = Gauge(
             "learnstream_pending_joins", "Events parked for their plan", registry=r
         )
@@ -123,8 +134,24 @@ class Metrics:
             self.processing.labels(source)
         for why in ("global", "project"):
             self.opted_out.labels(why)
+        for name in ID_FIELDS:
+            self.non_uuid_ids.labels(name)
+        for name in TIME_FIELDS:
+            self.naive_timestamps.labels(name)
+        for name in ("event_id", "timestamp"):
+            self.filled_fields.labels(name)
         for entity in entities:
             self.pii.labels(entity)
+
+    def note_input(self, notes: InputNotes) -> None:
+        """Count the fields one input record sent in a tolerated form (labels: field names)."""
+        for metric, names in (
+            (self.non_uuid_ids, notes.non_uuid_ids),
+            (self.naive_timestamps, notes.naive_timestamps),
+            (self.filled_fields, notes.filled),
+        ):
+            for name in names:
+                self.child(metric, name).inc()
 
     def track_entities(self, entities: tuple[str, ...]) -> None:
         """Create the PII counters of the configured entities at 0."""

@@ -1,9 +1,11 @@
 """The runtime publisher: what an agent runtime calls to send MPLP events to learnstream.
 
-It validates with the models, keys every record by plan_id (project_id for consent), and
-never blocks the caller: records go into a bounded buffer drained by a background task.
-When the buffer is full the record is counted in ``dropped`` and ``publish_*`` returns
-False. ``close()`` flushes everything still buffered.
+It validates with the models (every shape the worker accepts, DESIGN §3), keys every record
+by the runtime's plan_id (project_id for consent; a stage event without a plan by its
+pipeline or event id), gives an event without ``event_id`` / ``timestamp`` a fresh UUID v4 /
+the current time, and never blocks the caller: records go into a bounded buffer drained by
+a background task. When the buffer is full the record is counted in ``dropped`` and
+``publish_*`` returns False. ``close()`` flushes everything still buffered.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -34,6 +38,14 @@ class PublisherStats:
     sent: int = 0
     dropped: int = 0
     failed: int = 0
+
+
+def _stamped(event: Any) -> Any:
+    """Return an event dict with a missing event_id / timestamp given (a copy)."""
+    if not isinstance(event, dict):
+        return event
+    found = {"event_id": str(uuid.uuid4()), "timestamp": datetime.now(UTC).isoformat()}
+    return {**event, **{k: v for k, v in found.items() if event.get(k) is None}}
 
 
 class RuntimePublisher:
@@ -86,18 +98,19 @@ class RuntimePublisher:
 
     def publish_decision(self, event: DecisionEvent | dict[str, Any]) -> bool:
         """Queue a plan_approved / plan_rejected event on its own topic."""
-        model = DecisionEvent.model_validate(event)
+        model = DecisionEvent.model_validate(_stamped(event))
         return self._put(model.event_type, model.payload.plan_id, model)
 
     def publish_delta(self, event: DeltaIntentEvent | dict[str, Any]) -> bool:
         """Queue a delta_intent event."""
-        model = DeltaIntentEvent.model_validate(event)
+        model = DeltaIntentEvent.model_validate(_stamped(event))
         return self._put("delta_intents", model.payload.plan_id, model)
 
     def publish_stage(self, event: StageEvent | dict[str, Any]) -> bool:
         """Queue a pipeline_stage event (execute started / completed / failed, ...)."""
-        model = StageEvent.model_validate(event)
-        return self._put("pipeline_stage", model.payload.plan_id, model)
+        model = StageEvent.model_validate(_stamped(event))
+        key = model.payload.plan_id or model.pipeline_id or model.event_id
+        return self._put("pipeline_stage", key, model)
 
     def publish_consent(self, project_id: str, enabled: bool) -> bool:
         """Queue a project's learning consent (opt-out when ``enabled`` is False)."""

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streams.models import Uuid4
+from streams.fields import Uuid4
 
 __all__ = [
     "FAMILIES",
@@ -46,7 +46,14 @@ class Feedback(BaseModel):
 
 
 class SampleMeta(BaseModel):
-    """Provenance: source events, project, human label, producer."""
+    """Provenance: source events, project, human label, producer, and the family's extras.
+
+    Ids are UUIDs (``streams.ids.canonical_id`` of the runtime's id); ``id_refs`` maps the
+    path of each one that stands in for a non-UUID runtime id (``plan_id``,
+    ``source_event_ids[0]``, ``output.plan_id``) to the id the runtime sent.
+    ``clarification_rounds`` / ``ambiguity_flags`` are the intent family's meta,
+    ``impact_analysis_duration_ms`` / ``predicted_vs_actual_accuracy`` the delta family's.
+    """
 
     model_config = _STRICT
     source_event_ids: list[Uuid4] = Field(min_length=1)
@@ -58,6 +65,13 @@ class SampleMeta(BaseModel):
     event_time: str | None = None
     source_flow_id: str | None = None
     quality_score: float | None = Field(None, ge=0.0, le=1.0)
+    clarification_rounds: int | None = Field(None, ge=0)
+    ambiguity_flags: list[str] | None = None
+    impact_analysis_duration_ms: int | None = Field(None, ge=0)
+    predicted_vs_actual_accuracy: Literal["accurate", "underestimated", "overestimated"] | None = (
+        None
+    )
+    id_refs: dict[str, str] | None = None
 
 
 class LearningSample(BaseModel):

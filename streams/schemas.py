@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from streams import models
+from streams import fields, models
 from streams.resources import schema_root
 from streams.samples import LearningSample
 
@@ -47,6 +47,9 @@ FAMILY_SCHEMAS = {
     "delta_impact": "mplp/mplp-learning-sample-delta.schema.json",
 }
 _CHECK_UUID4 = get_args(models.Uuid4)[1].func
+_CHECK_RUNTIME_ID = get_args(models.RuntimeId)[1].func
+#: What the RuntimeId validator enforces: a UUID v4 or any short token without whitespace.
+RUNTIME_ID = {"minLength": 1, "maxLength": fields.MAX_ID_LENGTH, "pattern": r"^\S+$"}
 _NOTES = frozenset({"$ref", "title", "description", "default", "examples", "$comment"})
 _DATA = frozenset({"default", "const", "enum", "examples"})
 _MAPS = frozenset({"properties", "patternProperties", "definitions"})
@@ -54,7 +57,7 @@ _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]
 
 
 class _Draft7Json(GenerateJsonSchema):
-    """Say in the schema what the Uuid4 validator enforces (pydantic cannot see into it)."""
+    """Say in the schema what the id validators enforce (pydantic cannot see into them)."""
 
     def function_after_schema(
         self, schema: core_schema.AfterValidatorFunctionSchema
@@ -62,6 +65,8 @@ class _Draft7Json(GenerateJsonSchema):
         out = dict(super().function_after_schema(schema))
         if schema["function"]["function"] is _CHECK_UUID4:
             out |= {"format": "uuid", "pattern": UUID4_PATTERN}
+        elif schema["function"]["function"] is _CHECK_RUNTIME_ID:
+            out |= RUNTIME_ID
         return out
 
 

@@ -332,12 +332,13 @@ def test_delta_with_impact_yields_delta_impact_rated_by_outcome(
         "change_summary": "Add a rollback step",
         "delta_type": "refinement",
     }
-    assert impact["output"] == {**IMPACT, **changes}
+    outcome_fields = {k: v for k, v in {**IMPACT, **changes}.items() if k != "risk_level"}
+    assert impact["output"] == outcome_fields
     assert impact["state"] == {"risk_level": "medium"}
     assert impact["feedback"] == {
         "source": "system",
         "type": "score",
-        "details": {**IMPACT, **changes},
+        "details": outcome_fields,
         "quality_label": quality,
     }
     assert family_errors(outcome.samples[1]) == []
@@ -414,7 +415,7 @@ def test_execute_without_plan_parks() -> None:
 
 
 def test_pipeline_outcome_of_a_started_stage_is_a_builder_error() -> None:
-    with pytest.raises(ValueError, match="execute/started yields no sample"):
+    with pytest.raises(ValueError, match="only an execute stage that completed or failed"):
         builders.build_pipeline_outcome(stage("started"), plan_state(), NOW)
 
 

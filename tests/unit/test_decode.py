@@ -22,7 +22,8 @@ from streams.decode import (
     load_json,
 )
 from streams.errors import REASONS, InvalidEvent
-from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent, _check_uuid4
+from streams.fields import InputNotes, check_uuid4
+from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -119,31 +120,70 @@ def test_plan_missing_a_field(snap: dict[str, Any], field: str) -> None:
     assert (err.reason, err.detail) == ("schema_violation", f"plan.{field}: Field required")
 
 
-def test_plan_id_must_be_uuid_v4(snap: dict[str, Any]) -> None:
+def test_plan_ids_need_not_be_uuids_and_are_noted(snap: dict[str, Any]) -> None:
     snap["plan"]["plan_id"] = NOT_V4
-    err = reason_of(decode_plan, js(snap))
-    assert err.reason == "schema_violation"
-    assert err.detail == f"plan.plan_id: Value error, '{NOT_V4}' is not a canonical UUID v4"
+    snap["plan"]["context_id"] = "ctx-7"
+    notes = InputNotes()
+    decoded = decode_plan(js(snap), notes)
+    assert (decoded.plan.plan_id, decoded.plan.context_id) == (NOT_V4, "ctx-7")
+    assert notes.non_uuid_ids == ["plan_id", "context_id"]
+    assert (notes.naive_timestamps, notes.filled) == ([], [])
 
 
-@pytest.mark.parametrize("bad_id", [NOT_V4, "not-a-uuid", "{0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d}"])
-def test_event_ids_must_be_uuid_v4(sim: Simulator, snap: dict[str, Any], bad_id: str) -> None:
+@pytest.mark.parametrize("odd_id", [NOT_V4, "not-a-uuid", "{0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d}"])
+def test_event_ids_need_not_be_uuids(sim: Simulator, snap: dict[str, Any], odd_id: str) -> None:
+    event = sim.delta(snap, WHEN)
+    event["event_id"] = odd_id
+    notes = InputNotes()
+    assert decode_delta(js(event), notes=notes).event_id == odd_id
+    assert notes.non_uuid_ids == ["event_id"]
+    event = sim.decision(snap, True, WHEN)
+    event["payload"]["confirm_id"] = odd_id
+    assert decode_decision(js(event), "plan_approved").payload.confirm_id == odd_id
+
+
+UNACCEPTABLE_IDS = ["", "plan 123", "plan-\t1", "x" * 257, "\u00a0"]
+
+
+@pytest.mark.parametrize("bad_id", UNACCEPTABLE_IDS)
+def test_ids_with_whitespace_empty_or_too_long_are_refused_without_the_value(
+    sim: Simulator, snap: dict[str, Any], bad_id: str
+) -> None:
     event = sim.delta(snap, WHEN)
     event["event_id"] = bad_id
     err = reason_of(decode_delta, js(event))
-    assert err.reason == "schema_violation"
-    assert err.detail.startswith("event_id: ")
-    event = sim.decision(snap, True, WHEN)
-    event["payload"]["confirm_id"] = bad_id
-    assert reason_of(decode_decision, js(event), "plan_approved").detail.startswith(
-        "payload.confirm_id: "
+    assert (err.reason, err.detail) == (
+        "schema_violation",
+        "event_id: expected an id: a UUID v4, or 1 to 256 characters without whitespace",
     )
 
 
-def test_naive_timestamp_is_a_schema_violation(sim: Simulator, snap: dict[str, Any]) -> None:
+@pytest.mark.parametrize("bad_id", [7, None, ["a"]])
+def test_ids_that_are_not_strings_are_refused(
+    sim: Simulator, snap: dict[str, Any], bad_id: Any
+) -> None:
+    event = sim.decision(snap, True, WHEN)
+    event["payload"]["plan_id"] = bad_id
+    err = reason_of(decode_decision, js(event), "plan_approved")
+    assert err.detail == "payload.plan_id: Input should be a valid string"
+
+
+def test_naive_timestamp_is_read_as_utc_and_noted(sim: Simulator, snap: dict[str, Any]) -> None:
     event = sim.stage(snap, "completed", WHEN)
     event["timestamp"] = "2026-03-01T12:00:00"
-    assert reason_of(decode_stage, js(event)).detail.startswith("timestamp: ")
+    notes = InputNotes()
+    assert decode_stage(js(event), notes=notes).timestamp == WHEN
+    assert notes.naive_timestamps == ["timestamp"]
+
+
+@pytest.mark.parametrize("stamp", ["1767225600", "2026-03-01", "yesterday", ""])
+def test_timestamps_must_be_date_times(sim: Simulator, snap: dict[str, Any], stamp: str) -> None:
+    event = sim.stage(snap, "completed", WHEN)
+    event["timestamp"] = stamp
+    err = reason_of(decode_stage, js(event))
+    assert err.detail == (
+        "timestamp: expected an ISO-8601 date-time string, e.g. 2026-03-01T12:00:00Z"
+    )
 
 
 def test_consent_rejects_extra_fields() -> None:
@@ -168,7 +208,9 @@ def test_non_decision_on_a_decision_topic(kind: str) -> None:
     event = {"event_family": "pipeline_stage", "event_type": kind, "payload": {}}
     err = reason_of(decode_decision, js(event), "plan_approved")
     assert err.reason == "unknown_event_type"
-    assert err.detail == f"pipeline_stage/{kind} is not a plan decision"
+    assert err.detail == (
+        "event_family/event_type: expected pipeline_stage/plan_approved or plan_rejected"
+    )
 
 
 def test_rejection_on_the_approved_topic(sim: Simulator, snap: dict[str, Any]) -> None:
@@ -260,7 +302,8 @@ def _uuid4_by_the_stdlib(value: str) -> bool:
 )
 def test_uuid4_check_agrees_with_the_stdlib(value: str) -> None:
     if _uuid4_by_the_stdlib(value):
-        assert _check_uuid4(value) == value.lower()
+        assert check_uuid4(value) == value.lower()
     else:
-        with pytest.raises(ValueError, match="not a canonical UUID v4"):
-            _check_uuid4(value)
+        with pytest.raises(ValueError, match="expected a canonical UUID v4") as info:
+            check_uuid4(value)
+        assert value not in str(info.value)

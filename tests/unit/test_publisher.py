@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
+import orjson
 import pytest
 from pydantic import ValidationError
 
@@ -45,10 +47,40 @@ async def test_records_are_keyed_by_plan_id_on_their_topic():
 async def test_invalid_event_is_rejected_at_the_caller():
     pub, sim = _publisher(), Simulator(seed=3)
     snap = sim.plan(datetime.now(UTC))
-    snap["plan"]["plan_id"] = "plan-123"  # MPLP ids are UUID v4
-    with pytest.raises(ValidationError, match="UUID v4"):
+    snap["plan"]["plan_id"] = "plan 123"  # ids: UUID v4 or a token like plan-123, no spaces
+    with pytest.raises(ValidationError, match="without whitespace"):
         pub.publish_plan(snap)
     assert pub.stats.accepted == 0
+
+
+async def test_seed_shaped_records_are_accepted_and_keyed_as_sent():
+    pub, sim = _publisher(buffer_size=10), Simulator(seed=5)
+    snap = sim.plan(datetime.now(UTC))
+    snap["plan"]["plan_id"] = "plan-123"
+    snap["plan"]["meta"] = {"protocol_version": "1.0.0", "schema_version": "1.0.0"}
+    assert pub.publish_plan(snap)
+    decision = {  # seed 002 §4.3: no event_id, no timestamp, decided_by
+        "event_family": "pipeline_stage",
+        "event_type": "plan_approved",
+        "payload": {"confirm_id": "confirm-1", "plan_id": "plan-123", "decided_by": "reviewer"},
+    }
+    assert pub.publish_decision(decision)
+    stage = {
+        "event_id": "evt-9",
+        "event_family": "pipeline_stage",
+        "event_type": "pipeline_stage_completed",
+        "timestamp": "2026-03-01T12:00:00",
+        "pipeline_id": "pipe-1",
+        "stage_id": "import",
+        "stage_status": "completed",
+    }
+    assert pub.publish_stage(stage)
+    queued = [pub._queue.get_nowait() for _ in range(3)]
+    assert [key for _, key, _ in queued] == [b"plan-123", b"plan-123", b"pipe-1"]
+    sent = orjson.loads(queued[1][2])
+    assert sent["payload"]["decided_by_role"] == "reviewer"
+    assert uuid.UUID(sent["event_id"]).version == 4
+    assert datetime.fromisoformat(sent["timestamp"]).tzinfo is not None
 
 
 async def test_bare_plan_is_wrapped_into_a_snapshot():

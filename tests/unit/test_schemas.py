@@ -381,9 +381,9 @@ def test_input_schemas_reject_what_the_decoder_rejects() -> None:
     bad_plan = next(json.loads(v) for field, v, _ in BAD_RECORDS if field == "plans")
     assert errors("plan_snapshot.json", bad_plan)
     event = sim.delta(snap, WHEN)
-    event["payload"]["delta_id"] = "c1a2b3c4-d5e6-1f70-8a9b-0c1d2e3f4a5b"
+    event["payload"]["delta_id"] = "delta 1"  # any id but one with whitespace (seeds use plan-123)
     assert errors("delta_intent_event.json", event) == [
-        f"'c1a2b3c4-d5e6-1f70-8a9b-0c1d2e3f4a5b' does not match '{schemas.UUID4_PATTERN}'"
+        f"'delta 1' does not match {schemas.RUNTIME_ID['pattern']!r}"
     ]
     decision = sim.decision(snap, True, WHEN) | {"event_type": "stage_completed"}
     assert errors("decision_event.json", decision) == [
