@@ -22,7 +22,7 @@ from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.outbox import learning_event
 from streams.plan_state import PlanState, merge_snapshot
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
-from streams.samples import LearningSample
+from streams.samples import LearningSample, family_errors
 from streams.schemas import SCHEMA_DIR, generated, stale, validate_sample
 from streams.simulate import BAD_RECORDS, Simulator
 
@@ -245,7 +245,9 @@ def test_opt_out_keeps_the_fields_a_family_requires() -> None:
     intent = on_decision(event, state, NOW).samples[1].to_dict()
     cleaned, _ = apply_privacy(intent, build_anonymizer(PrivacyConfig()))
     assert validate_sample(cleaned) == []
-    assert cleaned["input"]["raw_request_summary"] == "<OPTED_OUT>"
+    summary = cleaned["input"]["raw_request_summary"]
+    assert "<OPTED_OUT>" in summary
+    assert "prod.env" not in summary
 
 
 def sample_of(samples: list[dict[str, Any]], family: str) -> dict[str, Any]:
@@ -256,19 +258,22 @@ def test_intent_sample_without_intent_id_fails(samples: list[dict[str, Any]]) ->
     sample = sample_of(samples, "intent_resolution")
     del sample["input"]["intent_id"]
     assert validate_sample(sample) == [f"{INTENT}: $.input: 'intent_id' is a required property"]
+    # MPLP allows an empty intent_id (our copy validates as the official one does);
+    # learnstream's own rule lives in family_errors, which the builders apply.
     sample["input"]["intent_id"] = ""
-    assert validate_sample(sample) == [f"{INTENT}: $.input.intent_id: '' should be non-empty"]
+    assert validate_sample(sample) == []
+    assert family_errors(LearningSample.model_validate(sample)) == [
+        "input.intent_id must be a non-empty str"
+    ]
 
 
-def test_non_v4_sample_id_fails_ours_and_mplp_core(samples: list[dict[str, Any]]) -> None:
+def test_non_v4_sample_id_fails_ours_only(samples: list[dict[str, Any]]) -> None:
+    """MPLP's format "uuid" takes any version; learnstream's own schema insists on v4."""
     sample = sample_of(samples, "pipeline_outcome")
     sample["sample_id"] = str(uuid.UUID("c1a2b3c4-d5e6-1f70-8a9b-0c1d2e3f4a5b"))
     errors = validate_sample(sample)
-    assert [e.split(": ")[:2] for e in errors] == [
-        ["learning_sample.json", "$.sample_id"],
-        [CORE, "$.sample_id"],
-    ]
-    assert all("does not match" in e for e in errors)
+    assert [e.split(": ")[:2] for e in errors] == [["learning_sample.json", "$.sample_id"]]
+    assert "does not match" in errors[0]
 
 
 def test_delta_sample_with_an_unknown_scope_fails(samples: list[dict[str, Any]]) -> None:

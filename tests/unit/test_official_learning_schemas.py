@@ -1,0 +1,264 @@
+"""Samples on the wire are MPLP: every family, both formats, read as a plain consumer reads them,
+validates against the official MPLP v1.0 learning schemas; our copies of those schemas agree.
+
+"Agree" means: the same validation keywords with the same values everywhere, once the
+annotations (title, description, examples, $comment, x-mplp-meta) are set aside. So a
+document is valid under our copy exactly when it is valid under the official file; the
+copies also carry the official licence ``$comment`` and ``x-mplp-meta``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from jsonschema import Draft7Validator, FormatChecker
+from referencing import Registry, Resource
+
+from streams.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
+from streams.decode import decode_plan
+from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from streams.plan_state import merge_snapshot
+from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
+from streams.samples import FAMILIES, LearningSample
+from streams.simulate import Simulator
+from tests.support.avro_consumer import plain_read
+from tests.unit import test_builders as tb
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT_COPIES = REPO / "schemas" / "json" / "mplp"
+CORE = "mplp-learning-sample-core.schema.json"
+FAMILY_SCHEMA = {
+    "intent_resolution": "mplp-learning-sample-intent.schema.json",
+    "delta_impact": "mplp-learning-sample-delta.schema.json",
+}
+LEARNING = [CORE, *FAMILY_SCHEMA.values()]
+ANNOTATIONS = frozenset({"title", "description", "examples", "$comment", "x-mplp-meta"})
+_SCHEMA_MAPS = frozenset({"properties", "definitions", "patternProperties"})
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NOW = WHEN + timedelta(minutes=5)
+
+
+@pytest.fixture(scope="session")
+def mplp_schemas() -> Path | None:
+    """Return the official MPLP v1.0 schema directory (None outside CI when it is absent).
+
+    Same rule as the shared fixture: ``LEARNSTREAM_MPLP_SCHEMAS``, else ``../shared/mplp-v1``
+    beside the clone; CI must have it.
+    """
+    env = os.environ.get("LEARNSTREAM_MPLP_SCHEMAS")
+    path = Path(env) if env else REPO.parent / "shared" / "mplp-v1"
+    if (path / "learning" / CORE).is_file():
+        return path
+    if env or os.environ.get("CI"):
+        pytest.fail(f"official MPLP schemas not found in {path} (LEARNSTREAM_MPLP_SCHEMAS)")
+    return None
+
+
+@pytest.fixture(scope="session")
+def learning_dir(mplp_schemas: Path | None) -> Path:
+    """Return the official learning schemas, or our copies (they must agree) without them."""
+    return mplp_schemas / "learning" if mplp_schemas else PROJECT_COPIES
+
+
+def _is_datetime(value: object) -> bool:
+    """Check RFC 3339 date-time: jsonschema skips the format without an optional extra."""
+    if not isinstance(value, str):
+        return True
+    return bool(_RFC3339.fullmatch(value)) and bool(datetime.fromisoformat(value.upper()))
+
+
+def format_checker() -> FormatChecker:
+    checker = FormatChecker()  # every format jsonschema can check, uuid included
+    checker.checks("date-time", raises=ValueError)(_is_datetime)
+    return checker
+
+
+@pytest.fixture(scope="session")
+def validators(learning_dir: Path) -> dict[str, Draft7Validator]:
+    files = {name: json.loads((learning_dir / name).read_text("utf-8")) for name in LEARNING}
+    registry = Registry().with_resources(
+        (s["$id"], Resource.from_contents(s)) for s in files.values()
+    )
+    for schema in files.values():
+        Draft7Validator.check_schema(schema)
+    return {
+        name: Draft7Validator(s, registry=registry, format_checker=format_checker())
+        for name, s in files.items()
+    }
+
+
+def mplp_errors(validators: dict[str, Draft7Validator], sample: dict[str, Any]) -> list[str]:
+    names = [CORE] + ([FAMILY_SCHEMA[f]] if (f := sample["sample_family"]) in FAMILY_SCHEMA else [])
+    return [
+        f"{name}: {err.json_path}: {err.message}"
+        for name in names
+        for err in validators[name].iter_errors(sample)
+    ]
+
+
+# --- the samples ------------------------------------------------------------------------------
+
+
+def _builder_samples() -> list[LearningSample]:
+    """Every family from the builders' own test inputs (runtime ids like ``intent-42``)."""
+    state = tb.plan_state()
+    return [
+        *on_decision(tb.decision(), state, tb.NOW).samples,
+        *on_decision(tb.decision("plan_rejected", reason="No rollback"), state, tb.NOW).samples,
+        *on_delta(tb.delta(tb.IMPACT), state, tb.NOW).samples,
+        *on_stage(tb.stage("completed", duration_ms=1200), state, tb.NOW).samples,
+        *on_stage(tb.stage("completed"), tb.plan_state(deltas=1), tb.NOW).samples,
+        *on_stage(tb.stage("failed", error="timeout"), tb.plan_state(deltas=1), tb.NOW).samples,
+    ]
+
+
+def _simulated_samples() -> list[LearningSample]:
+    """Every family from the simulated runtime's events (PII in the text)."""
+    sim = Simulator(seed=11, pii_ratio=1.0)
+    snap = sim.plan(WHEN)
+    state = merge_snapshot(None, decode_plan(orjson.dumps(snap)), WHEN)
+    impact_only = sim.delta(snap, WHEN, impact=True) | {"event_type": IMPACT_ONLY_TYPE}
+    decisions = [sim.decision(snap, ok, WHEN) for ok in (True, False)]
+    return [
+        *(s for d in decisions for s in on_decision(DecisionEvent(**d), state, NOW).samples),
+        *on_delta(DeltaIntentEvent(**sim.delta(snap, WHEN, impact=True)), state, NOW).samples,
+        *on_delta(DeltaIntentEvent(**impact_only), state, NOW).samples,
+        *on_stage(StageEvent(**sim.stage(snap, "completed", WHEN)), state, NOW).samples,
+        *on_stage(StageEvent(**sim.stage(snap, "failed", WHEN)), state, NOW).samples,
+    ]
+
+
+def _wire_samples() -> list[dict[str, Any]]:
+    """What the outbox encodes: ``to_dict()``, after privacy for the simulated ones."""
+    anonymizer = build_anonymizer(PrivacyConfig())
+    built = [s.to_dict() for s in _builder_samples()]
+    simulated = [apply_privacy(s.to_dict(), anonymizer)[0] for s in _simulated_samples()]
+    return built + simulated
+
+
+SAMPLES = _wire_samples()
+IDS = [f"{i}-{s['sample_family']}-{s['feedback']['quality_label']}" for i, s in enumerate(SAMPLES)]
+CODECS = {"json": JsonSampleCodec(), "avro": AvroSampleCodec()}
+
+
+def plain_json_read(data: bytes) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(data)
+    return out
+
+
+def test_every_family_and_quality_is_covered() -> None:
+    assert {s["sample_family"] for s in SAMPLES} == set(FAMILIES)
+    assert {(s["sample_family"], s["feedback"]["quality_label"]) for s in SAMPLES} >= {
+        ("intent_resolution", "good"),
+        ("intent_resolution", "poor"),
+        ("confirm_decision", "good"),
+        ("confirm_decision", "poor"),
+        ("error_correction", "acceptable"),
+        ("delta_impact", "good"),
+        ("pipeline_outcome", "good"),
+        ("pipeline_outcome", "acceptable"),
+        ("pipeline_outcome", "poor"),
+    }
+    assert any("<EMAIL_ADDRESS>" in json.dumps(s) for s in SAMPLES)  # privacy ran
+
+
+@pytest.mark.parametrize("fmt", ["json", "avro"])
+@pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
+def test_consumers_get_mplp_valid_samples(
+    validators: dict[str, Draft7Validator], sample: dict[str, Any], fmt: str
+) -> None:
+    data = CODECS[fmt].encode(sample)
+    consumed = plain_read(data) if fmt == "avro" else plain_json_read(data)
+    assert consumed == sample
+    assert mplp_errors(validators, consumed) == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "avro"])
+@pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
+def test_our_decoder_round_trips_to_the_same_sample(sample: dict[str, Any], fmt: str) -> None:
+    decoded = decode_any(CODECS[fmt].encode(sample))
+    assert decoded == sample
+    assert LearningSample.model_validate(decoded).to_dict() == sample
+
+
+# --- the validation catches what it should (else the tests above could not fail) ----------------
+
+
+def test_format_checker_checks_uuid_and_date_time() -> None:
+    checker = format_checker()
+    assert checker.conforms(str(uuid.uuid4()), "uuid")
+    assert not checker.conforms("plan-123", "uuid")
+    assert checker.conforms("2026-03-01T12:00:00.5+01:00", "date-time")
+    for bad in ("2026-13-01T00:00:00Z", "2026-03-01T12:00:00", "2026-03-01"):
+        assert not checker.conforms(bad, "date-time")
+
+
+@pytest.mark.parametrize(
+    ("family", "change", "error"),
+    [
+        ("confirm_decision", {"sample_id": "plan-123"}, "$.sample_id: 'plan-123' is not a 'uuid'"),
+        ("confirm_decision", {"created_at": "2026-03-01"}, "$.created_at: '2026-03-01' is not a"),
+        ("pipeline_outcome", {"meta": {"project_id": "p-1"}}, "$.meta.project_id: 'p-1' is not a"),
+        ("intent_resolution", {"output": {}}, "'final_intent_summary' is a required property"),
+        ("delta_impact", {"output": {"actual_impact_summary": "x", "impact_scope": "galaxy"}}, ""),
+        ("error_correction", {"meta": {"human_feedback_label": "meh"}}, "'meh' is not one of"),
+    ],
+)
+def test_official_schemas_reject_broken_samples(
+    validators: dict[str, Draft7Validator], family: str, change: dict[str, Any], error: str
+) -> None:
+    sample = copy.deepcopy(next(s for s in SAMPLES if s["sample_family"] == family))
+    for key, value in change.items():
+        sample[key] = sample[key] | value if isinstance(value, dict) and value else value
+    errors = mplp_errors(validators, sample)
+    assert errors
+    assert any(error in e for e in errors), errors
+
+
+# --- our copies agree with the official files -------------------------------------------------
+
+
+def validating(node: Any) -> Any:
+    """Return a schema without its annotation keywords (property names are left alone)."""
+    if isinstance(node, list):
+        return [validating(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS:
+            out[key] = {name: validating(sub) for name, sub in value.items()}
+        elif key not in ANNOTATIONS:
+            out[key] = validating(value)
+    return out
+
+
+@pytest.mark.parametrize("name", LEARNING)
+def test_project_copies_validate_exactly_as_the_official(
+    mplp_schemas: Path | None, name: str
+) -> None:
+    if mplp_schemas is None:
+        pytest.fail("set LEARNSTREAM_MPLP_SCHEMAS to the official MPLP v1.0 schemas directory")
+    official = json.loads((mplp_schemas / "learning" / name).read_text("utf-8"))
+    ours = json.loads((PROJECT_COPIES / name).read_text("utf-8"))
+    assert validating(ours) == validating(official)
+    assert ours["$id"] == official["$id"]
+    assert ours["$comment"] == official["$comment"]  # the licence notice travels with the copy
+    assert ours["x-mplp-meta"] == official["x-mplp-meta"]
+
+
+def test_validating_ignores_annotations_only() -> None:
+    schema = {"title": "t", "properties": {"title": {"type": "string", "description": "d"}}}
+    assert validating(schema) == {"properties": {"title": {"type": "string"}}}
+    assert validating({"minLength": 1, "$comment": "c"}) != validating({"$comment": "c"})
