@@ -128,6 +128,12 @@ class TopicSettings(BaseModel):
     pipeline_stage: str = "mplp.pipeline_stage"
     consent: str = "mplp.learning_consent"
     samples: str = "mplp.learning_samples"
+    samples_retention_ms: int = Field(
+        -1,
+        ge=-1,
+        description="retention.ms of the samples topic: -1 keeps every sample (compacted by "
+        "sample_id); N > 0 also deletes samples older than N ms (cleanup.policy compact,delete)",
+    )
     events: str = "mplp.learning_events"
     dlq: str = "mplp.learning_dlq"
     learn_requests: str = "a2e.learn.requests"

@@ -8,17 +8,25 @@ import faust
 
 from streams.settings import Settings, TopicSettings
 
-__all__ = ["COMPACTED", "INPUTS", "MAX_MESSAGE_BYTES", "Topics", "topic_specs"]
+__all__ = ["COMPACTED", "INPUTS", "MAX_MESSAGE_BYTES", "Topics", "samples_config", "topic_specs"]
 
 #: Inputs joined on plan_id: they must share a partition count (co-partitioning).
 INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
 #: Outputs and side topics.
 OUTPUTS = ("consent", "samples", "events", "dlq", "learn_requests", "learn_responses")
-#: Topics where only the latest value per key matters.
-COMPACTED = frozenset({"plans", "consent"})
+#: Topics where only the latest value per key matters. Samples are stored, not expired (seed
+#: 000 §6 "SHALL persist"): compacted by sample_id, a replayed duplicate collapses on the broker.
+COMPACTED = frozenset({"plans", "consent", "samples"})
 #: Largest record we accept on inputs and pass on to the DLQ (the decoder rejects anything
 #: over 1 MiB as ``too_large``, and the DLQ must still hold those bytes unchanged).
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+def samples_config(topics: TopicSettings) -> dict[str, str]:
+    """Return the samples topic's retention: kept forever by default, else compact + delete."""
+    retention = topics.samples_retention_ms
+    policy = "compact" if retention < 0 else "compact,delete"
+    return {"cleanup.policy": policy, "retention.ms": str(retention)}
 
 
 def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
@@ -26,6 +34,8 @@ def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
     specs = []
     for field in INPUTS + OUTPUTS + ("join_ticks",):
         config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
+        if field == "samples":
+            config = samples_config(topics)
         if field in INPUTS or field == "dlq":
             config["max.message.bytes"] = str(MAX_MESSAGE_BYTES)
         name = (

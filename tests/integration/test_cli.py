@@ -59,14 +59,40 @@ async def test_topics_create_sets_partitions_and_compaction(broker, worker_env, 
         configs = await admin.describe_configs(resources)
     finally:
         await admin.close()
-    policy = {}
-    for response in configs:
-        # (error_code, error_message, resource_type, resource_name, [(name, value, ...)])
-        for _, _, _, name, entries, *_ in response.resources:
-            policy[name] = {entry[0]: entry[1] for entry in entries}.get("cleanup.policy")
+    described_configs = _configs(configs)
+    policy = {name: entries.get("cleanup.policy") for name, entries in described_configs.items()}
     assert policy[topics.name("plans")] == "compact"
     assert policy[topics.name("consent")] == "compact"
-    assert policy[topics.name("samples")] != "compact"
+    # Samples are stored, not expired: compacted by sample_id, no time retention.
+    assert policy[topics.name("samples")] == "compact"
+    assert described_configs[topics.name("samples")]["retention.ms"] == "-1"
+
+
+def _configs(responses) -> dict[str, dict[str, str]]:
+    """Return {topic: {config: value}} from describe_configs responses."""
+    out = {}
+    for response in responses:
+        # (error_code, error_message, resource_type, resource_name, [(name, value, ...)])
+        for _, _, _, name, entries, *_ in response.resources:
+            out[name] = {entry[0]: entry[1] for entry in entries}
+    return out
+
+
+async def test_samples_retention_is_configurable(broker, worker_env, namespace):
+    day_ms = "86400000"
+    env = {**worker_env, "LEARNSTREAM_TOPICS__SAMPLES_RETENTION_MS": day_ms}
+    done = _cli(env, "topics", "create")
+    assert done.returncode == 0, done.stderr
+    samples = TopicSettings(prefix=namespace).name("samples")
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    await admin.start()
+    try:
+        configs = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, samples)])
+    finally:
+        await admin.close()
+    entries = _configs(configs)[samples]
+    assert entries["cleanup.policy"] == "compact,delete"
+    assert entries["retention.ms"] == day_ms
 
 
 async def test_dlq_show_and_replay_completes_a_missed_join(
