@@ -1,0 +1,174 @@
+"""Consent published just before the events wins, every time, on a running worker and at start.
+
+Each round gives fresh projects: P opts out, and right after the broker acknowledged that,
+P's decision, correction and execution go out on the other topics; control project Q (consent
+on, or no record at all) sends the same. Not one sample of P may ever come out; every sample
+of Q must. Plans come both before the consent record (the decision joins at once) and after
+it (the parked events are completed by the plans agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from streams.admin import create_topics
+from streams.codecs import decode_any
+from streams.ids import canonical_id, sample_id
+from streams.reader import read_topic, read_until
+from streams.settings import TopicSettings
+from streams.simulate import Simulator
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+ROUNDS = 20
+SAMPLES_PER_PROJECT = 4  # confirm_decision, intent_resolution, error_correction, pipeline_outcome
+
+
+@dataclass
+class Round:
+    """One project's records: a plan sent before its consent, the rest after it."""
+
+    project: str
+    early: list[tuple[str, bytes, dict[str, Any]]] = field(default_factory=list)
+    late: list[tuple[str, bytes, dict[str, Any]]] = field(default_factory=list)
+    sample_ids: set[str] = field(default_factory=set)
+
+
+def story(sim: Simulator, project: str, when: datetime) -> Round:
+    """Return a decision on a known plan, a correction and a run each before their plan."""
+    joined, corrected, ran = (sim.plan(when, project) for _ in range(3))
+    decision = sim.decision(joined, True, when)
+    delta = sim.delta(corrected, when)
+    started, completed = sim.stage(ran, "started", when), sim.stage(ran, "completed", when)
+    rnd = Round(project)
+    rnd.early.append(("plans", key(joined), joined))
+    for topic, snap, event in (
+        ("plan_approved", joined, decision),
+        ("delta_intents", corrected, delta),
+        ("plans", corrected, corrected),
+        ("pipeline_stage", ran, started),
+        ("pipeline_stage", ran, completed),
+        ("plans", ran, ran),
+    ):
+        rnd.late.append((topic, key(snap), event))
+    for family, event in (
+        ("confirm_decision", decision),
+        ("intent_resolution", decision),
+        ("error_correction", delta),
+        ("pipeline_outcome", completed),
+    ):
+        rnd.sample_ids.add(sample_id(family, event["event_id"]))
+    return rnd
+
+
+def key(snap: dict[str, Any]) -> bytes:
+    return snap["plan"]["plan_id"].encode()
+
+
+class Runtime:
+    """An agent runtime that waits for each acknowledgement (acks=all) where it matters."""
+
+    def __init__(self, bootstrap: str, topics: TopicSettings, embedded: bool) -> None:
+        self.topics = topics
+        # The embedded broker counts batches in its end offsets: one record per batch there.
+        batch = {"max_batch_size": 1} if embedded else {}
+        self.producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", **batch)
+
+    async def send(self, records: list[tuple[str, bytes, dict[str, Any]]]) -> None:
+        """Send ``records`` back to back, then wait for all their acknowledgements."""
+        sent = [
+            await self.producer.send(self.topics.name(t), orjson.dumps(v), key=k)
+            for t, k, v in records
+        ]
+        await asyncio.gather(*sent)
+
+    async def consent(self, project: str, enabled: bool) -> None:
+        """Publish a project's consent and return once the broker acknowledged it."""
+        value = orjson.dumps({"project_id": project, "enabled": enabled})
+        await self.producer.send_and_wait(self.topics.name("consent"), value, key=project.encode())
+
+    async def round(self, opted_out: Round, control: Round, control_consent: bool | None) -> None:
+        """Plans first; then the opt-out, and the events the moment it is acknowledged."""
+        await self.send(opted_out.early + control.early)
+        if control_consent is not None:
+            await self.consent(control.project, control_consent)
+        await self.consent(opted_out.project, False)
+        await self.send(opted_out.late + control.late)
+
+
+async def samples_of(bootstrap: str, topics: TopicSettings, count: int) -> list[dict[str, Any]]:
+    records = await read_until(bootstrap, topics.name("samples"), count, max_wait=120)
+    return [decode_any(r.value) for r in records]
+
+
+def leaked(samples: list[dict[str, Any]], rounds: list[Round]) -> list[str]:
+    """Return the samples of opted-out projects: by id, or by the project they name."""
+    ids = set().union(*(r.sample_ids for r in rounds))
+    projects = {canonical_id(r.project) for r in rounds}
+    return sorted(
+        f"{s['sample_family']} {s['sample_id']}"
+        for s in samples
+        if s["sample_id"] in ids or canonical_id(s["meta"].get("project_id") or "-") in projects
+    )
+
+
+async def test_consent_published_just_before_the_events_wins_every_round(
+    broker, start_worker, namespace
+):
+    topics = TopicSettings(prefix=namespace)
+    sim, now = Simulator(seed=41, pii_ratio=0.0), datetime.now(UTC)
+    start_worker(LEARNSTREAM_SAMPLE_FORMAT="json")
+    runtime = Runtime(broker.bootstrap, topics, broker.embedded)
+    await runtime.producer.start()
+    opted_out, control = [], []
+    try:
+        for n in range(ROUNDS):
+            p, q = story(sim, sim.uuid(), now), story(sim, sim.uuid(), now)
+            await runtime.round(p, q, control_consent=True if n % 2 else None)
+            opted_out.append(p)
+            control.append(q)
+            await asyncio.sleep(0.2)  # an idle worker between rounds: the sharpest race
+    finally:
+        await runtime.producer.stop()
+    expected = set().union(*(q.sample_ids for q in control))
+    samples = await samples_of(broker.bootstrap, topics, len(expected))
+    await asyncio.sleep(2.0)  # anything still on its way would show now
+    samples = await samples_of(broker.bootstrap, topics, len(expected))
+    assert leaked(samples, opted_out) == []
+    assert {s["sample_id"] for s in samples} == expected
+    assert len(expected) == ROUNDS * SAMPLES_PER_PROJECT
+    assert await read_topic(broker.bootstrap, topics.name("dlq")) == []
+
+
+async def test_a_starting_worker_holds_samples_until_it_read_the_consent_topic(
+    broker, start_worker, namespace
+):
+    """Everything is on the topics before the worker starts, consent first, three times."""
+    topics = TopicSettings(prefix=namespace)
+    await create_topics(broker.bootstrap, topics)
+    sim, now = Simulator(seed=43, pii_ratio=0.0), datetime.now(UTC)
+    runtime = Runtime(broker.bootstrap, topics, broker.embedded)
+    await runtime.producer.start()
+    opted_out, expected, worker = [], set(), None
+    try:
+        for n in range(3):
+            p, q = story(sim, sim.uuid(), now), story(sim, sim.uuid(), now)
+            await runtime.round(p, q, control_consent=True if n % 2 else None)
+            opted_out.append(p)
+            expected |= q.sample_ids
+            worker = worker.start() if worker else start_worker(LEARNSTREAM_SAMPLE_FORMAT="json")
+            samples = await samples_of(broker.bootstrap, topics, len(expected))
+            assert leaked(samples, opted_out) == []
+            assert {s["sample_id"] for s in samples} == expected
+            assert worker.stop() == 0
+    finally:
+        await runtime.producer.stop()
+    samples = await samples_of(broker.bootstrap, topics, len(expected))
+    assert leaked(samples, opted_out) == []
+    assert len(expected) == 3 * SAMPLES_PER_PROJECT
