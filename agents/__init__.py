@@ -30,13 +30,14 @@ def privacy_config(settings: Settings) -> PrivacyConfig:
         operator=settings.privacy.operator,
         hash_salt=settings.privacy.hash_salt.get_secret_value(),
         ner=settings.privacy.ner,
+        detect_secrets=settings.privacy.detect_secrets,
     )
 
 
 def wire(app: faust.App, settings: Settings) -> Runtime:
     """Declare topics and tables on ``app``, register every agent, mount ``/metrics``."""
     metrics = Metrics()
-    metrics.track_entities(settings.privacy.entities)
+    metrics.track_entities(privacy_config(settings).reported_entities)
     runtime = Runtime(
         app=app,
         settings=settings,

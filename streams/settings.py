@@ -163,6 +163,9 @@ class PrivacySettings(BaseModel):
     ner: bool = Field(
         False, description="spaCy NER for PERSON/LOCATION (pip install learnstream[ner])"
     )
+    detect_secrets: bool = Field(
+        True, description="replace cloud keys, tokens, private keys and passwords (detect-secrets)"
+    )
 
 
 class JoinSettings(BaseModel):

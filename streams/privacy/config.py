@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from streams.privacy.secrets import SECRET_ENTITIES
 from streams.settings import DEFAULT_PII_ENTITIES, PiiOperator
 
 __all__ = ["DEFAULT_ENTITIES", "NER_ENTITIES", "PATTERN_ENTITIES", "Operator", "PrivacyConfig"]
@@ -26,6 +27,8 @@ class PrivacyConfig:
 
     ``hash_salt`` is a secret; it must be non-empty when ``operator == "hash"``.
     ``score_threshold`` drops weak pattern hits (e.g. any 9-digit number as US_SSN, 0.05).
+    ``detect_secrets`` adds the secret detector (streams/privacy/secrets.py); like every
+    entity it is off when ``anonymize_pii`` is.
     """
 
     anonymize_pii: bool = True
@@ -35,6 +38,7 @@ class PrivacyConfig:
     hash_salt: str = ""
     ner: bool = False
     score_threshold: float = 0.3
+    detect_secrets: bool = True
 
     def __post_init__(self) -> None:
         """Normalize sequences to tuples and reject inconsistent settings."""
@@ -54,3 +58,9 @@ class PrivacyConfig:
         """Return the entities to detect: configured ones plus NER entities when enabled."""
         extra = tuple(e for e in NER_ENTITIES if self.ner and e not in self.entities)
         return self.entities + extra
+
+    @property
+    def reported_entities(self) -> tuple[str, ...]:
+        """Return every entity name a sample's counts can hold (the metric's label values)."""
+        secrets = SECRET_ENTITIES if self.anonymize_pii and self.detect_secrets else ()
+        return self.analyzed_entities + secrets

@@ -13,8 +13,9 @@ from presidio_anonymizer import AnonymizerEngine, OperatorConfig, RecognizerResu
 
 from streams.privacy.config import PrivacyConfig
 from streams.privacy.recognizers import build_analyzer
+from streams.privacy.secrets import Span, find_secrets, may_hold_secret
 
-__all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer"]
+__all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer", "is_wellformed_id"]
 
 CACHE_SIZE = 10_000
 #: Cheap pre-filter, safe for every pattern entity: emails need "@", scheme URLs ":" and ".",
@@ -22,6 +23,10 @@ CACHE_SIZE = 10_000
 _MAY_HOLD_PII = re.compile(r"[\d@:.]")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _Counts = tuple[tuple[str, int], ...]
+_PREFIXED_UUID = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9]*[-_])*[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
+)
+_WORD_ID = re.compile(r"[A-Za-z0-9]{1,15}(?:[-_][A-Za-z0-9]{1,15})*")
 #: What a string needs before a pattern recognizer can find its entity in it: (digits it
 #: must hold at least, a test of the text). Each is a necessary condition of the recognizer's
 #: patterns (and tests/unit/test_privacy.py checks the gated result equals Presidio's own):
@@ -57,9 +62,23 @@ def _operator(config: PrivacyConfig) -> OperatorConfig:
 
 
 def _is_id_key(key: Any) -> bool:
-    """Tell whether a dict key names an identifier (kept verbatim with its subtree)."""
+    """Tell whether a dict key names an identifier ("id", "*_id", "*_ids")."""
     k = key.lower() if isinstance(key, str) else ""
     return k == "id" or k.endswith(("_id", "_ids"))
+
+
+def is_wellformed_id(value: str) -> bool:
+    """Tell whether a string is an identifier no PII recognizer needs to read.
+
+    A UUID, optionally after word prefixes (``plan-550e8400-e29b-41d4-a716-446655440000``),
+    or words of at most 15 characters joined by ``-`` / ``_`` holding at most 3 digits
+    (``plan-123``, ``evt_7f3a``, ``decision-001``): a phone number needs 4 digits, every
+    other PII entity more, or ``@``, ``.``, ``:`` or a space, none of which these shapes
+    allow; an access key or token is one longer run (``AKIAIOSFODNN7EXAMPLE``).
+    """
+    if _PREFIXED_UUID.fullmatch(value):
+        return True
+    return _WORD_ID.fullmatch(value) is not None and len(_DIGIT.findall(value)) <= 3
 
 
 class Anonymizer:
@@ -68,26 +87,34 @@ class Anonymizer:
     def __init__(self, config: PrivacyConfig) -> None:
         """Build the Presidio analyzer and anonymizer engines (no-op if PII is off)."""
         self.config = config
-        self._enabled = config.anonymize_pii and bool(config.analyzed_entities)
         self._entities = list(config.analyzed_entities)
+        self._secrets = config.anonymize_pii and config.detect_secrets
+        self._enabled = self._secrets or (config.anonymize_pii and bool(self._entities))
         self._prefilter = None if config.ner else _MAY_HOLD_PII
         # With NER every string may hold a name or place: no entity is ruled out by shape.
         self._gates = {} if config.ner else {e: _NEEDS[e] for e in self._entities if e in _NEEDS}
         self._operators = {"DEFAULT": _operator(config)}
-        self._analyzer = build_analyzer(config) if self._enabled else None
+        pii_on = config.anonymize_pii and bool(self._entities)
+        self._analyzer = build_analyzer(config) if pii_on else None
         self._engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
         self._cached = lru_cache(maxsize=CACHE_SIZE)(self._anonymize_uncached)
 
     def anonymize_text(self, text: str) -> tuple[str, Counter[str]]:
-        """Return text with PII replaced and the count of entities found, by type."""
+        """Return text with PII and secrets replaced and the count of entities found, by type."""
         if not self._enabled or not text:
             return text, Counter()
-        if self._prefilter is not None and not self._prefilter.search(text):
-            return text, Counter()
-        if not self.candidates(text):  # e.g. "src/app.py": a dot, but no entity's shape
-            return text, Counter()
+        if not self._may_hold_pii(text) and not (self._secrets and may_hold_secret(text)):
+            return text, Counter()  # e.g. "src/app.py": a dot, but no entity's shape
         new_text, counts = self._cached(text)
         return new_text, Counter(dict(counts))
+
+    def _may_hold_pii(self, text: str) -> bool:
+        """Tell whether a configured PII recognizer could match text at all."""
+        if self._analyzer is None:
+            return False
+        if self._prefilter is not None and not self._prefilter.search(text):
+            return False
+        return bool(self.candidates(text))
 
     def candidates(self, text: str) -> list[str]:
         """Return the configured entities whose recognizer could match ``text`` at all."""
@@ -103,31 +130,35 @@ class Anonymizer:
 
     def _anonymize_uncached(self, text: str) -> tuple[str, _Counts]:
         """Analyze and anonymize one string (memoized by anonymize_text)."""
-        entities = self.candidates(text)
-        if self._analyzer is None or not entities:
+        found = []
+        if self._analyzer is not None and (entities := self.candidates(text)):
+            found = self._analyzer.analyze(text, language="en", entities=entities)
+        pii = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
+        secrets = find_secrets(text) if self._secrets else []
+        results = _absorb(pii, secrets) if secrets else pii
+        if not results:
             return text, ()
-        found = self._analyzer.analyze(text, language="en", entities=entities)
-        if not found:
-            return text, ()
-        results = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
         out = self._engine.anonymize(
             text, results, operators=self._operators, merge_entities_with_spaces=False
         )
         return out.text, tuple(Counter(item.entity_type for item in out.items).items())
 
-    def _walk(self, value: Any, counts: Counter[str]) -> Any:
-        """Return a copy of value with every string leaf anonymized, id keys excepted."""
+    def _walk(self, value: Any, counts: Counter[str], under_id: bool = False) -> Any:
+        """Return a copy of value with every string leaf anonymized.
+
+        Under an id key only well-formed ids are kept unread: ``customer_id: "jane@corp.com"``
+        is scanned like any other string.
+        """
         if isinstance(value, str):
+            if under_id and is_wellformed_id(value):  # nothing a detector reads: kept as is
+                return value
             text, found = self.anonymize_text(value)
             counts.update(found)
             return text
         if isinstance(value, dict):
-            return {
-                k: copy.deepcopy(v) if _is_id_key(k) else self._walk(v, counts)
-                for k, v in value.items()
-            }
+            return {k: self._walk(v, counts, _is_id_key(k)) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            items = [self._walk(v, counts) for v in value]
+            items = [self._walk(v, counts, under_id) for v in value]
             return tuple(items) if isinstance(value, tuple) else items
         if value is None or isinstance(value, int | float):  # immutable: nothing to copy
             return value
@@ -136,7 +167,7 @@ class Anonymizer:
     def anonymize_sample(self, sample: dict[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
         """Return a new sample with input, state, output and feedback.details anonymized.
 
-        Id keys ("id", "*_id", "*_ids") keep their subtree; sample_id, sample_family,
+        Well-formed ids under id keys ("id", "*_id", "*_ids") are kept; sample_id, sample_family,
         created_at, meta and feedback.source/type/quality_label are copied untouched.
         """
         counts: Counter[str] = Counter()
@@ -153,6 +184,29 @@ class Anonymizer:
                 for k, v in value.items()
             }
         return copy.deepcopy(value)
+
+
+def _absorb(pii: list[RecognizerResult], secrets: list[Span]) -> list[RecognizerResult]:
+    """Return secrets and PII as results, a secret taking in every PII hit it overlaps.
+
+    The secret's whole value must go: an email inside ``https://bob:pw@corp.com`` must not
+    leave half of the password behind, so overlapping spans become one secret span.
+    """
+    spans, rest, changed = list(secrets), list(pii), True
+    while changed:  # an absorbed hit widens a span, which may then overlap another hit
+        changed = False
+        for hit in list(rest):
+            touching = [s for s in spans if hit.start < s[2] and s[1] < hit.end]
+            if touching:
+                starts, ends = (
+                    [hit.start, *(s[1] for s in touching)],
+                    [hit.end, *(s[2] for s in touching)],
+                )
+                spans = [s for s in spans if s not in touching]
+                spans.append((touching[0][0], min(starts), max(ends)))
+                rest.remove(hit)
+                changed = True
+    return rest + [RecognizerResult(entity, start, end, 1.0) for entity, start, end in spans]
 
 
 def build_anonymizer(config: PrivacyConfig) -> Anonymizer:

@@ -27,6 +27,7 @@ from streams.privacy import (
     optout,
     strip_opted_out,
 )
+from streams.privacy.pii import is_wellformed_id
 from streams.privacy.recognizers import NoContextEnhancer
 
 PLAN_ID = "7d9f8a52-3c1e-4b6a-9f0e-2a4b6c8d0e1f"
@@ -286,15 +287,88 @@ def test_strip_opted_out_example() -> None:
     assert context == before
 
 
-def test_strip_opted_out_is_case_insensitive_nested_and_keeps_prose() -> None:
+def test_strip_opted_out_is_case_insensitive_nested_and_masks_prose() -> None:
     obj = {
-        "A": {"Prod.SECRET": {"k": 1}, "path": "C:\\repo\\CONFIG\\.ENV", "keep": "fix the .env"},
+        "A": {"Prod.SECRET": {"k": 1}, "where": "C:\\repo\\CONFIG\\.ENV", "keep": "fix the .env"},
         "list": [("x.py", "My Docs/prod.secret"), [".env", "README.md"]],
     }
     assert strip_opted_out(obj, ["*.secret", "*.env"]) == {
-        "A": {"path": "<OPTED_OUT>", "keep": "fix the .env"},
-        "list": [("x.py",), ["README.md"]],
+        "A": {"where": "<OPTED_OUT>", "keep": "fix the <OPTED_OUT>"},
+        "list": [("x.py", "My <OPTED_OUT>"), ["README.md"]],
     }
+
+
+GLOBS = ("*.secret", "*.env")
+
+
+def test_opted_out_file_objects_go_whole_with_their_content() -> None:
+    context = {
+        "attachments": [
+            {"filename": "deploy/prod.secret", "text": "token: tok-123"},
+            {"filename": "src/app.py", "text": "print(1)"},
+            {"Path": "file:///srv/app/.env", "content": "DB_PASSWORD=hunter2"},
+            {"url": "https://git.example.org/x/prod.secret?raw=1", "body": "tok-456"},
+        ],
+        "primary": {"file_path": "config/.env", "text": "API_KEY=tok-789"},
+        "readme": {"name": "README.md", "text": "hello"},
+    }
+    assert strip_opted_out(context, GLOBS) == {
+        "attachments": [{"filename": "src/app.py", "text": "print(1)"}],
+        "readme": {"name": "README.md", "text": "hello"},
+    }
+
+
+def test_every_documented_path_field_marks_a_file_object() -> None:
+    fields = set(optout.PATH_FIELDS)
+    assert fields == {
+        "path",
+        "file",
+        "filename",
+        "file_name",
+        "file_path",
+        "filepath",
+        "uri",
+        "url",
+    } | {"name"}
+    for field in fields:
+        items = [{field.upper(): "keys/Prod.Secret", "text": "tok"}, {field: "a.py"}]
+        assert strip_opted_out({"files": items}, GLOBS) == {"files": [{field: "a.py"}]}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("see deploy/prod.secret for the token", "see <OPTED_OUT> for the token"),
+        (
+            "line one\nedit config/.env:12 then\n(or C:\\app\\.ENV).",
+            "line one\nedit <OPTED_OUT> then\n(or <OPTED_OUT>).",
+        ),
+        ('path "keys/a.secret", and keys/b.secret.', 'path "<OPTED_OUT>", and <OPTED_OUT>'),
+        ("fetch https://h.example.org/x/prod.secret?raw=1 now", "fetch <OPTED_OUT> now"),
+        ("nothing in src/app.py, .environment or secret.txt", None),
+    ],
+)
+def test_paths_inside_text_are_masked(text: str, expected: str | None) -> None:
+    expected = text if expected is None else expected
+    assert strip_opted_out({"note": text}, GLOBS) == {"note": expected}
+    assert strip_opted_out([text], GLOBS) == [expected]
+
+
+def test_a_required_field_that_was_a_file_object_keeps_its_key() -> None:
+    sample = _sample(sample_family="intent_resolution")
+    sample["input"]["raw_request_summary"] = {"file": "a/prod.secret", "text": "tok-1"}
+    sample["input"]["attachment"] = {"file": "a/prod.secret", "text": "tok-2"}
+    sample["output"]["final_intent_summary"] = {"url": "https://h/x.env", "text": "tok-3"}
+    out, _ = apply_privacy(sample, Anonymizer(PrivacyConfig()))
+    assert out["input"]["raw_request_summary"] == "<OPTED_OUT>"
+    assert "attachment" not in out["input"]
+    assert out["output"]["final_intent_summary"] == "<OPTED_OUT>"
+    assert "tok-" not in str(out)
+
+
+def test_root_is_never_dropped_its_path_fields_are_masked() -> None:
+    root = {"file": "config/.env", "text": "ok", "nested": {"file": "a/.env", "x": 1}}
+    assert strip_opted_out(root, GLOBS) == {"file": "<OPTED_OUT>", "text": "ok"}
 
 
 def test_strip_opted_out_without_patterns_is_a_deep_copy() -> None:
@@ -314,8 +388,9 @@ def test_anonymize_sample_keeps_ids_and_envelope(anonymizer: Anonymizer) -> None
     assert sample == before
     assert out["input"]["plan_id"] == PLAN_ID
     assert out["input"]["intent_id"] == INTENT_ID
-    assert out["input"]["step_ids"] == ["s-1", "+1 415-555-0132"]
-    assert out["input"]["steps"] == [{"id": "10.0.0.12", "text": "ssh to <IP_ADDRESS>"}]
+    # Under id keys only well-formed ids are kept: a phone or an IP there is scanned.
+    assert out["input"]["step_ids"] == ["s-1", "<PHONE_NUMBER>"]
+    assert out["input"]["steps"] == [{"id": "<IP_ADDRESS>", "text": "ssh to <IP_ADDRESS>"}]
     assert out["input"]["prompt"] == "Email <EMAIL_ADDRESS> about it"
     assert out["input"]["retries"] == 3
     assert out["output"] == {"plan": "call <PHONE_NUMBER>", "ok": True, "score": 0.5, "none": None}
@@ -330,8 +405,48 @@ def test_anonymize_sample_keeps_ids_and_envelope(anonymizer: Anonymizer) -> None
         assert out[key] == sample[key]
     assert out["meta"] is not sample["meta"]
     assert counts == Counter(
-        {"EMAIL_ADDRESS": 2, "IP_ADDRESS": 2, "PHONE_NUMBER": 1, "CREDIT_CARD": 1}
+        {"EMAIL_ADDRESS": 2, "IP_ADDRESS": 3, "PHONE_NUMBER": 2, "CREDIT_CARD": 1}
     )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plan-123",
+        "decision-001",
+        "evt_7f3a",
+        "s-1",
+        PLAN_ID,
+        "plan-550e8400-e29b-41d4-a716-446655440000",
+        "role-reviewer-001",
+    ],
+)
+def test_well_formed_ids_under_id_keys_are_kept(anonymizer: Anonymizer, value: str) -> None:
+    assert is_wellformed_id(value)
+    payload = {"customer_id": value, "ids": {"id": value}, "step_ids": [value, [value]]}
+    assert anonymizer.anonymize_sample({"input": payload}) == ({"input": payload}, Counter())
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("jane@corp.com", "<EMAIL_ADDRESS>"),
+        ("+1 415-555-0132", "<PHONE_NUMBER>"),
+        ("4111-1111-1111-1111", "<CREDIT_CARD>"),
+        ("536-22-8726", "<US_SSN>"),
+        ("10.0.0.12", "<IP_ADDRESS>"),
+        ("user-jane@corp.com", "<EMAIL_ADDRESS>"),
+        ("cust-4155550132", "cust-<PHONE_NUMBER>"),
+        ("AKIAIOSFODNN7EXAMPLE", "<AWS_ACCESS_KEY>"),
+    ],
+)
+def test_values_under_id_keys_that_are_not_ids_are_scanned(
+    anonymizer: Anonymizer, value: str, expected: str
+) -> None:
+    assert not is_wellformed_id(value)
+    out, counts = anonymizer.anonymize_sample({"input": {"customer_id": value, "x_ids": [value]}})
+    assert out == {"input": {"customer_id": expected, "x_ids": [expected]}}
+    assert counts.total() == 2
 
 
 def test_anonymize_sample_with_plain_string_details(anonymizer: Anonymizer) -> None:
@@ -347,7 +462,7 @@ def test_anonymize_sample_with_plain_string_details(anonymizer: Anonymizer) -> N
     out, counts = anonymizer.anonymize_sample(sample)
     assert out["feedback"]["details"] == "reach me at <PHONE_NUMBER>"
     assert "state" not in out
-    assert counts["PHONE_NUMBER"] == 2
+    assert counts["PHONE_NUMBER"] == 3
 
 
 def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
@@ -404,7 +519,36 @@ def test_compiled_globs_match_like_fnmatch_on_path_and_basename(
     base = full.rstrip("/").rsplit("/", 1)[-1]
     lowered = [g.lower() for g in globs]
     expected = any(fnmatch.fnmatchcase(full, g) or fnmatch.fnmatchcase(base, g) for g in lowered)
-    assert optout._matches(name, optout._compile(tuple(globs))) is expected
+    compiled = optout._compile(tuple(globs))
+    assert optout._matches(name, compiled) is expected
+    # The literal gate only skips text in which no path can match.
+    assert compiled.may_match(f"see {name} now") or not expected
+
+
+_KEYS = st.sampled_from(["path", "Name", "text", "a.env", "k"])
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(st.sampled_from("ab/.\\ \n:?#envsecrtEN")),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_KEYS, children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [*value, *(leaf for v in value.values() for leaf in _leaves(v))]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value] if isinstance(value, str) else []
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_no_opted_out_path_survives_anywhere(obj: Any) -> None:
+    out = strip_opted_out(obj, GLOBS)
+    globs = optout._compile(GLOBS)
+    for leaf in _leaves(out):
+        tokens = optout._TOKEN.findall(leaf)
+        assert not any(optout._is_opted_out_path(t, globs) for t in tokens), leaf
 
 
 # The per-entity gates only skip recognizers that cannot match: the result must be exactly
