@@ -26,7 +26,7 @@ from referencing import Registry, Resource
 from streams.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
 from streams.decode import decode_plan
 from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
-from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.plan_state import merge_snapshot
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples import FAMILIES, LearningSample
@@ -123,6 +123,29 @@ def _builder_samples() -> list[LearningSample]:
     ]
 
 
+def _seed004_samples() -> list[LearningSample]:
+    """Every optional seed-004 field filled, and runtime ids that are not UUIDs."""
+    snap = tb.snapshot().model_dump(mode="json", by_alias=True, exclude_none=True)
+    snap["plan"]["plan_id"] = "plan-123"
+    snap["context"] |= {"project_phase": "brownfield", "psg_node_count": 40}
+    snap["context"]["existing_plan_count"] = 2
+    snap["intent"] |= {"constraints_summary": "p99 under 250 ms", "dialog_turns_count": 3}
+    snap["intent"] |= {"clarification_rounds": 1, "ambiguity_flags": ["vague_scope"]}
+    state = merge_snapshot(None, PlanSnapshot.model_validate(snap), tb.T0)
+    decision = tb.decision().model_dump(mode="json", by_alias=True, exclude_none=True)
+    decision["event_id"] = "evt-approve-1"
+    decision["payload"]["plan_id"] = "plan-123"
+    impact = tb.IMPACT | {"affected_artifact_count": 3, "psg_complexity_score": 0.7}
+    impact |= {"impact_analysis_duration_ms": 1500, "predicted_vs_actual_accuracy": "accurate"}
+    delta = tb.delta(impact).model_dump(mode="json", by_alias=True, exclude_none=True)
+    delta["event_id"] = "evt-delta-1"
+    delta["payload"]["plan_id"] = "plan-123"
+    return [
+        *on_decision(DecisionEvent.model_validate(decision), state, tb.NOW).samples,
+        *on_delta(DeltaIntentEvent.model_validate(delta), state, tb.NOW).samples,
+    ]
+
+
 def _simulated_samples() -> list[LearningSample]:
     """Every family from the simulated runtime's events (PII in the text)."""
     sim = Simulator(seed=11, pii_ratio=1.0)
@@ -142,7 +165,7 @@ def _simulated_samples() -> list[LearningSample]:
 def _wire_samples() -> list[dict[str, Any]]:
     """What the outbox encodes: ``to_dict()``, after privacy for the simulated ones."""
     anonymizer = build_anonymizer(PrivacyConfig())
-    built = [s.to_dict() for s in _builder_samples()]
+    built = [s.to_dict() for s in _builder_samples() + _seed004_samples()]
     simulated = [apply_privacy(s.to_dict(), anonymizer)[0] for s in _simulated_samples()]
     return built + simulated
 
@@ -171,6 +194,11 @@ def test_every_family_and_quality_is_covered() -> None:
         ("pipeline_outcome", "poor"),
     }
     assert any("<EMAIL_ADDRESS>" in json.dumps(s) for s in SAMPLES)  # privacy ran
+    metas = [s["meta"] for s in SAMPLES]
+    for field in ("clarification_rounds", "ambiguity_flags", "impact_analysis_duration_ms"):
+        assert any(field in m for m in metas), field
+    assert any("predicted_vs_actual_accuracy" in m for m in metas)
+    assert any(m.get("id_refs", {}).get("plan_id") == "plan-123" for m in metas)
 
 
 @pytest.mark.parametrize("fmt", ["json", "avro"])
