@@ -74,7 +74,7 @@ class _Cli(click.Group):
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="learnstream", message="%(prog)s %(version)s")
+@click.version_option(package_name="learnstream", message="learnstream %(version)s")
 @click.option(
     "-v", "--verbose", is_flag=True, help="show tracebacks (or LEARNSTREAM_LOG_LEVEL=debug)"
 )
@@ -219,4 +219,4 @@ def dlq_replay(reason: str | None, yes: bool) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(prog_name="learnstream")

@@ -215,6 +215,7 @@ def _run(settings: Settings, workdir: Path, rate: float, duration: float) -> lis
         asyncio.run(create_topics(broker.bootstrap, settings.topics))
         print("starting the worker (it joins its consumer group in a few seconds)...", flush=True)
         worker = _start_worker(broker, settings, workdir)
+        print(f"worker ready: simulating {rate:g} plans/s; Ctrl-C stops the demo", flush=True)
         try:
             stop.live = True
             view = asyncio.run(_live(settings, broker.bootstrap, rate, duration, stop))

@@ -126,6 +126,9 @@ class EmbeddedBroker:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             preexec_fn=die_with_parent(),  # only prctl runs in the child: fork-safe
+            # A terminal's Ctrl-C goes to the whole process group; the broker must outlive
+            # the clients that are still shutting down, so only its owner stops it.
+            start_new_session=True,
         )
         self._wait_ready(timeout)
         return self

@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from streams.codecs import decode_any
@@ -76,6 +78,25 @@ def _configs(responses) -> dict[str, dict[str, str]]:
         for _, _, _, name, entries, *_ in response.resources:
             out[name] = {entry[0]: entry[1] for entry in entries}
     return out
+
+
+async def test_topics_create_reports_an_old_samples_topic_it_does_not_alter(
+    broker, worker_env, namespace
+):
+    samples = TopicSettings(prefix=namespace).name("samples")
+    admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(samples, 4, 1, topic_configs={"retention.ms": "1000"})])
+        done = _cli(worker_env, "topics", "create")
+        configs = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, samples)])
+    finally:
+        await admin.close()
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.endswith(f" {samples}"))
+    assert line.startswith("exists (differs: cleanup.policy, retention.ms)")
+    assert sum("differs" in line for line in done.stdout.splitlines()) == 1
+    assert _configs(configs)[samples]["retention.ms"] == "1000"
 
 
 async def test_samples_retention_is_configurable(broker, worker_env, namespace):
@@ -172,6 +193,134 @@ def test_demo_runs_and_reports_samples(tmp_path):
         str(free_port()),
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    summary = done.stdout[done.stdout.rindex("samples: ") :]
-    assert "'intent_resolution', 'good'" in summary
-    assert "events published: " in summary
+    summary = done.stdout[done.stdout.rindex("learnstream demo ran ") :].splitlines()
+    assert summary[1].startswith("  events in     ")
+    assert summary[2].startswith("  samples out   ")
+    assert "intent_resolution" in summary[2]
+    assert summary[3].startswith("  dead letters  ")
+    assert summary[4] == "  left behind   nothing (worker, broker, temp folder removed)"
+
+
+def _user_env(**variables: str) -> dict[str, str]:
+    """Return a shell's environment with only these LEARNSTREAM_* variables set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
+    return env | variables
+
+
+def _first_error_line(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    return done.stderr.splitlines()[0]
+
+
+_UNREACHABLE = "check LEARNSTREAM_BROKER_URL, or unset it to start the embedded broker"
+
+
+@pytest.mark.parametrize(
+    ("variables", "args", "line"),
+    [
+        (
+            {"LEARNSTREAM_BROKER_URL": "kafka://127.0.0.1:1"},
+            ("worker",),
+            "Error: cannot reach the Kafka broker (127.0.0.1:1: connection refused): "
+            + _UNREACHABLE,
+        ),
+        (
+            {"LEARNSTREAM_BROKER_URL": "kafka://nohost.invalid:9092"},
+            ("worker",),
+            "Error: cannot reach the Kafka broker (nohost.invalid: unknown host): " + _UNREACHABLE,
+        ),
+        (
+            {"LEARNSTREAM_BROKER_URL": "kafka://127.0.0.1:1"},
+            ("dlq", "show"),
+            "Error: cannot reach the Kafka broker (127.0.0.1:1: connection refused): "
+            "check LEARNSTREAM_BROKER_URL",
+        ),
+        (
+            {"LEARNSTREAM_BROKER_URL": "127.0.0.1:9092"},
+            ("worker",),
+            "Error: LEARNSTREAM_BROKER_URL must look like kafka://host:9092 "
+            "(several: kafka://h1:9092,h2:9092)",
+        ),
+        (
+            {"LEARNSTREAM_JOIN__GRACE": "soon"},
+            ("worker",),
+            "Error: LEARNSTREAM_JOIN__GRACE is not a duration: write seconds (90) or 250ms, 5m, 1h",
+        ),
+        (
+            {"LEARNSTREAM_PROCESSING_GUARANTEE": "exactly_once"},
+            ("worker",),
+            "Error: LEARNSTREAM_PROCESSING_GUARANTEE=exactly_once needs Kafka transactions, which "
+            "the embedded broker does not have: set LEARNSTREAM_BROKER_URL to an Apache Kafka "
+            "cluster, or use at_least_once (samples have deterministic ids)",
+        ),
+        (
+            {},
+            ("topics", "create"),
+            "Error: no broker configured: set LEARNSTREAM_BROKER_URL=kafka://host:9092 (the "
+            "embedded broker lives only inside `learnstream worker` / `learnstream demo`)",
+        ),
+    ],
+)
+def test_a_user_error_is_one_line_naming_what_to_change(variables, args, line):
+    assert _first_error_line(_user_env(**variables), *args) == line
+
+
+def test_worker_on_a_busy_web_port_says_which_variable_to_change():
+    port = free_port()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", port))
+        busy.listen()
+        line = _first_error_line(_user_env(LEARNSTREAM_WEB_PORT=str(port)), "worker")
+    assert line == (
+        f"Error: port {port} is already in use by another program: "
+        "set LEARNSTREAM_WEB_PORT to a free port"
+    )
+
+
+def test_quality_without_a_worker_says_where_it_looked():
+    port = free_port()
+    line = _first_error_line(_user_env(LEARNSTREAM_WEB_PORT=str(port)), "quality")
+    assert line == (
+        f"Error: no learnstream worker answers at http://127.0.0.1:{port}/quality: "
+        "start one, or set LEARNSTREAM_WEB_PORT to its port"
+    )
+
+
+@pytest.mark.parametrize(
+    ("variables", "flags"),
+    [({}, ("--verbose",)), ({"LEARNSTREAM_LOG_LEVEL": "debug"}, ())],
+)
+def test_verbose_or_debug_shows_the_traceback(variables, flags):
+    env = _user_env(LEARNSTREAM_BROKER_URL="kafka://127.0.0.1:1", **variables)
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", *flags, "dlq", "show"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("Traceback (most recent call last):")
+    assert "streams.usererrors.UserError: cannot reach the Kafka broker" in done.stderr
+
+
+def test_version():
+    done = subprocess.run(
+        [sys.executable, "-m", "streams.cli", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert re.fullmatch(r"learnstream \d+\.\d+\.\d+\n", done.stdout)

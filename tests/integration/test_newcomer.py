@@ -75,7 +75,7 @@ def _wait_for_metrics(proc: subprocess.Popen[str], out: Path, timeout: float = 1
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = re.search(r"metrics: (http://\S+/metrics)", out.read_text())
-        if found:
+        if found and "worker ready: " in out.read_text():
             with contextlib.suppress(OSError):
                 urllib.request.urlopen(found[1], timeout=2).close()  # noqa: S310 - our URL
                 return found[1]
