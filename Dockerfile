@@ -11,17 +11,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# 1. Dependencies only (cached layer: only pyproject.toml changes rebuild it).
-#    Empty stand-ins for the packages let `pip install .` resolve and install
-#    every dependency; the project itself is reinstalled in step 2.
-COPY pyproject.toml README.md ./
-RUN mkdir -p streams agents \
-    && touch streams/__init__.py agents/__init__.py \
-    && pip install . \
-    && pip uninstall -y learnstream \
-    && rm -rf streams agents build *.egg-info
+# 1. Dependencies only (cached layer: only pyproject.toml changes rebuild it),
+#    read from [project] dependencies; the project itself is installed in step 2.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
 
-# 2. The project (packages `streams`, `agents`; schemas/ stays in /app/schemas).
+# 2. The project (packages `streams`, `agents`, `learnstream_schemas`).
 COPY . .
 RUN pip install --no-deps . \
     && rm -rf build *.egg-info
