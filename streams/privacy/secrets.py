@@ -92,6 +92,8 @@ _KEY_BLOCK = re.compile(
 )
 #: A line as ``str.splitlines`` cuts them (keyword values run to the end of their line).
 _LINE = re.compile(r"[^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
+#: Long lines are scanned in windows of this many characters, overlapping by _OVERLAP.
+_WINDOW, _OVERLAP = 8192, 2048
 #: A group shorter than this, or at the start of its match, is a prefix (see _secret_span).
 _MIN_VALUE = 8
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-+/=.]+")
@@ -123,10 +125,28 @@ def find_secrets(text: str) -> list[Span]:
     if not may_hold_secret(text):
         return []
     spans = [("PRIVATE_KEY", m.start(), m.end()) for m in _KEY_BLOCK.finditer(text)]
+    for at, piece in _pieces(text):
+        spans.extend((entity, at + s, at + e) for entity, s, e in _in_line(piece))
+    return _merged([(entity, start, _token_end(text, end)) for entity, start, end in spans])
+
+
+def _pieces(text: str) -> Iterator[tuple[int, str]]:
+    """Yield (offset, piece): each line, long lines in overlapping windows.
+
+    Some plugin patterns backtrack quadratically on long runs ("eyJeyJ...", a 1 MB line);
+    a window bounds that cost. A secret cut by a window's end is found whole in the next
+    window (they overlap by more than any token's prefix) and widened to its token's end.
+    """
     for line in _LINE.finditer(text):
-        at = line.start()
-        spans.extend((entity, at + s, at + e) for entity, s, e in _in_line(line.group()))
-    return _merged(spans)
+        start, end = line.span()
+        for at in range(start, max(end - _OVERLAP, start + 1), _WINDOW - _OVERLAP):
+            yield at, text[at : min(at + _WINDOW, end)]
+
+
+def _token_end(text: str, end: int) -> int:
+    """Return where the token that a span ends in ends (a window may have cut it)."""
+    tail = _TOKEN_TAIL.match(text, end) if end and _TOKEN_TAIL.match(text, end - 1) else None
+    return tail.end() if tail else end
 
 
 def _in_line(line: str) -> Iterator[Span]:
