@@ -1,10 +1,12 @@
 """Per-stage cost of turning one event into samples, in-process, no broker.
 
 Runs the pure steps an agent calls (decode, plan-state lookup, builder, privacy, encode) over
-the benchmark workload and prints the mean microseconds per event of each, and how many
-string leaves reach Presidio. It says what the worker pays besides Kafka and Faust.
+the benchmark workload and prints the mean microseconds per event of each, how many string
+leaves reach Presidio, and what the secret detector costs per string leaf (its gate alone,
+then its plugins on the leaves that pass). It says what the worker pays besides Kafka and Faust.
 
     python -m benchmarks.micro --events 5000
+    python -m benchmarks.micro --events 5000 --no-secrets   # A/B of the secret detector
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from streams.privacy import (
     build_anonymizer,
     strip_opted_out,
 )
-from streams.privacy.pii import _MAY_HOLD_PII  # measure the very pre-filter the worker uses
+from streams.privacy.pii import _MAY_HOLD_PII, is_wellformed_id  # the worker's very filters
+from streams.privacy.secrets import find_secrets, may_hold_secret
 from streams.workload import Record
 
 __all__ = ["main", "measure"]
@@ -66,16 +69,28 @@ def _outcome(record: Record, state: PlanState | None, now: datetime) -> Callable
     return lambda: on_stage(decode_stage(record.value), state, now)
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: Any, under_id: bool = False) -> Iterator[str]:
+    """Yield the string leaves the anonymizer reads (well-formed ids under id keys are not)."""
     if isinstance(value, str):
-        yield value
+        if not (under_id and is_wellformed_id(value)):
+            yield value
     elif isinstance(value, dict):
         for key, item in value.items():
-            if not (isinstance(key, str) and (key == "id" or key.endswith(("_id", "_ids")))):
-                yield from _strings(item)
+            is_id = isinstance(key, str) and (key == "id" or key.endswith(("_id", "_ids")))
+            yield from _strings(item, is_id)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from _strings(item, under_id)
+
+
+def _secret_step(clock: Clock, texts: list[str], leaves: Counter[str]) -> None:
+    """Time the secret detector alone on the string leaves: its gate, then its plugins."""
+    with clock.stage("privacy: secret gate (all leaves)"):
+        passed = [text for text in texts if may_hold_secret(text)]
+    leaves["pass_secret_gate"] += len(passed)
+    with clock.stage("privacy: secret plugins (gated leaves)"):
+        for text in passed:
+            leaves["secrets"] += len(find_secrets(text))
 
 
 def _privacy(
@@ -84,7 +99,9 @@ def _privacy(
     """Run apply_privacy's two steps on the payload sections, timing each."""
     patterns = anonymizer.config.opt_out_patterns
     payload = {k: sample[k] for k in PAYLOAD_SECTIONS if k in sample}
-    for text in _strings(payload):
+    texts = list(_strings(payload))
+    _secret_step(clock, texts, leaves)
+    for text in texts:
         leaves["strings"] += 1
         passes = bool(_MAY_HOLD_PII.search(text))
         leaves["pass_prefilter"] += passes
@@ -94,7 +111,8 @@ def _privacy(
         lambda: {k: strip_opted_out(v, patterns) for k, v in payload.items()},
     )
     clean, found = clock.run(
-        "privacy: Presidio walk", lambda: anonymizer.anonymize_sample({**sample, **stripped})
+        "privacy: anonymizer walk (PII + secrets)",
+        lambda: anonymizer.anonymize_sample({**sample, **stripped}),
     )
     leaves["pii_entities"] += sum(found.values())
     return clean
@@ -103,14 +121,14 @@ def _privacy(
 def _one_event(
     clock: Clock,
     record: Record,
-    raw: dict[str, Any],
+    raw: bytes,
     anonymizer: Anonymizer,
     leaves: Counter[str],
     now: datetime,
 ) -> None:
     """Run one event through the agent's pure steps, timing each."""
-    with clock.stage("plan_state lookup (model_validate)"):
-        state = PlanState.model_validate(raw)
+    with clock.stage("plan_state lookup (from_table)"):
+        state = PlanState.from_table(raw)
     outcome = clock.run("decode + builder", _outcome(record, state, now))
     for sample in outcome.samples:
         as_dict = clock.run("sample.to_dict", sample.to_dict)
@@ -125,20 +143,22 @@ def _one_event(
         clock.run("plan_state store (to_table)", outcome.new_state.to_table)
 
 
-def measure(events: int, seed: int = 7) -> tuple[dict[str, float], Counter[str], int]:
-    """Return (µs per event by stage, string-leaf counts, events measured)."""
+def measure(
+    events: int, seed: int = 7, detect_secrets: bool = True
+) -> tuple[dict[str, float], Counter[str], int, dict[str, float]]:
+    """Return (µs per event by stage, string-leaf counts, events measured, seconds by stage)."""
     plans, others = split_plans(bench_workload(events, seed).records)
     now, clock, leaves = datetime.now(UTC), Clock(), Counter[str]()
-    table = {}
+    table: dict[str, bytes] = {}
     for record in plans:
         state = merge_snapshot(None, decode_plan(record.value), now)
         assert state is not None
         table[record.key.decode()] = state.to_table()
-    anonymizer = build_anonymizer(PrivacyConfig())
+    anonymizer = build_anonymizer(PrivacyConfig(detect_secrets=detect_secrets))
     for record in others:
         _one_event(clock, record, table[record.key.decode()], anonymizer, leaves, now)
     per_event = {k: 1e6 * v / len(others) for k, v in clock.spent.items()}
-    return per_event, leaves, len(others)
+    return per_event, leaves, len(others), dict(clock.spent)
 
 
 def main() -> None:
@@ -149,7 +169,13 @@ def main() -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--events", type=int, default=5_000, help="workload size")
-    per_event, leaves, count = measure(parser.parse_args().events)
+    parser.add_argument(
+        "--no-secrets",
+        action="store_true",
+        help="anonymizer without the secret detector (LEARNSTREAM_PRIVACY__DETECT_SECRETS=false)",
+    )
+    args = parser.parse_args()
+    per_event, leaves, count, spent = measure(args.events, detect_secrets=not args.no_secrets)
     print(f"{count:,} non-plan events; mean µs per event:")
     for stage, micros in sorted(per_event.items(), key=lambda kv: -kv[1]):
         print(f"  {stage:40} {micros:8.1f}")
@@ -157,6 +183,17 @@ def main() -> None:
         f"string leaves: {leaves['strings']:,}, passing the PII pre-filter: "
         f"{leaves['pass_prefilter']:,}, then an entity's shape check (analyzed by Presidio): "
         f"{leaves['pass_gates']:,}, PII entities found: {leaves['pii_entities']:,}"
+    )
+    strings = max(leaves["strings"], 1)
+    gate_us = 1e6 * spent["privacy: secret gate (all leaves)"] / strings
+    plugin_us = (
+        1e6 * spent["privacy: secret plugins (gated leaves)"] / max(leaves["pass_secret_gate"], 1)
+    )
+    print(
+        f"secret step: gate {gate_us:.2f} µs per string leaf; "
+        f"{leaves['pass_secret_gate']:,} leaves passed it "
+        f"({100 * leaves['pass_secret_gate'] / strings:.1f} %), plugins {plugin_us:.1f} µs each; "
+        f"secrets found: {leaves['secrets']:,}"
     )
 
 

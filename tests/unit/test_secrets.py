@@ -240,6 +240,8 @@ _FRAGMENTS = st.sampled_from(
         "'",
         "PASSWORD=",
         "api_key:",
+        "apı_key=",  # IGNORECASE equates ı with i and ſ with s; lower() does not
+        "paſſword: ",
         "secret",
         "https://bob:pw@h.example.org",
         "://",
