@@ -8,6 +8,7 @@ and no embedded broker left running when whatever started it dies.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -243,3 +244,54 @@ def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> No
     }
     assert expected <= shipped
     assert (site / "streams" / "py.typed").is_file()
+
+
+README_EXAMPLE = "<!-- tests/integration/test_newcomer.py runs this block as it is -->"
+
+
+def _readme_example() -> str:
+    after = (ROOT / "README.md").read_text().split(README_EXAMPLE, 1)[1]
+    return after.split("```python\n", 1)[1].split("```\n", 1)[0]
+
+
+def _json_objects(text: str) -> list[dict[str, object]]:
+    decoder, found, at = json.JSONDecoder(), [], text.find("{")
+    while at != -1:
+        value, end = decoder.raw_decode(text, at)
+        found.append(value)
+        at = text.find("{", end)
+    return found
+
+
+def test_the_readme_example_runs_and_makes_the_sample_it_shows(broker, tmp_path: Path) -> None:
+    """The publisher snippet, unchanged, against a worker on the default topic names."""
+    env = {
+        "LEARNSTREAM_BROKER_URL": broker.url,
+        "LEARNSTREAM_BROKER__ONE_RECORD_PER_BATCH": "true" if broker.embedded else "false",
+        "LEARNSTREAM_APP_ID": "ls-readme-example",
+        "LEARNSTREAM_DATA_DIR": str(tmp_path / "data"),
+    }
+    script = tmp_path / "publish_example.py"
+    script.write_text(_readme_example())
+    worker = WorkerProcess(env, tmp_path / "worker.log").start()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            env=os.environ | {"BOOTSTRAP": broker.bootstrap},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        worker.stop()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("PublisherStats(accepted=2, sent=2, dropped=0, failed=0)")
+    samples = {s["sample_family"]: s for s in _json_objects(done.stdout)}
+    assert set(samples) == {"confirm_decision", "intent_resolution"}
+    shown = json.loads((ROOT / "README.md").read_text().split("```json\n", 1)[1].split("```")[0])
+    made = samples["intent_resolution"]
+    for key in ("sample_id", "input", "output", "state", "feedback"):
+        assert made[key] == shown[key], key  # the README shows what really comes out
+    assert "ana@example.com" not in done.stdout
+    assert "415 555 0100" not in done.stdout
