@@ -202,7 +202,7 @@ class MplpEvent(BaseModel):
     model_config = _OPEN
     event_id: RuntimeId
     event_family: str
-    event_type: str = Field(min_length=1)
+    event_type: str  # the official schema allows any string, the empty one too
     timestamp: IsoTime
     project_id: RuntimeId | None = None
     payload: dict[str, Any] = {}
@@ -289,23 +289,31 @@ class DeltaIntentEvent(MplpEvent):
 StageStatus = Literal["pending", "running", "completed", "failed", "skipped"]
 
 
+#: What ``payload.status`` may say (``started`` is this form's older ``running``).
+PAYLOAD_STATUSES = ("pending", "started", "running", "completed", "failed", "skipped")
+
+
 class StagePayload(BaseModel):
-    """Payload of a pipeline stage event: the plan id, and today's stage/status form."""
+    """Payload of a pipeline stage event: the plan id, and today's stage/status form.
+
+    The payload is the runtime's (the official schema leaves it open), so only ``plan_id``
+    is typed here; ``stage`` / ``status`` are checked by :class:`StageEvent` when the
+    official fields are absent, ``error`` / ``duration_ms`` go into the sample as sent.
+    """
 
     model_config = _OPEN
     plan_id: RuntimeId | None = None
-    stage: str | None = Field(None, min_length=1)
-    #: ``started`` is what this form said before the official ``running``.
-    status: Literal["pending", "started", "running", "completed", "failed", "skipped"] | None = None
-    error: str | None = None
-    duration_ms: int | None = Field(None, ge=0)
+    stage: Any = None
+    status: Any = None
+    error: Any = None
+    duration_ms: Any = None
 
 
 class StageEvent(MplpEvent):
     """pipeline_stage event of any stage other than the Confirm decisions.
 
     Official form (``events/mplp-pipeline-stage-event.schema.json``): top-level
-    ``pipeline_id``, ``stage_id``, ``stage_status``, ``stage_name``, ``stage_order``. Earlier
+    ``pipeline_id``, ``stage_id``, ``stage_status``, ``stage_name`` (and ``stage_order``). Earlier
     form: ``payload.stage`` / ``payload.status``. The official fields win when both are set.
     The plan id is ``payload.plan_id`` (DESIGN §3), required only on an outcome stage.
     """
@@ -322,18 +330,22 @@ class StageEvent(MplpEvent):
     )
     event_family: Literal["pipeline_stage"]
     pipeline_id: RuntimeId | None = None
-    stage_id: str | None = Field(None, min_length=1)
+    stage_id: str | None = None
     stage_name: str | None = None
     stage_status: StageStatus | None = None
-    stage_order: Count | None = None
+    # stage_order is kept as sent, untyped: integers past 64 bits reach us as floats.
     payload: StagePayload = StagePayload()  # type: ignore[assignment]
 
     @model_validator(mode="after")
     def _has_stage_and_status(self) -> StageEvent:
-        if self.stage_id is None and self.payload.stage is None:
-            raise ValueError("stage_id (or payload.stage) is required")
-        if self.stage_status is None and self.payload.status is None:
-            raise ValueError("stage_status (or payload.status) is required")
+        legacy = self.payload
+        if self.stage_id is None and not (isinstance(legacy.stage, str) and legacy.stage):
+            raise ValueError("stage_id (or payload.stage, a non-empty string) is required")
+        if self.stage_status is None and legacy.status not in PAYLOAD_STATUSES:
+            raise ValueError(
+                "stage_status (or payload.status: pending, started, running, completed, "
+                "failed or skipped) is required"
+            )
         if self.is_outcome and self.payload.plan_id is None:
             raise ValueError("payload.plan_id is required when an execute stage ends")
         return self
@@ -341,12 +353,12 @@ class StageEvent(MplpEvent):
     @property
     def stage(self) -> str:
         """Return the stage id (official field first)."""
-        return self.stage_id or self.payload.stage or ""
+        return self.stage_id if self.stage_id is not None else str(self.payload.stage)
 
     @property
     def status(self) -> str:
         """Return the stage status (official field first)."""
-        return self.stage_status or self.payload.status or ""
+        return self.stage_status if self.stage_status is not None else str(self.payload.status)
 
     @property
     def is_outcome(self) -> bool:

@@ -55,6 +55,43 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
             yield Broker(embedded.bootstrap, "embedded")
 
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mplp_schema_dir() -> Path | str:
+    """Return the official MPLP schema directory, or why there is none (a message)."""
+    configured = os.environ.get("LEARNSTREAM_MPLP_SCHEMAS")
+    if configured:
+        path = Path(configured)
+        path = path if path.is_absolute() else REPO_ROOT / path
+        if not path.is_dir():
+            pytest.fail(f"LEARNSTREAM_MPLP_SCHEMAS is set but {path} is not a directory")
+        return path
+    sibling = REPO_ROOT.parent / "shared" / "mplp-v1"
+    if sibling.is_dir():
+        return sibling
+    if os.environ.get("CI") == "true":
+        pytest.fail("CI: set LEARNSTREAM_MPLP_SCHEMAS to the official MPLP v1.0 schemas")
+    return (
+        "official MPLP v1.0 schemas not found: set LEARNSTREAM_MPLP_SCHEMAS "
+        f"(or put them at {sibling})"
+    )
+
+
+@pytest.fixture(scope="session")
+def mplp_schemas() -> Path:
+    """Return the directory of the official MPLP v1.0 JSON schemas (never copied here).
+
+    From ``LEARNSTREAM_MPLP_SCHEMAS`` (relative paths from the repo root; set but missing
+    fails), else ``../shared/mplp-v1`` beside the repo. Neither: fail under ``CI=true``,
+    else skip, saying so (users' machines have no shared/).
+    """
+    found = _mplp_schema_dir()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
 @pytest.fixture
 def namespace() -> str:
     """Return a unique prefix for this test's topics and consumer group."""
