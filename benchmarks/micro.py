@@ -32,7 +32,8 @@ from streams.privacy import (
     build_anonymizer,
     strip_opted_out,
 )
-from streams.privacy.pii import _MAY_HOLD_PII, is_wellformed_id  # the worker's very filters
+from streams.privacy.idkeys import is_wellformed_id
+from streams.privacy.pii import _MAY_HOLD_PII  # the very pre-filter the worker uses
 from streams.privacy.secrets import find_secrets, may_hold_secret
 from streams.workload import Record
 

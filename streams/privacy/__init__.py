@@ -13,8 +13,9 @@ from streams.privacy.config import (
     Operator,
     PrivacyConfig,
 )
+from streams.privacy.idkeys import is_wellformed_id
 from streams.privacy.optout import OPTED_OUT, PATH_FIELDS, strip_opted_out
-from streams.privacy.pii import CACHE_SIZE, Anonymizer, build_anonymizer, is_wellformed_id
+from streams.privacy.pii import CACHE_SIZE, Anonymizer, build_anonymizer
 from streams.privacy.pipeline import PAYLOAD_SECTIONS, apply_privacy
 from streams.privacy.recognizers import NER_INSTALL_HINT, OfflineEmailRecognizer
 from streams.privacy.secrets import SECRET_ENTITIES, find_secrets

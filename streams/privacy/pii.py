@@ -12,10 +12,11 @@ from typing import Any
 from presidio_anonymizer import AnonymizerEngine, OperatorConfig, RecognizerResult
 
 from streams.privacy.config import PrivacyConfig
+from streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_wellformed_id
 from streams.privacy.recognizers import build_analyzer
 from streams.privacy.secrets import Span, find_secrets, may_hold_secret
 
-__all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer", "is_wellformed_id"]
+__all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer"]
 
 CACHE_SIZE = 10_000
 #: Cheap pre-filter, safe for every pattern entity: emails need "@", scheme URLs ":" and ".",
@@ -23,10 +24,6 @@ CACHE_SIZE = 10_000
 _MAY_HOLD_PII = re.compile(r"[\d@:.]")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _Counts = tuple[tuple[str, int], ...]
-_PREFIXED_UUID = re.compile(
-    r"(?:[A-Za-z][A-Za-z0-9]*[-_])*[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
-)
-_WORD_ID = re.compile(r"[A-Za-z0-9]{1,15}(?:[-_][A-Za-z0-9]{1,15})*")
 #: What a string needs before a pattern recognizer can find its entity in it: (digits it
 #: must hold at least, a test of the text). Each is a necessary condition of the recognizer's
 #: patterns (and tests/unit/test_privacy.py checks the gated result equals Presidio's own):
@@ -59,26 +56,6 @@ def _operator(config: PrivacyConfig) -> OperatorConfig:
     if config.operator == "redact":
         return OperatorConfig("redact", {})
     return OperatorConfig("replace", {})
-
-
-def _is_id_key(key: Any) -> bool:
-    """Tell whether a dict key names an identifier ("id", "*_id", "*_ids")."""
-    k = key.lower() if isinstance(key, str) else ""
-    return k == "id" or k.endswith(("_id", "_ids"))
-
-
-def is_wellformed_id(value: str) -> bool:
-    """Tell whether a string is an identifier no PII recognizer needs to read.
-
-    A UUID, optionally after word prefixes (``plan-550e8400-e29b-41d4-a716-446655440000``),
-    or words of at most 15 characters joined by ``-`` / ``_`` holding at most 3 digits
-    (``plan-123``, ``evt_7f3a``, ``decision-001``): a phone number needs 4 digits, every
-    other PII entity more, or ``@``, ``.``, ``:`` or a space, none of which these shapes
-    allow; an access key or token is one longer run (``AKIAIOSFODNN7EXAMPLE``).
-    """
-    if _PREFIXED_UUID.fullmatch(value):
-        return True
-    return _WORD_ID.fullmatch(value) is not None and len(_DIGIT.findall(value)) <= 3
 
 
 class Anonymizer:
@@ -156,7 +133,7 @@ class Anonymizer:
             counts.update(found)
             return text
         if isinstance(value, dict):
-            return {k: self._walk(v, counts, _is_id_key(k)) for k, v in value.items()}
+            return {k: self._walk(v, counts, is_id_key(k)) for k, v in value.items()}
         if isinstance(value, list | tuple):
             items = [self._walk(v, counts, under_id) for v in value]
             return tuple(items) if isinstance(value, tuple) else items
@@ -167,8 +144,10 @@ class Anonymizer:
     def anonymize_sample(self, sample: dict[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
         """Return a new sample with input, state, output and feedback.details anonymized.
 
-        Well-formed ids under id keys ("id", "*_id", "*_ids") are kept; sample_id, sample_family,
-        created_at, meta and feedback.source/type/quality_label are copied untouched.
+        Well-formed ids under id keys ("id", "*_id", "*_ids") are kept. In meta, the fields
+        taken from the runtime's input are read too: ``id_refs`` and ``source_flow_id`` as ids,
+        ``ambiguity_flags`` as text. sample_id, sample_family, created_at, the rest of meta
+        and feedback.source/type/quality_label are copied untouched.
         """
         counts: Counter[str] = Counter()
         out = {k: self._section(k, v, counts) for k, v in sample.items()}
@@ -183,6 +162,16 @@ class Anonymizer:
                 k: self._walk(v, counts) if k == "details" else copy.deepcopy(v)
                 for k, v in value.items()
             }
+        if key == "meta" and isinstance(value, dict):
+            return {k: self._meta_field(k, v, counts) for k, v in value.items()}
+        return copy.deepcopy(value)
+
+    def _meta_field(self, key: str, value: Any, counts: Counter[str]) -> Any:
+        """Return one meta field: runtime ids and text anonymized, our provenance copied."""
+        if key in META_IDS and isinstance(value, dict):  # id_refs: {path: runtime id}
+            return {k: self._walk(v, counts, under_id=True) for k, v in value.items()}
+        if key in META_IDS or key in META_TEXT:
+            return self._walk(value, counts, under_id=key in META_IDS)
         return copy.deepcopy(value)
 
 

@@ -27,7 +27,7 @@ from streams.privacy import (
     optout,
     strip_opted_out,
 )
-from streams.privacy.pii import is_wellformed_id
+from streams.privacy.idkeys import is_wellformed_id
 from streams.privacy.recognizers import NoContextEnhancer
 
 PLAN_ID = "7d9f8a52-3c1e-4b6a-9f0e-2a4b6c8d0e1f"
@@ -447,6 +447,26 @@ def test_values_under_id_keys_that_are_not_ids_are_scanned(
     out, counts = anonymizer.anonymize_sample({"input": {"customer_id": value, "x_ids": [value]}})
     assert out == {"input": {"customer_id": expected, "x_ids": [expected]}}
     assert counts.total() == 2
+
+
+def test_meta_fields_from_the_runtime_are_read(anonymizer: Anonymizer) -> None:
+    """meta.id_refs keeps the runtime's own ids: a non-UUID plan id may be an email."""
+    meta = {
+        "source_event_ids": [PLAN_ID],
+        "producer": "learnstream",
+        "id_refs": {"plan_id": "jane@corp.com", "source_event_ids[0]": "evt_7f3a"},
+        "source_flow_id": "+1 415-555-0132",
+        "ambiguity_flags": ["call +1 415-555-0199", "vague"],
+        "owner": "bob@example.com",  # not a field we copy from input: left as is
+    }
+    out, counts = anonymizer.anonymize_sample({"meta": meta})
+    assert out["meta"] == {
+        **meta,
+        "id_refs": {"plan_id": "<EMAIL_ADDRESS>", "source_event_ids[0]": "evt_7f3a"},
+        "source_flow_id": "<PHONE_NUMBER>",
+        "ambiguity_flags": ["call <PHONE_NUMBER>", "vague"],
+    }
+    assert counts == Counter({"EMAIL_ADDRESS": 1, "PHONE_NUMBER": 2})
 
 
 def test_anonymize_sample_with_plain_string_details(anonymizer: Anonymizer) -> None:
