@@ -129,23 +129,24 @@ def quality(url: str | None, as_json: bool) -> None:
 
     settings = _settings()
     host = "127.0.0.1" if settings.web_host in ("0.0.0.0", "::") else settings.web_host  # noqa: S104
-    where = "--url" if url else "LEARNSTREAM_WEB_PORT"
+    where = "--url to its address" if url else "LEARNSTREAM_WEB_PORT to its port"
     url = url or f"http://{host}:{settings.web_port}/quality"
     if not url.startswith(("http://", "https://")):
-        raise UserError("--url must be an http:// or https:// URL")
+        raise UserError("--url must be an http(s):// URL")
     try:
         with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - scheme checked
             report = json.load(response)
     except (OSError, ValueError) as exc:
         raise UserError(
-            f"no learnstream worker answers at {url}: start one, or set {where} to its port"
+            f"nothing answers at {url}: is a worker running? Start one, or set {where}"
         ) from exc
-    whose = report.get("app_id", "app_id not reported")
-    click.echo(f"worker at {url} ({whose}; {where} chooses another)", err=True)
     if as_json:
         click.echo(json.dumps(report, indent=2))
-    else:
-        Console().print(report_table(report))
+        return
+    # Say whose figures these are: any program may listen on the port.
+    whose = f" (app_id {report['app_id']})" if "app_id" in report else ""
+    click.echo(f"from the worker at {url}{whose}; --url asks another")
+    Console().print(report_table(report))
 
 
 @main.command()

@@ -291,8 +291,8 @@ def test_quality_without_a_worker_says_where_it_looked():
     port = free_port()
     line = _first_error_line(_user_env(LEARNSTREAM_WEB_PORT=str(port)), "quality")
     assert line == (
-        f"Error: no learnstream worker answers at http://127.0.0.1:{port}/quality: "
-        "start one, or set LEARNSTREAM_WEB_PORT to its port"
+        f"Error: nothing answers at http://127.0.0.1:{port}/quality: is a worker running? "
+        "Start one, or set LEARNSTREAM_WEB_PORT to its port"
     )
 
 
