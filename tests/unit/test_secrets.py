@@ -19,8 +19,10 @@ import pytest
 import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from prometheus_client import generate_latest
 
 from agents import privacy_config
+from streams.metrics import Metrics
 from streams.privacy import Anonymizer, PrivacyConfig, apply_privacy
 from streams.privacy import secrets as secrets_module
 from streams.privacy.secrets import SECRET_ENTITIES, find_secrets, may_hold_secret
@@ -178,6 +180,14 @@ def test_metric_entity_labels_are_a_fixed_set() -> None:
     assert all(re.fullmatch(r"[A-Z][A-Z0-9_]+", e) for e in SECRET_ENTITIES)
     assert len(SECRET_ENTITIES) == len(set(SECRET_ENTITIES)) < 30
     assert PrivacyConfig(detect_secrets=False).reported_entities == DEFAULT_PII_ENTITIES
+
+
+def test_the_worker_counts_secrets_under_their_entity_label() -> None:
+    metrics = Metrics()
+    metrics.track_entities(privacy_config(Settings()).reported_entities)
+    exposition = generate_latest(metrics.registry).decode()
+    for entity in (*DEFAULT_PII_ENTITIES, *SECRET_ENTITIES):
+        assert f'learnstream_pii_entities_total{{entity="{entity}"}} 0.0' in exposition
 
 
 def test_samples_lose_secrets_in_every_payload_section(anonymizer: Anonymizer) -> None:
