@@ -75,6 +75,9 @@ class Simulator:
     def __init__(self, seed: int = 7, pii_ratio: float = 0.5) -> None:
         self.rng = random.Random(seed)
         self.pii_ratio = pii_ratio
+        # Every other plan / stage event in the official MPLP spelling, the others in the
+        # seeds' (DESIGN §3): a counter, not the rng, so seeded scenarios stay as they were.
+        self._plans = self._stages = 0
 
     def uuid(self) -> str:
         """Return a reproducible UUID v4."""
@@ -94,13 +97,15 @@ class Simulator:
         request, steps = self.rng.choice(_REQUESTS)
         text = self._text(request)
         plan_id = self.uuid()
+        self._plans += 1
+        version = (
+            {"protocol_version": "1.0.0", "schema_version": "1.0.0"}
+            if self._plans % 2 == 0
+            else {"protocolVersion": "1.0.0"}
+        )
         return {
             "plan": {
-                "meta": {
-                    "protocolVersion": "1.0.0",
-                    "source": "demo-runtime",
-                    "updated_at": _iso(when),
-                },
+                "meta": {**version, "source": "demo-runtime", "updated_at": _iso(when)},
                 "plan_id": plan_id,
                 "context_id": self.uuid(),
                 "title": text[:60],
@@ -180,18 +185,30 @@ class Simulator:
     def stage(
         self, snap: dict[str, Any], status: str, when: datetime, stage: str = "execute"
     ) -> dict[str, Any]:
-        """Return a pipeline_stage event of ``stage`` with ``status``."""
+        """Return a pipeline_stage event of ``stage`` with ``status`` (``started``: running).
+
+        Every other one in the official form (top-level ``pipeline_id``, ``stage_id``,
+        ``stage_status``), the others with ``payload.stage`` / ``payload.status``.
+        """
         payload: dict[str, Any] = {
             "plan_id": snap["plan"]["plan_id"],
-            "stage": stage,
-            "status": status,
             "duration_ms": self.rng.randint(50, 9000),
         }
         if status == "failed":
             payload["error"] = self._text("Timeout talking to {ip}")
-        return self._event(
+        event = self._event(
             "pipeline_stage", f"stage_{status}", when, snap.get("project_id"), payload
         )
+        self._stages += 1
+        if self._stages % 2 == 0:
+            official = "running" if status == "started" else status
+            return event | {
+                "pipeline_id": snap["plan"]["plan_id"],
+                "stage_id": stage,
+                "stage_status": official,
+            }
+        payload |= {"stage": stage, "status": status}
+        return event
 
     def at(self, base: datetime, seconds: float) -> datetime:
         """Return ``base`` shifted by ``seconds`` (helper for scenarios)."""

@@ -65,7 +65,7 @@ def test_valid_records_decode(sim: Simulator, snap: dict[str, Any]) -> None:
     assert isinstance(decode_delta(js(sim.delta(snap, WHEN, impact=True))), DeltaIntentEvent)
     stage = decode_stage(js(sim.stage(snap, "failed", WHEN)))
     assert isinstance(stage, StageEvent)
-    assert stage.payload.status == "failed"
+    assert stage.status == "failed"
     consent = decode_consent(js({"project_id": snap["project_id"], "enabled": False}))
     assert (consent.project_id, consent.enabled) == (snap["project_id"], False)
 

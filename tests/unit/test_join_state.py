@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from streams.join import ParkedEvent, in_event_order, park, split_due
+from streams.ids import derived_uuid
+from streams.join import ParkedEvent, in_event_order, park, plan_key, split_due
 from streams.models import PlanSnapshot
 from streams.plan_state import PlanState, expired, merge_snapshot, record_delta
 
@@ -193,3 +194,35 @@ def test_in_event_order_sorts_by_event_time_then_offset() -> None:
         entry(9, event_min=-1, topic="mplp.plan_approved"),
     )
     assert [e.offset for e in in_event_order(pending)] == [9, 6, 2, 5]
+
+
+# --- plan keys and stored snapshots of seed-shaped plans ------------------------------------
+
+
+def test_plan_key_joins_every_spelling_of_a_plan_id() -> None:
+    assert plan_key(PLAN_ID.upper()) == plan_key(PLAN_ID) == PLAN_ID
+    assert plan_key("plan-123") == derived_uuid("plan-123") == plan_key("plan-123")
+    assert plan_key("plan-123") != plan_key("PLAN-123")  # runtime ids are case-sensitive
+
+
+def test_a_seed_shaped_snapshot_survives_the_table_round_trip() -> None:
+    snap = PlanSnapshot.model_validate(
+        {
+            "plan": {
+                "meta": {"protocolVersion": "1.0.0", "updated_at": "2026-03-01T10:00:00"},
+                "plan_id": "plan-123",
+                "context_id": "ctx-1",
+                "title": "Add a cache",
+                "objective": "Add a Redis cache",
+                "status": "proposed",
+                "steps": [{"step_id": "step-1", "description": "Measure"}],
+                "original_intent": "orders are slow",
+            },
+            "project_id": "proj-7",
+        }
+    )
+    state = merged(None, snap, T)
+    assert state.updated_at == T  # no zone: read as UTC
+    again = PlanState.from_table(state.to_table())
+    assert again == state
+    assert json.loads(state.to_table())["snapshot"]["plan"]["original_intent"] == "orders are slow"
