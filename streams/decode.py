@@ -10,6 +10,7 @@ accepted, never the value.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -96,13 +97,28 @@ def _validate(model: type[M], obj: Any, notes: InputNotes | None = None) -> M:
         return model.model_validate(obj, context=noted(notes))
     except ValidationError as exc:
         first = exc.errors(include_input=False, include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
+        where, message = _located(first["loc"], first["type"], first["msg"])
         raise InvalidEvent(
             "schema_violation", f"{where}: {message}" if where else message
         ) from None
     except RecursionError:
         raise InvalidEvent("schema_violation", "value nested too deeply") from None
+
+
+#: A location part we may print: a field name, not a key the input made up.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _located(loc: tuple[int | str, ...], kind: str, msg: str) -> tuple[str, str]:
+    """Return (where, what) of a validation error without any input value.
+
+    An unexpected key *is* input (``{"jane@corp.com": 1}``): name its parent instead, and
+    print only location parts shaped like field names.
+    """
+    if kind == "extra_forbidden":
+        loc, msg = loc[:-1], "unexpected field (only the documented fields are allowed)"
+    parts = (str(p) if isinstance(p, int) or _FIELD_NAME.fullmatch(p) else "<key>" for p in loc)
+    return ".".join(parts), msg.removeprefix("Value error, ")
 
 
 def _with_origin(obj: Any, origin: RecordOrigin | None, notes: InputNotes | None) -> Any:
