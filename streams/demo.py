@@ -2,8 +2,8 @@
 
 Ctrl-C or SIGTERM ends the live view; the demo then stops the worker and the broker (in
 that order: neither sees the terminal's Ctrl-C, so nothing logs a lost connection), prints
-a summary and removes its temporary folder. If the demo itself is killed, the worker gets
-SIGTERM and the broker SIGKILL from the kernel (``streams.embedded.die_with_parent``).
+a summary and removes its temporary folder. If the demo itself is killed, the kernel kills
+the worker and the broker with it (``streams.embedded.die_with_parent``).
 """
 
 from __future__ import annotations

@@ -20,9 +20,11 @@ class WorkerProcess:
     def __init__(
         self, env: dict[str, str], log_path: Path, *, stop_with_parent: bool = False
     ) -> None:
-        """Prepare a worker; ``stop_with_parent`` SIGTERMs it when this process dies (Linux).
+        """Prepare a worker; ``stop_with_parent`` SIGKILLs it when this process dies (Linux).
 
-        Only for a parent that starts it from its main thread (see ``die_with_parent``).
+        SIGKILL, not SIGTERM: a parent that dies takes its embedded broker along, and a
+        worker shutting down gracefully would wait for that broker forever. Only for a
+        parent that starts it from its main thread (see ``die_with_parent``).
         """
         self.stop_with_parent = stop_with_parent
         self.env = {
@@ -52,7 +54,7 @@ class WorkerProcess:
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            preexec_fn=die_with_parent(signal.SIGTERM) if self.stop_with_parent else None,
+            preexec_fn=die_with_parent() if self.stop_with_parent else None,
             # Ctrl-C in a terminal reaches the whole process group: the parent stops us.
             start_new_session=self.stop_with_parent,
         )

@@ -295,3 +295,22 @@ def test_the_readme_example_runs_and_makes_the_sample_it_shows(broker, tmp_path:
         assert made[key] == shown[key], key  # the README shows what really comes out
     assert "ana@example.com" not in done.stdout
     assert "415 555 0100" not in done.stdout
+
+
+def test_kill_9_of_the_demo_leaves_no_process_running(tmp_path: Path) -> None:
+    """Nothing can clean up after SIGKILL but the kernel: worker and broker die with it."""
+    env, out = _clean_env(tmp_path / "tmp"), tmp_path / "demo.out"
+    proc = _demo(env, out, "--web-port", str(free_port()))
+    marker = f"TMPDIR={tmp_path / 'tmp'}"
+    try:
+        _wait_for_metrics(proc, out)
+        assert len(_alive_with(marker)) == 3  # demo, broker, worker
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while _alive_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _alive_with(marker) == []
+    finally:
+        for pid in _alive_with(marker):  # only the processes this test started
+            os.kill(pid, signal.SIGKILL)
