@@ -211,3 +211,32 @@ def test_settings_are_frozen() -> None:
     with pytest.raises(ValidationError, match="frozen"):
         settings.join.grace = timedelta(0)  # type: ignore[misc]
     assert hash(settings.join) == hash(Settings().join)
+
+
+def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    from streams.demo import choose_web_port
+    from streams.embedded import free_port
+
+    port = free_port()
+    monkeypatch.setenv("LEARNSTREAM_WEB_PORT", str(port))
+    assert choose_web_port(Settings(), None) == (port, "(port from LEARNSTREAM_WEB_PORT)")
+    other = free_port()
+    assert choose_web_port(Settings(), other) == (other, "(port from --web-port)")
+
+
+def test_demo_without_a_choice_moves_off_a_busy_6066() -> None:
+    import socket
+
+    from streams.demo import DEFAULT_WEB_PORT, choose_web_port
+    from streams.usererrors import UserError, check_port_free
+
+    with socket.socket() as sock:
+        try:  # hold 6066 unless another program already does
+            check_port_free("127.0.0.1", DEFAULT_WEB_PORT, "LEARNSTREAM_WEB_PORT")
+            sock.bind(("127.0.0.1", DEFAULT_WEB_PORT))
+            sock.listen()
+        except UserError:
+            pass
+        port, note = choose_web_port(Settings(), None)
+    assert port != DEFAULT_WEB_PORT
+    assert note == "(port 6066 is busy; LEARNSTREAM_WEB_PORT picks one)"
