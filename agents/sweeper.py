@@ -13,7 +13,6 @@ from faust.types import StreamT
 
 from agents.runtime import Runtime, now
 from streams.dlq import DlqRecord
-from streams.expiry import partition_of
 from streams.join import split_due
 from streams.plan_state import expired
 
@@ -37,13 +36,13 @@ def register(runtime: Runtime) -> None:
     async def sweep(partition: int) -> None:
         moment = now()
         for plan_id, entries in list(tables.pending.items()):
-            if partition_of(plan_id, partitions) != partition:
+            if not entries or _changelog_partition(entries) != partition:
                 continue
             due, keep = split_due(entries, moment, settings.join.grace)
             for entry in due:
                 record = DlqRecord(
                     "plan_state_missing",
-                    f"no plan {plan_id} after {settings.join.grace}",
+                    f"no plan state arrived within join.grace ({settings.join.grace})",
                     entry.topic,
                     entry.partition,
                     entry.offset,
@@ -72,6 +71,17 @@ def register(runtime: Runtime) -> None:
         runtime.expiry.invalidate()
 
     runtime.app.on_partitions_revoked.connect(on_revoked)
+
+
+def _changelog_partition(entries: list[dict[str, Any]]) -> int:
+    """Return the partition the pending entry's changelog records went to.
+
+    Faust writes a table change to the partition of the record being processed: the
+    last parked record's. Hashing the table key would not do: it may be a stand-in for
+    the runtime's id (``plan_key``), and a sweep on the wrong partition would never
+    come, or would write its tombstone where recovery does not look.
+    """
+    return int(entries[-1]["partition"])
 
 
 def _expire_plans(runtime: Runtime, partition: int) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 from aiokafka.partitioner import murmur2
 
-__all__ = ["ExpiryIndex", "partition_of", "terminal_since"]
+__all__ = ["ExpiryIndex", "partition_of", "stored_plan_id", "terminal_since"]
 
 
 def partition_of(key: str, partitions: int) -> int:
@@ -29,16 +29,27 @@ def partition_of(key: str, partitions: int) -> int:
     return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
 
 
+def _parsed(raw: bytes | Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return orjson.loads(raw) if isinstance(raw, bytes) else (raw or {})
+
+
 def terminal_since(raw: bytes | Mapping[str, Any] | None) -> datetime | None:
     """Return when the stored plan state ``raw`` became terminal (None: not terminal)."""
-    if isinstance(raw, bytes):
-        if b'"terminal_since"' not in raw:  # most plans: skip parsing them
-            return None
-        stored: Mapping[str, Any] = orjson.loads(raw)
-    else:
-        stored = raw or {}
-    since = stored.get("terminal_since")
+    if isinstance(raw, bytes) and b'"terminal_since"' not in raw:  # most plans: no parse
+        return None
+    since = _parsed(raw).get("terminal_since")
     return datetime.fromisoformat(since) if isinstance(since, str) else None
+
+
+def stored_plan_id(raw: bytes | Mapping[str, Any] | None) -> str | None:
+    """Return the plan id as the runtime spelled it in the stored state ``raw``.
+
+    That spelling is the input records' key, so it says which partition the state's
+    changelog records went to; the table key (``plan_key``) may be a stand-in.
+    """
+    plan = _parsed(raw).get("snapshot", {}).get("plan", {})
+    plan_id = plan.get("plan_id") if isinstance(plan, Mapping) else None
+    return plan_id if isinstance(plan_id, str) else None
 
 
 class ExpiryIndex:
@@ -57,18 +68,24 @@ class ExpiryIndex:
     def __len__(self) -> int:
         return sum(len(heap) for heap in self._heaps.values())
 
-    def note(self, plan_id: str, since: datetime | None) -> None:
-        """Note that ``plan_id`` is terminal since ``since`` (None: not terminal, ignored)."""
+    def note(self, plan_id: str, since: datetime | None, record_key: str | None = None) -> None:
+        """Note that ``plan_id`` is terminal since ``since`` (None: not terminal, ignored).
+
+        ``record_key`` is the key of the input records that wrote the state (the runtime's
+        own plan id; default ``plan_id``): its partition is the state's changelog partition.
+        """
         if since is None:
             return
-        partition = partition_of(plan_id, self.partitions)
+        partition = partition_of(record_key or plan_id, self.partitions)
         heapq.heappush(self._heaps.setdefault(partition, []), (int(since.timestamp()), plan_id))
 
     def rebuild(self, items: Iterable[tuple[str, Any]]) -> None:
         """Index every terminal plan of ``items`` (plan_id, stored state): one full scan."""
         self.invalidate()
         for plan_id, raw in items:
-            self.note(plan_id, terminal_since(raw))
+            since = terminal_since(raw)
+            if since is not None:
+                self.note(plan_id, since, stored_plan_id(raw))
         self.built = True
 
     def invalidate(self) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from streams.expiry import ExpiryIndex, partition_of, terminal_since
+from streams.expiry import ExpiryIndex, partition_of, stored_plan_id, terminal_since
+from streams.ids import canonical_id
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(hours=1)
@@ -66,3 +67,23 @@ def test_terminal_since_reads_the_stored_form() -> None:
     assert terminal_since(None) is None
     assert terminal_since(b'{"terminal_since":"2026-03-01T12:00:00Z"}') == T0
     assert terminal_since(b'{"updated_at":"2026-03-01T12:00:00Z"}') is None
+
+
+def test_a_stand_in_key_is_swept_on_the_partition_of_the_runtime_id() -> None:
+    # The table key of "plan-123" is a UUID stand-in; its changelog records went to the
+    # partition of the input records' key, the runtime's own spelling.
+    runtime_id = "plan-123"
+    key = canonical_id(runtime_id)
+    assert partition_of(key, 4) != partition_of(runtime_id, 4)  # else the test proves nothing
+    stored = {
+        "terminal_since": "2026-03-01T12:00:00Z",
+        "snapshot": {"plan": {"plan_id": runtime_id}},
+    }
+    assert stored_plan_id(stored) == runtime_id
+    assert stored_plan_id(b'{"snapshot":{"plan":{"plan_id":"plan-123"}}}') == runtime_id
+    assert stored_plan_id({"snapshot": {}}) is None
+    index = ExpiryIndex(4)
+    index.rebuild([(key, stored)])
+    later = T0 + timedelta(days=2)
+    assert list(index.due(partition_of(key, 4), later, timedelta(hours=24))) == []
+    assert list(index.due(partition_of(runtime_id, 4), later, timedelta(hours=24))) == [key]
