@@ -39,7 +39,8 @@ class ConsentReader(Service):
         super().__init__()
         self.bootstrap, self.topic = bootstrap, topic
         self.view, self.fence, self.metrics = view, fence, metrics
-        self._consumer: AIOKafkaConsumer | None = None
+        self._consumer: AIOKafkaConsumer | None = None  # reads
+        self._asker: AIOKafkaConsumer | None = None  # asks for end offsets
         self._partitions: list[TopicPartition] = []
         self._assigned = asyncio.Event()
         self._warned = 0.0
@@ -47,15 +48,14 @@ class ConsentReader(Service):
     async def end_offsets(self) -> Offsets:
         """Return the consent topic's end offsets (committed records: read_committed)."""
         await self._assigned.wait()
-        if self._consumer is None:  # stopping: the fence asks again, and is cancelled
+        if self._asker is None:  # stopping: the fence asks again, and is cancelled
             raise RuntimeError("the consent reader is stopped")
-        ends: dict[TopicPartition, int] = await self._consumer.end_offsets(self._partitions)
+        ends: dict[TopicPartition, int] = await self._asker.end_offsets(self._partitions)
         return ends
 
     async def on_stop(self) -> None:
-        """Close the consumer."""
-        if self._consumer is not None:
-            await self._consumer.stop()
+        """Close the consumers."""
+        await self._close()
 
     @Service.task
     async def _read(self) -> None:
@@ -79,22 +79,14 @@ class ConsentReader(Service):
                 return await self._try_assign()
             except Exception as exc:
                 log.warning("consent reader: cannot start (%s); retrying", type(exc).__name__)
-                if self._consumer is not None:
-                    await self._consumer.stop()
-                    self._consumer = None
+                await self._close()
                 await self.sleep(1.0)
 
     async def _try_assign(self) -> AIOKafkaConsumer:
-        self._consumer = consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
-            client_id="learnstream-consent-reader",
-            group_id=None,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            fetch_max_wait_ms=100,  # an idle long poll must not delay a fence
-        )
-        await consumer.start()
+        # Two connections: a ListOffsets request must not queue behind the reader's long poll.
+        self._consumer, self._asker = consumer, asker = self._new("reader"), self._new("offsets")
+        for client in (consumer, asker):
+            await client.start()
         partitions = consumer.partitions_for_topic(self.topic)
         while not partitions:
             await consumer._client.force_metadata_update()  # the app may be creating it
@@ -106,6 +98,23 @@ class ConsentReader(Service):
         await consumer.seek_to_beginning(*self._partitions)
         self._assigned.set()
         return consumer
+
+    def _new(self, role: str) -> AIOKafkaConsumer:
+        return AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            client_id=f"learnstream-consent-{role}",
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+            fetch_max_wait_ms=100,  # an idle long poll must not delay a fence
+        )
+
+    async def _close(self) -> None:
+        consumers, self._consumer, self._asker = (self._consumer, self._asker), None, None
+        for consumer in consumers:
+            if consumer is not None:
+                await consumer.stop()
 
     @Service.timer(1.0)
     async def _watch(self) -> None:

@@ -37,7 +37,7 @@ class Round:
     project: str
     early: list[tuple[str, bytes, dict[str, Any]]] = field(default_factory=list)
     late: list[tuple[str, bytes, dict[str, Any]]] = field(default_factory=list)
-    sample_ids: set[str] = field(default_factory=set)
+    sample_ids: dict[str, str] = field(default_factory=dict)  # id -> family
 
 
 def story(sim: Simulator, project: str, when: datetime) -> Round:
@@ -63,7 +63,7 @@ def story(sim: Simulator, project: str, when: datetime) -> Round:
         ("error_correction", delta),
         ("pipeline_outcome", completed),
     ):
-        rnd.sample_ids.add(sample_id(family, event["event_id"]))
+        rnd.sample_ids[sample_id(family, event["event_id"])] = family
     return rnd
 
 
