@@ -6,6 +6,7 @@ that is never dialled (sockets are blocked below): ``test_context`` starts only 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -250,6 +251,59 @@ async def test_project_opt_out_drops_its_samples(h: Harness) -> None:
     await h.put("pipeline_stage", js(h.sim.stage(snap, "failed", WHEN)), key=key_of(snap))
     assert h.samples.await_count == 0
     assert h.metric("learnstream_opted_out_total", reason="project") == 1
+
+
+class Behind:
+    """End offsets of a consent topic the view has not read up to yet."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def __call__(self) -> dict[int, int]:
+        self.asked += 1
+        return {0: 1}
+
+
+@pytest.mark.parametrize("opt_out_meanwhile", [False, True])
+async def test_samples_wait_for_the_consent_view_then_get_its_verdict(
+    h: Harness, opt_out_meanwhile: bool
+) -> None:
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+    h.runtime.fence.end_offsets = behind = Behind()
+    # Our own test context: Feed's ends when the record is handed over, stopping the agent.
+    topic = h.runtime.settings.topics.name("plan_approved")
+    wrapper = h.app.agents["learnstream.decisions"].test_context()
+    wrapper.original_channel = h.app.topic(topic)
+    async with wrapper as context:
+        await context.put(js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert (h.samples.await_count, h.runtime.fence.waiting, behind.asked) == (0, 1, 1)
+        if opt_out_meanwhile:  # the consent record the reader was about to read
+            project = snap["project_id"]
+            record = js({"project_id": project, "enabled": False})
+            h.runtime.consent.apply(project.encode(), record)
+        h.runtime.fence.advance({0: 1})
+        for _ in range(50):  # the agent finishes the record: sends, or counts the drop
+            await asyncio.sleep(0.01)
+    assert h.runtime.fence.waiting == 0
+    dropped = h.metric("learnstream_opted_out_total", reason="project")
+    assert (h.samples.await_count, dropped) == ((0, 2) if opt_out_meanwhile else (2, 0))
+    assert h.metric("learnstream_consent_fence_seconds_count") == 1
+
+
+async def test_a_bad_consent_record_is_dead_lettered_and_changes_nothing(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    project = snap["project_id"].encode()
+    await h.put("consent", js({"project_id": snap["project_id"], "enabled": False}), key=project)
+    await h.put("consent", js({"project_id": snap["project_id"]}), key=project)
+    h.dlq.assert_awaited_once()
+    assert parse_headers(h.dlq.await_args.kwargs["headers"]).reason == "schema_violation"
+    assert h.runtime.consent.get(snap["project_id"]) is False
+    await h.put("consent", None, key=project)  # a tombstone: back to the default, no DLQ
+    assert h.runtime.consent.get(snap["project_id"]) is None
+    h.dlq.assert_awaited_once()
 
 
 # --- dead letters ---------------------------------------------------------------------------
