@@ -40,8 +40,8 @@ async def test_rocksdb_tables_get_the_memory_bounds(tmp_path: Path) -> None:
         "block_cache_size": 8 * 1024 * 1024,
         "block_cache_compressed_size": 8 * 1024 * 1024,
     }
-    tables = [runtime.tables.plan_state, runtime.tables.pending, runtime.tables.consent]
-    assert [t.options for t in tables] == [expected] * 3
+    tables = [runtime.tables.plan_state, runtime.tables.pending]
+    assert [t.options for t in tables] == [expected] * 2
     assert all(t.options == expected for t in runtime.app.tables.values())
 
 
