@@ -161,7 +161,7 @@ async def test_a_starting_worker_holds_samples_until_it_read_the_consent_topic(
             p, q = story(sim, sim.uuid(), now), story(sim, sim.uuid(), now)
             await runtime.round(p, q, control_consent=True if n % 2 else None)
             opted_out.append(p)
-            expected |= q.sample_ids
+            expected |= set(q.sample_ids)
             worker = worker.start() if worker else start_worker(LEARNSTREAM_SAMPLE_FORMAT="json")
             samples = await samples_of(broker.bootstrap, topics, len(expected))
             assert leaked(samples, opted_out) == []
