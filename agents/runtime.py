@@ -23,7 +23,7 @@ from streams.codecs import SampleCodec
 from streams.consent import ConsentView
 from streams.dlq import DlqRecord, dlq_headers
 from streams.eos import Progress
-from streams.errors import InvalidEvent
+from streams.errors import InvalidEvent, describe_failure
 from streams.expiry import ExpiryIndex
 from streams.fence import Fence
 from streams.join import Outcome, ParkedEvent, park
@@ -94,7 +94,7 @@ class Runtime:
         raw = state.to_table()
         self.tables.plan_state[plan_id] = raw
         self._remember(plan_id, raw, state)
-        self.expiry.note(plan_id, state.terminal_since)
+        self.expiry.note(plan_id, state.terminal_since, state.snapshot.plan.plan_id)
 
     def forget_plan(self, plan_id: str) -> None:
         """Delete ``plan_id`` from the plan_state table (a tombstone in its changelog)."""
@@ -272,8 +272,8 @@ class Runtime:
                 where = self._where(event, exc.reason, exc.detail)
                 await self.dead_letter(where, msg.key, msg.value)
             except Exception as exc:  # a builder bug must not lose the record: dead-letter it
-                log.exception("builder failed %s", self._where(event, "builder_error", "").location)
-                record = self._where(event, "builder_error", f"{type(exc).__name__}: {exc}")
+                record = self._where(event, "builder_error", describe_failure(exc))
+                log.error("builder failed %s error=%s", record.location, record.error)
                 await self.dead_letter(record, msg.key, msg.value)
             finally:
                 processing = self.metrics.child(self.metrics.processing, source)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import traceback
 from typing import Literal
 
-__all__ = ["REASONS", "InvalidEvent", "Reason"]
+from pydantic import ValidationError
+
+__all__ = ["REASONS", "InvalidEvent", "Reason", "describe_failure"]
 
 Reason = Literal[
     "undecodable",
@@ -26,3 +30,30 @@ class InvalidEvent(ValueError):
         super().__init__(f"{reason}: {message}")
         self.reason: Reason = reason
         self.detail = message
+
+
+#: A location part we may print: a field name, not a key the input made up.
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Describe an unexpected exception for the DLQ and the log without any input value.
+
+    An exception's text may quote what it choked on (pydantic's ``input_value=...``), so
+    only its type, the fields a validation error names, and where the code raised it go out.
+    """
+    what = type(exc).__name__
+    if isinstance(exc, ValidationError):
+        fields = (
+            ".".join(
+                str(p) if isinstance(p, int) or _FIELD_NAME.fullmatch(p) else "<key>"
+                for p in err["loc"]
+            )
+            for err in exc.errors(include_input=False, include_url=False)
+        )
+        what = f"{what} in {', '.join(fields)}"
+    frames = traceback.extract_tb(exc.__traceback__)[-3:]
+    where = " < ".join(
+        f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in reversed(frames)
+    )
+    return f"{what} at {where}" if where else what

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from streams.confirm_fill import fill_from_confirm
 from streams.fields import IsoTime, RuntimeId, Uuid4, check_uuid4
@@ -371,4 +371,4 @@ class ConsentRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     project_id: RuntimeId
-    enabled: bool
+    enabled: StrictBool  # "no" or 0 must not read as a decision either way

@@ -377,11 +377,11 @@ async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
         key=key_of(snap),
     )
     record = parse_headers(h.dlq.await_args.kwargs["headers"])
-    assert (record.reason, record.error, record.offset) == (
-        "builder_error",
-        "RuntimeError: boom",
-        0,
-    )
+    assert (record.reason, record.offset) == ("builder_error", 0)
+    # the type and where it was raised; never the text, which may quote input
+    assert record.error.startswith("RuntimeError at test_agents.py:")
+    assert " flaky < outcomes.py:" in record.error
+    assert "boom" not in record.error
     assert h.families() == [("pipeline_outcome", "poor")]
 
 

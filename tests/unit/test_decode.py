@@ -313,3 +313,9 @@ def test_uuid4_check_agrees_with_the_stdlib(value: str) -> None:
         with pytest.raises(ValueError, match="expected a canonical UUID v4") as info:
             check_uuid4(value)
         assert value not in str(info.value)
+
+
+@pytest.mark.parametrize("enabled", ["no", "false", 0, 1, None])
+def test_consent_enabled_is_a_json_boolean(enabled: object) -> None:
+    record = {"project_id": "p-1", "enabled": enabled}
+    assert reason_of(decode_consent, js(record)).detail.startswith("enabled: ")
