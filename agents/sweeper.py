@@ -15,6 +15,7 @@ from agents.runtime import Runtime, now
 from streams.dlq import DlqRecord
 from streams.join import split_due
 from streams.plan_state import expired
+from streams.settings import format_duration
 
 __all__ = ["register"]
 
@@ -23,6 +24,7 @@ def register(runtime: Runtime) -> None:
     """Register the sweep timer and the tick agent."""
     settings, tables, metrics = runtime.settings, runtime.tables, runtime.metrics
     partitions = settings.topics.partitions
+    grace = format_duration(settings.join.grace)
 
     @runtime.app.timer(settings.join.sweep_interval, on_leader=True, name="learnstream.tick")  # type: ignore[untyped-decorator]
     async def tick() -> None:
@@ -42,7 +44,7 @@ def register(runtime: Runtime) -> None:
             for entry in due:
                 record = DlqRecord(
                     "plan_state_missing",
-                    f"no plan state arrived within join.grace ({settings.join.grace})",
+                    f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({grace})",
                     entry.topic,
                     entry.partition,
                     entry.offset,
