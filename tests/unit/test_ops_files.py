@@ -58,6 +58,12 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "learnstream_consumer_lag": ("gauge", ("topic", "partition")),
     "learnstream_rebalances_total": ("counter", ()),
     "learnstream_redelivered_total": ("counter", ()),
+    "learnstream_non_uuid_ids_total": ("counter", ("field",)),
+    "learnstream_naive_timestamps_total": ("counter", ("field",)),
+    "learnstream_filled_fields_total": ("counter", ("field",)),
+    "learnstream_consent_fence_seconds": ("histogram", ()),
+    "learnstream_consent_lag_records": ("gauge", ()),
+    "learnstream_consent_fence_waiting": ("gauge", ()),
 }
 # Known label values (a matcher with another value is a typo).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {
@@ -86,6 +92,7 @@ SYNTHETIC_VALUES: dict[str, tuple[str, ...]] = {
     ),
     "reason@learnstream_opted_out_total": ("global", "project"),
     "entity": ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IP_ADDRESS"),
+    "field": ("plan_id", "event_id", "timestamp"),
     "topic": ("mplp.plans", "mplp.plan_approved"),
     "partition": ("0", "1"),
 }
