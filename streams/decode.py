@@ -10,7 +10,6 @@ accepted, never the value.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -18,7 +17,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from streams.errors import InvalidEvent
+from streams.errors import InvalidEvent, field_path
 from streams.fields import InputNotes, noted
 from streams.ids import derived_uuid
 from streams.models import ConsentRecord, DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
@@ -105,20 +104,14 @@ def _validate(model: type[M], obj: Any, notes: InputNotes | None = None) -> M:
         raise InvalidEvent("schema_violation", "value nested too deeply") from None
 
 
-#: A location part we may print: a field name, not a key the input made up.
-_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-
-
 def _located(loc: tuple[int | str, ...], kind: str, msg: str) -> tuple[str, str]:
     """Return (where, what) of a validation error without any input value.
 
-    An unexpected key *is* input (``{"jane@corp.com": 1}``): name its parent instead, and
-    print only location parts shaped like field names.
+    An unexpected key *is* input (``{"jane@corp.com": 1}``): name its parent instead.
     """
     if kind == "extra_forbidden":
         loc, msg = loc[:-1], "unexpected field (only the documented fields are allowed)"
-    parts = (str(p) if isinstance(p, int) or _FIELD_NAME.fullmatch(p) else "<key>" for p in loc)
-    return ".".join(parts), msg.removeprefix("Value error, ")
+    return field_path(loc), msg.removeprefix("Value error, ")
 
 
 def _with_origin(obj: Any, origin: RecordOrigin | None, notes: InputNotes | None) -> Any:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-__all__ = ["REASONS", "InvalidEvent", "Reason", "describe_failure"]
+__all__ = ["REASONS", "InvalidEvent", "Reason", "describe_failure", "field_path"]
 
 Reason = Literal[
     "undecodable",
@@ -36,6 +36,16 @@ class InvalidEvent(ValueError):
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """Return a validation error's location, with parts not shaped like field names hidden.
+
+    A dict key of the input *is* input (``{"jane@corp.com": 1}``), so it prints as ``<key>``.
+    """
+    return ".".join(
+        str(p) if isinstance(p, int) or _FIELD_NAME.fullmatch(p) else "<key>" for p in loc
+    )
+
+
 def describe_failure(exc: BaseException) -> str:
     """Describe an unexpected exception for the DLQ and the log without any input value.
 
@@ -44,16 +54,8 @@ def describe_failure(exc: BaseException) -> str:
     """
     what = type(exc).__name__
     if isinstance(exc, ValidationError):
-        fields = (
-            ".".join(
-                str(p) if isinstance(p, int) or _FIELD_NAME.fullmatch(p) else "<key>"
-                for p in err["loc"]
-            )
-            for err in exc.errors(include_input=False, include_url=False)
-        )
+        fields = (field_path(e["loc"]) for e in exc.errors(include_input=False, include_url=False))
         what = f"{what} in {', '.join(fields)}"
-    frames = traceback.extract_tb(exc.__traceback__)[-3:]
-    where = " < ".join(
-        f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in reversed(frames)
-    )
+    frames = reversed(traceback.extract_tb(exc.__traceback__)[-3:])
+    where = " < ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} {f.name}" for f in frames)
     return f"{what} at {where}" if where else what

@@ -7,8 +7,6 @@ that is never dialled (sockets are blocked below): ``test_context`` starts only 
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,6 +26,7 @@ from streams.expiry import partition_of
 from streams.schemas import validate_sample
 from streams.settings import Settings
 from streams.simulate import BAD_RECORDS, Simulator
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -39,20 +38,6 @@ AGENT_OF = {
     "pipeline_stage": "outcomes",
     "consent": "consent",
 }
-
-
-def _no_network(*_args: Any, **_kwargs: Any) -> Any:
-    raise AssertionError("network access attempted")
-
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Use default settings whatever the shell exported, and never open a connection."""
-    for name in list(os.environ):
-        if name.startswith("LEARNSTREAM_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setattr(socket.socket, "connect", _no_network)
-    monkeypatch.setattr(socket, "create_connection", _no_network)
 
 
 @dataclass

@@ -10,8 +10,6 @@ does). The DLQ *value* keeps the runtime's original bytes (DESIGN §6): it is no
 from __future__ import annotations
 
 import logging
-import os
-import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,6 +37,7 @@ from streams.errors import InvalidEvent
 from streams.samples import LearningSample
 from streams.settings import Settings
 from streams.simulate import Simulator
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 
 PLANTED = {
@@ -162,20 +161,6 @@ def test_decoder_errors_and_logs_carry_no_input_value(
 
 
 # --- the worker's dead-letter path -----------------------------------------------------------
-
-
-def _no_network(*_args: Any, **_kwargs: Any) -> Any:
-    raise AssertionError("network access attempted")
-
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Use default settings whatever the shell exported, and never open a connection."""
-    for name in list(os.environ):
-        if name.startswith("LEARNSTREAM_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setattr(socket.socket, "connect", _no_network)
-    monkeypatch.setattr(socket, "create_connection", _no_network)
 
 
 @dataclass
