@@ -58,7 +58,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def _mplp_schema_dir() -> Path | str:
+def mplp_schema_dir() -> Path | str:
     """Return the official MPLP schema directory, or why there is none (a message)."""
     configured = os.environ.get("LEARNSTREAM_MPLP_SCHEMAS")
     if configured:
@@ -86,7 +86,7 @@ def mplp_schemas() -> Path:
     fails), else ``../shared/mplp-v1`` beside the repo. Neither: fail under ``CI=true``,
     else skip, saying so (users' machines have no shared/).
     """
-    found = _mplp_schema_dir()
+    found = mplp_schema_dir()
     if isinstance(found, str):
         pytest.skip(found)
     return found

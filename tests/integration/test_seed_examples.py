@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,9 @@ from streams.publisher import RuntimePublisher
 from streams.reader import read_topic, read_until
 from streams.samples import LearningSample
 from streams.settings import TopicSettings
+from tests.conftest import mplp_schema_dir
+from tests.support.avro_consumer import plain_read
+from tests.support.mplp_learning import PROJECT_COPIES, learning_validators, mplp_errors
 
 pytestmark = pytest.mark.integration
 
@@ -194,11 +198,24 @@ def raw(obj: dict[str, Any]) -> bytes:
     return json.dumps(obj).encode()
 
 
+@pytest.fixture(scope="module")
+def validators() -> dict[str, Any]:
+    """Return the official learning schemas' validators (our agreeing copies without them)."""
+    found = mplp_schema_dir()
+    return learning_validators(found / "learning" if isinstance(found, Path) else PROJECT_COPIES)
+
+
+def plain_consumer_read(value: bytes) -> dict[str, Any]:
+    """Read a sample as a consumer without learnstream's code does, in either format."""
+    return plain_read(value) if value[:2] == b"\xc3\x01" else json.loads(value)
+
+
+@pytest.mark.parametrize("fmt", ["json", "avro"])
 async def test_every_seed_example_yields_its_samples_and_no_dead_letter(
-    broker: Any, start_worker: Any, namespace: str
+    broker: Any, start_worker: Any, namespace: str, fmt: str, validators: dict[str, Any]
 ) -> None:
     topics = TopicSettings(prefix=namespace)
-    start_worker(LEARNSTREAM_SAMPLE_FORMAT="json")
+    start_worker(LEARNSTREAM_SAMPLE_FORMAT=fmt)
     async with RuntimePublisher(
         broker.bootstrap, topics, one_record_per_batch=broker.embedded
     ) as pub:
@@ -218,9 +235,13 @@ async def test_every_seed_example_yields_its_samples_and_no_dead_letter(
 
     records = await read_until(broker.bootstrap, topics.name("samples"), sum(EXPECTED.values()))
     await asyncio.sleep(2.0)  # a duplicate or an extra sample would show up now
-    samples = [
-        decode_any(r.value) for r in await read_topic(broker.bootstrap, topics.name("samples"))
-    ]
+    values = [r.value for r in await read_topic(broker.bootstrap, topics.name("samples"))]
+    assert all((v[:2] == b"\xc3\x01") == (fmt == "avro") for v in values)
+    samples = [decode_any(v) for v in values]
+    for value, sample in zip(values, samples, strict=True):
+        consumed = plain_consumer_read(value)
+        assert consumed == sample  # what any consumer reads is what we meant to write
+        assert mplp_errors(validators, consumed) == []
     assert len(records) <= len(samples)
     refs = {canonical_id(p["plan_id"]): p["plan_id"] for p in PLANS}
     got = Counter(

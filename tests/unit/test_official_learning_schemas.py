@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,8 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
-from jsonschema import Draft7Validator, FormatChecker
-from referencing import Registry, Resource
+from jsonschema import Draft7Validator
 
 from streams.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
 from streams.decode import decode_plan
@@ -31,80 +28,40 @@ from streams.plan_state import merge_snapshot
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples import FAMILIES, LearningSample
 from streams.simulate import Simulator
+from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
+from tests.support.mplp_learning import (
+    LEARNING,
+    PROJECT_COPIES,
+    format_checker,
+    learning_validators,
+    mplp_errors,
+)
 from tests.unit import test_builders as tb
 
 REPO = Path(__file__).resolve().parents[2]
-PROJECT_COPIES = REPO / "schemas" / "json" / "mplp"
-CORE = "mplp-learning-sample-core.schema.json"
-FAMILY_SCHEMA = {
-    "intent_resolution": "mplp-learning-sample-intent.schema.json",
-    "delta_impact": "mplp-learning-sample-delta.schema.json",
-}
-LEARNING = [CORE, *FAMILY_SCHEMA.values()]
 ANNOTATIONS = frozenset({"title", "description", "examples", "$comment", "x-mplp-meta"})
 _SCHEMA_MAPS = frozenset({"properties", "definitions", "patternProperties"})
-_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOW = WHEN + timedelta(minutes=5)
 
 
 @pytest.fixture(scope="session")
-def mplp_schemas() -> Path | None:
-    """Return the official MPLP v1.0 schema directory (None outside CI when it is absent).
-
-    Same rule as the shared fixture: ``LEARNSTREAM_MPLP_SCHEMAS``, else ``../shared/mplp-v1``
-    beside the clone; CI must have it.
-    """
-    env = os.environ.get("LEARNSTREAM_MPLP_SCHEMAS")
-    path = Path(env) if env else REPO.parent / "shared" / "mplp-v1"
-    if (path / "learning" / CORE).is_file():
-        return path
-    if env or os.environ.get("CI"):
-        pytest.fail(f"official MPLP schemas not found in {path} (LEARNSTREAM_MPLP_SCHEMAS)")
-    return None
+def official_dir() -> Path | None:
+    """Return the official schema directory, or None outside CI when it is absent."""
+    found = mplp_schema_dir()
+    return found if isinstance(found, Path) else None
 
 
 @pytest.fixture(scope="session")
-def learning_dir(mplp_schemas: Path | None) -> Path:
+def learning_dir(official_dir: Path | None) -> Path:
     """Return the official learning schemas, or our copies (they must agree) without them."""
-    return mplp_schemas / "learning" if mplp_schemas else PROJECT_COPIES
-
-
-def _is_datetime(value: object) -> bool:
-    """Check RFC 3339 date-time: jsonschema skips the format without an optional extra."""
-    if not isinstance(value, str):
-        return True
-    return bool(_RFC3339.fullmatch(value)) and bool(datetime.fromisoformat(value.upper()))
-
-
-def format_checker() -> FormatChecker:
-    checker = FormatChecker()  # every format jsonschema can check, uuid included
-    checker.checks("date-time", raises=ValueError)(_is_datetime)
-    return checker
+    return official_dir / "learning" if official_dir else PROJECT_COPIES
 
 
 @pytest.fixture(scope="session")
 def validators(learning_dir: Path) -> dict[str, Draft7Validator]:
-    files = {name: json.loads((learning_dir / name).read_text("utf-8")) for name in LEARNING}
-    registry = Registry().with_resources(
-        (s["$id"], Resource.from_contents(s)) for s in files.values()
-    )
-    for schema in files.values():
-        Draft7Validator.check_schema(schema)
-    return {
-        name: Draft7Validator(s, registry=registry, format_checker=format_checker())
-        for name, s in files.items()
-    }
-
-
-def mplp_errors(validators: dict[str, Draft7Validator], sample: dict[str, Any]) -> list[str]:
-    names = [CORE] + ([FAMILY_SCHEMA[f]] if (f := sample["sample_family"]) in FAMILY_SCHEMA else [])
-    return [
-        f"{name}: {err.json_path}: {err.message}"
-        for name in names
-        for err in validators[name].iter_errors(sample)
-    ]
+    return learning_validators(learning_dir)
 
 
 # --- the samples ------------------------------------------------------------------------------
@@ -274,11 +231,11 @@ def validating(node: Any) -> Any:
 
 @pytest.mark.parametrize("name", LEARNING)
 def test_project_copies_validate_exactly_as_the_official(
-    mplp_schemas: Path | None, name: str
+    official_dir: Path | None, name: str
 ) -> None:
-    if mplp_schemas is None:
+    if official_dir is None:
         pytest.fail("set LEARNSTREAM_MPLP_SCHEMAS to the official MPLP v1.0 schemas directory")
-    official = json.loads((mplp_schemas / "learning" / name).read_text("utf-8"))
+    official = json.loads((official_dir / "learning" / name).read_text("utf-8"))
     ours = json.loads((PROJECT_COPIES / name).read_text("utf-8"))
     assert validating(ours) == validating(official)
     assert ours["$id"] == official["$id"]
