@@ -21,7 +21,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 # 2. The project (packages `streams`, `agents`, `learnstream_schemas`).
 COPY . .
 RUN pip install --no-deps . \
-    && rm -rf build *.egg-info
+    && rm -rf build dist
 
 # Run as an unprivileged user; Faust's data dir (tables, offsets) lives in a
 # directory it owns.

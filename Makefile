@@ -11,7 +11,7 @@ help:  ## list targets
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --root-user-action=ignore --upgrade pip 'setuptools>=77'
+	$(PY) -m pip install -q --root-user-action=ignore --upgrade pip
 	$(PY) -m pip install -q --root-user-action=ignore -e '.[dev]'
 	rm -f $(VENV)/.installed-*; touch $@
 
