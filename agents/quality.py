@@ -141,7 +141,7 @@ class QualityWindows:
         moment, partitions = now().timestamp(), self.active_partitions()
         counts = self.counts(partitions, moment)
         windows = {s.label: window_report(s, counts[s.label], moment) for s in self.specs}
-        return {"partitions": sorted(partitions), "windows": windows}
+        return {"app_id": self.app.conf.id, "partitions": sorted(partitions), "windows": windows}
 
 
 def register(runtime: Runtime) -> None:

@@ -274,6 +274,7 @@ async def test_samples_are_counted_by_event_time_partition_and_lateness(runtime:
     report = quality.report()
     assert set(report["windows"]) == {"5m", "1h"}
     assert report["partitions"] == []  # never assigned: the app is not running
+    assert report["app_id"] == quality.app.conf.id  # `learnstream quality` says whose it read
 
 
 # --- the CLI ----------------------------------------------------------------------------------
