@@ -88,14 +88,27 @@ def _set(obj: dict[str, Any], path: tuple[str, ...], value: Any, delete: bool) -
     return out
 
 
+#: Fields a runtime may leave out: the worker takes them from the Kafka record.
+_FILLED = {"event_id", "timestamp"}
+#: Strings no id may be: empty, with whitespace, longer than 256 characters.
+_BAD_IDS = st.just("") | st.text(max_size=8).map(lambda t: f"{t} {t}") | st.just("i" * 257)
+
+
 @st.composite
 def _schema_breakers(draw: st.DrawFn) -> tuple[str, bytes, set[str]]:
-    """Valid events with one required field removed, retyped or given a non-UUID id."""
+    """Valid events with one required field removed, retyped, or given an impossible id.
+
+    Ids may be any 1-256 character string without whitespace, and a missing event id or
+    time is taken from the record (issue 16): those mutations are valid input now.
+    """
     topic, event = draw(st.sampled_from(_TEMPLATES))
     path = draw(st.sampled_from([p for p in _paths(event) if p[-1] in _REQUIRED]))
-    how = draw(st.sampled_from(["delete", "retype", "not_uuid"]))
-    if how == "not_uuid" and path[-1].endswith("_id") and path[-1] != "intent_id":
-        value: Any = draw(st.text(max_size=12))
+    hows = ["retype", "bad_id"] if path[-1] in _FILLED else ["delete", "retype", "bad_id"]
+    how = draw(st.sampled_from(hows))
+    if how == "bad_id" and path[-1].endswith("_id") and path[-1] != "intent_id":
+        value: Any = draw(_BAD_IDS)
+    elif path[-1] in _FILLED:  # null counts as missing: filled
+        value = draw(_INT | st.lists(_INT, min_size=1, max_size=2))
     else:
         value = draw(_INT | st.lists(_INT, min_size=1, max_size=2) | st.none())
     if path[-1] in {"event_family", "event_type"}:
