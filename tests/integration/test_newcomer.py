@@ -226,11 +226,13 @@ def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> No
         check=False,
     )
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    # what `make` itself runs: an editable install (into a scratch prefix, same backend)
+    # what `make` itself runs: an editable install. Built by the backend directly and
+    # installed into a second scratch venv: `pip install -e --prefix` from this venv would
+    # first uninstall the project from the venv the tests run in.
     editable = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-v", "--no-deps", "--no-build-isolation"]
-        + ["--prefix", str(tmp_path / "prefix"), "-e", str(src)],
-        cwd=tmp_path,
+        [sys.executable, "-W", "default", "-c"]
+        + ["import hatchling.build as b; print(b.build_editable('../editable'))"],
+        cwd=src,
         env=env,
         capture_output=True,
         text=True,
@@ -238,7 +240,28 @@ def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> No
         check=False,
     )
     assert editable.returncode == 0, editable.stdout + editable.stderr
-    for run in (built, installed, editable):
+    subprocess.run([sys.executable, "-m", "venv", "dev"], cwd=tmp_path, check=True, timeout=120)
+    dev_wheel = next((tmp_path / "editable").glob("learnstream-*.whl"))
+    dev_installed = subprocess.run(
+        ["dev/bin/python", "-m", "pip", "install", "--no-deps", "--no-index", str(dev_wheel)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert dev_installed.returncode == 0, dev_installed.stdout + dev_installed.stderr
+    found = subprocess.run(
+        ["dev/bin/python", "-c", "import streams; print(streams.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert found.stdout.strip() == str(src / "streams" / "__init__.py"), found.stderr
+    for run in (built, installed, editable, dev_installed):
         output = run.stdout + run.stderr
         assert [line for line in output.splitlines() if "warn" in line.lower()] == []
     site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
