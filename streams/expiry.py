@@ -19,14 +19,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from aiokafka.partitioner import murmur2
+
+from streams.partitioner import partition_for
 
 __all__ = ["ExpiryIndex", "partition_of", "stored_plan_id", "terminal_since"]
 
 
 def partition_of(key: str, partitions: int) -> int:
     """Return the partition Kafka's default partitioner gives ``key`` (murmur2, like Java)."""
-    return int(murmur2(key.encode()) & 0x7FFFFFFF) % partitions
+    return partition_for(key.encode(), partitions)
 
 
 def _parsed(raw: bytes | Mapping[str, Any] | None) -> Mapping[str, Any]:

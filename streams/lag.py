@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Protocol, TypeVar
 
-from faust.types import TP
+__all__ = ["TopicPartition", "partition_lags"]
 
-__all__ = ["partition_lags"]
+
+class TopicPartition(Protocol):
+    """What a partition needs here: a topic and a number (Faust's and aiokafka's TP have both)."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+
+_TP = TypeVar("_TP", bound=TopicPartition)
 
 
 def partition_lags(
-    assigned: Iterable[TP],
+    assigned: Iterable[_TP],
     topics: frozenset[str],
-    highwater: Callable[[TP], int | None],
-    committed: Callable[[TP], int | None],
+    highwater: Callable[[_TP], int | None],
+    committed: Callable[[_TP], int | None],
 ) -> dict[tuple[str, int], int]:
     """Return {(topic, partition): lag} of the assigned partitions of ``topics``.
 
