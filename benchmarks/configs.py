@@ -18,13 +18,15 @@ class Config:
     env: dict[str, str] = field(default_factory=dict)
     unique_texts: bool = True
     ner: bool = False
+    #: Also run the DIY peer (benchmarks/peer.py) with this environment, for "× peer".
+    peer: bool = False
 
 
 CONFIGS: dict[str, Config] = {
     c.key: c
     for c in (
-        Config("pii-off", "PII off", {"LEARNSTREAM_LEARNING__ANONYMIZE_PII": "false"}),
-        Config("pii-on", "PII on (patterns, default)"),
+        Config("pii-off", "PII off", {"LEARNSTREAM_LEARNING__ANONYMIZE_PII": "false"}, peer=True),
+        Config("pii-on", "PII on (patterns, default)", peer=True),
         Config("pii-on-json", "PII on, JSON output", {"LEARNSTREAM_SAMPLE_FORMAT": "json"}),
         Config("pii-on-ner", "PII on + spaCy NER", ner=True),
         Config(

@@ -38,16 +38,23 @@ def _header(res: dict[str, Any]) -> list[str]:
     ]
 
 
+#: Issue 15's targets per configuration: (× Faust floor, × peer, CPU ms per event), None = none.
+GOALS: dict[str, tuple[float | None, float | None, float | None]] = {
+    "pii-on": (0.5, 0.5, 0.6),
+    "pii-off": (0.6, None, None),
+}
+
+
 def _throughput(section: dict[str, Any], events: int) -> list[str]:
     base = section["baseline"]["median"].get("events_per_s")
     lines = [
         f"### Throughput — {events:,} input events pre-loaded, first→last output timestamp",
         "",
-        "| configuration | input events/s | samples/s | × baseline | × Faust floor "
-        "| worker CPU ms/event | runs ok | target |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| configuration | input events/s | samples/s | × baseline | × Faust floor | × peer "
+        "| CPU ms/event | runs ok | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
         f"| baseline: aiokafka consume → json.loads → produce, 1 process | {_num(base)} | "
-        f"{_NA} | 1.00 | {_NA} | {_cpu(section['baseline'])} | "
+        f"{_NA} | 1.00 | {_NA} | {_NA} | {_cpu(section['baseline'])} | "
         f"{section['baseline']['complete']} | |",
     ]
     floor = section.get("faust-floor")
@@ -55,32 +62,54 @@ def _throughput(section: dict[str, Any], events: int) -> list[str]:
         lines.append(
             "| Faust floor: one Faust agent, consume → json.loads → send, 1 process | "
             f"{_num(floor['median'].get('events_per_s'))} | {_NA} | "
-            f"{_num(floor.get('ratio'), 2)} | 1.00 | {_cpu(floor)} | {floor['complete']} | |"
+            f"{_num(floor.get('ratio'), 2)} | 1.00 | {_NA} | {_cpu(floor)} | "
+            f"{floor['complete']} | |"
         )
-    goals = {"pii-off": 0.5, "pii-on": 0.25}
     for key, row in section.items():
         if key in ("baseline", "faust-floor"):
             continue
         if "median" not in row:
-            lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` ||||||| ")
+            lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` |||||||| ")
             continue
-        med, ratio = row["median"], row.get("ratio")
-        goal = goals.get(key)
-        target = _target(ratio, (ratio or 0) >= goal, f"≥ {goal}×") if goal else ""
-        label = row["label"] + (f" ({row['status']})" if row["status"] != "ok" else "")
-        lines.append(
-            f"| {label} | {_num(med.get('events_per_s'))} | {_num(med.get('outputs_per_s'))} | "
-            f"{_num(ratio, 2)} | {_num(row.get('floor_ratio'), 2)} | {_cpu(row)} | "
-            f"{row['complete']} | {target} |"
-        )
+        lines.append(_config_line(key, row))
     return [*lines, ""]
 
 
-def _cpu(row: dict[str, Any]) -> str:
+def _config_line(key: str, row: dict[str, Any]) -> str:
+    """Return the table line of a learnstream configuration or of the DIY peer."""
+    med, peer = row["median"], key.startswith("peer:")
+    label = row["label"] + (f" ({row['status']})" if row.get("status", "ok") != "ok" else "")
+    return (
+        f"| {label} | {_num(med.get('events_per_s'))} | {_num(med.get('outputs_per_s'))} | "
+        f"{_num(row.get('ratio'), 2)} | {_num(row.get('floor_ratio'), 2)} | "
+        f"{'1.00' if peer else _num(row.get('peer_ratio'), 2)} | {_cpu(row)} | "
+        f"{row['complete']} | {'' if peer else _targets(key, row)} |"
+    )
+
+
+def _targets(key: str, row: dict[str, Any]) -> str:
+    """Return the issue-15 verdicts of a configuration (empty when it has none)."""
+    floor_goal, peer_goal, cpu_goal = GOALS.get(key, (None, None, None))
+    verdicts = []
+    for goal, value, text in (
+        (floor_goal, row.get("floor_ratio"), f"≥ {floor_goal}× floor"),
+        (peer_goal, row.get("peer_ratio"), f"≥ {peer_goal}× peer"),
+    ):
+        if goal is not None:
+            verdicts.append(_target(value, (value or 0) >= goal, text))
+    cpu = _cpu_ms(row)
+    if cpu_goal is not None:
+        verdicts.append(_target(cpu, (cpu or 0) <= cpu_goal, f"≤ {cpu_goal} ms CPU/event"))
+    return "; ".join(verdicts)
+
+
+def _cpu_ms(row: dict[str, Any]) -> float | None:
     med = row.get("median", {})
-    if not med.get("events"):
-        return _NA
-    return _num(1000 * med["cpu_s"] / med["events"], 2)
+    return 1000 * med["cpu_s"] / med["events"] if med.get("events") else None
+
+
+def _cpu(row: dict[str, Any]) -> str:
+    return _num(_cpu_ms(row), 2)
 
 
 def _scaleout(section: dict[str, Any]) -> list[str]:
