@@ -111,7 +111,7 @@ class Join:
         """Return the samples of a decision, delta or stage; park it while its plan is unknown."""
         event = entry.event
         plan_id = event.payload.plan_id
-        if isinstance(event, StageEvent) and not event.is_outcome or plan_id is None:
+        if plan_id is None or (isinstance(event, StageEvent) and not event.is_outcome):
             return []
         key = canonical_id(plan_id)
         state = self.states.get(key)
@@ -149,12 +149,10 @@ class Join:
     def expire(self, now: datetime) -> list[Parked]:
         """Remove and return the parked events that waited ``grace`` or longer."""
         due: list[Parked] = []
-        for key in list(self.parked):
-            keep = [p for p in self.parked[key] if now - p.parked_at < self.grace]
-            due += [p for p in self.parked[key] if now - p.parked_at >= self.grace]
-            if keep:
-                self.parked[key] = keep
-            else:
+        for key, entries in list(self.parked.items()):
+            due += [p for p in entries if now - p.parked_at >= self.grace]
+            self.parked[key] = [p for p in entries if now - p.parked_at < self.grace]
+            if not self.parked[key]:
                 del self.parked[key]
         error = "no plan state arrived within LEARNSTREAM_JOIN__GRACE"
         return [_failed(p, "plan_state_missing", error) for p in due]
@@ -245,20 +243,17 @@ class Peer:
         return [await self.dead_letter(p.where, p.key, p.raw) for p in self.join.expire(now)]
 
 
-def _producer_options(settings: Settings) -> dict[str, Any]:
-    # The worker's producer settings (streams/app.py): acks=all, its batch size and linger.
-    single = bool(settings.broker.one_record_per_batch)
-    return {
-        "acks": "all",
-        "max_batch_size": 1 if single else settings.broker.max_batch_bytes,
-        "linger_ms": settings.broker.linger_ms,
-    }
-
-
 async def run(settings: Settings) -> None:
     """Consume, join, send, and commit each batch once its sends are acknowledged."""
     bootstrap = (settings.kafka_url or "").removeprefix("kafka://").rstrip("/").replace(";", ",")
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **_producer_options(settings))
+    # The worker's producer settings (streams/app.py): acks=all, its batch size and linger.
+    batch = 1 if settings.broker.one_record_per_batch else settings.broker.max_batch_bytes
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        max_batch_size=batch,
+        linger_ms=settings.broker.linger_ms,
+    )
     peer = Peer(settings, producer)
     consumer = AIOKafkaConsumer(
         *peer.kinds,
