@@ -15,7 +15,7 @@ import orjson
 from aiokafka import AIOKafkaProducer
 
 from streams.settings import TopicSettings
-from streams.workload import Record, Workload, build_workload
+from streams.sim.workload import Record, Workload, build_workload
 
 __all__ = [
     "Progress",

@@ -23,8 +23,8 @@ from benchmarks.load import publish_fast, unique_texts
 from benchmarks.machine import load_average
 from benchmarks.workers import Fleet, rss_mb, wait_metric
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
-from streams.workload import Record
+from streams.sim.simulate import Simulator
+from streams.sim.workload import Record
 
 __all__ = ["ROCKSDB_INSTALL", "memory_run", "plan_records", "store_available"]
 

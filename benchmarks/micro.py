@@ -35,7 +35,7 @@ from streams.privacy import (
 from streams.privacy.idkeys import is_wellformed_id
 from streams.privacy.pii import _MAY_HOLD_PII  # the very pre-filter the worker uses
 from streams.privacy.secrets import find_secrets, may_hold_secret
-from streams.workload import Record
+from streams.sim.workload import Record
 
 __all__ = ["main", "measure"]
 

@@ -22,8 +22,8 @@ from benchmarks.machine import load_average
 from benchmarks.readback import OutRecord, count_topic, read_out, wait_for_records, window
 from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled
 from streams.settings import TopicSettings
+from streams.sim.workload import Workload, verify
 from streams.topics import INPUTS
-from streams.workload import Workload, verify
 
 __all__ = ["baseline_run", "floor_run", "learnstream_run"]
 

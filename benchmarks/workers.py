@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.brokers import BenchBroker
-from streams.worker_process import WorkerProcess
+from streams.sim.worker_process import WorkerProcess
 
 __all__ = ["Fleet", "RunPlace", "cpu_seconds", "metric_sum", "profiled", "rss_mb", "wait_metric"]
 

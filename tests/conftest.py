@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from streams.embedded import EmbeddedBroker
-from streams.worker_process import WorkerProcess
+from streams.sim.worker_process import WorkerProcess
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,16 @@ from streams.embedded import free_port
 from streams.publisher import RuntimePublisher
 from streams.reader import read_until
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
+from streams.sim.worker_process import WorkerProcess
 from streams.topics import topic_specs
-from streams.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.integration
 
 
 def _cli(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
+        [sys.executable, "-m", "agents.cli", *args],
         env={**os.environ, **env},
         input=stdin,
         capture_output=True,
@@ -154,7 +154,7 @@ async def test_dlq_show_and_replay_completes_a_missed_join(
 def test_cli_without_broker_says_how_to_configure():
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
     done = subprocess.run(
-        [sys.executable, "-m", "streams.cli", "dlq", "show"],
+        [sys.executable, "-m", "agents.cli", "dlq", "show"],
         env=env,
         capture_output=True,
         text=True,
@@ -209,7 +209,7 @@ def _user_env(**variables: str) -> dict[str, str]:
 
 def _first_error_line(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "streams.cli", *args],
+        [sys.executable, "-m", "agents.cli", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -305,7 +305,7 @@ def test_quality_without_a_worker_says_where_it_looked():
 def test_verbose_or_debug_shows_the_traceback(variables, flags):
     env = _user_env(LEARNSTREAM_BROKER_URL="kafka://127.0.0.1:1", **variables)
     done = subprocess.run(
-        [sys.executable, "-m", "streams.cli", *flags, "dlq", "show"],
+        [sys.executable, "-m", "agents.cli", *flags, "dlq", "show"],
         env=env,
         capture_output=True,
         text=True,
@@ -319,7 +319,7 @@ def test_verbose_or_debug_shows_the_traceback(variables, flags):
 
 def test_version():
     done = subprocess.run(
-        [sys.executable, "-m", "streams.cli", "--version"],
+        [sys.executable, "-m", "agents.cli", "--version"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -23,7 +23,7 @@ from streams.codecs import decode_any
 from streams.ids import canonical_id, sample_id
 from streams.reader import read_topic, read_until
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 ROUNDS = 20

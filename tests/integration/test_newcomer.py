@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from streams.embedded import free_port
-from streams.worker_process import WorkerProcess
+from streams.sim.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.integration
 
@@ -87,7 +87,7 @@ def _wait_for_metrics(proc: subprocess.Popen[str], out: Path, timeout: float = 1
 
 def _demo(env: dict[str, str], out: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "streams.cli", "demo", "--rate", "10", *args],
+        [sys.executable, "-m", "agents.cli", "demo", "--rate", "10", *args],
         env=env,
         stdout=out.open("w"),
         stderr=subprocess.STDOUT,
@@ -145,7 +145,7 @@ def test_demo_refuses_a_busy_port_the_user_chose_in_one_line(tmp_path: Path) -> 
     env = _clean_env(tmp_path / "tmp") | {"LEARNSTREAM_WEB_PORT": str(port)}
     with _listener(port):
         done = subprocess.run(
-            [sys.executable, "-m", "streams.cli", "demo", "--duration", "1"],
+            [sys.executable, "-m", "agents.cli", "demo", "--duration", "1"],
             env=env,
             capture_output=True,
             text=True,

@@ -13,7 +13,7 @@ from streams.codecs import decode_any
 from streams.publisher import RuntimePublisher
 from streams.reader import read_topic, read_until
 from streams.settings import TopicSettings
-from streams.simulate import BAD_RECORDS, PII_SAMPLES, Simulator
+from streams.sim.simulate import BAD_RECORDS, PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 

@@ -31,7 +31,7 @@ from streams.publisher import RuntimePublisher
 from streams.reader import read_until
 from streams.samples import FAMILIES, QUALITIES
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 from tests.support.prometheus_bin import HOW, prometheus_tool
 
 pytestmark = pytest.mark.integration
@@ -261,7 +261,7 @@ def _check_quality_page(port: int) -> None:
     """``learnstream quality --json`` shows the worker's GET /quality: the scenario's window."""
     url = f"http://127.0.0.1:{port}/quality"
     done = subprocess.run(
-        [sys.executable, "-m", "streams.cli", "quality", "--url", url, "--json"],
+        [sys.executable, "-m", "agents.cli", "quality", "--url", url, "--json"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -13,7 +13,7 @@ from streams.codecs import decode_any
 from streams.publisher import RuntimePublisher
 from streams.reader import read_topic, read_until
 from streams.settings import RocksDbSettings, TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration
 PLANS = 100

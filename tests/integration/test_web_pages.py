@@ -17,7 +17,7 @@ import pytest
 
 from streams.publisher import RuntimePublisher
 from streams.settings import TopicSettings
-from streams.simulate import PII_SAMPLES, Simulator
+from streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 

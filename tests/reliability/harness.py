@@ -10,8 +10,8 @@ from streams.codecs import decode_any
 from streams.publisher import RuntimePublisher
 from streams.reader import read_topic
 from streams.settings import TopicSettings
+from streams.sim.workload import Record, Verdict, verify
 from streams.topics import MAX_MESSAGE_BYTES
-from streams.workload import Record, Verdict, verify
 
 __all__ = ["Collected", "collect", "publish_paced", "wait_delivered"]
 

@@ -26,7 +26,7 @@ import pytest
 
 from streams.reader import read_topic
 from streams.settings import TopicSettings
-from streams.workload import build_workload
+from streams.sim.workload import build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 from tests.reliability.test_kill import _identical_but_created_at
 

@@ -19,7 +19,7 @@ import pytest
 
 from streams.reader import read_topic
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 from tests.integration.test_consent_race import Round, Runtime, leaked, samples_of, story
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]

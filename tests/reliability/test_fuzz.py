@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
-from streams.workload import Record, build_workload
+from streams.sim.simulate import Simulator
+from streams.sim.workload import Record, build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from streams.settings import TopicSettings
-from streams.workload import build_workload
+from streams.sim.workload import build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]

@@ -37,9 +37,9 @@ import pytest
 from streams.ids import sample_id
 from streams.reader import read_topic
 from streams.settings import TopicSettings
+from streams.sim.worker_process import WorkerProcess
+from streams.sim.workload import Workload, build_workload
 from streams.topics import INPUTS
-from streams.worker_process import WorkerProcess
-from streams.workload import Workload, build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 from tests.reliability.test_kill import _identical_but_created_at
 

@@ -11,7 +11,7 @@ import pytest
 from streams.publisher import RuntimePublisher
 from streams.reader import read_until
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 from tests.reliability.harness import collect
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]

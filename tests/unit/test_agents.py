@@ -25,7 +25,7 @@ from streams.dlq import parse_headers
 from streams.expiry import partition_of
 from streams.schemas import validate_sample
 from streams.settings import Settings
-from streams.simulate import BAD_RECORDS, Simulator
+from streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 

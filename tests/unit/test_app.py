@@ -54,7 +54,7 @@ async def test_memory_store_gets_no_rocksdb_options(tmp_path: Path) -> None:
 def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
     import gc
 
-    from streams.worker import freeze_startup_objects
+    from agents.worker import freeze_startup_objects
 
     marker = [object()]  # a container: tracked by the collector until frozen
     try:
@@ -67,8 +67,8 @@ def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
 
 
 def test_exactly_once_on_the_embedded_broker_is_refused_with_a_reason() -> None:
+    from agents.worker import guarantee_problem
     from streams.settings import Settings
-    from streams.worker import guarantee_problem
 
     eos = Settings(processing_guarantee="exactly_once")
     problem = guarantee_problem(eos, embedded=True)

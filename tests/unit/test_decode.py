@@ -24,7 +24,7 @@ from streams.decode import (
 from streams.errors import REASONS, InvalidEvent
 from streams.fields import InputNotes, check_uuid4
 from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
-from streams.simulate import BAD_RECORDS, Simulator
+from streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOT_V4 = "c1a2b3c4-d5e6-1f70-8a9b-0c1d2e3f4a5b"  # a version-1 UUID

@@ -302,9 +302,9 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
     while building the app (directly, or by creating the consumer) would switch exactly_once
     off for good (kill runs then had no transaction at all)."""
     from agents import wire
+    from agents.worker import build_app
     from streams.app import create_app
     from streams.settings import Settings
-    from streams.worker import build_app
 
     settings = Settings(data_dir=str(tmp_path), processing_guarantee="exactly_once")
     assert wire(
@@ -320,8 +320,8 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
 
 def test_workers_let_faust_hand_over_every_fetched_record(tmp_path: Path) -> None:
     """Faust's fetch loop drops a record unless ``read_offset is None or offset >= it``."""
+    from agents.worker import build_app
     from streams.settings import Settings
-    from streams.worker import build_app
 
     app = build_app(Settings(data_dir=str(tmp_path)), "kafka://127.0.0.1:9", embedded=False)
     read_offset = app.consumer._read_offset  # created as the worker would

@@ -36,7 +36,7 @@ from streams.decode import (
 from streams.errors import InvalidEvent
 from streams.samples import LearningSample
 from streams.settings import Settings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 

@@ -27,7 +27,7 @@ from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageE
 from streams.plan_state import merge_snapshot
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples import FAMILIES, LearningSample
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import (

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from streams.publisher import RuntimePublisher
 from streams.settings import TopicSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 
 
 def _publisher(buffer_size: int = 3) -> RuntimePublisher:

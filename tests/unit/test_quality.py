@@ -19,9 +19,9 @@ from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
 
 from agents import wire
+from agents.cli import main
 from agents.quality import QualityWindows
 from streams.app import create_app
-from streams.cli import main
 from streams.lag import partition_lags
 from streams.metrics import Metrics
 from streams.quality import (
@@ -38,7 +38,7 @@ from streams.quality import (
     window_specs,
 )
 from streams.settings import Settings, WindowSettings
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 from tests.support.outputs import Feed, mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)

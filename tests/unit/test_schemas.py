@@ -24,7 +24,7 @@ from streams.plan_state import PlanState, merge_snapshot
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples import LearningSample, family_errors
 from streams.schemas import SCHEMA_DIR, generated, stale, validate_sample
-from streams.simulate import BAD_RECORDS, Simulator
+from streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOW = WHEN + timedelta(minutes=5)

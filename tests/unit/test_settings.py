@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from streams.cli import main
+from agents.cli import main
 from streams.settings import Settings
 
 
@@ -214,8 +214,8 @@ def test_settings_are_frozen() -> None:
 
 
 def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> None:
-    from streams.demo import choose_web_port
     from streams.embedded import free_port
+    from streams.sim.demo import choose_web_port
 
     port = free_port()
     monkeypatch.setenv("LEARNSTREAM_WEB_PORT", str(port))
@@ -227,7 +227,7 @@ def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> N
 def test_demo_without_a_choice_moves_off_a_busy_6066() -> None:
     import socket
 
-    from streams.demo import DEFAULT_WEB_PORT, choose_web_port
+    from streams.sim.demo import DEFAULT_WEB_PORT, choose_web_port
     from streams.usererrors import UserError, check_port_free
 
     with socket.socket() as sock:

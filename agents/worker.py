@@ -1,4 +1,8 @@
-"""Run the learnstream worker: broker (given or embedded), topics, Faust app, agents."""
+"""Run the learnstream worker: broker (given or embedded), topics, Faust app, agents.
+
+The composition root: the one place that puts ``streams`` (pure logic, the Faust app) and
+``agents`` (what runs on it) together, so nothing under ``streams/`` imports ``agents``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from collections.abc import Iterator
 
 import faust
 
+from agents import wire
 from streams.admin import bootstrap_of, create_topics
 from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker
@@ -45,8 +50,6 @@ def broker_for(settings: Settings) -> Iterator[tuple[str, bool]]:
 
 def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
     """Return the Faust app with every agent registered."""
-    from agents import wire  # agents depend on streams, never the reverse at import time
-
     app = create_app(settings, url, embedded=embedded)
     wire(app, settings)
     return app

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from streams.ids import sample_id
-from streams.simulate import Simulator
+from streams.sim.simulate import Simulator
 
 __all__ = ["Record", "Verdict", "Workload", "build_workload", "verify"]
 

@@ -88,7 +88,7 @@ def main(verbose: bool) -> None:
 @main.command()
 def worker() -> None:
     """Run the stream processor (starts the embedded broker when no broker is configured)."""
-    from streams.worker import run_worker
+    from agents.worker import run_worker
 
     run_worker(_settings())
 
@@ -107,7 +107,7 @@ def demo(rate: float, duration: float, web_port: int | None) -> None:
 
     Ctrl-C (or SIGTERM) stops it and prints a summary; nothing is left behind.
     """
-    from streams.demo import run_demo
+    from streams.sim.demo import run_demo
 
     sys.exit(run_demo(_settings(), rate=rate, duration=duration, web_port=web_port))
 

@@ -13,7 +13,7 @@ import random
 from datetime import UTC, datetime
 
 from streams.publisher import RuntimePublisher
-from streams.simulate import BAD_RECORDS, Simulator
+from streams.sim.simulate import BAD_RECORDS, Simulator
 
 __all__ = ["simulate_runtime"]
 

@@ -27,12 +27,12 @@ from rich.table import Table
 
 from streams.admin import create_topics
 from streams.codecs import decode_any
-from streams.demo_runtime import simulate_runtime
 from streams.embedded import EmbeddedBroker, free_port
 from streams.publisher import RuntimePublisher
 from streams.settings import Settings
+from streams.sim.demo_runtime import simulate_runtime
+from streams.sim.worker_process import WorkerProcess
 from streams.usererrors import UserError, check_port_free
-from streams.worker_process import WorkerProcess
 
 __all__ = ["DEFAULT_WEB_PORT", "DemoView", "choose_web_port", "run_demo"]
 

@@ -49,7 +49,7 @@ class WorkerProcess:
             log.write(marker)
         out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streams.cli", "worker"],
+            [sys.executable, "-m", "agents.cli", "worker"],
             env=self.env,
             stdout=out,
             stderr=subprocess.STDOUT,
