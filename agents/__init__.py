@@ -31,6 +31,7 @@ def privacy_config(settings: Settings) -> PrivacyConfig:
         hash_salt=settings.privacy.hash_salt.get_secret_value(),
         ner=settings.privacy.ner,
         detect_secrets=settings.privacy.detect_secrets,
+        phone_regions=settings.privacy.phone_regions,
     )
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
+    "DEFAULT_PHONE_REGIONS",
     "DEFAULT_PII_ENTITIES",
     "BrokerSettings",
     "Duration",
@@ -46,6 +47,10 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "IBAN_CODE",
     "US_SSN",
 )
+#: Regions whose national phone formats are recognized (international "+CC ..." numbers are
+#: found whatever the list). US covers every +1 country (CA too); each region is one more
+#: phonenumbers pass over every string that may hold a phone. ISO 3166 codes: GB, not UK.
+DEFAULT_PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR", "IN")
 PiiOperator = Literal["replace", "mask", "hash", "redact"]
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -90,6 +95,25 @@ def _broker_url(value: str | None) -> str | None:
 
 
 BrokerUrl = Annotated[str | None, AfterValidator(_broker_url)]
+
+
+def _phone_regions(value: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a region phonenumbers does not know: it would silently match nothing."""
+    from phonenumbers import SUPPORTED_REGIONS  # 25 ms of import, only when the env sets it
+
+    codes = [code.strip().upper() for code in value]
+    if not codes:  # no region would find no phone at all, not even +CC numbers
+        raise ValueError("must name a region (to find no phone, drop PHONE_NUMBER from entities)")
+    unknown = [str(i + 1) for i, code in enumerate(codes) if code not in SUPPORTED_REGIONS]
+    if unknown:
+        raise ValueError(
+            f"holds unknown region codes (item {', '.join(unknown)}): use ISO 3166 two-letter "
+            'codes phonenumbers knows, e.g. ["US", "GB", "DE"] (GB, not UK)'
+        )
+    return tuple(dict.fromkeys(codes))
+
+
+PhoneRegions = Annotated[tuple[str, ...], AfterValidator(_phone_regions)]
 
 
 class BrokerSettings(BaseModel):
@@ -165,6 +189,10 @@ class PrivacySettings(BaseModel):
     )
     detect_secrets: bool = Field(
         True, description="replace cloud keys, tokens, private keys and passwords (detect-secrets)"
+    )
+    phone_regions: PhoneRegions = Field(
+        DEFAULT_PHONE_REGIONS,
+        description="regions whose national phone formats are found (+CC numbers always are)",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streams.privacy.secrets import SECRET_ENTITIES
-from streams.settings import DEFAULT_PII_ENTITIES, PiiOperator
+from streams.settings import DEFAULT_PHONE_REGIONS, DEFAULT_PII_ENTITIES, PiiOperator
 
 __all__ = ["DEFAULT_ENTITIES", "NER_ENTITIES", "PATTERN_ENTITIES", "Operator", "PrivacyConfig"]
 
@@ -28,7 +28,8 @@ class PrivacyConfig:
     ``hash_salt`` is a secret; it must be non-empty when ``operator == "hash"``.
     ``score_threshold`` drops weak pattern hits (e.g. any 9-digit number as US_SSN, 0.05).
     ``detect_secrets`` adds the secret detector (streams/privacy/secrets.py); like every
-    entity it is off when ``anonymize_pii`` is.
+    entity it is off when ``anonymize_pii`` is. ``phone_regions`` are the regions whose
+    national formats PHONE_NUMBER finds (``+CC`` numbers are found with any of them).
     """
 
     anonymize_pii: bool = True
@@ -39,11 +40,15 @@ class PrivacyConfig:
     ner: bool = False
     score_threshold: float = 0.3
     detect_secrets: bool = True
+    phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
 
     def __post_init__(self) -> None:
         """Normalize sequences to tuples and reject inconsistent settings."""
         object.__setattr__(self, "opt_out_patterns", tuple(self.opt_out_patterns))
         object.__setattr__(self, "entities", tuple(dict.fromkeys(self.entities)))
+        object.__setattr__(self, "phone_regions", tuple(dict.fromkeys(self.phone_regions)))
+        if not self.phone_regions:
+            raise ValueError("phone_regions must name a region; +CC numbers need one too")
         if self.operator not in _OPERATORS:
             raise ValueError(f"unknown operator {self.operator!r}; use one of {sorted(_OPERATORS)}")
         if self.operator == "hash" and not self.hash_salt:

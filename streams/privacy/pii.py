@@ -29,8 +29,8 @@ _Counts = tuple[tuple[str, int], ...]
 #: patterns (and tests/unit/test_privacy.py checks the gated result equals Presidio's own):
 #: a card is >= 13 digits, an SSN 9, an IBAN 2 check digits in >= 13 characters, an email
 #: needs "@", a URL "://" (scheme URLs only), an IPv4 address 3 dots and 4 digits, IPv6 two
-#: colons. phonenumbers accepted numbers of 4 digits in a probe of every region Presidio asks
-#: for, none of 3, so a phone needs 4.
+#: colons. No region's numbers are shorter than 4 digits in phonenumbers' metadata, so a phone
+#: needs 4 whatever ``phone_regions`` holds (tests/unit/test_pii_gates.py checks both).
 _NEEDS: dict[str, tuple[int, Any]] = {
     "EMAIL_ADDRESS": (0, lambda t: "@" in t),
     "URL": (0, lambda t: "://" in t),

@@ -56,14 +56,23 @@ def _scheme_url_recognizer() -> UrlRecognizer:
     return UrlRecognizer(patterns=patterns)
 
 
-_FACTORIES: dict[str, Callable[[], EntityRecognizer]] = {
-    "EMAIL_ADDRESS": OfflineEmailRecognizer,
-    "PHONE_NUMBER": PhoneRecognizer,
-    "CREDIT_CARD": CreditCardRecognizer,
-    "IP_ADDRESS": IpRecognizer,
-    "IBAN_CODE": IbanRecognizer,
-    "US_SSN": UsSsnRecognizer,
-    "URL": _scheme_url_recognizer,
+def _phone_recognizer(config: PrivacyConfig) -> PhoneRecognizer:
+    """Build a phone recognizer for the configured regions only.
+
+    It runs one phonenumbers matcher per region over the text (~0.35 ms each on a sentence):
+    Presidio's eight default regions were a tenth of a worker's CPU.
+    """
+    return PhoneRecognizer(supported_regions=config.phone_regions)
+
+
+_FACTORIES: dict[str, Callable[[PrivacyConfig], EntityRecognizer]] = {
+    "EMAIL_ADDRESS": lambda _: OfflineEmailRecognizer(),
+    "PHONE_NUMBER": _phone_recognizer,
+    "CREDIT_CARD": lambda _: CreditCardRecognizer(),
+    "IP_ADDRESS": lambda _: IpRecognizer(),
+    "IBAN_CODE": lambda _: IbanRecognizer(),
+    "US_SSN": lambda _: UsSsnRecognizer(),
+    "URL": lambda _: _scheme_url_recognizer(),
 }
 
 
@@ -105,7 +114,7 @@ def _nlp_engine(ner: bool) -> NlpEngine:
 
 def build_analyzer(config: PrivacyConfig) -> AnalyzerEngine:
     """Build an analyzer holding only the recognizers for the configured entities."""
-    recognizers = [_FACTORIES[e]() for e in config.entities if e in _FACTORIES]
+    recognizers = [_FACTORIES[e](config) for e in config.entities if e in _FACTORIES]
     if config.ner:
         recognizers.append(SpacyRecognizer(supported_entities=list(NER_ENTITIES)))
     registry = RecognizerRegistry(recognizers=recognizers, supported_languages=["en"])

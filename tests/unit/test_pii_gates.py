@@ -1,0 +1,200 @@
+"""The phone regions setting, and the gates that keep Presidio off strings without PII.
+
+Privacy is a hard rule: a gate may only skip what Presidio, asked for every configured entity
+on the whole string, would not flag. The corpora are the ones the privacy and no-leak tests
+plant (tests/unit/test_privacy.py, tests/unit/test_no_leaks.py), plus national phone numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import phonenumbers
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from phonenumbers import PhoneMetadata
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+from pydantic import ValidationError
+
+from streams.privacy import Anonymizer, PrivacyConfig
+from streams.privacy.recognizers import build_analyzer
+from streams.settings import DEFAULT_PHONE_REGIONS, Settings
+from streams.usererrors import settings_problem
+from tests.unit.test_privacy import ENTITY_EXAMPLES, FRAGMENTS
+
+#: The values tests/unit/test_no_leaks.py plants (copied: that module imports every agent).
+PLANTED = ("dana.leak@example.org", "+1 415-555-0177", "4111 1111 1111 1111", "AKIA" + "Q" * 16)
+
+#: National numbers of Presidio's own default regions and of the regions whose numbers are
+#: the shortest (4 digits) in phonenumbers' metadata.
+NATIONAL = {
+    "US": "(415) 555-0199",
+    "CA": "416 967 1111",
+    "GB": "020 7946 0958",
+    "DE": "030 901820",
+    "FR": "01 42 68 53 00",
+    "IN": "98765 43210",
+    "IL": "02-123-4567",
+    "BR": "011 91234-5678",
+    "NU": "4002",
+    "TK": "3010",
+}
+CORPUS = [
+    *FRAGMENTS,
+    *(text for text, _, _ in ENTITY_EXAMPLES),
+    *PLANTED,
+    *NATIONAL.values(),
+    "+49 30 901820",
+    "+44 20 7946 0958",
+    "version 2.2.366 at 2024-05-01T12:00:00Z",
+    "line 1234567 of main.py:42",
+]
+PRESIDIO_REGIONS = PhoneRecognizer.DEFAULT_SUPPORTED_REGIONS
+SHORTEST = ("AT", "DE", "IR", "LU", "NU", "SH", "TA", "TK", "UY")
+CONFIGS = {
+    "default": PrivacyConfig(),
+    "presidio regions": PrivacyConfig(phone_regions=PRESIDIO_REGIONS),
+    "shortest numbers": PrivacyConfig(phone_regions=SHORTEST, entities=("PHONE_NUMBER",)),
+    "with URL": PrivacyConfig(entities=(*PrivacyConfig().entities, "URL")),
+}
+
+
+def _masked(regions: tuple[str, ...], text: str) -> tuple[str, Counter[str]]:
+    config = PrivacyConfig(phone_regions=regions, operator="mask", detect_secrets=False)
+    return Anonymizer(config).anonymize_text(text)
+
+
+# --- phone regions ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("region", DEFAULT_PHONE_REGIONS)
+def test_a_national_phone_of_a_configured_region_is_found_and_masked(region: str) -> None:
+    number = NATIONAL[region]
+    text, counts = _masked((region,), f"ring {number} now")
+    assert text == f"ring {'*' * len(number)} now"
+    assert counts == Counter({"PHONE_NUMBER": 1})
+
+
+def test_default_regions_cover_every_plus_one_country_and_international_numbers() -> None:
+    anonymizer = Anonymizer(PrivacyConfig())
+    for number in (NATIONAL["CA"], "+55 11 91234-5678", "+972 2-123-4567", "+49 30 901820"):
+        assert anonymizer.anonymize_text(f"ring {number}") == (
+            "ring <PHONE_NUMBER>",
+            Counter({"PHONE_NUMBER": 1}),
+        ), number
+
+
+def test_a_national_number_of_an_unconfigured_region_is_not_a_phone() -> None:
+    assert _masked(("US",), "ruf 030 901820 an") == ("ruf 030 901820 an", Counter())
+    assert _masked(("US", "DE"), "ruf 030 901820 an")[1] == Counter({"PHONE_NUMBER": 1})
+
+
+def test_the_recognizer_gets_exactly_the_configured_regions() -> None:
+    analyzer = build_analyzer(PrivacyConfig(phone_regions=("GB", "IN")))
+    (phone,) = [r for r in analyzer.registry.recognizers if isinstance(r, PhoneRecognizer)]
+    assert tuple(phone.supported_regions) == ("GB", "IN")
+
+
+def test_default_regions_are_known_to_phonenumbers() -> None:
+    assert DEFAULT_PHONE_REGIONS == ("US", "GB", "DE", "FR", "IN")
+    assert set(DEFAULT_PHONE_REGIONS) <= phonenumbers.SUPPORTED_REGIONS
+    assert Settings().privacy.phone_regions == DEFAULT_PHONE_REGIONS
+
+
+def test_regions_from_the_environment_are_normalized(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__PHONE_REGIONS", json.dumps(["gb", " in", "GB"]))
+    assert Settings().privacy.phone_regions == ("GB", "IN")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (["US", "XQ"], "holds unknown region codes (item 2)"),
+        (["UK"], "holds unknown region codes (item 1)"),
+        ([], "must name a region"),
+    ],
+)
+def test_a_bad_region_list_is_a_one_line_user_error(
+    monkeypatch: pytest.MonkeyPatch, value: list[str], expected: str
+) -> None:
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__PHONE_REGIONS", json.dumps(value))
+    with pytest.raises(ValidationError) as caught:
+        Settings()
+    line = settings_problem(caught.value)
+    assert line.startswith(f"LEARNSTREAM_PRIVACY__PHONE_REGIONS {expected}")
+    assert "\n" not in line
+    assert "XQ" not in line  # the value is never repeated back
+
+
+def test_an_empty_region_list_is_refused_by_the_config() -> None:
+    with pytest.raises(ValueError, match="phone_regions must name a region"):
+        PrivacyConfig(phone_regions=())
+
+
+# --- gates --------------------------------------------------------------------------------------
+
+
+def test_no_region_has_phone_numbers_shorter_than_the_gate() -> None:
+    """The phone gate asks for 4 digits whatever the regions: phonenumbers' shortest."""
+    lengths = {
+        region: PhoneMetadata.metadata_for_region(region).general_desc.possible_length  # type: ignore[union-attr]
+        for region in phonenumbers.SUPPORTED_REGIONS
+    }
+    shortest = {region: min(n for n in found if n > 0) for region, found in lengths.items()}
+    assert min(shortest.values()) == 4
+    assert sorted(r for r, n in shortest.items() if n == 4) == sorted(SHORTEST)
+
+
+@pytest.fixture(scope="module")
+def gated() -> dict[str, tuple[Anonymizer, AnalyzerEngine]]:
+    """Return, per config, the worker's anonymizer and a bare analyzer with no gate at all."""
+    return {name: (Anonymizer(config), build_analyzer(config)) for name, config in CONFIGS.items()}
+
+
+def _flagged(analyzer: AnalyzerEngine, config: PrivacyConfig, text: str) -> set[str]:
+    found = analyzer.analyze(text, language="en", entities=list(config.analyzed_entities))
+    return {result.entity_type for result in found}
+
+
+def _assert_gate_passes(anonymizer: Anonymizer, analyzer: AnalyzerEngine, text: str) -> None:
+    flagged = _flagged(analyzer, anonymizer.config, text)
+    if flagged:
+        assert anonymizer._may_hold_pii(text), text
+        assert flagged <= set(anonymizer.candidates(text)), text
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_every_corpus_string_presidio_flags_passes_the_gate(
+    gated: dict[str, tuple[Anonymizer, AnalyzerEngine]], name: str
+) -> None:
+    anonymizer, analyzer = gated[name]
+    flagged = 0
+    for text in CORPUS:
+        _assert_gate_passes(anonymizer, analyzer, text)
+        flagged += bool(_flagged(analyzer, anonymizer.config, text))
+    assert flagged >= 15  # the corpus does exercise every entity's gate
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(list(CONFIGS)),
+    text=st.lists(st.sampled_from(CORPUS), min_size=1, max_size=5).map(" ".join),
+)
+def test_the_gate_never_skips_a_string_presidio_flags(
+    gated: dict[str, tuple[Anonymizer, AnalyzerEngine]], name: str, text: str
+) -> None:
+    _assert_gate_passes(*gated[name], text)
+
+
+_PHONE_LIKE = st.text(alphabet="0123456789 +-().", min_size=1, max_size=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PHONE_LIKE)
+def test_the_phone_gate_holds_for_the_shortest_numbering_plans(
+    gated: dict[str, tuple[Anonymizer, AnalyzerEngine]], text: str
+) -> None:
+    _assert_gate_passes(*gated["shortest numbers"], text)
