@@ -17,7 +17,7 @@ from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
 from benchmarks.ner import NER_INSTALL, ner_environment
 from benchmarks.profiling import hot_spots
 from benchmarks.scaleout import scaleout_run
-from benchmarks.throughput import baseline_run, floor_run, learnstream_run
+from benchmarks.throughput import baseline_run, floor_run, learnstream_run, peer_run
 
 __all__ = ["run_latency", "run_memory", "run_profile", "run_scaleout", "run_throughput"]
 
@@ -65,6 +65,11 @@ async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
             runs.setdefault(key, []).append(
                 await learnstream_run(bench, key, env, events, SEED + r, unique=config.unique_texts)
             )
+            if config.peer:  # right after its worker: the same workload, seed and load
+                bench.step = f"throughput round {r + 1}/{sizes.repeats} peer {key}"
+                runs.setdefault(f"peer:{key}", []).append(
+                    await peer_run(bench, f"peer-{key}", env, events, SEED + r)
+                )
     return _throughput_section(runs, envs)
 
 
@@ -79,8 +84,18 @@ def _throughput_section(
     section["faust-floor"] = {
         "label": "faust-floor",
         **floor,
-        "ratio": floor_rate / base_rate if floor_rate and base_rate else None,
+        "ratio": _ratio(floor_rate, base_rate),
     }
+    peers: dict[str, float | None] = {}
+    for key in (k for k in envs if f"peer:{k}" in runs):  # the floors, then the peers
+        peer = summarize(runs[f"peer:{key}"], _RATE_KEYS)
+        peers[key] = peer_rate = peer["median"].get("events_per_s")
+        section[f"peer:{key}"] = {
+            "label": f"DIY peer: benchmarks/peer.py on aiokafka, {CONFIGS[key].label}",
+            **peer,
+            "ratio": _ratio(peer_rate, base_rate),
+            "floor_ratio": _ratio(peer_rate, floor_rate),
+        }
     for key, (env, status) in envs.items():
         row: dict[str, Any] = {"label": CONFIGS[key].label, "status": status}
         if env is None:
@@ -88,10 +103,15 @@ def _throughput_section(
         else:
             row |= summarize(runs[key], _RATE_KEYS)
             rate = row["median"].get("events_per_s")
-            row["ratio"] = rate / base_rate if rate and base_rate else None
-            row["floor_ratio"] = rate / floor_rate if rate and floor_rate else None
+            row["ratio"] = _ratio(rate, base_rate)
+            row["floor_ratio"] = _ratio(rate, floor_rate)
+            row["peer_ratio"] = _ratio(rate, peers.get(key))
         section[key] = row
     return section
+
+
+def _ratio(rate: float | None, other: float | None) -> float | None:
+    return rate / other if rate and other else None
 
 
 async def run_scaleout(bench: Bench, sizes: Sizes) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""End-to-end throughput: the raw pass-through baseline and learnstream, on pre-loaded topics.
+"""End-to-end throughput: the pass-through floors, the DIY peer and learnstream, pre-loaded.
 
-Both read the same workload from the same topics (4 partitions each). The figure is the
+All read the same workload from the same topics (4 partitions each). The figure is the
 number of input events over the seconds from the first to the last output record's broker
 timestamp, so process start-up is not counted.
 """
@@ -25,7 +25,7 @@ from streams.settings import TopicSettings
 from streams.sim.workload import Workload, verify
 from streams.topics import INPUTS
 
-__all__ = ["baseline_run", "floor_run", "learnstream_run"]
+__all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,6 +95,73 @@ async def _pass_through_run(
     return _rates(len(workload.records), out, {"complete": done, "cpu_s": round(cpu, 2)})
 
 
+async def peer_run(
+    bench: Bench, name: str, env: dict[str, str], events: int, seed: int, *, unique: bool = True
+) -> dict[str, Any]:
+    """Run the DIY peer (benchmarks/peer.py) with a worker's ``env``; verify it like a worker.
+
+    CPU is counted from its ``ready`` line, as a worker's is from Faust's ready: importing
+    and building the anonymizer is start-up, not per-event work.
+    """
+    place = bench.place(name)
+    topics, workload = await _preload(bench, place, events, seed, unique)
+    with (place.workdir / "peer.log").open("ab") as log:
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "benchmarks.peer"),
+            cwd=ROOT,
+            env={**os.environ, **place.env(bench.broker, env)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+    try:
+        assert proc.stdout is not None  # noqa: S101 - stdout=PIPE above
+        line = await asyncio.wait_for(proc.stdout.readline(), 180)
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the peer did not start: see {place.workdir / 'peer.log'}")
+        started, ready_cpu = time.monotonic(), cpu_seconds(proc.pid)
+        done = await wait_for_records(
+            bench.broker.bootstrap,
+            topics.name("samples"),
+            len(workload.expected),
+            _drain_timeout(events),
+            bench.progress,
+        )
+        wall, cpu = time.monotonic() - started, cpu_seconds(proc.pid) - ready_cpu
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 30)
+    return await _verified(bench, place, topics, workload, done, wall, cpu)
+
+
+async def _verified(
+    bench: Bench,
+    place: RunPlace,
+    topics: TopicSettings,
+    workload: Workload,
+    done: bool,
+    wall: float,
+    cpu: float,
+) -> dict[str, Any]:
+    """Read the samples back, check them against the workload, drop the run's topics."""
+    out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
+    dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
+    await bench.drop_topics(place)
+    verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
+    return _rates(
+        len(workload.records),
+        out,
+        {
+            "complete": done and verdict.delivered,
+            "verdict": verdict.report(),
+            "dead_letters": dead,
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+        },
+    )
+
+
 async def learnstream_run(
     bench: Bench,
     name: str,
@@ -127,18 +194,4 @@ async def learnstream_run(
         wall, cpu = time.monotonic() - started, cpu_seconds(fleet.pids()[0]) - ready_cpu
     finally:
         fleet.stop()
-    out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
-    dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
-    await bench.drop_topics(place)
-    verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
-    return _rates(
-        len(workload.records),
-        out,
-        {
-            "complete": done and verdict.delivered,
-            "verdict": verdict.report(),
-            "dead_letters": dead,
-            "wall_s": round(wall, 2),
-            "cpu_s": round(cpu, 2),
-        },
-    )
+    return await _verified(bench, place, topics, workload, done, wall, cpu)
