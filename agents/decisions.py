@@ -2,35 +2,54 @@
 
 from __future__ import annotations
 
-from faust.types import EventT, StreamT
+from datetime import datetime
+from functools import partial
 
-from agents.runtime import Runtime, now
+from faust.types import StreamT
+
+from agents.join import Route
+from agents.runtime import Runtime
 from streams.decode import RecordOrigin, decode_decision
 from streams.fields import InputNotes
-from streams.join import on_decision, plan_key
+from streams.join import Outcome, ParkedEvent, on_decision
+from streams.models import DecisionEvent
+from streams.plan_state import PlanState
+from streams.settings import Settings
 
-__all__ = ["register"]
+__all__ = ["register", "routes"]
+
+KINDS = ("plan_approved", "plan_rejected")
 
 
-def expected_type(runtime: Runtime, topic: str) -> str:
-    """Return the event type the decision topic ``topic`` carries."""
-    approved = runtime.settings.topics.name("plan_approved")
-    return "plan_approved" if topic == approved else "plan_rejected"
+def _decode(
+    kind: str, data: bytes | None, origin: RecordOrigin, notes: InputNotes | None
+) -> DecisionEvent:
+    return decode_decision(data, kind, origin=origin, notes=notes)
+
+
+def _decide(
+    event: DecisionEvent,
+    state: PlanState | None,
+    moment: datetime,
+    parked: ParkedEvent | None,
+    settled: bool,
+) -> Outcome:
+    confirmed = parked is not None and parked.confirmed(event)
+    return on_decision(event, state, moment, confirmed=confirmed, settled=settled)
+
+
+def routes(settings: Settings) -> dict[str, Route]:
+    """Return the join's routes of the two decision topics (each carries its event type)."""
+    return {
+        settings.topics.name(kind): Route("decisions", partial(_decode, kind), _decide, True)
+        for kind in KINDS
+    }
 
 
 def register(runtime: Runtime) -> None:
     """Register the decisions agent on the runtime's app."""
 
-    async def handle(event: EventT[bytes]) -> None:
-        msg, notes = event.message, InputNotes()
-        kind = expected_type(runtime, msg.topic)
-        decision = decode_decision(msg.value, kind, origin=RecordOrigin.of(msg), notes=notes)
-        runtime.metrics.note_input(notes)
-        key = plan_key(decision.payload.plan_id)
-        outcome = on_decision(decision, runtime.plan_state(key), now())
-        await runtime.apply(key, outcome, event, "decisions", decision.timestamp)
-
     @runtime.app.agent(runtime.topics.decisions, name="learnstream.decisions")
     async def decisions(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
-            await runtime.guarded("decisions", event, handle)
+            await runtime.guarded("decisions", event, runtime.join.process)

@@ -1,29 +1,50 @@
-"""Agent: delta intents (user corrections) -> error_correction, delta_impact."""
+"""Agent: delta intents (user corrections) -> error_correction, delta_impact.
+
+Reading a correction also moves the join's watermark (agents/watermark.py): decisions and
+executes waiting for the corrections made before them are completed after it.
+"""
 
 from __future__ import annotations
 
-from faust.types import EventT, StreamT
+from datetime import datetime
 
-from agents.runtime import Runtime, now
+from faust.types import StreamT
+
+from agents.join import Route
+from agents.runtime import Runtime
 from streams.decode import RecordOrigin, decode_delta
 from streams.fields import InputNotes
-from streams.join import on_delta, plan_key
+from streams.join import Outcome, ParkedEvent, on_delta
+from streams.models import DeltaIntentEvent
+from streams.plan_state import PlanState
+from streams.settings import Settings
 
-__all__ = ["register"]
+__all__ = ["register", "routes"]
+
+
+def _decode(data: bytes | None, origin: RecordOrigin, notes: InputNotes | None) -> DeltaIntentEvent:
+    return decode_delta(data, origin=origin, notes=notes)
+
+
+def _decide(
+    event: DeltaIntentEvent,
+    state: PlanState | None,
+    moment: datetime,
+    _parked: ParkedEvent | None,
+    _settled: bool,
+) -> Outcome:
+    return on_delta(event, state, moment)
+
+
+def routes(settings: Settings) -> dict[str, Route]:
+    """Return the join's route of the corrections topic."""
+    return {settings.topics.name("delta_intents"): Route("deltas", _decode, _decide)}
 
 
 def register(runtime: Runtime) -> None:
     """Register the deltas agent on the runtime's app."""
 
-    async def handle(event: EventT[bytes]) -> None:
-        msg, notes = event.message, InputNotes()
-        delta = decode_delta(msg.value, origin=RecordOrigin.of(msg), notes=notes)
-        runtime.metrics.note_input(notes)
-        key = plan_key(delta.payload.plan_id)
-        outcome = on_delta(delta, runtime.plan_state(key), now())
-        await runtime.apply(key, outcome, event, "deltas", delta.timestamp)
-
     @runtime.app.agent(runtime.topics.deltas, name="learnstream.deltas")
     async def deltas(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
-            await runtime.guarded("deltas", event, handle)
+            await runtime.guarded("deltas", event, runtime.join.process)

@@ -1,30 +1,28 @@
-"""Timer + agent: dead-letter joins that waited past ``join.grace``; expire terminal plans.
+"""Timer + agent: complete or dead-letter joins that waited ``join.grace``; expire plans.
 
 Faust only lets a table change inside stream iteration (the changelog partition is the
 current record's), so the leader's timer sends one tick per partition to an internal,
-co-partitioned topic and the worker that owns partition p sweeps the keys of p.
+co-partitioned topic and the worker that owns partition p sweeps the keys of p. A tick runs
+under the same guard as every record: a sweep that raises is dead-lettered and logged, and
+the next tick tries again, so no tick is read again forever.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from faust.types import StreamT
+from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime, now
-from streams.dlq import DlqRecord
-from streams.join import split_due
 from streams.plan_state import expired
-from streams.settings import format_duration
 
 __all__ = ["register"]
 
 
 def register(runtime: Runtime) -> None:
     """Register the sweep timer and the tick agent."""
-    settings, tables, metrics = runtime.settings, runtime.tables, runtime.metrics
+    settings = runtime.settings
     partitions = settings.topics.partitions
-    grace = format_duration(settings.join.grace)
 
     @runtime.app.timer(settings.join.sweep_interval, on_leader=True, name="learnstream.tick")  # type: ignore[untyped-decorator]
     async def tick() -> None:
@@ -35,55 +33,21 @@ def register(runtime: Runtime) -> None:
         for partition in range(partitions):
             await runtime.app.producer.send(name, b"tick", b"", partition, None, None)
 
-    async def sweep(partition: int) -> None:
-        moment = now()
-        for plan_id, entries in list(tables.pending.items()):
-            if not entries or _changelog_partition(entries) != partition:
-                continue
-            due, keep = split_due(entries, moment, settings.join.grace)
-            for entry in due:
-                record = DlqRecord(
-                    "plan_state_missing",
-                    f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({grace})",
-                    entry.topic,
-                    entry.partition,
-                    entry.offset,
-                )
-                await runtime.dead_letter(
-                    record, (entry.key or "").encode() or None, entry.raw.encode()
-                )
-                metrics.join_misses.inc()
-            if due and keep:
-                tables.pending[plan_id] = keep
-            elif due:
-                del tables.pending[plan_id]
-        _expire_plans(runtime, partition)
-        metrics.pending.set(sum(len(v or ()) for v in tables.pending.values()))
+    async def sweep(event: EventT[bytes]) -> None:
+        msg = event.message
+        await runtime.join.sweep(msg.partition, (msg.topic, msg.partition))
+        _expire_plans(runtime, msg.partition)
 
     @runtime.app.agent(runtime.topics.join_ticks, name="learnstream.sweeper")
     async def ticks(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
-            msg = event.message
-            async with runtime.progress.record(msg.tp, msg.offset) as fresh:
-                if fresh:
-                    await sweep(msg.partition)
+            await runtime.guarded("ticks", event, sweep)
 
     def on_revoked(*_args: Any, **_kwargs: Any) -> None:
         # Another worker may change the partitions we get back: rebuild on the next tick.
         runtime.expiry.invalidate()
 
     runtime.app.on_partitions_revoked.connect(on_revoked)
-
-
-def _changelog_partition(entries: list[dict[str, Any]]) -> int:
-    """Return the partition the pending entry's changelog records went to.
-
-    Faust writes a table change to the partition of the record being processed: the
-    last parked record's. Hashing the table key would not do: it may be a stand-in for
-    the runtime's id (``plan_key``), and a sweep on the wrong partition would never
-    come, or would write its tombstone where recovery does not look.
-    """
-    return int(entries[-1]["partition"])
 
 
 def _expire_plans(runtime: Runtime, partition: int) -> None:

@@ -4,12 +4,17 @@ Faust has no join operator: an event whose plan has not arrived is *parked* in t
 ``pending`` table under its plan key (:func:`plan_key`), completed in event-time order
 when the plan comes, and dead-lettered as ``plan_state_missing`` once it has waited
 ``join.grace``. All pure.
+
+Samples are built from the plan *as of the event* (``PlanState.as_of``): a decision or an
+execute counts the corrections made at or before its own time. One read before the
+corrections input has been read past its time is not *settled*: it is parked too, until
+that input catches up or ``join.grace`` has passed (agents/join.py keeps the watermark).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
@@ -24,12 +29,13 @@ __all__ = [
     "IMPACT_ONLY_TYPE",
     "Outcome",
     "ParkedEvent",
+    "Source",
+    "in_event_order",
     "on_decision",
     "on_delta",
     "on_stage",
     "park",
     "plan_key",
-    "split_due",
 ]
 
 Source = Literal["decisions", "deltas", "stages"]
@@ -58,6 +64,12 @@ class ParkedEvent(BaseModel):
     raw: str
     event_time: AwareDatetime
     parked_at: AwareDatetime
+    #: The plan was known when the event was parked (it waited for the corrections input).
+    plan_known: bool = False
+
+    def confirmed(self, event: DecisionEvent) -> bool:
+        """Tell whether the confirm_decision of this parked decision went out when it came."""
+        return event.project_id is not None or self.plan_known
 
 
 @dataclass(frozen=True)
@@ -78,20 +90,6 @@ def park(pending: list[dict[str, Any]] | None, entry: ParkedEvent) -> list[dict[
     return [*entries, entry.model_dump(mode="json")]
 
 
-def split_due(
-    pending: list[dict[str, Any]], now: datetime, grace: timedelta
-) -> tuple[list[ParkedEvent], list[dict[str, Any]]]:
-    """Return (entries that waited ``grace`` or longer, the rest, unchanged)."""
-    due, keep = [], []
-    for raw in pending:
-        entry = ParkedEvent.model_validate(raw)
-        if now - entry.parked_at >= grace:
-            due.append(entry)
-        else:
-            keep.append(raw)
-    return due, keep
-
-
 def in_event_order(pending: list[dict[str, Any]]) -> list[ParkedEvent]:
     """Return parked entries sorted by event time (then offset, for ties)."""
     entries = [ParkedEvent.model_validate(raw) for raw in pending]
@@ -99,20 +97,27 @@ def in_event_order(pending: list[dict[str, Any]]) -> list[ParkedEvent]:
 
 
 def on_decision(
-    event: DecisionEvent, state: PlanState | None, now: datetime, *, first_seen: bool = True
+    event: DecisionEvent,
+    state: PlanState | None,
+    now: datetime,
+    *,
+    confirmed: bool = False,
+    settled: bool = True,
 ) -> Outcome:
-    """Emit confirm_decision and, once the plan is known, intent_resolution.
+    """Emit confirm_decision and, once the plan is known and settled, intent_resolution.
 
     confirm_decision needs no plan, so it goes out at once, unless the event names no
     project: then only the plan can say whose consent applies, and it waits for the join.
-    ``first_seen=False`` is the replay of a parked decision.
+    ``confirmed``: it went out already (the replay of a parked decision). ``settled``: the
+    corrections input has been read past the event's time (``corrections_so_far``).
     """
-    confirm_now = event.project_id is not None or state is not None
-    due = confirm_now if first_seen else event.project_id is None
-    samples = [builders.build_confirm_decision(event, state, now)] if due else []
-    if state is None:
+    samples = []
+    if not confirmed and (event.project_id is not None or state is not None):
+        samples.append(builders.build_confirm_decision(event, state, now))
+    if state is None or not settled:
         return Outcome(samples=samples, park=True)
-    return Outcome(samples=[*samples, builders.build_intent_resolution(event, state, now)])
+    resolution = builders.build_intent_resolution(event, state.as_of(event.timestamp), now)
+    return Outcome(samples=[*samples, resolution])
 
 
 def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) -> Outcome:
@@ -122,16 +127,23 @@ def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) ->
     samples = []
     if event.event_type != IMPACT_ONLY_TYPE:
         samples.append(builders.build_error_correction(event, state, now))
-        state = record_delta(state, event.payload.delta_id)
+        state = record_delta(state, event.payload.delta_id, event.timestamp)
     if event.payload.impact is not None:
         samples.append(builders.build_delta_impact(event, state, now))
     return Outcome(samples=samples, new_state=state)
 
 
-def on_stage(event: StageEvent, state: PlanState | None, now: datetime) -> Outcome:
-    """Emit pipeline_outcome for execute completed/failed; other stages yield nothing."""
+def on_stage(
+    event: StageEvent, state: PlanState | None, now: datetime, *, settled: bool = True
+) -> Outcome:
+    """Emit pipeline_outcome for execute completed/failed; other stages yield nothing.
+
+    "Completed after a delta" counts the corrections made at or before the stage's own time,
+    so an unsettled execute (corrections not read past its time) waits.
+    """
     if not event.is_outcome:
         return Outcome()
-    if state is None:
+    if state is None or not settled:
         return Outcome(park=True)
-    return Outcome(samples=[builders.build_pipeline_outcome(event, state, now)])
+    sample = builders.build_pipeline_outcome(event, state.as_of(event.timestamp), now)
+    return Outcome(samples=[sample])

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from streams.models import TERMINAL_PLAN_STATUSES, PlanSnapshot
 
@@ -14,18 +14,33 @@ __all__ = ["PlanState", "expired", "merge_snapshot", "record_delta"]
 
 
 class PlanState(BaseModel):
-    """What we remember of a plan: its latest snapshot and whether it was corrected."""
+    """What we remember of a plan: its latest snapshot and its corrections, by event time.
+
+    The corrections' event times let a sample be built from the plan *as of its event*
+    (``as_of``), whatever order the worker reads the two topics in: a decision replayed
+    after a later correction was stored counts what the first copy counted.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     snapshot: PlanSnapshot
     updated_at: AwareDatetime
     delta_ids: tuple[str, ...] = ()
+    #: delta_id -> the correction's event time; one without a time counts as the earliest.
+    delta_times: dict[str, AwareDatetime] = Field(default_factory=dict)
     terminal_since: AwareDatetime | None = None
 
     @property
     def deltas(self) -> int:
         """Return how many distinct corrections the plan received."""
         return len(self.delta_ids)
+
+    def as_of(self, moment: datetime) -> PlanState:
+        """Return the state with only the corrections made at or before ``moment``."""
+        times = self.delta_times
+        kept = tuple(d for d in self.delta_ids if d not in times or times[d] <= moment)
+        if len(kept) == len(self.delta_ids):
+            return self
+        return self.model_copy(update={"delta_ids": kept})
 
     def to_table(self) -> bytes:
         """Return the JSON bytes stored in the table and its changelog.
@@ -61,16 +76,23 @@ def merge_snapshot(
         snapshot=snapshot,
         updated_at=updated_at,
         delta_ids=current.delta_ids if current else (),
+        delta_times=current.delta_times if current else {},
         terminal_since=since if terminal else None,
     )
 
 
-def record_delta(state: PlanState, delta_id: str) -> PlanState:
-    """Return the state with the correction ``delta_id`` recorded (idempotent: a replayed
-    delta after a crash is not counted twice, so replayed samples stay identical)."""
+def record_delta(state: PlanState, delta_id: str, at: datetime | None = None) -> PlanState:
+    """Return the state with the correction ``delta_id`` made at ``at`` recorded.
+
+    Idempotent: a replayed delta after a crash is not counted twice, so replayed samples
+    stay identical. Without ``at`` the correction counts as made before every event.
+    """
     if delta_id in state.delta_ids:
         return state
-    return state.model_copy(update={"delta_ids": (*state.delta_ids, delta_id)})
+    times = state.delta_times if at is None else {**state.delta_times, delta_id: at}
+    return state.model_copy(
+        update={"delta_ids": (*state.delta_ids, delta_id), "delta_times": times}
+    )
 
 
 def expired(state: PlanState, now: datetime, ttl: timedelta) -> bool:

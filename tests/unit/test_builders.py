@@ -238,7 +238,7 @@ def test_decision_without_plan_emits_confirm_decision_and_parks() -> None:
 
 
 def test_replayed_parked_decision_yields_only_intent_resolution() -> None:
-    outcome = on_decision(decision("plan_rejected"), plan_state(), NOW, first_seen=False)
+    outcome = on_decision(decision("plan_rejected"), plan_state(), NOW, confirmed=True)
     assert families(outcome.samples) == [("intent_resolution", "poor")]
     assert outcome.park is False
 
@@ -247,7 +247,7 @@ def test_decision_naming_no_project_waits_for_its_plan() -> None:
     """Only the plan can say whose consent applies, so confirm_decision waits for the join."""
     parked = on_decision(decision(project=None), None, NOW)
     assert (parked.samples, parked.park) == ([], True)
-    replay = on_decision(decision(project=None), plan_state(), NOW, first_seen=False)
+    replay = on_decision(decision(project=None), plan_state(), NOW, confirmed=False)
     assert families(replay.samples) == [("confirm_decision", "good"), ("intent_resolution", "good")]
     assert [s.meta.project_id for s in replay.samples] == [PROJECT_ID, PROJECT_ID]
     assert (

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from streams.ids import derived_uuid
-from streams.join import ParkedEvent, in_event_order, park, plan_key, split_due
+from streams.join import ParkedEvent, in_event_order, park, plan_key
 from streams.models import PlanSnapshot
 from streams.plan_state import PlanState, expired, merge_snapshot, record_delta
 
@@ -68,6 +68,35 @@ def test_older_snapshot_loses_even_when_it_arrives_last() -> None:
         )
         is None
     )
+
+
+def test_as_of_counts_only_corrections_made_at_or_before_the_moment() -> None:
+    base = merged(None, snapshot(T), T)
+    state = record_delta(
+        record_delta(base, "d1", T + timedelta(minutes=1)), "d2", T + timedelta(minutes=3)
+    )
+    counts = [state.as_of(T + timedelta(minutes=m)).deltas for m in (0, 1, 2, 3, 9)]
+    assert counts == [0, 1, 1, 2, 2]
+    assert state.as_of(T + timedelta(minutes=9)) is state  # nothing filtered: no copy
+
+
+def test_as_of_is_the_same_whatever_order_corrections_were_recorded_in() -> None:
+    base = merged(None, snapshot(T), T)
+    early, late = ("d1", T + timedelta(minutes=1)), ("d2", T + timedelta(minutes=5))
+    one = record_delta(record_delta(base, *early), *late)
+    other = record_delta(record_delta(base, *late), *early)
+    moment = T + timedelta(minutes=2)
+    assert one.as_of(moment).deltas == other.as_of(moment).deltas == 1
+
+
+def test_state_stored_before_correction_times_counts_its_corrections_always() -> None:
+    current = merged(None, snapshot(T), T)
+    raw = json.loads(current.to_table())
+    raw["delta_ids"] = ["d1"]
+    del raw["delta_times"]  # what a worker wrote before corrections kept their time
+    state = PlanState.from_table(json.dumps(raw).encode())
+    assert state.as_of(T - timedelta(days=1)).deltas == 1
+    assert record_delta(state, "d1", T).delta_times == {}  # idempotent: no time added
 
 
 def test_newer_snapshot_replaces_and_keeps_the_correction_count() -> None:
@@ -165,6 +194,7 @@ def test_park_adds_the_json_form() -> None:
             "raw": '{"n": 7}',
             "event_time": "2026-03-01T10:00:00Z",
             "parked_at": "2026-03-01T10:00:00Z",
+            "plan_known": False,
         }
     ]
 
@@ -176,16 +206,6 @@ def test_park_dedupes_the_same_record() -> None:
     grown = park(park(again, entry(8)), entry(7, partition=1))
     assert [(e["partition"], e["offset"]) for e in grown] == [(0, 7), (0, 8), (1, 7)]
     assert len(pending) == 1  # the input list is not mutated
-
-
-def test_split_due_by_parked_at_and_grace() -> None:
-    pending = park(
-        park(park(None, entry(1, parked_min=0)), entry(2, parked_min=4)), entry(3, parked_min=6)
-    )
-    due, keep = split_due(pending, T + timedelta(minutes=9), timedelta(minutes=5))
-    assert [e.offset for e in due] == [1, 2]  # waited 9 and exactly 5 minutes
-    assert keep == [pending[2]]
-    assert split_due(pending, T, timedelta(minutes=5)) == ([], pending)
 
 
 def test_in_event_order_sorts_by_event_time_then_offset() -> None:

@@ -1,0 +1,237 @@
+"""The join as one unit (DESIGN §5): park, complete in event order, expire.
+
+Every path of the join comes here: a live record (decisions, deltas, outcomes agents), the
+plan that completes parked records (plans agent), a correction that settles records waiting
+for the corrections input (deltas agent, agents/watermark.py) and the grace sweep (sweeper).
+One dispatch table maps each input topic to its decoder and decider (``Route``, declared by
+the agent module of that input); the pure decisions live in streams/join.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from faust.types import EventT
+
+from agents.emitter import now
+from agents.runtime import Runtime
+from agents.watermark import Watermark, consumer_end_offset
+from streams.decode import RecordOrigin
+from streams.errors import InvalidEvent
+from streams.fields import InputNotes
+from streams.join import Outcome, ParkedEvent, Source, in_event_order, park, plan_key
+from streams.plan_state import PlanState
+from streams.samples import LearningSample
+from streams.settings import format_duration
+
+__all__ = ["Join", "Route", "attach"]
+
+Decode = Callable[[bytes | None, RecordOrigin, InputNotes | None], Any]
+#: (event, plan state, now, the parked entry being replayed or None, settled) -> Outcome
+Decide = Callable[[Any, PlanState | None, datetime, ParkedEvent | None, bool], Outcome]
+
+
+@dataclass(frozen=True)
+class Route:
+    """How the records of one input topic are decoded and decided."""
+
+    source: Source
+    decode: Decode
+    decide: Decide
+    #: Its samples count the plan's corrections: it waits until they are read past its time.
+    settles: bool = False
+
+
+@dataclass
+class _Completion:
+    """What completing a plan's parked entries came to."""
+
+    samples: list[LearningSample]
+    state: PlanState | None
+    keep: list[ParkedEvent]
+    failed: list[tuple[ParkedEvent, str, str]]  # entry, reason, error
+    changed: bool
+
+
+class Join:
+    """Park, complete and expire join entries; the only code that writes ``pending``."""
+
+    def __init__(self, runtime: Runtime, routes: dict[str, Route], watermark: Watermark) -> None:
+        self.rt = runtime
+        self.routes = routes
+        self.watermark = watermark
+        self.pending = runtime.tables.pending
+        self.grace = runtime.settings.join.grace
+        self._missing = (
+            "plan_state_missing",
+            f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({format_duration(self.grace)})",
+        )
+
+    async def process(self, event: EventT[bytes]) -> None:
+        """Join one live record of an input topic with its plan's state."""
+        msg, notes = event.message, InputNotes()
+        route = self.routes[msg.topic]
+        decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
+        self.rt.metrics.note_input(notes)
+        source = (msg.topic, msg.partition)
+        if route.source == "deltas":
+            self.watermark.advance(msg.partition, msg.offset, decoded.timestamp)
+        if decoded.payload.plan_id is not None:  # a stage that is no outcome may name none
+            await self._live(route, decoded, plan_key(decoded.payload.plan_id), event)
+        if route.source == "deltas":
+            await self.settle(msg.partition, source)
+
+    async def _live(self, route: Route, decoded: Any, key: str, event: EventT[bytes]) -> None:
+        msg = event.message
+        state = self.rt.plan_state(key)
+        settled = not route.settles or self.watermark.settled(msg.partition, decoded.timestamp)
+        outcome = route.decide(decoded, state, now(), None, settled)
+        ready = self.rt.prepare(outcome.samples)  # a failure here leaves the tables untouched
+        # Nothing is awaited before the tables are written: another agent may read the plan.
+        if outcome.new_state is not None:
+            self.rt.store_plan(key, outcome.new_state)
+        if outcome.park:
+            self._park(key, event, route.source, decoded.timestamp, plan_known=state is not None)
+        await self.rt.send(ready, (msg.topic, msg.partition))
+
+    def _park(
+        self, key: str, event: EventT[bytes], source: Source, at: datetime, *, plan_known: bool
+    ) -> None:
+        msg = event.message
+        entry = ParkedEvent(
+            source=source,
+            topic=msg.topic,
+            partition=msg.partition,
+            offset=msg.offset,
+            key=msg.key.decode("utf-8", "replace") if msg.key else None,
+            raw=(msg.value or b"").decode("utf-8"),
+            event_time=at,
+            parked_at=now(),
+            plan_known=plan_known,
+        )
+        self.pending[key] = park(self.pending.get(key), entry)
+        if plan_known:
+            self.watermark.wait(msg.partition, key, at)
+
+    async def on_plan(self, key: str, state: PlanState, source: tuple[str, int]) -> None:
+        """Store a plan's new state and complete what waited for it."""
+        await self.complete(key, state, source, store=True)
+
+    async def settle(self, partition: int, source: tuple[str, int]) -> None:
+        """Complete the entries of ``partition`` the corrections input has now been read past."""
+        for key in self.watermark.due(partition):
+            await self.complete(key, self.rt.plan_state(key), source)
+
+    async def sweep(self, partition: int, source: tuple[str, int]) -> None:
+        """Complete or dead-letter the entries of ``partition`` that waited ``join.grace``."""
+        for key, entries in list(self.pending.items()):
+            if entries and _changelog_partition(entries) == partition:
+                await self.complete(key, self.rt.plan_state(key), source)
+        self.rt.metrics.pending.set(sum(len(v or ()) for v in self.pending.values()))
+
+    async def complete(
+        self, key: str, state: PlanState | None, source: tuple[str, int], *, store: bool = False
+    ) -> None:
+        """Complete the parked entries of ``key`` that can be, in event order; keep the rest.
+
+        Samples are on the broker before the entries are forgotten. ``store``: ``state`` is
+        new and must be written even when nothing was parked.
+        """
+        done = self._replay(state, in_event_order(self.pending.get(key) or []), now())
+        ready = self.rt.prepare(done.samples)
+        if done.state is not None and (store or done.state is not state):
+            self.rt.store_plan(key, done.state)
+        await self.rt.send(ready, source, wait=True)
+        for entry, reason, error in done.failed:
+            await self.rt.dead_letters.parked(entry, reason, error)
+            if reason == self._missing[0]:
+                self.rt.metrics.join_misses.inc()
+        if done.changed:
+            self._keep(key, done.keep)
+        self.watermark.done(source[1], key)  # co-partitioned: the entries' partition too
+        if done.state is not None and done.keep:  # they wait for the corrections (or grace)
+            self.watermark.wait(source[1], key, min(e.event_time for e in done.keep))
+
+    def _replay(
+        self, state: PlanState | None, entries: list[ParkedEvent], moment: datetime
+    ) -> _Completion:
+        done = _Completion([], state, [], [], changed=False)
+        for entry in entries:
+            overdue = moment - entry.parked_at >= self.grace
+            if done.state is None:
+                if overdue:
+                    done.failed.append((entry, *self._missing))
+                else:
+                    done.keep.append(entry)
+                continue
+            if not (overdue or self._settled(entry)):
+                done.keep.append(entry)
+                continue
+            try:  # one bad parked event must not hold back the others
+                outcome = self._decide(entry, done.state, moment)
+            except Exception as exc:  # noqa: BLE001
+                done.failed.append((entry, *_failure(exc)))
+                continue
+            done.samples.extend(outcome.samples)
+            done.state = outcome.new_state or done.state
+        done.changed = len(done.keep) != len(entries)
+        return done
+
+    def _settled(self, entry: ParkedEvent) -> bool:
+        route = self.routes.get(entry.topic)
+        return (
+            route is None
+            or not route.settles
+            or self.watermark.settled(entry.partition, entry.event_time)
+        )
+
+    def _decide(self, entry: ParkedEvent, state: PlanState, moment: datetime) -> Outcome:
+        route = self.routes.get(entry.topic)
+        if route is None:
+            raise InvalidEvent("wrong_topic", "the topic it was parked from is not an input now")
+        # The time it was parked under: what a record without its own timestamp was given then.
+        origin = RecordOrigin(entry.topic, entry.partition, entry.offset, entry.event_time)
+        return route.decide(
+            route.decode(entry.raw.encode(), origin, None), state, moment, entry, True
+        )
+
+    def _keep(self, key: str, keep: list[ParkedEvent]) -> None:
+        if keep:
+            self.pending[key] = [e.model_dump(mode="json") for e in keep]
+        else:
+            del self.pending[key]
+
+
+def _failure(exc: Exception) -> tuple[str, str]:
+    """Return (reason, error) of a parked event that failed: no input value in the text."""
+    if isinstance(exc, InvalidEvent):
+        return exc.reason, exc.detail
+    # an exception's own text may quote the input (pydantic's does): name its type
+    return "builder_error", f"{type(exc).__name__} while building its samples"
+
+
+def _changelog_partition(entries: list[dict[str, Any]]) -> int:
+    """Return the partition the pending entry's changelog records went to.
+
+    Faust writes a table change to the partition of the record being processed: the
+    last parked record's. Hashing the table key would not do: it may be a stand-in for
+    the runtime's id (``plan_key``), and a sweep on the wrong partition would never
+    come, or would write its tombstone where recovery does not look.
+    """
+    return int(entries[-1]["partition"])
+
+
+def attach(runtime: Runtime, routes: dict[str, Route]) -> Join:
+    """Build the join over ``routes`` (input topic -> Route) and give it to ``runtime``."""
+    topic = runtime.settings.topics.name("delta_intents")
+    watermark = Watermark(topic, runtime.progress, consumer_end_offset(runtime.app))
+    runtime.join = Join(runtime, routes, watermark)
+
+    def on_revoked(*args: Any, **_kwargs: Any) -> None:
+        watermark.forget({tp.partition for tp in args[1]})  # (app, revoked partitions)
+
+    runtime.app.on_partitions_revoked.connect(on_revoked)
+    return runtime.join
