@@ -17,6 +17,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.types import EventT, StreamT
 from mode import Service
 
+from agents.faust_compat import refresh_metadata
 from agents.runtime import Runtime
 from streams.consent import ConsentView, parse_consent
 from streams.fence import Fence, Offsets
@@ -89,7 +90,7 @@ class ConsentReader(Service):
             await client.start()
         partitions = consumer.partitions_for_topic(self.topic)
         while not partitions:
-            await consumer._client.force_metadata_update()  # the app may be creating it
+            await refresh_metadata(consumer)  # the app may be creating it
             partitions = consumer.partitions_for_topic(self.topic)
             if not partitions:
                 await self.sleep(0.5)

@@ -19,6 +19,7 @@ from faust.types import EventT
 from faust.types.tables import TableT, WindowWrapperT
 from faust.web import Request, Response, View
 
+from agents.faust_compat import committed_offsets
 from agents.runtime import Runtime, now
 from streams.lag import partition_lags
 from streams.metrics import Metrics
@@ -132,7 +133,7 @@ class QualityWindows:
 
     def _lags(self) -> dict[tuple[str, int], int]:
         consumer = self.app.consumer
-        committed = getattr(consumer, "_committed_offset", {})  # what Faust last committed
+        committed = committed_offsets(consumer)  # what Faust last committed
         actives = self.app.assignor.assigned_actives()
         return partition_lags(actives, self.lagged, consumer.highwater, committed.get)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from agents.faust_compat import refresh_metadata
 from benchmarks.load import Progress
 from streams.codecs import decode_any
 from streams.reader import read_topic
@@ -40,7 +41,7 @@ async def count_records(consumer: AIOKafkaConsumer, topic: str) -> int:
     """Return the sum of the end offsets of ``topic`` (0 while it does not exist)."""
     partitions = consumer.partitions_for_topic(topic)
     if not partitions:
-        await consumer._client.force_metadata_update()
+        await refresh_metadata(consumer)
         partitions = consumer.partitions_for_topic(topic) or set()
     tps = [TopicPartition(topic, p) for p in partitions]
     return sum((await consumer.end_offsets(tps)).values()) if tps else 0

@@ -10,15 +10,35 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 __all__ = ["read_topic", "read_until"]
 
 
+#: How often a reader's metadata refreshes: an assigned consumer's only way to see a topic
+#: created after it started without aiokafka's private client (default: every 5 minutes).
+_METADATA_AGE_MS = 1000
+#: How long to wait for the partitions of a topic the cluster already lists.
+_NEW_TOPIC_WAIT_S = 5.0
+
+
 async def _consumer(bootstrap: str, isolation_level: str) -> AIOKafkaConsumer:
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         isolation_level=isolation_level,
+        metadata_max_age_ms=_METADATA_AGE_MS,
     )
     await consumer.start()
     return consumer
+
+
+async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
+    """Return ``topic``'s partitions; none if the cluster does not have the topic."""
+    partitions: set[int] | None = consumer.partitions_for_topic(topic)
+    if partitions or topic not in await consumer.topics():  # topics(): fresh, not cached
+        return partitions or set()
+    deadline = asyncio.get_running_loop().time() + _NEW_TOPIC_WAIT_S
+    while not partitions and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)  # brand new: listed by the consumer's next refresh
+        partitions = consumer.partitions_for_topic(topic)
+    return partitions or set()
 
 
 async def read_topic(
@@ -33,11 +53,7 @@ async def _records(
 ) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
     consumer = await _consumer(bootstrap, isolation_level)
     try:
-        partitions = consumer.partitions_for_topic(topic) or set()
-        if not partitions:
-            await consumer._client.force_metadata_update()  # topic may be brand new
-            partitions = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
         if not tps:
             return
         consumer.assign(tps)

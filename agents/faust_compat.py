@@ -1,0 +1,224 @@
+"""Use Faust's and aiokafka's private internals here, and nowhere else.
+
+learnstream depends on parts of faust-streaming and aiokafka that are not public API. Each
+seam is listed below: what we use, where it lives, why, and what breaks without it.
+``check()`` (``agents/faust_check.py``, run by ``agents.wire`` before a worker starts) verifies
+each against the installed packages, and pyproject.toml pins both to the versions checked.
+The bookkeeping the commit seams feed is pure: ``streams/progress.py``.
+
+faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
+
+1. ``App._new_consumer()`` (``faust/app/base.py``) is wrapped to replace each new consumer's
+   ``Consumer._read_offset`` (a dict made in ``__init__``, read by ``_drain_messages``
+   through its bound ``__getitem__``) with ``DeliverAll``. Faust drops a fetched record
+   below the last one it handed over; records fetched before a seek and handed over after
+   it raise that mark, and the re-read after the seek is dropped: records lost on restart.
+2. ``Consumer._new_offset(tp)``, called by ``_filter_committable_offsets``, is replaced to
+   return one past the last record processed (``Progress``); ``Consumer._acked`` and
+   ``_acked_index`` (made in ``__init__``) are trimmed below it so they do not grow. Faust
+   commits the end of the first run of consecutive acks: after a seek's repeats commits
+   crawl one offset at a time, and with a hole it commits past a record never processed.
+3. ``Consumer._filter_tps_with_pending_acks(topics)``, called by ``force_commit``, is
+   replaced to list the partitions ``Progress`` holds. Without it: nothing to commit, as
+   trimmed ``_acked`` lists stay empty.
+4. ``Consumer._committed_offset`` (made in ``__init__``, set by commits and by the seek to
+   the committed offsets) is read: where a partition's records start (``Progress``), and
+   the lag gauges (``committed_offsets``).
+5. ``Consumer._commit(offsets)`` (at_least_once) and ``TransactionManager.commit(offsets,
+   start_new_transaction)`` (exactly_once), both called by ``_commit_offsets``, are wrapped
+   to wait until the send buffer is idle, and ``Consumer.force_commit`` to hold records back
+   while a commit runs. Table writes go through Faust's producer buffer; without the wait a
+   commit misses changelog records of processed events, and a transaction carries outputs
+   of records whose offsets it does not commit: duplicates after a kill.
+6. ``ProducerBuffer.pending`` (``faust/transport/producer.py``), an asyncio.Queue that
+   ``_handle_pending`` pops *before* it publishes, and the queue's ``_getters`` (CPython):
+   the buffer is idle only when the queue is empty and its task waits in ``get()``.
+7. The transactional id ``f"{group_id}-{group}-{tp.partition}"`` that
+   ``TransactionManager.commit`` builds: ``transactional_id`` makes the same, so a sample
+   sent straight to the producer joins the transaction that commits its source offset
+   (faust-streaming #177/#517: outputs outside it came out twice after a kill).
+
+aiokafka:
+
+8. ``AIOKafkaConsumer._client.force_metadata_update()`` (``aiokafka/consumer/consumer.py``,
+   ``aiokafka/client.py``): a consumer with assigned, not subscribed, partitions refreshes
+   metadata every ``metadata_max_age_ms`` only (5 minutes), so a topic created after it
+   started has no partitions until then. ``refresh_metadata`` asks now.
+
+Not private but relied on: ``App.in_transaction`` is a cached property, False until the
+worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+import faust
+from aiokafka import AIOKafkaConsumer
+from faust.types import TP
+
+from streams.progress import Progress
+
+__all__ = [
+    "DRAIN_LIMIT_S",
+    "DeliverAll",
+    "buffer_idle",
+    "committed_offsets",
+    "deliver_every_record",
+    "guard_commits",
+    "refresh_metadata",
+    "transactional_id",
+    "wait_until_idle",
+]
+
+log = logging.getLogger("learnstream")
+
+#: How long a commit waits for the buffer; past it, it commits anyway and says so.
+DRAIN_LIMIT_S = 30.0
+
+Commit = Callable[..., Awaitable[bool]]
+
+
+class DeliverAll(dict):  # type: ignore[type-arg]
+    """Faust's read offsets (seam 1), made to let every fetched record through.
+
+    ``Progress`` orders and de-duplicates each partition itself, so Faust must hand over
+    everything it fetched, a re-read after a seek included.
+    """
+
+    def __getitem__(self, tp: Any) -> None:
+        return None
+
+    def get(self, tp: Any, default: Any = None) -> None:
+        return None
+
+
+def deliver_every_record(app: faust.App) -> None:
+    """Give ``app``'s consumer a ``DeliverAll`` as soon as the worker creates it.
+
+    Not by creating the consumer here: it reads ``app.in_transaction``, which would then stay
+    False for good. And not on assignment: the fetch loop has bound ``__getitem__`` by then.
+    """
+    make = app._new_consumer
+
+    def new_consumer() -> Any:
+        consumer = make()
+        consumer._read_offset = DeliverAll()  # type: ignore[attr-defined]
+        return consumer
+
+    app._new_consumer = new_consumer  # type: ignore[method-assign]
+
+
+class Buffer(Protocol):
+    """What we read of Faust's ``ProducerBuffer`` (seam 6)."""
+
+    pending: asyncio.Queue[Any]
+
+    @property
+    def should_stop(self) -> bool: ...
+
+
+def buffer_idle(pending: asyncio.Queue[Any]) -> bool:
+    """Tell whether nothing is queued and the publishing task waits on ``get()``."""
+    return pending.empty() and bool(getattr(pending, "_getters", None))
+
+
+async def wait_until_idle(buffer: Buffer, limit_s: float = DRAIN_LIMIT_S) -> bool:
+    """Wait until the buffer is idle; False if ``limit_s`` passed or it is stopping."""
+    deadline = time.monotonic() + limit_s
+    while not buffer_idle(buffer.pending):
+        if buffer.should_stop or time.monotonic() >= deadline:
+            return False  # stopping: nothing publishes any more, waiting would only stall
+        await asyncio.sleep(0.001)
+    return True
+
+
+def _drained(buffer: Buffer, commit: Commit, flush: Callable[[], Awaitable[None]] | None) -> Commit:
+    async def drained_commit(offsets: Mapping[TP, int], *args: Any, **kwargs: Any) -> bool:
+        if not await wait_until_idle(buffer) and not buffer.should_stop:
+            log.warning(
+                "send buffer busy for %.0fs: committing %d partition(s) anyway",
+                DRAIN_LIMIT_S,
+                len(offsets),
+            )
+        if flush is not None:  # at_least_once: what the buffer published must be acked
+            await flush()
+        return await commit(offsets, *args, **kwargs)
+
+    return drained_commit
+
+
+def _quiet(progress: Progress, force_commit: Commit) -> Commit:
+    async def quiet_commit(*args: Any, **kwargs: Any) -> bool:
+        async with progress.quiet():
+            return await force_commit(*args, **kwargs)
+
+    return quiet_commit
+
+
+def _processed(consumer: Any, progress: Progress) -> Callable[[TP], int | None]:
+    def processed_offset(tp: TP) -> int | None:
+        target = progress.next_offset(tp)
+        acked = consumer._acked.get(tp)
+        if target is not None and acked:  # Faust's own lists: keep them from growing
+            done = [o for o in acked if o < target]
+            if done:
+                acked[:] = [o for o in acked if o >= target]
+                consumer._acked_index[tp].difference_update(done)
+        return target
+
+    return processed_offset
+
+
+def _with_progress(progress: Progress) -> Callable[..., Iterator[Any]]:
+    def partitions_to_commit(topics: Any = None) -> Iterator[Any]:
+        return (
+            tp
+            for tp in progress.partitions()
+            if topics is None or tp in topics or tp.topic in topics
+        )
+
+    return partitions_to_commit
+
+
+def guard_commits(app: faust.App, progress: Progress) -> None:
+    """Make ``app``'s consumer commit what ``progress`` says was processed, between records,
+    after its send buffer is drained (seams 2 to 6).
+
+    Call once the consumer exists (on partition assignment); calling again is a no-op.
+    """
+    consumer: Any = app.consumer
+    if getattr(consumer, "_learnstream_guarded", False):
+        return
+    buffer = app.producer.buffer
+    if app.in_transaction:  # the transaction carries the records: no flush needed
+        manager = consumer.transactions
+        manager.commit = _drained(buffer, manager.commit, None)
+    else:
+        consumer._commit = _drained(buffer, consumer._commit, app.producer.flush)
+    progress.committed = consumer._committed_offset.get
+    progress.seek = consumer.seek
+    consumer.force_commit = _quiet(progress, consumer.force_commit)
+    consumer._new_offset = _processed(consumer, progress)
+    consumer._filter_tps_with_pending_acks = _with_progress(progress)
+    consumer._learnstream_guarded = True
+
+
+def committed_offsets(consumer: Any) -> Mapping[TP, int | None]:
+    """Return the offsets ``consumer`` last committed or sought to, per partition (seam 4)."""
+    committed: Mapping[TP, int | None] = getattr(consumer, "_committed_offset", {})
+    return committed
+
+
+def transactional_id(app: faust.App, topic: str, partition: int) -> str:
+    """Return the id of the transaction Faust commits ``topic[partition]``'s offset in (seam 7)."""
+    return f"{app.conf.id}-{app.assignor.group_for_topic(topic)}-{partition}"
+
+
+async def refresh_metadata(consumer: AIOKafkaConsumer) -> None:
+    """Fetch fresh cluster metadata for ``consumer`` now (seam 8): new topics, partitions."""
+    await consumer._client.force_metadata_update()

@@ -1,0 +1,191 @@
+"""Count what was processed, per partition, so offset commits take exactly that.
+
+Faust picks the offsets to commit from the acks its streams give, and commits from a
+background task while the agents go on working. Two things go wrong with that, each found
+in kill -9 runs (RELIABILITY.md); ``Progress`` is the bookkeeping that fixes them, and
+``agents/faust_compat.py`` makes Faust's consumer use it:
+
+1. **Work done during a commit rides along.** Faust picks the offsets first, then commits.
+   Under exactly_once the transaction then carries the outputs of every record processed
+   while the commit was under way, but not their offsets; a kill before the next commit
+   replays those records and their samples come out twice for read_committed readers
+   (about 800 per kill when a commit took seconds). ``Progress.quiet`` holds new records
+   back and waits for those in progress while a commit runs, so a transaction carries
+   exactly the outputs of the offsets it commits.
+2. **Faust's acks are not what was processed.** A restarted worker is handed some records
+   twice (fetched, then fetched again after the seek to the committed offsets), and
+   sometimes not at all: the record right after the committed offset never reached the
+   agents while the ones after it did. Faust commits the end of the first run of
+   *consecutive* acked offsets, so repeats made commits crawl one offset at a time, and it
+   commits past an unacked offset when the acks start one above the committed offset.
+   ``Progress`` takes each partition's records in offset order: one processed before is
+   skipped (its outputs are in the open transaction or already committed), one above a hole
+   makes it seek back and re-read; the commit takes one past the last record processed.
+
+Pure: no Faust, no Kafka client; a partition is anything hashable with ``topic`` and
+``partition`` (Faust's ``TP``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["REWIND_AGAIN_AFTER", "Partition", "Progress"]
+
+log = logging.getLogger("learnstream")
+
+
+class Partition(Hashable, Protocol):
+    """A topic partition, as Faust's ``TP`` and aiokafka's ``TopicPartition`` are."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+
+#: While waiting for a rewind to take effect, seek again after this many skipped records.
+REWIND_AGAIN_AFTER = 1000
+
+
+@dataclass
+class _Rewinding:
+    """A partition waiting for a re-read: the record that showed the hole, the last seen."""
+
+    trigger: int
+    last: int
+    skipped: int = 0
+
+    def restarted(self, offset: int) -> bool:
+        """Tell whether ``offset`` starts the re-read (offsets went down, or the record that
+        showed the hole comes first again when nothing followed it)."""
+        return offset < self.last or offset == self.last == self.trigger
+
+
+class Progress:
+    """The records this worker processed, per source partition, and the commit gate.
+
+    Records of a partition must reach the agents in offset order without holes: a record
+    above the next expected offset means Faust dropped some (seen after restarts: the record
+    right after the committed offset never came, and committing past it lost its plan). The
+    partition is then sought back and records are skipped until the re-read starts (offsets
+    go down again); if the re-read starts above the expected offset too, those offsets are
+    not in the log (compaction, transaction markers) and the hole is accepted.
+
+    ``gated`` (exactly_once) makes ``quiet`` hold records back during a commit; at
+    at_least_once a commit need not wait, since a replay may repeat samples anyway.
+    """
+
+    def __init__(self, *, gated: bool) -> None:
+        self.gated = gated
+        #: Where Faust last sought a partition to (its committed offset), if anywhere.
+        self.committed: Callable[[Partition], int | None] = lambda tp: None
+        #: Seek a partition to an offset (the consumer's ``seek``).
+        self.seek: Callable[[Partition, int], Awaitable[None]] | None = None
+        self._next: dict[Partition, int] = {}  # one past the last record processed
+        self._rewinding: dict[Partition, _Rewinding] = {}
+        self._busy = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._open = asyncio.Event()
+        self._open.set()
+        self._committing = asyncio.Lock()
+
+    def next_offset(self, tp: Partition) -> int | None:
+        """Return the offset to commit for ``tp``: one past the last record processed."""
+        return self._next.get(tp)
+
+    def partitions(self) -> Iterator[Partition]:
+        """Yield the partitions with a processed record."""
+        return iter(list(self._next))
+
+    async def admit(self, tp: Partition, offset: int) -> bool:
+        """Tell whether the record at ``offset`` is the next one to process.
+
+        False for a record processed before (a redelivery after a seek, or below the
+        committed offset) and for records above a hole, which are read again after a seek.
+        """
+        expected = self._next.get(tp, self.committed(tp))
+        if expected is None:  # nothing committed, nothing processed: the log starts here
+            return True
+        if offset < expected:
+            return False
+        waiting = self._rewinding.get(tp)
+        if waiting is not None:
+            return await self._after_rewind(tp, offset, expected, waiting)
+        if offset == expected:
+            return True
+        log.warning(
+            "%s[%d]: record %d came before %d..%d: reading from %d again",
+            tp.topic, tp.partition, offset, expected, offset - 1, expected,
+        )  # fmt: skip
+        self._rewinding[tp] = _Rewinding(trigger=offset, last=offset)
+        await self._seek(tp, expected)
+        return False
+
+    async def _after_rewind(
+        self, tp: Partition, offset: int, expected: int, waiting: _Rewinding
+    ) -> bool:
+        if not waiting.restarted(offset):  # still records fetched before the seek
+            waiting.last, waiting.skipped = offset, waiting.skipped + 1
+            if waiting.skipped >= REWIND_AGAIN_AFTER:
+                waiting.skipped = 0
+                await self._seek(tp, expected)
+            return False
+        del self._rewinding[tp]  # offsets went down: the re-read has started
+        if offset > expected:
+            log.info(
+                "%s[%d]: offsets %d..%d are not in the log (compacted or markers)",
+                tp.topic, tp.partition, expected, offset - 1,
+            )  # fmt: skip
+        return True
+
+    async def _seek(self, tp: Partition, offset: int) -> None:
+        if self.seek is not None:
+            await self.seek(tp, offset)
+
+    @asynccontextmanager
+    async def record(self, tp: Partition, offset: int) -> AsyncIterator[bool]:
+        """Bracket the processing of one record; yields False for one not to process now.
+
+        The record counts as processed only if the block ends without an exception.
+        """
+        if not await self.admit(tp, offset):
+            yield False
+            return
+        await self._open.wait()
+        self._busy += 1
+        self._idle.clear()
+        try:
+            yield True
+            self._next[tp] = offset + 1
+        finally:
+            self._busy -= 1
+            if not self._busy:
+                self._idle.set()
+
+    @asynccontextmanager
+    async def quiet(self) -> AsyncIterator[None]:
+        """Hold new records back and wait for those in progress (when gated)."""
+        if not self.gated:
+            yield
+            return
+        async with self._committing:
+            self._open.clear()
+            try:
+                await self._idle.wait()
+                yield
+            finally:
+                self._open.set()
+
+    def forget(self, tps: Iterable[Partition]) -> None:
+        """Drop revoked partitions: their next owner starts from the committed offsets."""
+        for tp in tps:
+            self._next.pop(tp, None)
+            self._rewinding.pop(tp, None)

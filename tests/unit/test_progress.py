@@ -1,0 +1,132 @@
+"""Progress counts what was processed, in offset order, and gates commits
+(streams/progress.py; how Faust is made to use it: tests/unit/test_eos.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from faust.types import TP
+
+from streams.progress import REWIND_AGAIN_AFTER, Progress
+
+TP0 = TP("plans", 0)
+
+
+async def test_progress_counts_a_record_once_and_only_when_it_succeeded() -> None:
+    progress = Progress(gated=False)
+    assert progress.next_offset(TP0) is None
+    async with progress.record(TP0, 7) as fresh:  # nothing committed: the log starts here
+        assert fresh
+    assert progress.next_offset(TP0) == 8
+    async with progress.record(TP0, 7) as fresh:  # handed over again after a seek
+        assert not fresh
+
+    async def fail() -> None:
+        async with progress.record(TP0, 8):
+            raise RuntimeError("the worker dies with it")
+
+    with pytest.raises(RuntimeError):
+        await fail()
+    assert progress.next_offset(TP0) == 8
+    assert await progress.admit(TP0, 8)  # not processed: it comes again
+    progress.forget([TP0])
+    assert progress.next_offset(TP0) is None
+    assert await progress.admit(TP0, 7)
+
+
+class Log:
+    """One partition as Faust hands it over: records, and the seeks asked for."""
+
+    def __init__(self, progress: Progress, committed: int | None) -> None:
+        self.progress, self.seeks, self.processed = progress, [], []
+        progress.committed = lambda tp: committed
+        progress.seek = self.seek
+
+    async def seek(self, tp: Any, offset: int) -> None:
+        self.seeks.append(offset)
+
+    async def deliver(self, *offsets: int) -> None:
+        for offset in offsets:
+            async with self.progress.record(TP0, offset) as fresh:
+                if fresh:
+                    self.processed.append(offset)
+
+
+async def test_a_record_faust_skipped_is_read_again_not_committed_past() -> None:
+    """What restarts showed: the record right after the committed offset never came."""
+    log = Log(Progress(gated=True), committed=188)
+    await log.deliver(188, 190, 191, 192)  # 189 dropped by Faust
+    assert log.seeks == [189]
+    assert log.processed == [188]
+    assert log.progress.next_offset(TP0) == 189  # a commit now cannot skip 189
+    await log.deliver(193, 189, 190, 191, 192, 193)  # one more stale, then the re-read
+    assert log.processed == [188, 189, 190, 191, 192, 193]
+    assert log.progress.next_offset(TP0) == 194
+
+
+async def test_the_first_record_must_be_the_committed_one() -> None:
+    log = Log(Progress(gated=False), committed=50)
+    await log.deliver(12, 52)  # below the committed offset: done before; 50, 51 missing
+    assert log.seeks == [50]
+    await log.deliver(50, 51, 52)
+    assert log.processed == [50, 51, 52]
+
+
+async def test_offsets_that_are_not_in_the_log_are_accepted_after_one_rewind() -> None:
+    """Compaction or transaction markers: the re-read starts above the hole again."""
+    log = Log(Progress(gated=False), committed=None)
+    await log.deliver(0, 1, 5, 6)
+    assert log.seeks == [2]
+    await log.deliver(5, 6, 7)  # the re-read: offsets went down, 2..4 do not exist
+    assert log.processed == [0, 1, 5, 6, 7]
+    assert log.seeks == [2]
+
+
+async def test_a_rewind_that_does_not_take_is_asked_again() -> None:
+    log = Log(Progress(gated=False), committed=10)
+    await log.deliver(12)
+    await log.deliver(*range(13, 13 + REWIND_AGAIN_AFTER))  # stale records keep coming
+    assert log.seeks == [10, 10]
+    assert log.processed == []
+    await log.deliver(10, 11, 12)
+    assert log.processed == [10, 11, 12]
+
+
+async def test_a_gated_commit_waits_for_the_record_in_progress_and_holds_the_next() -> None:
+    progress = Progress(gated=True)
+    log: list[str] = []
+    release = asyncio.Event()
+
+    async def agent(offset: int, wait: asyncio.Event | None) -> None:
+        async with progress.record(TP0, offset):
+            log.append(f"start {offset}")
+            if wait is not None:
+                await wait.wait()
+            log.append(f"done {offset}")
+
+    async def commit() -> None:
+        async with progress.quiet():
+            log.append(f"commit {progress.next_offset(TP0)}")
+            await asyncio.sleep(0.01)  # the transaction commits; nothing may start now
+            log.append("committed")
+
+    first = asyncio.create_task(agent(1, release))
+    await asyncio.sleep(0)
+    committing = asyncio.create_task(commit())
+    await asyncio.sleep(0)
+    second = asyncio.create_task(agent(2, None))
+    await asyncio.sleep(0.01)
+    assert log == ["start 1"]  # the commit waits for record 1, record 2 waits for the commit
+    release.set()
+    await asyncio.gather(first, committing, second)
+    assert log == ["start 1", "done 1", "commit 2", "committed", "start 2", "done 2"]
+
+
+async def test_an_ungated_commit_does_not_wait() -> None:
+    progress = Progress(gated=False)
+    # it would deadlock if it waited for the record around it
+    async with progress.record(TP0, 1), progress.quiet():
+        pass
+    assert progress.next_offset(TP0) == 2
