@@ -8,12 +8,14 @@ import faust
 from faust.sensors.prometheus import setup_prometheus_sensors
 
 from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
+from agents.faust_check import check
+from agents.faust_compat import deliver_every_record, guard_commits
 from agents.runtime import Runtime
 from streams.codecs import codec_for
-from streams.eos import Progress, deliver_every_record, guard_commits
 from streams.expiry import ExpiryIndex
 from streams.metrics import Metrics
 from streams.privacy import PrivacyConfig, build_anonymizer
+from streams.progress import Progress
 from streams.settings import Settings
 from streams.tables import Tables
 from streams.topics import Topics
@@ -37,6 +39,7 @@ def privacy_config(settings: Settings) -> PrivacyConfig:
 
 def wire(app: faust.App, settings: Settings) -> Runtime:
     """Declare topics and tables on ``app``, register every agent, mount ``/metrics``."""
+    check()  # refuse to start on a Faust whose private seams we patch have changed
     metrics = Metrics()
     metrics.track_entities(privacy_config(settings).reported_entities)
     runtime = Runtime(
