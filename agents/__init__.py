@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import faust
-from faust.sensors.prometheus import setup_prometheus_sensors
 
-from agents import consent, decisions, deltas, outcomes, plans, quality, sweeper
+from agents import consent, decisions, deltas, outcomes, plans, quality, sensor, sweeper
 from agents.faust_check import check
 from agents.faust_compat import deliver_every_record, guard_commits
 from agents.runtime import Runtime
@@ -66,7 +65,5 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app)  # Progress orders and de-duplicates instead of Faust
-    setup_prometheus_sensors(
-        app, pattern="/metrics", registry=metrics.registry, name_prefix="faust"
-    )
+    sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
     return runtime

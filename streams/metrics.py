@@ -168,7 +168,7 @@ class Metrics:
         for family in FAMILIES:
             for quality in QUALITIES:
                 value = counts.get(family, {}).get(quality, 0)
-                self.window_samples.labels(family, quality, label).set(value)
+                self.child(self.window_samples, family, quality, label).set(value)
 
     def show_lags(self, lags: Mapping[tuple[str, int], int]) -> None:
         """Set the lag of each (topic, partition); drop the label sets no longer ours."""

@@ -6,7 +6,7 @@ virtualenv without installing anything; without it the promtool tests FAIL.
 
 The metric contract below is the list of series the worker exposes on
 ``GET /metrics``; the dashboard and the alerts may use nothing else (plus
-``up`` and Faust's own sensor metrics, prefixed ``faust_``).
+``up`` and the few Faust sensor series agents/sensor.py exposes, prefixed ``faust_``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+from agents.sensor import FAUST_SERIES
 from tests.support.prometheus_bin import HOW, prometheus_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,28 +102,8 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 JOB = "learnstream"
 
 
-def _faust_metrics() -> dict[str, str]:
-    """Exposed name -> type of Faust's Prometheus sensor with name_prefix="faust"."""
-    try:
-        from faust.sensors.prometheus import FaustMetrics
-        from prometheus_client import CollectorRegistry
-    except ImportError:  # pragma: no cover - faust is a hard dependency
-        return {}
-    registry = CollectorRegistry()
-    FaustMetrics.create(registry, "faust")
-    exposed: dict[str, str] = {}
-    for family in registry.collect():
-        if family.type == "counter":
-            exposed[f"{family.name}_total"] = "counter"
-        elif family.type == "histogram":
-            for suffix in HISTOGRAM_SUFFIXES:
-                exposed[family.name + suffix] = "counter"
-        else:
-            exposed[family.name] = family.type
-    return exposed
-
-
-FAUST_METRICS = _faust_metrics()
+#: The ``faust_*`` series the worker's sensor exposes (agents/sensor.py), by exposed name.
+FAUST_METRICS = FAUST_SERIES
 
 
 def metric_kind(name: str) -> str | None:
@@ -137,8 +118,6 @@ def metric_kind(name: str) -> str | None:
     if name == "up":
         return "gauge"
     if name.startswith("faust_"):
-        if not FAUST_METRICS:  # pragma: no cover
-            return "unknown"
         return FAUST_METRICS.get(name)
     return None
 
