@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -86,10 +87,12 @@ class Harness:
         return self.runtime.metrics.registry.get_sample_value(name, labels)
 
 
-@pytest.fixture
-async def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Harness]:
-    """Build the app inside the test's event loop (a sync fixture would leak a new loop)."""
-    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+@asynccontextmanager
+async def harness(tmp_path: Any, **settings_: Any) -> AsyncIterator[Harness]:
+    """Build an app with every agent wired (``settings_`` override the test defaults)."""
+    settings = Settings(
+        store="memory://", sample_format="json", data_dir=str(tmp_path), **settings_
+    )
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
     mocks = mock_outputs(app, runtime)
@@ -102,6 +105,13 @@ async def h(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Har
     consumer = app._consumer
     if consumer is not None:
         consumer._thread.thread_loop.close()
+
+
+@pytest.fixture
+async def h(tmp_path: Any) -> AsyncIterator[Harness]:
+    """Build the app inside the test's event loop (a sync fixture would leak a new loop)."""
+    async with harness(tmp_path) as built:
+        yield built
 
 
 def js(obj: Any) -> bytes:

@@ -1,0 +1,243 @@
+"""Samples follow event time, not the order two topics are read in (agents/join.py).
+
+Each case feeds the same records in two orders, or a record again as a replay after a
+crash would, and asserts the samples are identical but for ``created_at``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import pytest
+
+import agents.join
+from agents.planstore import PlanStore
+from streams.dlq import parse_headers
+from streams.expiry import ExpiryIndex, partition_of
+from streams.plan_state import PlanState
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.unit.test_agents import WHEN, Harness, harness, js, key_of
+
+
+@pytest.fixture
+async def h(tmp_path: Any) -> AsyncIterator[Harness]:
+    async with harness(tmp_path) as built:
+        yield built
+
+
+def bodies(h: Harness) -> dict[str, dict[str, Any]]:
+    """Return the samples sent, by id, without ``created_at``."""
+    return {s["sample_id"]: {**s, "created_at": None} for s in h.sent()}
+
+
+def unread_corrections(h: Harness, count: int) -> None:
+    """Say the broker holds ``count`` corrections more than were fed (not read yet)."""
+    deltas = h.runtime.settings.topics.name("delta_intents")
+    h.runtime.join.watermark.end_offset = lambda tp: h.feed.offsets.get((deltas, None), 0) + count
+
+
+def caught_up(h: Harness) -> None:
+    unread_corrections(h, 0)
+
+
+async def correct(h: Harness, delta: dict[str, Any], key: bytes) -> None:
+    """Deliver ``delta`` and wait until it is fully processed.
+
+    A test context's ``put`` returns once a record *enters* its agent, and the context's exit
+    cancels what is still running: the samples a correction settles go out after an await,
+    so a second record (a correction of an unknown plan: parked, no sample) follows it.
+    """
+    stranger = h.sim.delta(h.sim.plan(WHEN), WHEN)
+    await h.put("delta_intents", js(delta), js(stranger), key=key)
+
+
+async def ticks(h: Harness, plan_id: str) -> None:
+    """Deliver two sweep ticks to the partition ``plan_id`` was parked on (the first is
+    then fully processed)."""
+    partition = h.runtime.tables.pending[plan_id][-1]["partition"]
+    async with h.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition)
+        await agent.put(b"tick", partition=partition)
+
+
+def story(h: Harness) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Return a plan, its approval, a correction a minute later and an execute after that."""
+    snap = h.sim.plan(WHEN)
+    decision = h.sim.decision(snap, True, WHEN)
+    delta = h.sim.delta(snap, WHEN + timedelta(minutes=1))
+    done = h.sim.stage(snap, "completed", WHEN + timedelta(minutes=2))
+    return snap, decision, delta, done
+
+
+async def test_execute_read_before_its_earlier_correction_waits_and_is_acceptable(
+    tmp_path: Any,
+) -> None:
+    async with harness(tmp_path / "a") as a:
+        snap, _, delta, done = story(a)
+        for field, record in (("plans", snap), ("delta_intents", delta), ("pipeline_stage", done)):
+            await a.put(field, js(record), key=key_of(snap))
+        in_order = bodies(a)
+    async with harness(tmp_path / "b") as b:
+        snap, _, delta, done = story(b)
+        await b.put("plans", js(snap), key=key_of(snap))
+        unread_corrections(b, 1)  # the correction is on the broker, not read yet
+        await b.put("pipeline_stage", js(done), key=key_of(snap))
+        assert b.samples.await_count == 0  # it waits: "after a delta" is not known yet
+        assert [e["plan_known"] for e in b.runtime.tables.pending[snap["plan"]["plan_id"]]] == [
+            True
+        ]
+        caught_up(b)
+        await correct(b, delta, key_of(snap))
+        assert b.families() == [
+            ("error_correction", "acceptable"),
+            ("pipeline_outcome", "acceptable"),
+        ]
+        assert snap["plan"]["plan_id"] not in b.runtime.tables.pending
+        assert bodies(b) == in_order
+
+
+async def test_a_later_correction_does_not_make_an_execute_acceptable(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    done = h.sim.stage(snap, "completed", WHEN)
+    later = h.sim.delta(snap, WHEN + timedelta(minutes=5))
+    await h.put("plans", js(snap), key=key_of(snap))
+    unread_corrections(h, 1)
+    await h.put("pipeline_stage", js(done), key=key_of(snap))
+    await correct(h, later, key_of(snap))  # read past the execute's time
+    assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "good")]
+
+
+async def test_a_replayed_decision_counts_what_its_first_copy_counted(h: Harness) -> None:
+    """kill -9 after a decision and a later correction: the decision is read again."""
+    snap, decision, delta, _ = story(h)
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("plan_approved", js(decision), key=key_of(snap))
+    await h.put("delta_intents", js(delta), key=key_of(snap))
+    await h.put("plan_approved", js(decision), key=key_of(snap))  # the replay
+    intents = [s for s in h.sent() if s["sample_family"] == "intent_resolution"]
+    assert [s["state"]["corrections_so_far"] for s in intents] == [0, 0]
+    assert {**intents[0], "created_at": None} == {**intents[1], "created_at": None}
+
+
+async def test_decision_waits_for_unread_corrections_then_counts_the_earlier_one(
+    h: Harness,
+) -> None:
+    snap, _, delta, _ = story(h)
+    decision = h.sim.decision(snap, True, WHEN + timedelta(minutes=3))
+    await h.put("plans", js(snap), key=key_of(snap))
+    unread_corrections(h, 1)
+    await h.put("plan_approved", js(decision), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good")]  # needs no plan, goes out at once
+    caught_up(h)
+    await correct(h, delta, key_of(snap))
+    intent = h.sent()[-1]
+    assert (intent["sample_family"], intent["state"]["corrections_so_far"]) == (
+        "intent_resolution",
+        1,
+    )
+    assert [f for f, _ in h.families()].count("confirm_decision") == 1  # not sent again
+
+
+async def test_the_sweep_completes_a_waiting_execute_after_the_grace(tmp_path: Any) -> None:
+    async with harness(tmp_path, join={"grace": "0s"}) as h:
+        snap = h.sim.plan(WHEN)
+        await h.put("plans", js(snap), key=key_of(snap))
+        unread_corrections(h, 1)  # corrections that never come
+        await h.put("pipeline_stage", js(h.sim.stage(snap, "completed", WHEN)), key=key_of(snap))
+        assert h.samples.await_count == 0
+        await ticks(h, snap["plan"]["plan_id"])
+        assert h.families() == [("pipeline_outcome", "good")]
+        assert h.dlq.await_count == 0
+
+
+async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real, calls = agents.join.Join.sweep, []
+
+    async def flaky(self: agents.join.Join, partition: int, source: tuple[str, int]) -> None:
+        calls.append(partition)
+        if len(calls) == 1:
+            raise RuntimeError("boom")
+        await real(self, partition, source)
+
+    monkeypatch.setattr(agents.join.Join, "sweep", flaky)
+    done = h.sim.plan(WHEN, status="completed")  # terminal since March: expires at the sweep
+    await h.put("plans", js(done), key=key_of(done))
+    partition = partition_of(done["plan"]["plan_id"], h.runtime.settings.topics.partitions)
+    async with h.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition)
+        assert h.dlq.await_args is not None
+        record = parse_headers(h.dlq.await_args.kwargs["headers"])
+        assert record.reason == "builder_error"
+        assert record.topic == h.runtime.topics.join_ticks.get_topic_name()
+        assert "boom" not in record.error
+        assert done["plan"]["plan_id"] in h.runtime.tables.plan_state  # the sweep did nothing
+        await agent.put(b"tick", partition=partition)  # the next tick, not the same one again
+        await agent.put(b"tick", partition=partition)
+    assert calls == [partition, partition, partition]
+    assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
+
+
+class CountingTable(dict[str, Any]):
+    """A plan_state table that counts its writes (each one a changelog record)."""
+
+    writes = 0
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.writes += 1
+        super().__setitem__(key, value)
+
+
+async def test_plan_state_is_written_only_when_it_changed(h: Harness) -> None:
+    snap = h.sim.plan(WHEN)
+    table = CountingTable()
+    store = PlanStore(table, ExpiryIndex(4))  # type: ignore[arg-type]
+    state = PlanState.from_table(orjson.dumps({"snapshot": snap, "updated_at": WHEN.isoformat()}))
+    assert store.store("p", state) is True
+    assert store.store("p", state) is False  # the very state it holds
+    assert store.store("p", PlanState.from_table(table["p"])) is False  # an equal one
+    changed = state.model_copy(update={"delta_ids": ("d1",)})
+    assert store.store("p", changed) is True
+    assert table.writes == 2
+
+
+async def test_a_decision_leaves_plan_state_unwritten(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snap, decision, _, done = story(h)
+    await h.put("plans", js(snap), key=key_of(snap))
+    writes: list[str] = []
+    table_type = type(h.runtime.plans.table)
+    real = table_type.__setitem__
+
+    def counting(table: Any, key: str, value: Any) -> None:
+        writes.append(key)
+        real(table, key, value)
+
+    monkeypatch.setattr(table_type, "__setitem__", counting)
+    await h.put("plan_approved", js(decision), key=key_of(snap))
+    await h.put("pipeline_stage", js(done), key=key_of(snap))
+    await h.put("plans", js(snap), key=key_of(snap))  # the same snapshot again
+    assert writes == []
+    assert len(h.sent()) == 3
+
+
+async def test_captured_events_can_be_switched_off(tmp_path: Any) -> None:
+    async with harness(tmp_path, topics={"emit_captured": False}) as h:
+        snap, decision, _, _ = story(h)
+        await h.put("plans", js(snap), key=key_of(snap))
+        await h.put("plan_approved", js(decision), key=key_of(snap))
+        assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+        assert h.events.await_count == 0
+    async with harness(tmp_path / "on") as on:  # the default: one captured event per sample
+        snap, decision, _, _ = story(on)
+        await on.put("plans", js(snap), key=key_of(snap))
+        await on.put("plan_approved", js(decision), key=key_of(snap))
+        assert on.events.await_count == 2
+        assert on.events.await_args is not None
+        captured = orjson.loads(on.events.await_args.kwargs["value"])
+        assert captured["event_type"] == "learning_sample_captured"
