@@ -159,6 +159,11 @@ class TopicSettings(BaseModel):
         "sample_id); N > 0 also deletes samples older than N ms (cleanup.policy compact,delete)",
     )
     events: str = "mplp.learning_events"
+    emit_captured: bool = Field(
+        True,
+        description="also send each sample's learning_sample_captured event to the events "
+        "topic (seed 000 §6); false sends one record less per sample",
+    )
     dlq: str = "mplp.learning_dlq"
     learn_requests: str = "a2e.learn.requests"
     learn_responses: str = "a2e.learn.responses"
