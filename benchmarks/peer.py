@@ -10,7 +10,9 @@ every send of the batch was acknowledged.
 
 What it leaves out is what learnstream's Faust tables and agents pay for: no plan_state or
 pending changelog (a restart forgets every plan and parked event), no consent topic (only
-the global switch), no metrics, quality windows, plan expiry or exactly_once. Run by the
+the global switch), no metrics, quality windows, plan expiry or exactly_once, and no
+corrections watermark: samples see the plan as of their event (``PlanState.as_of``), but
+a decision read before an earlier correction is not held back for it as the worker's is. Run by the
 benchmark as ``python -m benchmarks.peer`` with a worker's LEARNSTREAM_* environment; it
 prints ``ready`` once consuming, and SIGTERM stops it. Faust is not imported.
 """
@@ -83,17 +85,19 @@ def complete(
 ) -> tuple[list[LearningSample], PlanState]:
     """Return the samples of ``event`` joined with ``state`` and the plan's new state.
 
-    ``confirmed``: the decision's confirm_decision already went out (before its plan came).
+    A decision or an execute sees the plan as of its own time (the corrections made at or
+    before it, as the worker). ``confirmed``: its confirm_decision already went out.
     """
     if isinstance(event, DecisionEvent):
         first = [] if confirmed else [builders.build_confirm_decision(event, state, now)]
-        return [*first, builders.build_intent_resolution(event, state, now)], state
+        seen = state.as_of(event.timestamp)
+        return [*first, builders.build_intent_resolution(event, seen, now)], state
     if isinstance(event, StageEvent):
-        return [builders.build_pipeline_outcome(event, state, now)], state
+        return [builders.build_pipeline_outcome(event, state.as_of(event.timestamp), now)], state
     samples = []
     if event.event_type != IMPACT_ONLY_TYPE:
         samples.append(builders.build_error_correction(event, state, now))
-        state = record_delta(state, event.payload.delta_id)
+        state = record_delta(state, event.payload.delta_id, event.timestamp)
     if event.payload.impact is not None:
         samples.append(builders.build_delta_impact(event, state, now))
     return samples, state
@@ -224,7 +228,9 @@ class Peer:
         acks = []
         for out in ready:
             acks.append(await self.producer.send(self.out["samples"], out.value, key=out.key))
-            acks.append(await self.producer.send(self.out["events"], out.event_value, key=out.key))
+            if self.settings.topics.emit_captured:
+                event = out.event_value
+                acks.append(await self.producer.send(self.out["events"], event, key=out.key))
         return acks
 
     async def dead_letter(

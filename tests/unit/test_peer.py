@@ -63,7 +63,7 @@ def test_events_after_their_plan_give_the_builders_samples() -> None:
     join = Join(GRACE, states={_key(state): state})
     events: list[DecisionEvent | DeltaIntentEvent | StageEvent] = [decision, delta, stage]
     got = [join.on_event(_parked(e, n), NOW) for n, e in enumerate(events)]
-    corrected = record_delta(state, delta.payload.delta_id)
+    corrected = record_delta(state, delta.payload.delta_id, delta.timestamp)
     assert _dicts(got[0]) == _dicts(
         [
             builders.build_confirm_decision(decision, state, NOW),
@@ -87,7 +87,7 @@ def test_parked_events_complete_in_event_time_order_when_the_plan_comes() -> Non
     # The decision names its project: its confirm_decision goes out before the plan.
     assert _dicts(confirm) == _dicts([builders.build_confirm_decision(decision, None, NOW)])
     samples, failed = join.on_plan(state, key, NOW)
-    corrected = record_delta(state, delta.payload.delta_id)
+    corrected = record_delta(state, delta.payload.delta_id, delta.timestamp)
     assert failed == []
     assert _dicts(samples) == _dicts(
         [
@@ -98,6 +98,17 @@ def test_parked_events_complete_in_event_time_order_when_the_plan_comes() -> Non
     )
     assert join.parked == {}
     assert join.states[key] == corrected
+
+
+def test_a_decision_read_after_a_later_correction_counts_only_earlier_ones() -> None:
+    state, decision, delta, stage = _story()  # decision at +1 s, delta at +2 s, stage at +3 s
+    join = Join(GRACE, states={_key(state): state})
+    join.on_event(_parked(delta, 0), NOW)
+    confirm, resolution = join.on_event(_parked(decision, 1), NOW)
+    (outcome,) = join.on_event(_parked(stage, 2), NOW)
+    assert resolution.to_dict()["state"]["corrections_so_far"] == 0
+    assert _dicts([resolution]) == _dicts([builders.build_intent_resolution(decision, state, NOW)])
+    assert outcome.feedback.quality_label == "acceptable"  # the delta came before it
 
 
 def test_a_parked_event_goes_to_the_dlq_after_the_grace_and_not_before() -> None:
@@ -198,3 +209,15 @@ def test_the_peer_anonymizes_exactly_as_the_worker() -> None:
 
     for settings in (Settings(), Settings(learning=LearningSettings(anonymize_pii=False))):
         assert privacy_config(settings) == workers(settings)
+
+
+def test_without_emit_captured_only_samples_go_out() -> None:
+    settings = Settings(topics=TopicSettings(prefix="peer-test.", emit_captured=False))
+    workload = build_workload(30, seed=6)
+    records = [
+        _record(settings.topics.name(r.topic), n, r.key, r.value)
+        for n, r in enumerate(workload.records)
+    ]
+    producer = _run(settings, records)
+    assert {topic for topic, *_ in producer.sent} == {settings.topics.name("samples")}
+    assert len(producer.sent) == len(workload.expected)
