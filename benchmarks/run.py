@@ -1,8 +1,9 @@
 """Benchmark learnstream against a same-run baseline: throughput, latency, scale-out, memory.
 
 Every figure comes from real worker processes (``learnstream worker``) on a real broker,
-compared with a raw aiokafka consume -> json.loads -> produce process measured in the same
-run on the same topics. Results go to benchmarks/results/<date>-<broker>.json and a table
+compared with a raw aiokafka consume -> json.loads -> produce process, a one-agent Faust
+pass-through and the DIY peer (benchmarks/peer.py: the same samples on bare aiokafka),
+all measured in the same run on the same topics. Results go to benchmarks/results/<date>-<broker>.json and a table
 is appended to benchmarks/RESULTS.md. No figure is asserted: targets are reported.
 
     python -m benchmarks.run                 # full (make bench): ~50 min on 2 cores
