@@ -3,8 +3,9 @@
 Every figure comes from real worker processes (``learnstream worker``) on a real broker,
 compared with a raw aiokafka consume -> json.loads -> produce process, a one-agent Faust
 pass-through and the DIY peer (benchmarks/peer.py: the same samples on bare aiokafka),
-all measured in the same run on the same topics. Results go to benchmarks/results/<date>-<broker>.json and a table
-is appended to benchmarks/RESULTS.md. No figure is asserted: targets are reported.
+all measured in the same run on the same topics. Results go to
+benchmarks/results/<date>-<broker>.json and a table is appended to benchmarks/RESULTS.md.
+No figure is asserted: targets are reported.
 
     python -m benchmarks.run                 # full (make bench): ~50 min on 2 cores
     python -m benchmarks.run --quick         # smoke (make bench-quick): < 60 s, nothing recorded
