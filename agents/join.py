@@ -9,8 +9,9 @@ the agent module of that input); the pure decisions live in streams/join.py.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +24,8 @@ from streams.decode import RecordOrigin
 from streams.errors import InvalidEvent
 from streams.fields import InputNotes
 from streams.join import Outcome, ParkedEvent, Source, in_event_order, park, plan_key
-from streams.plan_state import PlanState
+from streams.models import PlanSnapshot
+from streams.plan_state import PlanState, merge_snapshot
 from streams.samples import LearningSample
 from streams.settings import format_duration
 
@@ -54,6 +56,8 @@ class _Completion:
     keep: list[ParkedEvent]
     failed: list[tuple[ParkedEvent, str, str]]  # entry, reason, error
     changed: bool
+    #: Where the completed and failed entries sit (topic, partition, offset).
+    handled: set[tuple[str, int, int]] = field(default_factory=set)
 
 
 class Join:
@@ -65,6 +69,7 @@ class Join:
         self.watermark = watermark
         self.pending = runtime.tables.pending
         self.grace = runtime.settings.join.grace
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # plan key -> (lock, users)
         self._missing = (
             "plan_state_missing",
             f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({format_duration(self.grace)})",
@@ -116,30 +121,58 @@ class Join:
         if plan_known:
             self.watermark.wait(msg.partition, key, at)
 
-    async def on_plan(self, key: str, state: PlanState, source: tuple[str, int]) -> None:
-        """Store a plan's new state and complete what waited for it."""
-        await self.complete(key, state, source, store=True)
+    async def on_plan(
+        self, key: str, snapshot: PlanSnapshot, at: datetime, source: tuple[str, int]
+    ) -> None:
+        """Merge a plan snapshot (last writer wins), store it, complete what waited for it."""
+        await self.complete(key, source, snapshot=(snapshot, at))
 
     async def settle(self, partition: int, source: tuple[str, int]) -> None:
         """Complete the entries of ``partition`` the corrections input has now been read past."""
         for key in self.watermark.due(partition):
-            await self.complete(key, self.rt.plan_state(key), source)
+            await self.complete(key, source)
 
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
         """Complete or dead-letter the entries of ``partition`` that waited ``join.grace``."""
         for key, entries in list(self.pending.items()):
             if entries and _changelog_partition(entries) == partition:
-                await self.complete(key, self.rt.plan_state(key), source)
+                await self.complete(key, source)
         self.rt.metrics.pending.set(sum(len(v or ()) for v in self.pending.values()))
 
     async def complete(
-        self, key: str, state: PlanState | None, source: tuple[str, int], *, store: bool = False
+        self,
+        key: str,
+        source: tuple[str, int],
+        *,
+        snapshot: tuple[PlanSnapshot, datetime] | None = None,
     ) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest.
 
-        Samples are on the broker before the entries are forgotten. ``store``: ``state`` is
-        new and must be written even when nothing was parked.
+        ``snapshot`` (and its record's time) is merged into the plan's state first. Samples
+        are on the broker before the entries are forgotten. One completion of a plan at a
+        time, reading the state under the lock: the plans, deltas and sweeper agents may
+        reach the same plan together.
         """
+        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                state, store = self.rt.plan_state(key), snapshot is not None
+                if snapshot is not None:
+                    state = merge_snapshot(state, *snapshot)
+                    if state is None:
+                        return  # an older snapshot than the one we hold
+                await self._complete(key, state, source, store)
+        finally:
+            lock, users = self._locks[key]
+            if users > 1:
+                self._locks[key] = (lock, users - 1)
+            else:
+                del self._locks[key]
+
+    async def _complete(
+        self, key: str, state: PlanState | None, source: tuple[str, int], store: bool
+    ) -> None:
         done = self._replay(state, in_event_order(self.pending.get(key) or []), now())
         ready = self.rt.prepare(done.samples)
         if done.state is not None and (store or done.state is not state):
@@ -150,7 +183,7 @@ class Join:
             if reason == self._missing[0]:
                 self.rt.metrics.join_misses.inc()
         if done.changed:
-            self._keep(key, done.keep)
+            self._forget(key, done.keep, done.handled)
         self.watermark.done(source[1], key)  # co-partitioned: the entries' partition too
         if done.state is not None and done.keep:  # they wait for the corrections (or grace)
             self.watermark.wait(source[1], key, min(e.event_time for e in done.keep))
@@ -178,6 +211,8 @@ class Join:
             done.samples.extend(outcome.samples)
             done.state = outcome.new_state or done.state
         done.changed = len(done.keep) != len(entries)
+        kept = {(e.topic, e.partition, e.offset) for e in done.keep}
+        done.handled = {(e.topic, e.partition, e.offset) for e in entries} - kept
         return done
 
     def _settled(self, entry: ParkedEvent) -> bool:
@@ -198,11 +233,24 @@ class Join:
             route.decode(entry.raw.encode(), origin, None), state, moment, entry, True
         )
 
-    def _keep(self, key: str, keep: list[ParkedEvent]) -> None:
-        if keep:
-            self.pending[key] = [e.model_dump(mode="json") for e in keep]
+    def _forget(self, key: str, keep: list[ParkedEvent], handled: set[Place]) -> None:
+        """Drop the handled entries from what ``pending`` holds *now*: a record parked
+        while the samples were sent must stay."""
+        held = self.pending.get(key) or []
+        left = [raw for raw in held if _place(raw) not in handled]
+        if len(left) == len(held):
+            return
+        if left:
+            self.pending[key] = left
         else:
             del self.pending[key]
+
+
+Place = tuple[str, int, int]
+
+
+def _place(raw: dict[str, Any]) -> Place:
+    return raw["topic"], raw["partition"], raw["offset"]
 
 
 def _failure(exc: Exception) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""Agent: plan snapshots -> plan_state (last writer wins), then complete parked joins."""
+"""Agent: plan snapshots -> plan_state (last writer wins, agents/join.py), then complete
+parked joins."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from agents.runtime import Runtime
 from streams.decode import decode_plan
 from streams.fields import InputNotes
 from streams.join import plan_key
-from streams.plan_state import merge_snapshot
 
 __all__ = ["register"]
 
@@ -26,10 +26,8 @@ def register(runtime: Runtime) -> None:
         notes = InputNotes()
         snapshot = decode_plan(msg.value, notes)
         runtime.metrics.note_input(notes)
-        plan_id = plan_key(snapshot.plan.plan_id)
-        state = merge_snapshot(runtime.plan_state(plan_id), snapshot, _event_time(event))
-        if state is not None:  # else an older snapshot than the one we hold
-            await runtime.join.on_plan(plan_id, state, (msg.topic, msg.partition))
+        key, source = plan_key(snapshot.plan.plan_id), (msg.topic, msg.partition)
+        await runtime.join.on_plan(key, snapshot, _event_time(event), source)
 
     @runtime.app.agent(runtime.topics.plans, name="learnstream.plans")
     async def plans(stream: StreamT[bytes]) -> None:

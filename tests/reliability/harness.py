@@ -5,15 +5,53 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from streams.codecs import decode_any
 from streams.publisher import RuntimePublisher
 from streams.reader import read_topic
 from streams.settings import TopicSettings
-from streams.sim.workload import Record, Verdict, verify
+from streams.sim.simulate import Simulator
+from streams.sim.workload import Record, Verdict, Workload, verify
 from streams.topics import MAX_MESSAGE_BYTES
 
-__all__ = ["Collected", "collect", "publish_paced", "wait_delivered"]
+__all__ = ["Collected", "add_corrected_runs", "collect", "publish_paced", "wait_delivered"]
+
+
+def add_corrected_runs(workload: Workload, every: int, seed: int = 3) -> int:
+    """Put a corrected, executed plan after every ``every`` records; return how many.
+
+    Each: plan, approval at t, correction at t+1ms, execute at t+2ms and t+3ms. Under kills,
+    a correction lands between a decision and the kill, and the worker reads a correction and
+    an execute of one plan from two topics in whatever order; by event time the approval
+    counts 0 corrections and the execute is "completed after a delta" (acceptable).
+    """
+    sim, records, added = Simulator(seed, pii_ratio=0.3), list(workload.records), 0
+    workload.records.clear()
+    start = datetime.now(UTC)
+    for i, record in enumerate(records):
+        workload.records.append(record)
+        if i % every == every - 1:
+            _corrected_run(workload, sim, start + timedelta(milliseconds=4 * i))
+            added += 1
+    return added
+
+
+def _corrected_run(w: Workload, sim: Simulator, when: datetime) -> None:
+    snap = sim.plan(when)
+    pid = snap["plan"]["plan_id"]
+    decision = sim.decision(snap, True, when)
+    delta = sim.delta(snap, when + timedelta(milliseconds=1))
+    done = sim.stage(snap, "completed", when + timedelta(milliseconds=3))
+    w.expect("confirm_decision", "good", decision)
+    w.expect("intent_resolution", "good", decision)
+    w.expect("error_correction", "acceptable", delta)
+    w.expect("pipeline_outcome", "acceptable", done)
+    w.add("plans", snap, pid)
+    w.add("plan_approved", decision, pid)
+    w.add("delta_intents", delta, pid)
+    w.add("pipeline_stage", sim.stage(snap, "started", when + timedelta(milliseconds=2)), pid)
+    w.add("pipeline_stage", done, pid)
 
 
 async def publish_paced(

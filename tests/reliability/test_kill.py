@@ -17,7 +17,7 @@ import pytest
 
 from streams.settings import TopicSettings
 from streams.sim.workload import build_workload
-from tests.reliability.harness import publish_paced, wait_delivered
+from tests.reliability.harness import add_corrected_runs, publish_paced, wait_delivered
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
 EVENTS = int(os.environ.get("LEARNSTREAM_RELIABILITY_EVENTS", "20000"))
@@ -36,6 +36,16 @@ def _identical_but_created_at(raw: dict[str, list[bytes]]) -> list[str]:
     return differing
 
 
+def _decisions_counting_corrections(samples: list[dict]) -> list[str]:
+    """Return the intent_resolution ids that count a correction: in this workload every
+    correction comes after its plan's decision, so as of the decision there is none."""
+    return [
+        s["sample_id"]
+        for s in samples
+        if s["sample_family"] == "intent_resolution" and s["state"]["corrections_so_far"] != 0
+    ]
+
+
 def _where_duplicates_sit(got, duplicated: dict[str, int], kills: list[int]) -> str:
     """Say where the copies of some duplicated samples sit, next to the kill times."""
     families = {s["sample_id"]: s["sample_family"] for s in got.samples}
@@ -49,6 +59,7 @@ def _where_duplicates_sit(got, duplicated: dict[str, int], kills: list[int]) -> 
 async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     topics = TopicSettings(prefix=namespace)
     workload = build_workload(EVENTS, seed=17)
+    corrected = add_corrected_runs(workload, every=40)
     worker = start_worker(
         LEARNSTREAM_JOIN__GRACE="1h",
         LEARNSTREAM_SAMPLE_FORMAT="avro",
@@ -78,8 +89,11 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     )
     if verdict.duplicated:
         print(_where_duplicates_sit(got, verdict.duplicated, kills))
+    # A run and its replay produce identical samples (created_at aside): every copy of a
+    # sample id is the same, and labels follow event time (verify checks each label).
     assert verdict.delivered, verdict.report()
     assert _identical_but_created_at(got.raw) == []
+    assert _decisions_counting_corrections(got.samples) == [], f"{corrected} corrected plans"
     assert got.dlq_reasons == []
     if guarantee == "exactly_once":
         assert verdict.duplicated == {}, verdict.report()
