@@ -9,6 +9,7 @@ import faust
 from agents import consent, decisions, deltas, outcomes, plans, quality, sensor, sweeper
 from agents.faust_check import check
 from agents.faust_compat import deliver_every_record, guard_commits
+from agents.join import attach as attach_join
 from agents.runtime import Runtime
 from streams.codecs import codec_for
 from streams.expiry import ExpiryIndex
@@ -52,6 +53,9 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
         expiry=ExpiryIndex(settings.topics.partitions),
         # not app.in_transaction: Faust caches that property, False until the worker runs
         progress=Progress(gated=settings.processing_guarantee == "exactly_once"),
+    )
+    attach_join(
+        runtime, decisions.routes(settings) | deltas.routes(settings) | outcomes.routes(settings)
     )
     for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
         module.register(runtime)
