@@ -41,12 +41,14 @@ def mock_outputs(app: faust.App, runtime: Runtime) -> dict[str, AsyncMock]:
     """Replace the producer's ``send`` (table changelogs still go to Faust's own buffer);
     return the mocks of the samples, events and DLQ topics.
 
-    No broker to read consent from either: the consent fence counts the view as caught up.
+    No broker to read consent or corrections from either: the consent fence counts the view
+    as caught up, and the join's watermark counts the corrections input as read to its end.
     """
     mocks = {name: AsyncMock(return_value=None) for name in ("samples", "events", "dlq")}
     by_topic = {getattr(runtime.topics, n).get_topic_name(): m for n, m in mocks.items()}
     app.producer.send = _RecordingProducer(by_topic).send  # type: ignore[method-assign]
     runtime.fence.end_offsets = caught_up
+    runtime.join.watermark.end_offset = lambda _tp: 0
     return mocks
 
 
