@@ -3,7 +3,7 @@
 ``Runtime`` composes small parts, each with one job: the plan-state store
 (agents/planstore.py), the sample emitter (privacy, encoding, the consent fence and verdict;
 agents/emitter.py), the dead letters (agents/deadletters.py) and the join
-(agents/join.py, set by ``agents.wire``). It keeps the two things every agent shares: the
+(agents/join.py, set by ``agents.wiring.wire``). It keeps the two things every agent shares: the
 guard each record runs under, and the one way to produce a record. Nothing else touches Kafka.
 """
 
@@ -69,7 +69,7 @@ class Runtime:
     plans: PlanStore = field(init=False)
     emitter: Emitter = field(init=False)
     dead_letters: DeadLetters = field(init=False)
-    #: The join of decisions, deltas and stages with plan state (set by ``agents.wire``).
+    #: The join of decisions, deltas and stages with plan state (set by ``agents.wiring.wire``).
     join: Join = field(init=False)
 
     def __post_init__(self) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import faust
 
-from agents import wire
+from agents.wiring import wire
 from streams.admin import bootstrap_of, create_topics
 from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker

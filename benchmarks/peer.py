@@ -39,11 +39,11 @@ from streams.ids import canonical_id
 from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.outbox import prepare
 from streams.plan_state import PlanState, merge_snapshot, record_delta
-from streams.privacy import PrivacyConfig, build_anonymizer
+from streams.privacy import build_anonymizer, privacy_config
 from streams.samples import LearningSample
 from streams.settings import Settings
 
-__all__ = ["Join", "Parked", "Peer", "complete", "main", "privacy_config"]
+__all__ = ["Join", "Parked", "Peer", "complete", "main"]
 
 log = logging.getLogger("learnstream.peer")
 
@@ -52,21 +52,6 @@ Event = DecisionEvent | DeltaIntentEvent | StageEvent
 IMPACT_ONLY_TYPE = "delta_impact_analyzed"
 #: Input topic fields (streams.settings.TopicSettings), the same five the worker reads.
 INPUT_FIELDS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
-
-
-def privacy_config(settings: Settings) -> PrivacyConfig:
-    """Return the worker's privacy configuration (a copy of agents.privacy_config, which
-    imports Faust; tests/unit/test_peer.py checks that both agree)."""
-    return PrivacyConfig(
-        anonymize_pii=settings.learning.anonymize_pii,
-        opt_out_patterns=settings.learning.opt_out_patterns,
-        entities=settings.privacy.entities,
-        operator=settings.privacy.operator,
-        hash_salt=settings.privacy.hash_salt.get_secret_value(),
-        ner=settings.privacy.ner,
-        detect_secrets=settings.privacy.detect_secrets,
-        phone_regions=settings.privacy.phone_regions,
-    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from streams.privacy.config import (
     PATTERN_ENTITIES,
     Operator,
     PrivacyConfig,
+    privacy_config,
 )
 from streams.privacy.idkeys import is_wellformed_id
 from streams.privacy.optout import OPTED_OUT, PATH_FIELDS, strip_opted_out
@@ -38,5 +39,6 @@ __all__ = [
     "build_anonymizer",
     "find_secrets",
     "is_wellformed_id",
+    "privacy_config",
     "strip_opted_out",
 ]

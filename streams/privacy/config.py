@@ -5,9 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streams.privacy.secrets import SECRET_ENTITIES
-from streams.settings import DEFAULT_PHONE_REGIONS, DEFAULT_PII_ENTITIES, PiiOperator
+from streams.settings import DEFAULT_PHONE_REGIONS, DEFAULT_PII_ENTITIES, PiiOperator, Settings
 
-__all__ = ["DEFAULT_ENTITIES", "NER_ENTITIES", "PATTERN_ENTITIES", "Operator", "PrivacyConfig"]
+__all__ = [
+    "privacy_config",
+    "DEFAULT_ENTITIES",
+    "NER_ENTITIES",
+    "PATTERN_ENTITIES",
+    "Operator",
+    "PrivacyConfig",
+]
 
 Operator = PiiOperator
 
@@ -69,3 +76,17 @@ class PrivacyConfig:
         """Return every entity name a sample's counts can hold (the metric's label values)."""
         secrets = SECRET_ENTITIES if self.anonymize_pii and self.detect_secrets else ()
         return self.analyzed_entities + secrets
+
+
+def privacy_config(settings: Settings) -> PrivacyConfig:
+    """Return the privacy configuration the settings describe."""
+    return PrivacyConfig(
+        anonymize_pii=settings.learning.anonymize_pii,
+        opt_out_patterns=settings.learning.opt_out_patterns,
+        entities=settings.privacy.entities,
+        operator=settings.privacy.operator,
+        hash_salt=settings.privacy.hash_salt.get_secret_value(),
+        ner=settings.privacy.ner,
+        detect_secrets=settings.privacy.detect_secrets,
+        phone_regions=settings.privacy.phone_regions,
+    )

@@ -19,8 +19,8 @@ import orjson
 import pytest
 
 import agents.outcomes
-from agents import wire
 from agents.runtime import Runtime
+from agents.wiring import wire
 from streams.app import create_app
 from streams.dlq import parse_headers
 from streams.expiry import partition_of

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import wire
+from agents.wiring import wire
 from streams.app import create_app
 from streams.settings import BrokerSettings, RocksDbSettings, Settings
 

@@ -281,7 +281,7 @@ async def test_a_stopping_buffer_is_not_waited_for(apps: list[faust.App]) -> Non
 async def test_workers_install_it_on_assignment_and_forget_revoked_partitions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents import wire
+    from agents.wiring import wire
     from streams.app import create_app
     from streams.settings import Settings
 
@@ -307,7 +307,7 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
     """``app.in_transaction`` is a cached property, False until the worker runs: reading it
     while building the app (directly, or by creating the consumer) would switch exactly_once
     off for good (kill runs then had no transaction at all)."""
-    from agents import wire
+    from agents.wiring import wire
     from agents.worker import build_app
     from streams.app import create_app
     from streams.settings import Settings

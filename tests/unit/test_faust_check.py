@@ -104,7 +104,7 @@ def test_aiokafka_seams_name_aiokafka(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_worker_refuses_to_start_on_a_changed_faust(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents import wire
+    from agents.wiring import wire
     from streams.app import create_app
     from streams.settings import Settings
 

@@ -22,8 +22,8 @@ import pytest
 from prometheus_client import generate_latest
 
 import agents.decisions
-from agents import wire
 from agents.runtime import Runtime
+from agents.wiring import wire
 from streams.app import create_app
 from streams.decode import (
     RecordOrigin,

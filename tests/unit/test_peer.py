@@ -14,7 +14,7 @@ import orjson
 import pytest
 from aiokafka.structs import ConsumerRecord
 
-from benchmarks.peer import Join, Parked, Peer, privacy_config
+from benchmarks.peer import Join, Parked, Peer
 from streams import builders
 from streams.codecs import decode_any
 from streams.decode import decode_decision, decode_delta, decode_plan, decode_stage
@@ -23,7 +23,7 @@ from streams.ids import canonical_id
 from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.plan_state import PlanState, merge_snapshot, record_delta
 from streams.samples import LearningSample
-from streams.settings import LearningSettings, Settings, TopicSettings
+from streams.settings import Settings, TopicSettings
 from streams.sim.simulate import Simulator
 from streams.sim.workload import build_workload, verify
 
@@ -202,13 +202,6 @@ def test_a_bad_record_is_dead_lettered_with_its_bytes_and_no_value_in_headers(
     where = parse_headers(headers)
     assert (key, value, where.reason, where.offset) == (b"k", bad, "invalid_json", 4)
     assert all(b"jane" not in v for _, v in headers)
-
-
-def test_the_peer_anonymizes_exactly_as_the_worker() -> None:
-    from agents import privacy_config as workers  # imports Faust: only here
-
-    for settings in (Settings(), Settings(learning=LearningSettings(anonymize_pii=False))):
-        assert privacy_config(settings) == workers(settings)
 
 
 def test_without_emit_captured_only_samples_go_out() -> None:

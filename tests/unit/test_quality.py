@@ -18,9 +18,9 @@ from faust.types import TP
 from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
 
-from agents import wire
 from agents.cli import main
 from agents.quality import QualityWindows
+from agents.wiring import wire
 from streams.app import create_app
 from streams.lag import partition_lags
 from streams.metrics import Metrics

@@ -21,9 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import generate_latest
 
-from agents import privacy_config
 from streams.metrics import Metrics
-from streams.privacy import Anonymizer, PrivacyConfig, apply_privacy
+from streams.privacy import Anonymizer, PrivacyConfig, apply_privacy, privacy_config
 from streams.privacy import secrets as secrets_module
 from streams.privacy.secrets import SECRET_ENTITIES, find_secrets, may_hold_secret
 from streams.settings import DEFAULT_PII_ENTITIES, Settings

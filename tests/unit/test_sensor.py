@@ -9,8 +9,8 @@ from faust.types import TP
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from agents import wire
 from agents.sensor import FAUST_SERIES, LeanMonitor
+from agents.wiring import wire
 from streams.app import create_app
 from streams.settings import Settings
 

@@ -1,0 +1,59 @@
+"""Compose a worker: declare topics and tables on a Faust app, register every agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+
+from agents import consent, decisions, deltas, outcomes, plans, quality, sensor, sweeper
+from agents.faust_check import check
+from agents.faust_compat import deliver_every_record, guard_commits
+from agents.join import attach as attach_join
+from agents.runtime import Runtime
+from streams.codecs import codec_for
+from streams.expiry import ExpiryIndex
+from streams.metrics import Metrics
+from streams.privacy import build_anonymizer, privacy_config
+from streams.progress import Progress
+from streams.settings import Settings
+from streams.tables import Tables
+from streams.topics import Topics
+
+__all__ = ["wire"]
+
+
+def wire(app: faust.App, settings: Settings) -> Runtime:
+    """Declare topics and tables on ``app``, register every agent, mount ``/metrics``."""
+    check()  # refuse to start on a Faust whose private seams we patch have changed
+    metrics = Metrics()
+    metrics.track_entities(privacy_config(settings).reported_entities)
+    runtime = Runtime(
+        app=app,
+        settings=settings,
+        topics=Topics.declare(app, settings),
+        tables=Tables.declare(app, settings),
+        metrics=metrics,
+        anonymizer=build_anonymizer(privacy_config(settings)),
+        codec=codec_for(settings.sample_format),
+        expiry=ExpiryIndex(settings.topics.partitions),
+        # not app.in_transaction: Faust caches that property, False until the worker runs
+        progress=Progress(gated=settings.processing_guarantee == "exactly_once"),
+    )
+    attach_join(
+        runtime, decisions.routes(settings) | deltas.routes(settings) | outcomes.routes(settings)
+    )
+    for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality):
+        module.register(runtime)
+
+    def on_assigned(*_args: Any, **_kwargs: Any) -> None:
+        guard_commits(app, runtime.progress)  # the consumer exists now; once is enough
+
+    def on_revoked(*args: Any, **_kwargs: Any) -> None:
+        runtime.progress.forget(args[1])  # (app, revoked partitions): Faust just committed them
+
+    app.on_partitions_assigned.connect(on_assigned)
+    app.on_partitions_revoked.connect(on_revoked)
+    deliver_every_record(app)  # Progress orders and de-duplicates instead of Faust
+    sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
+    return runtime
