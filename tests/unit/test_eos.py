@@ -286,7 +286,7 @@ async def test_workers_install_it_on_assignment_and_forget_revoked_partitions(
     from streams.settings import Settings
 
     installed: list[tuple[object, Progress]] = []
-    monkeypatch.setattr("agents.guard_commits", lambda *args: installed.append(args))
+    monkeypatch.setattr("agents.wiring.guard_commits", lambda *args: installed.append(args))
     settings = Settings(data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
