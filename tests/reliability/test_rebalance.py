@@ -45,7 +45,7 @@ from tests.reliability.test_kill import _identical_but_created_at
 
 # On both brokers. The embedded broker once lost samples that need plan state after a
 # handover: Faust dropped the plan snapshot right after the committed offset (RELIABILITY.md,
-# "Faust's offsets are its acks"); streams/eos.py re-reads such holes now.
+# "Faust's offsets are its acks"); streams/progress.py re-reads such holes now.
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
 EVENTS = int(os.environ.get("LEARNSTREAM_REBALANCE_EVENTS", "9000"))
 RATE = float(os.environ.get("LEARNSTREAM_REBALANCE_RATE", "300"))
