@@ -56,7 +56,11 @@ class Emitter:
         if consent_verdict(self.settings.learning.enabled, None):
             self.metrics.child(self.metrics.opted_out, "global").inc(len(samples))
             return []
-        return [(s, prepare(s, self.anonymizer, self.codec, now())) for s in samples]
+        captured = self.settings.topics.emit_captured
+        at = now()
+        return [
+            (s, prepare(s, self.anonymizer, self.codec, at, captured=captured)) for s in samples
+        ]
 
     async def admit(self, ready: Ready) -> Ready:
         """Wait until the consent view has read every consent record written before the
@@ -90,7 +94,7 @@ class Emitter:
         self, sample: LearningSample, out: Outgoing, source: tuple[str, int]
     ) -> Awaitable[Any] | None:
         ack = await self.produce(self.topics.samples, out.key, out.value, source, None)
-        if self.settings.topics.emit_captured:
+        if out.event_value is not None:
             await self.produce(self.topics.events, out.key, out.event_value, source, None)
         self.metrics.child(self.metrics.samples, out.family, out.quality).inc()
         for listener in self.on_sample:

@@ -209,11 +209,12 @@ class Peer:
         """Prepare every sample first (privacy may raise), then send it and its event."""
         if not self.settings.learning.enabled:
             return []
-        ready = [prepare(s, self.anonymizer, self.codec, now) for s in samples]
+        captured = self.settings.topics.emit_captured
+        ready = [prepare(s, self.anonymizer, self.codec, now, captured=captured) for s in samples]
         acks = []
         for out in ready:
             acks.append(await self.producer.send(self.out["samples"], out.value, key=out.key))
-            if self.settings.topics.emit_captured:
+            if out.event_value is not None:
                 event = out.event_value
                 acks.append(await self.producer.send(self.out["events"], event, key=out.key))
         return acks

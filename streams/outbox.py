@@ -23,7 +23,8 @@ class Outgoing:
 
     key: bytes
     value: bytes
-    event_value: bytes
+    #: None when the captured event is switched off (``topics.emit_captured``)
+    event_value: bytes | None
     family: str
     quality: str
     pii: Counter[str]
@@ -57,14 +58,21 @@ def learning_event(sample: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 
 def prepare(
-    sample: LearningSample, anonymizer: Anonymizer, codec: SampleCodec, now: datetime
+    sample: LearningSample,
+    anonymizer: Anonymizer,
+    codec: SampleCodec,
+    now: datetime,
+    *,
+    captured: bool = True,
 ) -> Outgoing:
-    """Anonymize and encode ``sample`` (opt-out patterns first, then PII)."""
+    """Anonymize and encode ``sample`` (opt-out patterns first, then PII), and its
+    learning_sample_captured event unless ``captured`` is off."""
     clean, found = apply_privacy(sample.to_dict(), anonymizer)
+    event = orjson.dumps(learning_event(clean, now)) if captured else None
     return Outgoing(
         key=clean["sample_id"].encode(),
         value=codec.encode(clean),
-        event_value=orjson.dumps(learning_event(clean, now)),
+        event_value=event,
         family=sample.sample_family,
         quality=sample.feedback.quality_label,
         pii=found,
