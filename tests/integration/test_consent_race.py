@@ -21,7 +21,7 @@ from aiokafka import AIOKafkaProducer
 from streams.admin import create_topics
 from streams.codecs import decode_any
 from streams.ids import canonical_id, sample_id
-from streams.reader import read_topic, read_until
+from streams.reader import read_topic
 from streams.settings import TopicSettings
 from streams.sim.simulate import Simulator
 
@@ -102,9 +102,26 @@ class Runtime:
         await self.send(opted_out.late + control.late)
 
 
-async def samples_of(bootstrap: str, topics: TopicSettings, count: int) -> list[dict[str, Any]]:
-    records = await read_until(bootstrap, topics.name("samples"), count, max_wait=120)
-    return [decode_any(r.value) for r in records]
+async def samples_of(
+    bootstrap: str, topics: TopicSettings, expected: set[str], max_wait: float = 120.0
+) -> list[dict[str, Any]]:
+    """Re-read the samples topic until every ``expected`` id is there (or ``max_wait``).
+
+    A worker stopped while it completed a join may send those samples again after its
+    restart (at-least-once): a copy must then be identical, ``created_at`` aside.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max_wait
+    while True:
+        samples = [decode_any(r.value) for r in await read_topic(bootstrap, topics.name("samples"))]
+        if expected <= {s["sample_id"] for s in samples} or loop.time() > deadline:
+            break
+        await asyncio.sleep(0.5)
+    first: dict[str, dict[str, Any]] = {}
+    for sample in samples:
+        copy = {k: v for k, v in sample.items() if k != "created_at"}
+        assert first.setdefault(sample["sample_id"], copy) == copy, "a replayed copy differs"
+    return samples
 
 
 def leaked(samples: list[dict[str, Any]], rounds: list[Round]) -> list[str]:
@@ -137,9 +154,9 @@ async def test_consent_published_just_before_the_events_wins_every_round(
     finally:
         await runtime.producer.stop()
     expected = set().union(*(q.sample_ids for q in control))
-    samples = await samples_of(broker.bootstrap, topics, len(expected))
+    samples = await samples_of(broker.bootstrap, topics, expected)
     await asyncio.sleep(2.0)  # anything still on its way would show now
-    samples = await samples_of(broker.bootstrap, topics, len(expected))
+    samples = await samples_of(broker.bootstrap, topics, expected)
     assert leaked(samples, opted_out) == []
     assert {s["sample_id"] for s in samples} == expected
     assert len(expected) == ROUNDS * SAMPLES_PER_PROJECT
@@ -163,12 +180,12 @@ async def test_a_starting_worker_holds_samples_until_it_read_the_consent_topic(
             opted_out.append(p)
             expected |= set(q.sample_ids)
             worker = worker.start() if worker else start_worker(LEARNSTREAM_SAMPLE_FORMAT="json")
-            samples = await samples_of(broker.bootstrap, topics, len(expected))
+            samples = await samples_of(broker.bootstrap, topics, expected)
             assert leaked(samples, opted_out) == []
             assert {s["sample_id"] for s in samples} == expected
             assert worker.stop() == 0
     finally:
         await runtime.producer.stop()
-    samples = await samples_of(broker.bootstrap, topics, len(expected))
+    samples = await samples_of(broker.bootstrap, topics, expected)
     assert leaked(samples, opted_out) == []
     assert len(expected) == 3 * SAMPLES_PER_PROJECT
