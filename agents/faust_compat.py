@@ -2,8 +2,9 @@
 
 learnstream depends on parts of faust-streaming and aiokafka that are not public API. Each
 seam is listed below: what we use, where it lives, why, and what breaks without it.
-``check()`` (``agents/faust_check.py``, run by ``agents.wiring.wire`` before a worker starts) verifies
-each against the installed packages, and pyproject.toml pins both to the versions checked.
+``check()`` (``agents/faust_check.py``, run by ``agents.wiring.wire`` before a worker
+starts) verifies each against the installed packages, and pyproject.toml pins both to the
+versions checked.
 The bookkeeping the commit seams feed is pure: ``streams/progress.py``.
 
 faust-streaming (``faust/transport/consumer.py`` unless said otherwise):

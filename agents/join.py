@@ -4,60 +4,28 @@ Every path of the join comes here: a live record (decisions, deltas, outcomes ag
 plan that completes parked records (plans agent), a correction that settles records waiting
 for the corrections input (deltas agent, agents/watermark.py) and the grace sweep (sweeper).
 One dispatch table maps each input topic to its decoder and decider (``Route``, declared by
-the agent module of that input); the pure decisions live in streams/join.py.
+the agent module of that input, agents/replay.py); the pure decisions live in streams/join.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from faust.types import EventT
 
 from agents.emitter import now
+from agents.replay import MISSING, Replay, Route
 from agents.runtime import Runtime
 from agents.watermark import Watermark, consumer_end_offset
 from streams.decode import RecordOrigin
-from streams.errors import InvalidEvent
 from streams.fields import InputNotes
-from streams.join import Outcome, ParkedEvent, Source, in_event_order, park, plan_key
+from streams.join import ParkedEvent, Source, in_event_order, park, plan_key
 from streams.models import PlanSnapshot
 from streams.plan_state import PlanState, merge_snapshot
-from streams.samples import LearningSample
-from streams.settings import format_duration
 
 __all__ = ["Join", "Route", "attach"]
-
-Decode = Callable[[bytes | None, RecordOrigin, InputNotes | None], Any]
-#: (event, plan state, now, the parked entry being replayed or None, settled) -> Outcome
-Decide = Callable[[Any, PlanState | None, datetime, ParkedEvent | None, bool], Outcome]
-
-
-@dataclass(frozen=True)
-class Route:
-    """How the records of one input topic are decoded and decided."""
-
-    source: Source
-    decode: Decode
-    decide: Decide
-    #: Its samples count the plan's corrections: it waits until they are read past its time.
-    settles: bool = False
-
-
-@dataclass
-class _Completion:
-    """What completing a plan's parked entries came to."""
-
-    samples: list[LearningSample]
-    state: PlanState | None
-    keep: list[ParkedEvent]
-    failed: list[tuple[ParkedEvent, str, str]]  # entry, reason, error
-    changed: bool
-    #: Where the completed and failed entries sit (topic, partition, offset).
-    handled: set[tuple[str, int, int]] = field(default_factory=set)
 
 
 class Join:
@@ -70,10 +38,7 @@ class Join:
         self.pending = runtime.tables.pending
         self.grace = runtime.settings.join.grace
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # plan key -> (lock, users)
-        self._missing = (
-            "plan_state_missing",
-            f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({format_duration(self.grace)})",
-        )
+        self.replay = Replay(routes, watermark, self.grace)
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
@@ -173,65 +138,20 @@ class Join:
     async def _complete(
         self, key: str, state: PlanState | None, source: tuple[str, int], store: bool
     ) -> None:
-        done = self._replay(state, in_event_order(self.pending.get(key) or []), now())
+        done = self.replay.run(state, in_event_order(self.pending.get(key) or []), now())
         ready = self.rt.prepare(done.samples)
         if done.state is not None and (store or done.state is not state):
             self.rt.store_plan(key, done.state)
         await self.rt.send(ready, source, wait=True)
         for entry, reason, error in done.failed:
             await self.rt.dead_letters.parked(entry, reason, error)
-            if reason == self._missing[0]:
+            if reason == MISSING:
                 self.rt.metrics.join_misses.inc()
         if done.changed:
             self._forget(key, done.keep, done.handled)
         self.watermark.done(source[1], key)  # co-partitioned: the entries' partition too
         if done.state is not None and done.keep:  # they wait for the corrections (or grace)
             self.watermark.wait(source[1], key, min(e.event_time for e in done.keep))
-
-    def _replay(
-        self, state: PlanState | None, entries: list[ParkedEvent], moment: datetime
-    ) -> _Completion:
-        done = _Completion([], state, [], [], changed=False)
-        for entry in entries:
-            overdue = moment - entry.parked_at >= self.grace
-            if done.state is None:
-                if overdue:
-                    done.failed.append((entry, *self._missing))
-                else:
-                    done.keep.append(entry)
-                continue
-            if not (overdue or self._settled(entry)):
-                done.keep.append(entry)
-                continue
-            try:  # one bad parked event must not hold back the others
-                outcome = self._decide(entry, done.state, moment)
-            except Exception as exc:  # noqa: BLE001
-                done.failed.append((entry, *_failure(exc)))
-                continue
-            done.samples.extend(outcome.samples)
-            done.state = outcome.new_state or done.state
-        done.changed = len(done.keep) != len(entries)
-        kept = {(e.topic, e.partition, e.offset) for e in done.keep}
-        done.handled = {(e.topic, e.partition, e.offset) for e in entries} - kept
-        return done
-
-    def _settled(self, entry: ParkedEvent) -> bool:
-        route = self.routes.get(entry.topic)
-        return (
-            route is None
-            or not route.settles
-            or self.watermark.settled(entry.partition, entry.event_time)
-        )
-
-    def _decide(self, entry: ParkedEvent, state: PlanState, moment: datetime) -> Outcome:
-        route = self.routes.get(entry.topic)
-        if route is None:
-            raise InvalidEvent("wrong_topic", "the topic it was parked from is not an input now")
-        # The time it was parked under: what a record without its own timestamp was given then.
-        origin = RecordOrigin(entry.topic, entry.partition, entry.offset, entry.event_time)
-        return route.decide(
-            route.decode(entry.raw.encode(), origin, None), state, moment, entry, True
-        )
 
     def _forget(self, key: str, keep: list[ParkedEvent], handled: set[Place]) -> None:
         """Drop the handled entries from what ``pending`` holds *now*: a record parked
@@ -251,14 +171,6 @@ Place = tuple[str, int, int]
 
 def _place(raw: dict[str, Any]) -> Place:
     return raw["topic"], raw["partition"], raw["offset"]
-
-
-def _failure(exc: Exception) -> tuple[str, str]:
-    """Return (reason, error) of a parked event that failed: no input value in the text."""
-    if isinstance(exc, InvalidEvent):
-        return exc.reason, exc.detail
-    # an exception's own text may quote the input (pydantic's does): name its type
-    return "builder_error", f"{type(exc).__name__} while building its samples"
 
 
 def _changelog_partition(entries: list[dict[str, Any]]) -> int:
