@@ -13,7 +13,6 @@ import asyncio
 import random
 from collections import Counter
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
@@ -49,18 +48,6 @@ async def _publish(
         await asyncio.sleep(0.2)
 
 
-async def _all_of(bootstrap: str, topics: TopicSettings, ids: set[str]) -> list[dict[str, Any]]:
-    """Read the samples until every one of ``ids`` is there (copies count once), or 180 s."""
-    deadline = asyncio.get_running_loop().time() + 180
-    while True:
-        samples = await samples_of(bootstrap, topics, 0)
-        if ids <= {s["sample_id"] for s in samples}:
-            return samples
-        if asyncio.get_running_loop().time() > deadline:
-            return samples
-        await asyncio.sleep(2.0)
-
-
 async def test_kill_9_with_opted_out_traffic_in_flight(broker, start_worker, namespace):
     topics = TopicSettings(prefix=namespace)
     sim, rng = Simulator(seed=47, pii_ratio=0.0), random.Random(9)
@@ -84,9 +71,9 @@ async def test_kill_9_with_opted_out_traffic_in_flight(broker, start_worker, nam
     finally:
         await runtime.producer.stop()
     expected = set().union(*(q.sample_ids for q in control))
-    samples = await _all_of(broker.bootstrap, topics, expected)
+    samples = await samples_of(broker.bootstrap, topics, expected, max_wait=180)
     await asyncio.sleep(2.0)  # anything still on its way would show now
-    samples = await samples_of(broker.bootstrap, topics, len(samples))
+    samples = await samples_of(broker.bootstrap, topics, expected, max_wait=0)
     families = {k: v for q in control for k, v in q.sample_ids.items()}
     missing = Counter(families[i] for i in expected - {s["sample_id"] for s in samples})
     print(
