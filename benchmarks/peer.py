@@ -3,10 +3,11 @@
 It consumes the same five input topics, decodes with :mod:`streams.decode`, joins
 decisions, corrections and outcomes with plan snapshots in plain dicts under the same
 grace rule (DESIGN §5: a parked event waits for its plan, completed in event-time order,
-dead-lettered as ``plan_state_missing`` after ``join.grace``), builds with the same pure
-builders, anonymizes and encodes with :func:`streams.outbox.prepare`, produces each sample
-and its ``learning_events`` copy with acks=all, and commits a batch's offsets only after
-every send of the batch was acknowledged.
+dead-lettered as ``plan_state_missing`` after ``join.grace``), decides with the same pure
+deciders and builders (:mod:`streams.join`, :mod:`streams.builders`), anonymizes and
+encodes with :func:`streams.outbox.prepare`, produces each sample and its
+``learning_events`` copy with acks=all, and commits a batch's offsets only after every send
+of the batch was acknowledged.
 
 What it leaves out is what learnstream's Faust tables and agents pay for: no plan_state or
 pending changelog (a restart forgets every plan and parked event), no consent topic (only
@@ -30,7 +31,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from streams import builders
+from streams import join
 from streams.codecs import codec_for
 from streams.decode import RecordOrigin, decode_decision, decode_delta, decode_plan, decode_stage
 from streams.dlq import DlqRecord, dlq_headers
@@ -38,7 +39,7 @@ from streams.errors import InvalidEvent, describe_failure
 from streams.ids import canonical_id
 from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.outbox import prepare
-from streams.plan_state import PlanState, merge_snapshot, record_delta
+from streams.plan_state import PlanState, merge_snapshot
 from streams.privacy import build_anonymizer, privacy_config
 from streams.samples import LearningSample
 from streams.settings import Settings
@@ -48,8 +49,6 @@ __all__ = ["Join", "Parked", "Peer", "complete", "main"]
 log = logging.getLogger("learnstream.peer")
 
 Event = DecisionEvent | DeltaIntentEvent | StageEvent
-#: A delta_intent of this type carries only the impact of an earlier delta (as streams.join).
-IMPACT_ONLY_TYPE = "delta_impact_analyzed"
 #: Input topic fields (streams.settings.TopicSettings), the same five the worker reads.
 INPUT_FIELDS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
 
@@ -74,18 +73,12 @@ def complete(
     before it, as the worker). ``confirmed``: its confirm_decision already went out.
     """
     if isinstance(event, DecisionEvent):
-        first = [] if confirmed else [builders.build_confirm_decision(event, state, now)]
-        seen = state.as_of(event.timestamp)
-        return [*first, builders.build_intent_resolution(event, seen, now)], state
-    if isinstance(event, StageEvent):
-        return [builders.build_pipeline_outcome(event, state.as_of(event.timestamp), now)], state
-    samples = []
-    if event.event_type != IMPACT_ONLY_TYPE:
-        samples.append(builders.build_error_correction(event, state, now))
-        state = record_delta(state, event.payload.delta_id, event.timestamp)
-    if event.payload.impact is not None:
-        samples.append(builders.build_delta_impact(event, state, now))
-    return samples, state
+        outcome = join.on_decision(event, state, now, confirmed=confirmed)
+    elif isinstance(event, StageEvent):
+        outcome = join.on_stage(event, state, now)
+    else:
+        outcome = join.on_delta(event, state, now)
+    return outcome.samples, outcome.new_state or state
 
 
 @dataclass
@@ -108,9 +101,8 @@ class Join:
             samples, self.states[key] = complete(event, state, now, confirmed=False)
             return samples
         self.parked.setdefault(key, []).append(entry)
-        # confirm_decision needs no plan, unless only the plan can name the project.
-        if isinstance(event, DecisionEvent) and event.project_id is not None:
-            return [builders.build_confirm_decision(event, None, now)]
+        if isinstance(event, DecisionEvent):  # its confirm_decision may need no plan
+            return join.on_decision(event, None, now).samples
         return []
 
     def on_plan(
