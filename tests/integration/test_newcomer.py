@@ -191,6 +191,15 @@ def test_kill_9_of_a_worker_takes_its_embedded_broker_down(tmp_path: Path) -> No
     assert _gone(brokers[0]), "the embedded broker outlived its worker"
 
 
+def _ok(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """Run ``cmd``; assert it succeeded and return what it printed (stdout + stderr)."""
+    done = subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
 def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> None:
     """Build and install the wheel, and install editable as `make` does: offline, no warning."""
     src = tmp_path / "src"
@@ -203,66 +212,23 @@ def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> No
     # -v shows what the build backend prints, which is where its warnings go.
     env = os.environ | {"PIP_ROOT_USER_ACTION": "ignore", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # else distutils warns that it cannot byte-compile
+    install = ["-m", "pip", "install", "--no-deps", "--no-index"]
     wheel_cmd = ["wheel", "-v", "--no-deps", "--no-build-isolation", "-w", "dist", str(src)]
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", *wheel_cmd],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    subprocess.run([sys.executable, "-m", "venv", "venv"], cwd=tmp_path, check=True, timeout=120)
+    outputs = [_ok([sys.executable, "-m", "pip", *wheel_cmd], tmp_path, env)]
+    _ok([sys.executable, "-m", "venv", "venv"], tmp_path, env)
     wheel = next((tmp_path / "dist").glob("learnstream-*.whl"))
-    installed = subprocess.run(
-        ["venv/bin/python", "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    outputs.append(_ok(["venv/bin/python", *install, str(wheel)], tmp_path, env))
     # what `make` itself runs: an editable install. Built by the backend directly and
     # installed into a second scratch venv: `pip install -e --prefix` from this venv would
     # first uninstall the project from the venv the tests run in.
-    editable = subprocess.run(
-        [sys.executable, "-W", "default", "-c"]
-        + ["import hatchling.build as b; print(b.build_editable('../editable'))"],
-        cwd=src,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert editable.returncode == 0, editable.stdout + editable.stderr
-    subprocess.run([sys.executable, "-m", "venv", "dev"], cwd=tmp_path, check=True, timeout=120)
+    build = "import hatchling.build as b; print(b.build_editable('../editable'))"
+    outputs.append(_ok([sys.executable, "-W", "default", "-c", build], src, env))
+    _ok([sys.executable, "-m", "venv", "dev"], tmp_path, env)
     dev_wheel = next((tmp_path / "editable").glob("learnstream-*.whl"))
-    dev_installed = subprocess.run(
-        ["dev/bin/python", "-m", "pip", "install", "--no-deps", "--no-index", str(dev_wheel)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert dev_installed.returncode == 0, dev_installed.stdout + dev_installed.stderr
-    found = subprocess.run(
-        ["dev/bin/python", "-c", "import streams; print(streams.__file__)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert found.stdout.strip() == str(src / "streams" / "__init__.py"), found.stderr
-    for run in (built, installed, editable, dev_installed):
-        output = run.stdout + run.stderr
+    outputs.append(_ok(["dev/bin/python", *install, str(dev_wheel)], tmp_path, env))
+    found = _ok(["dev/bin/python", "-c", "import streams; print(streams.__file__)"], tmp_path, env)
+    assert found.strip() == str(src / "streams" / "__init__.py")
+    for output in outputs:
         assert [line for line in output.splitlines() if "warn" in line.lower()] == []
     site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
     shipped = {
