@@ -1,11 +1,15 @@
 """How far this worker has read the corrections input, per partition: the join's watermark.
 
 A decision or an execute counts the corrections of its plan made at or before its own time
-(``PlanState.as_of``). That count is final only once the corrections input has been read
-past that time, whatever order the worker happens to read two topics in: it has read a
-correction made later, or it has read everything there is. The second rule is the idle
-input of Flink and Kafka Streams: corrections are rare, so in steady state the input is
-read to its end and nothing waits.
+(``PlanState.as_of``). That count is final only once the worker has processed every
+correction the broker held when the event was fetched, whatever order it happens to read
+two topics in. Corrections are rare, so in steady state the input is read to its end and
+nothing waits.
+
+Reading a correction made *later* than the event is not enough: event times within a
+partition are not in offset order (runtimes' clocks differ, and a kill -9 run caught an
+execute labelled ``good`` because another plan's later correction had been read before its
+own earlier one). So only offsets count.
 """
 
 from __future__ import annotations
@@ -51,12 +55,10 @@ class Watermark:
             self._time[partition] = at
 
     def settled(self, partition: int, moment: datetime) -> bool:
-        """Tell whether every correction of ``partition`` made at or before ``moment`` is read.
-
-        Strictly later: another correction made at ``moment`` itself may still follow one.
-        """
-        seen = self._time.get(partition)
-        return (seen is not None and seen > moment) or self.read_to_end(partition)
+        """Tell whether every correction of ``partition`` made at or before ``moment`` is read:
+        only when every correction the broker holds is (see the module docstring)."""
+        del moment  # event times are not in offset order: they cannot settle anything
+        return self.read_to_end(partition)
 
     def read_to_end(self, partition: int) -> bool:
         """Tell whether this worker has processed every correction the broker holds."""
@@ -85,10 +87,7 @@ class Watermark:
         waiting = self.waiting.get(partition)
         if not waiting:
             return []
-        if self.read_to_end(partition):
-            return list(waiting)
-        seen = self._time.get(partition)
-        return [key for key, at in waiting.items() if seen is not None and seen > at]
+        return list(waiting) if self.read_to_end(partition) else []
 
     def forget(self, partitions: Iterable[int]) -> None:
         """Drop what was known of revoked partitions (their next owner starts afresh)."""
