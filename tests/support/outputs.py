@@ -11,7 +11,7 @@ import faust
 from agents.runtime import Runtime
 from streams.fence import caught_up
 
-__all__ = ["Feed", "mock_outputs"]
+__all__ = ["AGENT_OF", "Feed", "mock_outputs"]
 
 
 class _RecordingProducer:
@@ -35,6 +35,17 @@ class _RecordingProducer:
         if mock is None:
             raise AssertionError(f"unexpected send to {topic}")
         return await mock(key=key, value=value, headers=headers)
+
+
+#: The agent that reads each input topic (the names Feed delivers to).
+AGENT_OF = {
+    "plans": "plans",
+    "plan_approved": "decisions",
+    "plan_rejected": "decisions",
+    "delta_intents": "deltas",
+    "pipeline_stage": "outcomes",
+    "consent": "consent",
+}
 
 
 def mock_outputs(app: faust.App, runtime: Runtime) -> dict[str, AsyncMock]:

@@ -28,17 +28,9 @@ from streams.schemas import validate_sample
 from streams.settings import Settings
 from streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
-from tests.support.outputs import Feed, mock_outputs
+from tests.support.outputs import AGENT_OF, Feed, mock_outputs
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-AGENT_OF = {
-    "plans": "plans",
-    "plan_approved": "decisions",
-    "plan_rejected": "decisions",
-    "delta_intents": "deltas",
-    "pipeline_stage": "outcomes",
-    "consent": "consent",
-}
 
 
 @dataclass

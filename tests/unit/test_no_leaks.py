@@ -38,7 +38,7 @@ from streams.samples import LearningSample
 from streams.settings import Settings
 from streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
-from tests.support.outputs import Feed, mock_outputs
+from tests.support.outputs import AGENT_OF, Feed, mock_outputs
 
 PLANTED = {
     "email": "dana.leak@example.org",
@@ -48,14 +48,6 @@ PLANTED = {
 }
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 ORIGIN = RecordOrigin("mplp.x", 0, 7, WHEN)
-AGENT_OF = {
-    "plans": "plans",
-    "plan_approved": "decisions",
-    "plan_rejected": "decisions",
-    "delta_intents": "deltas",
-    "pipeline_stage": "outcomes",
-    "consent": "consent",
-}
 
 
 def _templates() -> dict[str, dict[str, Any]]:
