@@ -124,6 +124,13 @@ SEAMS: tuple[Seam, ...] = (
         ("self",),
         ("self.pending.get",),
     ),
+    Seam(
+        _FAUST,
+        "faust.streams._current_event",
+        "faust.streams:current_event",
+        (),
+        ("_current_event.get(None)", "eventref()"),
+    ),
     Seam(_PYTHON, "asyncio.Queue._getters", "asyncio:Queue.__init__", None, ("self._getters",)),
     Seam(
         _AIOKAFKA,

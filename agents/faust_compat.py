@@ -15,8 +15,9 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
    below the last one it handed over; records fetched before a seek and handed over after
    it raise that mark, and the re-read after the seek is dropped: records lost on restart.
 2. ``Consumer._new_offset(tp)``, called by ``_filter_committable_offsets``, is replaced to
-   return one past the last record processed (``Progress``); ``Consumer._acked`` and
-   ``_acked_index`` (made in ``__init__``) are trimmed below it so they do not grow. Faust
+   return the offset ``Progress`` says may be committed (one past the last record processed,
+   or flushed); ``Consumer._acked`` and ``_acked_index`` (made in ``__init__``) are trimmed
+   below it so they do not grow. Faust
    commits the end of the first run of consecutive acks: after a seek's repeats commits
    crawl one offset at a time, and with a hole it commits past a record never processed.
 3. ``Consumer._filter_tps_with_pending_acks(topics)``, called by ``force_commit``, is
@@ -38,10 +39,15 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
    ``TransactionManager.commit`` builds: ``transactional_id`` makes the same, so a sample
    sent straight to the producer joins the transaction that commits its source offset
    (faust-streaming #177/#517: outputs outside it came out twice after a kill).
+8. ``faust.streams._current_event``, the ContextVar (of a weakref) ``current_event()``
+   reads: ``processing`` sets it so the quality windows can flush their counts when a
+   commit starts, outside stream iteration. A table write needs it (the changelog partition,
+   RocksDB's database); without it, exactly_once would commit samples of records whose
+   counts are not written, and their replay would send them twice.
 
 aiokafka:
 
-8. ``AIOKafkaConsumer._client.force_metadata_update()`` (``aiokafka/consumer/consumer.py``,
+9. ``AIOKafkaConsumer._client.force_metadata_update()`` (``aiokafka/consumer/consumer.py``,
    ``aiokafka/client.py``): a consumer with assigned, not subscribed, partitions refreshes
    metadata every ``metadata_max_age_ms`` only (5 minutes), so a topic created after it
    started has no partitions until then. ``refresh_metadata`` asks now.
@@ -55,12 +61,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import faust
 from aiokafka import AIOKafkaConsumer
-from faust.types import TP
+from faust import streams as faust_streams
+from faust.types import TP, EventT
 
 from streams.progress import Progress
 
@@ -71,6 +80,7 @@ __all__ = [
     "committed_offsets",
     "deliver_every_record",
     "guard_commits",
+    "processing",
     "refresh_metadata",
     "transactional_id",
     "wait_until_idle",
@@ -163,7 +173,7 @@ def _quiet(progress: Progress, force_commit: Commit) -> Commit:
 
 def _processed(consumer: Any, progress: Progress) -> Callable[[TP], int | None]:
     def processed_offset(tp: TP) -> int | None:
-        target = progress.next_offset(tp)
+        target = progress.commit_offset(tp)
         acked = consumer._acked.get(tp)
         if target is not None and acked:  # Faust's own lists: keep them from growing
             done = [o for o in acked if o < target]
@@ -215,11 +225,21 @@ def committed_offsets(consumer: Any) -> Mapping[TP, int | None]:
     return committed
 
 
+@contextmanager
+def processing(event: EventT[Any]) -> Iterator[None]:
+    """Let table writes run as in the stream iteration of ``event`` (seam 8)."""
+    token = faust_streams._current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        faust_streams._current_event.reset(token)
+
+
 def transactional_id(app: faust.App, topic: str, partition: int) -> str:
     """Return the id of the transaction Faust commits ``topic[partition]``'s offset in (seam 7)."""
     return f"{app.conf.id}-{app.assignor.group_for_topic(topic)}-{partition}"
 
 
 async def refresh_metadata(consumer: AIOKafkaConsumer) -> None:
-    """Fetch fresh cluster metadata for ``consumer`` now (seam 8): new topics, partitions."""
+    """Fetch fresh cluster metadata for ``consumer`` now (seam 9): new topics, partitions."""
     await consumer._client.force_metadata_update()

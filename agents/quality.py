@@ -2,27 +2,36 @@
 
 Faust changes a table only inside stream iteration and writes the change to the current
 record's partition, so a count is keyed ``family|quality|source partition``: every key lives
-in exactly one changelog partition, and sums over workers never count a sample twice. The
-counting happens when ``Runtime`` sends a sample (an ``on_sample`` listener), in the agent loop.
+in exactly one changelog partition, and sums over workers never count a sample twice.
+
+A sample sent (an ``on_sample`` listener) is counted in memory (streams/window_counts.py).
+A partition's counts are written, each window key once, by a *flush*: after a record of that
+partition (any input, or the sweeper's tick, so an idle one too) once ``windows.flush_interval``
+has passed since its last flush, and for every partition when a commit starts. Offsets are
+committed only as far as the last flush of their partition (``Progress.release``): a crash
+replays the records whose counts were in memory. The tables, so the gauges and ``GET
+/quality``, are behind by at most a flush interval.
 """
 
 from __future__ import annotations
 
 import logging
-from contextvars import ContextVar
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import faust
 from faust.streams import current_event
 from faust.types import EventT
-from faust.types.tables import TableT, WindowWrapperT
+from faust.types.tables import TableT
 from faust.web import Request, Response, View
 
-from agents.faust_compat import committed_offsets
+from agents.faust_compat import committed_offsets, processing
 from agents.runtime import Runtime, now
 from streams.lag import partition_lags
 from streams.metrics import Metrics
+from streams.progress import Progress
 from streams.quality import (
     Counts,
     WindowSpec,
@@ -35,16 +44,11 @@ from streams.quality import (
 )
 from streams.samples import LearningSample
 from streams.topics import INPUTS
+from streams.window_counts import PendingCounts
 
 __all__ = ["QualityWindows", "register"]
 
 log = logging.getLogger("learnstream")
-# The event time of the sample being counted: Faust asks the window for it (relative_to).
-_EVENT_TIME: ContextVar[float] = ContextVar("learnstream_event_time")
-
-
-def _event_time(_event: EventT[Any] | None = None) -> float:
-    return _EVENT_TIME.get()
 
 
 @dataclass
@@ -55,15 +59,24 @@ class QualityWindows:
     metrics: Metrics
     specs: tuple[WindowSpec, ...]
     tables: dict[str, TableT[Any, Any]]  # label -> table (keys: (key, (start, end)))
-    windowed: dict[str, WindowWrapperT]  # label -> the same table seen through its window
     inputs: frozenset[str]  # the co-partitioned input topics samples come from
     lagged: frozenset[str]  # the topics whose consumer lag we export
+    progress: Progress
+    flush_interval: float
+    clock: Callable[[], float] = time.monotonic
+    pending: PendingCounts = field(init=False)
+    _flushed: dict[int, float] = field(default_factory=dict)  # partition -> last flush
+    #: partition -> the last record that counted a sample: the context of a flush at commit
+    _events: dict[int, EventT[Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.pending = PendingCounts(self.specs)
 
     @classmethod
     def declare(cls, runtime: Runtime) -> QualityWindows:
         """Declare the tables on the runtime's app (one changelog per window size)."""
         settings, specs = runtime.settings, window_specs(runtime.settings.windows)
-        tables, windowed = {}, {}
+        tables = {}
         for spec in specs:
             table = runtime.app.Table(
                 f"quality_{spec.label}",
@@ -72,35 +85,73 @@ class QualityWindows:
                 schema=faust.Schema(key_serializer="json", value_serializer="json"),
                 options=settings.table_options(),
             )
+            # Tumbling is hopping with step == size (Faust's TumblingWindow is just that);
+            # the window makes Faust key, expire and retain the changelog by window.
+            table.hopping(spec.size, spec.step, expires=spec.expires)
             tables[spec.label] = table
-            # Tumbling is hopping with step == size (Faust's TumblingWindow is just that).
-            wrapper = table.hopping(spec.size, spec.step, expires=spec.expires)
-            windowed[spec.label] = wrapper.clone(relative_to=_event_time)  # = .relative_to()
         runtime.metrics.track_windows(tuple(tables))
-        inputs = frozenset(settings.topics.name(field) for field in INPUTS)
+        inputs = frozenset(settings.topics.name(name) for name in INPUTS)
         lagged = inputs | {settings.topics.name("consent")}
-        return cls(runtime.app, runtime.metrics, specs, tables, windowed, inputs, lagged)
+        interval = settings.windows.flush_interval
+        return cls(
+            runtime.app, runtime.metrics, specs, tables, inputs, lagged, runtime.progress, interval
+        )
 
     def record(self, sample: LearningSample) -> None:
         """Count ``sample`` in each window of its event time, or as late when it has expired."""
         event = current_event()
-        if event is None:  # not inside an agent: Faust could not pick a changelog partition
+        if event is None:  # not inside an agent: no source partition to key the count by
             log.warning("sample %s sent outside stream iteration: not windowed", sample.sample_id)
             return
         moment = now()
-        ts = event_timestamp(sample.meta.event_time, moment)
-        key = table_key(
-            sample.sample_family, sample.feedback.quality_label, event.message.partition
-        )
-        token = _EVENT_TIME.set(ts)
-        try:
-            for spec in self.specs:
-                if spec.is_late(ts, moment.timestamp()):
-                    self.metrics.late_events.labels(spec.label).inc()
-                else:
-                    self.windowed[spec.label][key] += 1
-        finally:
-            _EVENT_TIME.reset(token)
+        ts, partition = event_timestamp(sample.meta.event_time, moment), event.message.partition
+        key = table_key(sample.sample_family, sample.feedback.quality_label, partition)
+        for spec in self.specs:
+            if spec.is_late(ts, moment.timestamp()):
+                self.metrics.late_events.labels(spec.label).inc()
+            else:
+                self.pending.add(partition, spec.label, key, ts)
+        self._events[partition] = event
+
+    def after_record(self, event: EventT[Any]) -> None:
+        """Flush the record's partition if ``flush_interval`` passed since its last flush."""
+        partition, moment = event.message.partition, self.clock()
+        if moment - self._flushed.setdefault(partition, moment) >= self.flush_interval:
+            self.flush(partition, moment)
+
+    def flush(self, partition: int, moment: float) -> None:
+        """Write ``partition``'s pending counts, each window key once; release its offsets.
+
+        Inside stream iteration of a record of ``partition`` (Faust writes the changelog to
+        the current record's partition), or in ``processing`` of one.
+        """
+        for label, counts in self.pending.take(partition).items():
+            table = self.tables[label]
+            for window_key, n in counts.items():
+                table[window_key] += n
+        self._flushed[partition] = moment
+        self.progress.release(partition)
+
+    def flush_all(self) -> None:
+        """Flush every partition (a commit starts); skipped when the producer is stopping.
+
+        A stopping producer buffer would not send the changelog records any more: the counts
+        stay unwritten, and the offsets uncommitted, so the next owner counts those records.
+        """
+        if self.app.producer.buffer.should_stop:
+            return
+        moment = self.clock()
+        for partition in self.pending.partitions():
+            with processing(self._events[partition]):
+                self.flush(partition, moment)
+        self.progress.release_all()
+
+    def forget(self, partitions: set[int]) -> None:
+        """Drop what is pending for revoked ``partitions``: their records are replayed."""
+        self.pending.drop(partitions)
+        for partition in partitions:
+            self._flushed.pop(partition, None)
+            self._events.pop(partition, None)
 
     def active_partitions(self) -> set[int]:
         """Return the input partitions this worker owns (standby copies excluded)."""
@@ -149,13 +200,19 @@ def register(runtime: Runtime) -> None:
     """Declare the windowed tables, count every sample sent, serve ``/quality``."""
     quality = QualityWindows.declare(runtime)
     runtime.on_sample.append(quality.record)
+    if quality.specs:  # commits wait for flushes only when there is something to flush
+        runtime.after_record.append(quality.after_record)
+        runtime.progress.held = True
+        runtime.progress.before_commit = quality.flush_all
     app, interval = runtime.app, runtime.settings.windows.refresh_interval
 
     @app.timer(interval, name="learnstream.quality_refresh")  # type: ignore[untyped-decorator]
     async def refresh() -> None:
         quality.refresh()
 
-    def on_revoked(*_args: Any, **_kwargs: Any) -> None:
+    def on_revoked(*args: Any, **_kwargs: Any) -> None:
+        # (app, revoked partitions); Faust's commit before this signal flushed them already
+        quality.forget({tp.partition for tp in args[1] if tp.topic in quality.inputs})
         quality.refresh(partitions=set())  # nothing is ours until the new assignment
 
     def on_assigned(*_args: Any, **_kwargs: Any) -> None:

@@ -62,6 +62,8 @@ class Runtime:
     progress: Progress
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
+    #: Called after every record, in its stream iteration (the quality windows' flush).
+    after_record: list[Callable[[EventT[bytes]], None]] = field(default_factory=list)
     #: Every project's consent, read by this worker (agents/consent.py feeds both).
     consent: ConsentView = field(default_factory=ConsentView)
     #: Holds samples until ``consent`` has read what was written before their record came.
@@ -142,24 +144,34 @@ class Runtime:
         """Run ``handle`` on one record; any failure dead-letters it and the loop goes on.
 
         Skipped: a record processed before (handed over again after a seek), and one above a
-        hole in its partition's offsets (it comes again once the hole is re-read).
+        hole in its partition's offsets (it comes again once the hole is re-read). Then, still
+        in the record's stream iteration, the ``after_record`` listeners run (a flush of the
+        quality windows): the record counts as processed by then.
         """
         msg = event.message
         async with self.progress.record(msg.tp, msg.offset) as fresh:
-            if not fresh:
+            if fresh:
+                await self._handle(source, event, handle)
+            else:
                 self.metrics.redelivered.inc()
-                return
-            self.metrics.child(self.metrics.events, source).inc()
-            started = time.perf_counter()
-            try:
-                await handle(event)
-            except InvalidEvent as exc:
-                where = self.dead_letters.where(event, exc.reason, exc.detail)
-                await self.dead_letter(where, msg.key, msg.value)
-            except Exception as exc:  # a bug must not lose the record, nor re-read it forever
-                record = self.dead_letters.where(event, "builder_error", describe_failure(exc))
-                log.error("%s failed %s error=%s", source, record.location, record.error)
-                await self.dead_letter(record, msg.key, msg.value)
-            finally:
-                processing = self.metrics.child(self.metrics.processing, source)
-                processing.observe(time.perf_counter() - started)
+        for listener in self.after_record:
+            listener(event)
+
+    async def _handle(
+        self, source: str, event: EventT[bytes], handle: Callable[[EventT[bytes]], Awaitable[None]]
+    ) -> None:
+        msg = event.message
+        self.metrics.child(self.metrics.events, source).inc()
+        started = time.perf_counter()
+        try:
+            await handle(event)
+        except InvalidEvent as exc:
+            where = self.dead_letters.where(event, exc.reason, exc.detail)
+            await self.dead_letter(where, msg.key, msg.value)
+        except Exception as exc:  # a bug must not lose the record, nor re-read it forever
+            record = self.dead_letters.where(event, "builder_error", describe_failure(exc))
+            log.error("%s failed %s error=%s", source, record.location, record.error)
+            await self.dead_letter(record, msg.key, msg.value)
+        finally:
+            processing = self.metrics.child(self.metrics.processing, source)
+            processing.observe(time.perf_counter() - started)

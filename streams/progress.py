@@ -21,6 +21,13 @@ in kill -9 runs (RELIABILITY.md); ``Progress`` is the bookkeeping that fixes the
    ``Progress`` takes each partition's records in offset order: one processed before is
    skipped (its outputs are in the open transaction or already committed), one above a hole
    makes it seek back and re-read; the commit takes one past the last record processed.
+3. **Some work is done later than its record.** The quality windows count samples in memory
+   and write a partition's counts at its next flush (agents/quality.py). With ``held`` on,
+   a commit takes the *committable* offset instead: what was processed when the partition
+   was last flushed (``release``), so no commit passes a record whose counts are not yet in
+   the tables; a crash replays those records and they are counted then. ``before_commit``
+   runs inside ``quiet``, before the offsets are picked: the windows flush everything there,
+   so under exactly_once a transaction never carries samples of records it does not commit.
 
 Pure: no Faust, no Kafka client; a partition is anything hashable with ``topic`` and
 ``partition`` (Faust's ``TP``).
@@ -80,15 +87,20 @@ class Progress:
 
     ``gated`` (exactly_once) makes ``quiet`` hold records back during a commit; at
     at_least_once a commit need not wait, since a replay may repeat samples anyway.
+    ``held`` makes commits take the offsets released by the last flush of each partition.
     """
 
-    def __init__(self, *, gated: bool) -> None:
+    def __init__(self, *, gated: bool, held: bool = False) -> None:
         self.gated = gated
+        self.held = held
+        #: Runs when a commit starts, before it picks offsets (gated: with no record in progress).
+        self.before_commit: Callable[[], None] = lambda: None
         #: Where Faust last sought a partition to (its committed offset), if anywhere.
         self.committed: Callable[[Partition], int | None] = lambda tp: None
         #: Seek a partition to an offset (the consumer's ``seek``).
         self.seek: Callable[[Partition, int], Awaitable[None]] | None = None
         self._next: dict[Partition, int] = {}  # one past the last record processed
+        self._committable: dict[Partition, int] = {}  # _next as of the partition's last flush
         self._rewinding: dict[Partition, _Rewinding] = {}
         self._busy = 0
         self._idle = asyncio.Event()
@@ -100,6 +112,20 @@ class Progress:
     def next_offset(self, tp: Partition) -> int | None:
         """Return the offset to commit for ``tp``: one past the last record processed."""
         return self._next.get(tp)
+
+    def commit_offset(self, tp: Partition) -> int | None:
+        """Return the offset a commit may take for ``tp`` (the released one when ``held``)."""
+        return self._committable.get(tp) if self.held else self._next.get(tp)
+
+    def release(self, partition: int) -> None:
+        """Make what was processed of every topic's ``partition`` committable (it was flushed)."""
+        for tp, offset in self._next.items():
+            if tp.partition == partition:
+                self._committable[tp] = offset
+
+    def release_all(self) -> None:
+        """Make everything processed committable (everything was flushed)."""
+        self._committable.update(self._next)
 
     def partitions(self) -> Iterator[Partition]:
         """Yield the partitions with a processed record."""
@@ -172,14 +198,17 @@ class Progress:
 
     @asynccontextmanager
     async def quiet(self) -> AsyncIterator[None]:
-        """Hold new records back and wait for those in progress (when gated)."""
+        """Hold new records back and wait for those in progress (when gated); then run
+        ``before_commit``."""
         if not self.gated:
+            self.before_commit()
             yield
             return
         async with self._committing:
             self._open.clear()
             try:
                 await self._idle.wait()
+                self.before_commit()
                 yield
             finally:
                 self._open.set()
@@ -188,4 +217,5 @@ class Progress:
         """Drop revoked partitions: their next owner starts from the committed offsets."""
         for tp in tps:
             self._next.pop(tp, None)
+            self._committable.pop(tp, None)
             self._rewinding.pop(tp, None)

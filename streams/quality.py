@@ -62,6 +62,10 @@ class WindowSpec:
         stop, hop = int(ts) + 1, int(self.step)
         return [(float(s), s + self.size - 0.1) for s in range(int(first), stop, hop)]
 
+    def bucket(self, ts: float) -> float:
+        """Return the start of the step holding ``ts``: times of one step share their windows."""
+        return math.floor(ts / self.step) * self.step
+
     def start_of(self, ts: float) -> float:
         """Return the start of the oldest window holding ``ts`` (the one covering the last size)."""
         return math.floor(ts / self.step) * self.step - self.size + self.step

@@ -228,6 +228,12 @@ class WindowSettings(BaseModel):
     refresh_interval: float = Field(
         2.0, gt=0, description="seconds between window-gauge and consumer-lag refreshes"
     )
+    flush_interval: float = Field(
+        1.0,
+        ge=0,
+        description="seconds a partition's window counts stay in memory before they are "
+        "written (each window key once); its offsets are committed only after",
+    )
 
 
 class RocksDbSettings(BaseModel):

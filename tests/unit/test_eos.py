@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -322,3 +323,54 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
     assert app.in_transaction
     assert app.consumer.in_transaction
     app.consumer._thread.thread_loop.close()
+
+
+async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
+    apps: list[faust.App], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's own commit path (wired runtime, Faust's consumer and producer buffer):
+    a commit flushes the quality windows first and commits after their changelog records
+    went out; when it cannot flush (the producer is stopping), it commits nothing the
+    windows have not written."""
+    from agents.quality import QualityWindows
+    from agents.wiring import wire
+    from streams.app import create_app
+    from streams.settings import Settings
+    from tests.support.outputs import Feed, mock_outputs
+    from tests.unit.test_quality import _decide
+
+    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    apps.append(app)
+    runtime = wire(app, settings)
+    mock_outputs(app, runtime)
+    quality = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
+    assert isinstance(quality, QualityWindows)
+    quality.clock = lambda: 0.0  # no flush interval ever passes: only commits flush
+    feed = Feed(app)
+    fresh = datetime.now(UTC) - timedelta(seconds=1)
+    await _decide(runtime, feed, True, fresh, partition=2)
+    processed = {tp: runtime.progress.next_offset(tp) for tp in runtime.progress.partitions()}
+    assert len(processed) == 2  # the plan snapshot and the decision
+    network = Network(app, set(processed))
+    guard_commits(app, runtime.progress)
+
+    with monkeypatch.context() as stopping:
+        stopping.setattr(type(app.producer.buffer), "should_stop", property(lambda _: True))
+        assert not await app.consumer.force_commit()
+    commits = [entry for entry in network.log if isinstance(entry, tuple)]
+    assert commits == []  # the counts are only in memory: nothing may be committed
+    network.log.clear()
+    assert quality.pending.partitions() == [2]
+
+    await slow_publisher(app, network.log, delay=0)
+    assert await app.consumer.force_commit()
+    sent = [entry for entry in network.log if str(entry).startswith("sent")]
+    # the plan's plan_state, then intent_resolution and confirm_decision in the 5m and 1h windows
+    assert len(sent) == 5
+    # Faust's own flush comes before the buffer drained; ours after (as above)
+    assert network.log == ["flush", *sent, "flush", ("commit", processed)]
+    assert quality.pending.partitions() == []
+    totals = quality.counts({2}, fresh.timestamp())["1h"]
+    assert totals["intent_resolution"]["good"] == totals["confirm_decision"]["good"] == 1
+    await app.producer.buffer.stop()

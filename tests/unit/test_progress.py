@@ -130,3 +130,61 @@ async def test_an_ungated_commit_does_not_wait() -> None:
     async with progress.record(TP0, 1), progress.quiet():
         pass
     assert progress.next_offset(TP0) == 2
+
+
+async def test_held_commits_take_what_the_last_flush_of_the_partition_released() -> None:
+    progress = Progress(gated=False, held=True)
+    approved, elsewhere = TP("plan_approved", 0), TP("plans", 1)
+    for tp in (TP0, approved, elsewhere):
+        async with progress.record(tp, 0):
+            pass
+    assert progress.commit_offset(TP0) is None  # processed, counts not flushed
+    progress.release(0)
+    assert (progress.commit_offset(TP0), progress.commit_offset(approved)) == (1, 1)
+    assert progress.commit_offset(elsewhere) is None
+    async with progress.record(TP0, 1):
+        pass
+    assert progress.commit_offset(TP0) == 1  # record 1 is not flushed yet
+    progress.release_all()
+    assert [progress.commit_offset(tp) for tp in (TP0, approved, elsewhere)] == [2, 1, 1]
+    progress.forget([TP0])
+    assert progress.commit_offset(TP0) is None
+    assert Progress(gated=False).commit_offset(TP0) is None
+    unheld = Progress(gated=False)
+    async with unheld.record(TP0, 4):
+        pass
+    assert unheld.commit_offset(TP0) == 5  # without windows: what was processed
+
+
+@pytest.mark.parametrize("gated", [True, False])
+async def test_a_commit_flushes_before_it_picks_offsets(gated: bool) -> None:
+    progress = Progress(gated=gated, held=True)
+    log: list[str] = []
+    release = asyncio.Event()
+
+    def flush() -> None:
+        log.append("flush")
+        progress.release_all()
+
+    progress.before_commit = flush
+
+    async def agent() -> None:
+        async with progress.record(TP0, 1):
+            log.append("start 1")
+            await release.wait()
+            log.append("done 1")
+
+    async def commit() -> None:
+        async with progress.quiet():
+            log.append(f"commit {progress.commit_offset(TP0)}")
+
+    first = asyncio.create_task(agent())
+    await asyncio.sleep(0)
+    committing = asyncio.create_task(commit())
+    await asyncio.sleep(0.01)
+    release.set()
+    await asyncio.gather(first, committing)
+    if gated:  # after the record in progress, which it waited for
+        assert log == ["start 1", "done 1", "flush", "commit 2"]
+    else:  # at once: the record in progress is committed by a later commit
+        assert log == ["start 1", "flush", "commit None", "done 1"]

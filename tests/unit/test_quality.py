@@ -6,7 +6,8 @@ import json
 import os
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import orjson
 import pytest
 from click.testing import CliRunner
+from faust.streams import current_event
 from faust.types import TP
 from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
@@ -37,8 +39,10 @@ from streams.quality import (
     window_report,
     window_specs,
 )
+from streams.samples import LearningSample
 from streams.settings import Settings, WindowSettings
 from streams.sim.simulate import Simulator
+from streams.window_counts import PendingCounts
 from tests.support.outputs import Feed, mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)
@@ -89,6 +93,33 @@ def test_late_boundary_of_the_five_minute_window() -> None:
     assert not FIVE_MIN.is_late(horizon, T)  # the first window still kept
     assert not FIVE_MIN.is_late(T - 3600, T)
     assert not HOUR.is_late(T - 7200, T)  # 1h windows: the window of T - 2h is kept
+
+
+@pytest.mark.parametrize("spec", [FIVE_MIN, HOUR, HOPPING], ids=["5m", "1h", "hop"])
+@pytest.mark.parametrize("ts", [T, T + 19.9, T + 20.0, T + 199.9, T - 100.0, T + 3599.5, 1_000.0])
+def test_the_times_of_one_step_share_their_windows(spec: WindowSpec, ts: float) -> None:
+    assert spec.bucket(ts) <= ts < spec.bucket(ts) + spec.step
+    assert spec.ranges(spec.bucket(ts)) == spec.ranges(ts)
+
+
+def test_pending_counts_are_summed_per_window_key() -> None:
+    pending = PendingCounts([HOPPING, HOUR])
+    times = (T, T + 10, T + 30)  # T is 40 s into its minute: two steps of the hopping window
+    for ts in times:
+        pending.add(2, "5m", "x|good|2", ts)
+        pending.add(2, "1h", "x|good|2", ts)
+    pending.add(3, "5m", "x|poor|3", T)
+    assert sorted(pending.partitions()) == [2, 3]
+    taken = pending.take(2)
+    expected: Counter[Any] = Counter()
+    for ts in times:
+        expected.update(("x|good|2", r) for r in HoppingWindow(300, 60, 7200).ranges(ts))
+    assert taken["5m"] == expected
+    assert len(expected) == 6  # five windows each, four of them shared
+    assert taken["1h"] == {("x|good|2", HOUR.ranges(T)[0]): 3}
+    assert pending.take(2) == {}
+    pending.drop([3])
+    assert pending.partitions() == []
 
 
 def test_window_specs_from_settings() -> None:
@@ -217,20 +248,54 @@ def _no_network(*_args: Any, **_kwargs: Any) -> Any:
     raise AssertionError("network access attempted")
 
 
+Make = Callable[..., Awaitable[Any]]
+
+
 @pytest.fixture
-async def runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
-    """Return the wired runtime of an app whose output topics are mocked."""
+async def make_runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Make]:
+    """Return a maker of wired runtimes (``Settings`` overrides as keywords) whose output
+    topics are mocked and whose quality windows read ``clock`` (seconds, settable)."""
     for name in list(os.environ):
         if name.startswith("LEARNSTREAM_"):
             monkeypatch.delenv(name)
     monkeypatch.setattr(socket.socket, "connect", _no_network)
-    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
-    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    runtime = wire(app, settings)
-    mock_outputs(app, runtime)
-    yield runtime
-    if app._consumer is not None:
-        app._consumer._thread.thread_loop.close()
+    made: list[Any] = []
+
+    async def make(**overrides: Any) -> Any:
+        settings = Settings(
+            store="memory://", sample_format="json", data_dir=str(tmp_path), **overrides
+        )
+        app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+        runtime = wire(app, settings)
+        mock_outputs(app, runtime)
+        runtime.clock = [100.0]
+        windows(runtime).clock = lambda: runtime.clock[0]
+        made.append(app)
+        return runtime
+
+    yield make
+    for app in made:
+        if app._consumer is not None:
+            app._consumer._thread.thread_loop.close()
+
+
+@pytest.fixture
+async def runtime(make_runtime: Make) -> Any:
+    """Return the wired runtime of an app whose output topics are mocked."""
+    return await make_runtime()
+
+
+def windows(runtime: Any) -> QualityWindows:
+    """Return the runtime's quality windows (its ``on_sample`` listener)."""
+    found = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
+    assert isinstance(found, QualityWindows)
+    return found
+
+
+async def tick(runtime: Any, feed: Feed, partition: int) -> None:
+    """Deliver one sweeper tick to ``partition``."""
+    name = runtime.topics.join_ticks.get_topic_name()
+    await feed.put("sweeper", name, b"", key=b"tick", partition=partition)
 
 
 async def _decide(runtime: Any, feed: Feed, approved: bool, when: datetime, partition: int) -> None:
@@ -248,12 +313,13 @@ async def _decide(runtime: Any, feed: Feed, approved: bool, when: datetime, part
 
 async def test_samples_are_counted_by_event_time_partition_and_lateness(runtime: Any) -> None:
     feed = Feed(runtime.app)
-    quality = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
-    assert isinstance(quality, QualityWindows)
+    quality = windows(runtime)
     fresh = datetime.now(UTC) - timedelta(seconds=1)
     await _decide(runtime, feed, True, fresh, partition=2)
     await _decide(runtime, feed, False, fresh, partition=3)
     await _decide(runtime, feed, True, fresh - timedelta(hours=3), partition=2)  # past expiry: late
+    assert all(not table.data for table in quality.tables.values())  # counted in memory
+    quality.flush_all()  # what a commit does first
     counts = quality.counts({2, 3}, fresh.timestamp())
     assert counts["5m"]["intent_resolution"] == {"good": 1, "acceptable": 0, "poor": 1}
     assert counts["1h"]["confirm_decision"] == {"good": 1, "acceptable": 0, "poor": 1}
@@ -275,6 +341,93 @@ async def test_samples_are_counted_by_event_time_partition_and_lateness(runtime:
     assert set(report["windows"]) == {"5m", "1h"}
     assert report["partitions"] == []  # never assigned: the app is not running
     assert report["app_id"] == quality.app.conf.id  # `learnstream quality` says whose it read
+
+
+async def test_a_flush_writes_what_counting_each_sample_wrote_once_per_key(
+    make_runtime: Make,
+) -> None:
+    """A scripted stream over four partitions and ten minutes of event time, in hopping
+    windows (steps whose windows overlap): after the ticks, the tables hold what Faust's own
+    windows give counting sample by sample, and each window key was written once."""
+    hopping = WindowSettings(hopping=True, step=timedelta(minutes=1))
+    runtime = await make_runtime(windows=hopping)
+    quality, feed = windows(runtime), Feed(runtime.app)
+    expected: dict[str, Counter[Any]] = {spec.label: Counter() for spec in quality.specs}
+
+    def count_like_faust(sample: LearningSample) -> None:
+        event = current_event()
+        assert event is not None
+        ts = event_timestamp(sample.meta.event_time, datetime.now(UTC))
+        key = table_key(
+            sample.sample_family, sample.feedback.quality_label, event.message.partition
+        )
+        for spec in quality.specs:
+            window = HoppingWindow(spec.size, spec.step, spec.expires)
+            expected[spec.label].update((key, r) for r in window.ranges(ts))
+
+    runtime.on_sample.append(count_like_faust)
+    writes: Counter[tuple[str, Any]] = Counter()
+    for label, table in quality.tables.items():
+        send = table.send_changelog
+
+        def counted(partition: Any, key: Any, *args: Any, _l: str = label, _s: Any = send) -> Any:
+            writes[(_l, key)] += 1
+            return _s(partition, key, *args)
+
+        table.send_changelog = counted  # what Table.on_key_set calls for every write
+
+    start = datetime.now(UTC) - timedelta(minutes=10)
+    for i in range(20):
+        when = start + timedelta(seconds=29 * i)
+        await _decide(runtime, feed, i % 3 != 0, when, partition=i % 4)
+    assert writes == Counter()  # within the flush interval: nothing written yet
+    processed = list(runtime.progress.partitions())
+    assert {tp.partition for tp in processed} == {0, 1, 2, 3}
+    assert all(runtime.progress.commit_offset(tp) is None for tp in processed)
+
+    runtime.clock[0] += quality.flush_interval
+    for partition in range(4):
+        await tick(runtime, feed, partition)
+    for label, table in quality.tables.items():
+        assert dict(table.data.items()) == dict(expected[label])
+    assert set(writes) == {(label, key) for label in expected for key in expected[label]}
+    assert set(writes.values()) == {1}
+    for tp in runtime.progress.partitions():  # the inputs', and each tick's own offset
+        assert runtime.progress.commit_offset(tp) == runtime.progress.next_offset(tp)
+
+
+async def test_an_idle_partition_is_flushed_by_its_tick_and_a_busy_one_by_its_records(
+    runtime: Any,
+) -> None:
+    quality, feed = windows(runtime), Feed(runtime.app)
+    fresh = datetime.now(UTC) - timedelta(seconds=1)
+    await _decide(runtime, feed, True, fresh, partition=1)
+    await tick(runtime, feed, 1)  # within the interval: still pending
+    assert quality.counts({1}, fresh.timestamp())["5m"]["intent_resolution"]["good"] == 0
+    runtime.clock[0] += 0.5
+    await _decide(runtime, feed, False, fresh, partition=2)
+    runtime.clock[0] += 0.5  # a second since partition 1 was first seen, half one for 2
+    await tick(runtime, feed, 1)
+    counts = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
+    assert counts == {"good": 1, "acceptable": 0, "poor": 0}
+    runtime.clock[0] += 0.5
+    # partition 2's next record (a plan snapshot) flushes its rejection; the approval that
+    # follows it waits for the next flush
+    await _decide(runtime, feed, True, fresh + timedelta(seconds=1), partition=2)
+    counts = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
+    assert counts == {"good": 1, "acceptable": 0, "poor": 1}
+    assert quality.pending.partitions() == [2]
+
+
+async def test_revoked_partitions_forget_their_pending_counts(runtime: Any) -> None:
+    quality, feed = windows(runtime), Feed(runtime.app)
+    fresh = datetime.now(UTC) - timedelta(seconds=1)
+    await _decide(runtime, feed, True, fresh, partition=1)
+    await _decide(runtime, feed, True, fresh, partition=2)
+    revoked = {tp for tp in runtime.progress.partitions() if tp.partition == 1}
+    await runtime.app.on_partitions_revoked.send(revoked)
+    assert quality.pending.partitions() == [2]  # the next owner of 1 replays and counts them
+    assert all(runtime.progress.next_offset(tp) is None for tp in revoked)
 
 
 # --- the CLI ----------------------------------------------------------------------------------
