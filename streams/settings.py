@@ -167,6 +167,9 @@ class TopicSettings(BaseModel):
     dlq: str = "mplp.learning_dlq"
     learn_requests: str = "a2e.learn.requests"
     learn_responses: str = "a2e.learn.responses"
+    preference_pairs: str = "mplp.preference_pairs"
+    reward_samples: str = "a2e.learn.reward_samples"
+    experiences: str = "a2e.learn.experiences"
 
     def name(self, field: str) -> str:
         """Return the full topic name of a field, prefix included."""

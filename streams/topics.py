@@ -13,10 +13,20 @@ __all__ = ["COMPACTED", "INPUTS", "MAX_MESSAGE_BYTES", "Topics", "samples_config
 #: Inputs joined on plan_id: they must share a partition count (co-partitioning).
 INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
 #: Outputs and side topics.
-OUTPUTS = ("consent", "samples", "events", "dlq", "learn_requests", "learn_responses")
+OUTPUTS = (
+    "consent",
+    "samples",
+    "events",
+    "dlq",
+    "learn_requests",
+    "learn_responses",
+    "preference_pairs",
+    "reward_samples",
+    "experiences",
+)
 #: Topics where only the latest value per key matters. Samples are stored, not expired (seed
 #: 000 §6 "SHALL persist"): compacted by sample_id, a replayed duplicate collapses on the broker.
-COMPACTED = frozenset({"plans", "consent", "samples"})
+COMPACTED = frozenset({"plans", "consent", "samples", "preference_pairs", "reward_samples"})
 #: Largest record we accept on inputs and pass on to the DLQ (the decoder rejects anything
 #: over 1 MiB as ``too_large``, and the DLQ must still hold those bytes unchanged).
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
