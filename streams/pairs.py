@@ -2,10 +2,19 @@
 
 Wire format of ``mplp.preference_pairs``: key = ``pair_id`` (UTF-8), value = the JSON object
 of :class:`PreferencePair` with every field present (``margin`` is ``null`` when no score).
+
+Only samples are read, never raw inputs, so a pair holds nothing its samples did not:
+anonymization, opt-out and consent were applied before. Two kinds are built here:
+
+- ``replan``: for one ``intent_id``, a rejected plan followed in event time by an approved
+  plan (the matching and its state: :mod:`streams.replans`);
+- ``correction``: an error_correction sample whose ``output.result`` is an applicable JSON
+  merge patch of its ``input.plan_state`` (:func:`correction_pair`).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 import orjson
@@ -13,11 +22,31 @@ from pydantic import BaseModel, ConfigDict
 
 from streams.fields import Uuid4
 from streams.ids import sample_id
+from streams.samples import LearningSample
 
-__all__ = ["PairFamily", "PairKind", "PreferencePair", "pair_id"]
+__all__ = [
+    "NO_PAIR_REASONS",
+    "NoPair",
+    "PairFamily",
+    "PairKind",
+    "PreferencePair",
+    "correction_pair",
+    "merge_patch",
+    "pair_id",
+]
 
 PairKind = Literal["replan", "correction", "feedback"]
 PairFamily = Literal["intent_resolution", "error_correction", "dialog_response"]
+NoPair = Literal[
+    "no_plan_state",  # correction: input.plan_state is not an object
+    "not_an_object",  # correction: output.result is no JSON object (a summary string)
+    "empty_patch",  # correction: output.result is {}
+    "unknown_key",  # correction: a key plan_state does not have ({"steps_added": 1})
+    "no_change",  # correction: applied, plan_state is as it was
+    "undecided",  # intent: neither approved nor rejected
+    "intent_full",  # intent: MAX_PLANS plans of one side held already
+]
+NO_PAIR_REASONS: tuple[str, ...] = NoPair.__args__  # type: ignore[attr-defined]
 
 
 def pair_id(kind: str, rejected_sample_id: str, chosen_sample_id: str) -> str:
@@ -53,3 +82,66 @@ class PreferencePair(BaseModel):
     def to_json(self) -> bytes:
         """Return the record value: compact JSON, every field present."""
         return orjson.dumps(self.model_dump(mode="json"))
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """Return ``target`` with the JSON merge patch ``patch`` applied (RFC 7386)."""
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+def _applicable(state: Any, patch: Any) -> NoPair | None:
+    """Say why ``patch`` is no applicable merge patch of ``state`` (None: it is one).
+
+    Applicable: a non-empty JSON object whose keys are all keys of ``state`` and that
+    changes it. ``{"steps_added": 1}`` describes a change; it is no patch of a plan.
+    """
+    if not isinstance(state, dict):
+        return "no_plan_state"
+    if not isinstance(patch, dict):
+        return "not_an_object"
+    if not patch:
+        return "empty_patch"
+    if not set(patch) <= set(state):
+        return "unknown_key"
+    return "no_change" if merge_patch(state, patch) == state else None
+
+
+def correction_pair(sample: LearningSample, created_at: str) -> PreferencePair | NoPair:
+    """Return the pair of an error_correction sample, or why it yields none.
+
+    rejected = ``input.plan_state``; chosen = it with ``output.result`` merge-patched in;
+    prompt = the sample's input without ``plan_state`` (that is the rejected side).
+    """
+    state, patch = sample.input.get("plan_state"), sample.output.get("result")
+    reason = _applicable(state, patch)
+    if reason is not None:
+        return reason
+    prompt = {k: v for k, v in sample.input.items() if k != "plan_state"}
+    intent_id = sample.input.get("intent_id")
+    return PreferencePair(
+        pair_id=pair_id("correction", sample.sample_id, sample.sample_id),
+        kind="correction",
+        intent_id=intent_id if isinstance(intent_id, str) else None,
+        project_id=sample.meta.project_id,
+        family="error_correction",
+        prompt=prompt,
+        chosen=merge_patch(state, patch),
+        rejected=state,
+        chosen_sample_id=sample.sample_id,
+        rejected_sample_id=sample.sample_id,
+        event_time=sample.meta.event_time or sample.created_at,
+        created_at=created_at,
+    )
+
+
+def event_time(sample: LearningSample) -> datetime:
+    """Return when a sample's source event happened (its creation time if unknown)."""
+    return datetime.fromisoformat(sample.meta.event_time or sample.created_at)

@@ -29,6 +29,7 @@ __all__ = [
     "JoinSettings",
     "PiiOperator",
     "LearningSettings",
+    "PairsSettings",
     "PrivacySettings",
     "RocksDbSettings",
     "Settings",
@@ -239,6 +240,18 @@ class WindowSettings(BaseModel):
     )
 
 
+class PairsSettings(BaseModel):
+    """Preference pairs mined from the samples topic (streams/pairs.py, streams/replans.py)."""
+
+    model_config = _FROZEN
+    ttl: Duration = Field(
+        timedelta(hours=24),
+        description="an intent's plans are dropped this long after its last plan came "
+        "(a rejection never followed by an approval then yields no pair)",
+    )
+    sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
+
+
 class RocksDbSettings(BaseModel):
     """Memory bounds of each RocksDB database (one per table partition) with ``rocksdb://``.
 
@@ -276,6 +289,7 @@ class Settings(BaseSettings):
     privacy: PrivacySettings = PrivacySettings()
     join: JoinSettings = JoinSettings()
     windows: WindowSettings = WindowSettings()
+    pairs: PairsSettings = PairsSettings()
     sample_format: Literal["avro", "json"] = "avro"
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     store: str = Field("memory://", description="table store: memory:// or rocksdb://")

@@ -8,7 +8,15 @@ import faust
 
 from streams.settings import Settings, TopicSettings
 
-__all__ = ["COMPACTED", "INPUTS", "MAX_MESSAGE_BYTES", "Topics", "samples_config", "topic_specs"]
+__all__ = [
+    "COMPACTED",
+    "INPUTS",
+    "INTERNAL",
+    "MAX_MESSAGE_BYTES",
+    "Topics",
+    "samples_config",
+    "topic_specs",
+]
 
 #: Inputs joined on plan_id: they must share a partition count (co-partitioning).
 INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
@@ -24,6 +32,12 @@ OUTPUTS = (
     "reward_samples",
     "experiences",
 )
+#: Internal topics (name after the prefix): the sweep ticks, and intent_resolution samples
+#: re-keyed by intent_id so the pair matcher sees every plan of an intent on one partition.
+INTERNAL = {
+    "join_ticks": "learnstream.join_ticks",
+    "pair_intents": "learnstream.pair_intents",
+}
 #: Topics where only the latest value per key matters. Samples are stored, not expired (seed
 #: 000 §6 "SHALL persist"): compacted by sample_id, a replayed duplicate collapses on the broker.
 COMPACTED = frozenset({"plans", "consent", "samples", "preference_pairs", "reward_samples"})
@@ -42,17 +56,13 @@ def samples_config(topics: TopicSettings) -> dict[str, str]:
 def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
     """Return (name, partitions, config) for every topic learnstream uses."""
     specs = []
-    for field in INPUTS + OUTPUTS + ("join_ticks",):
+    for field in INPUTS + OUTPUTS + tuple(INTERNAL):
         config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
         if field == "samples":
             config = samples_config(topics)
         if field in INPUTS or field == "dlq":
             config["max.message.bytes"] = str(MAX_MESSAGE_BYTES)
-        name = (
-            f"{topics.prefix}learnstream.join_ticks"
-            if field == "join_ticks"
-            else topics.name(field)
-        )
+        name = f"{topics.prefix}{INTERNAL[field]}" if field in INTERNAL else topics.name(field)
         specs.append((name, topics.partitions, config))
     return specs
 
@@ -70,6 +80,8 @@ class Topics:
     events: faust.TopicT
     dlq: faust.TopicT
     join_ticks: faust.TopicT
+    preference_pairs: faust.TopicT
+    pair_intents: faust.TopicT
 
     @classmethod
     def declare(cls, app: faust.App, settings: Settings) -> Topics:
@@ -90,5 +102,7 @@ class Topics:
             samples=topic(t.name("samples")),
             events=topic(t.name("events")),
             dlq=topic(t.name("dlq")),
-            join_ticks=topic(f"{t.prefix}learnstream.join_ticks"),
+            join_ticks=topic(f"{t.prefix}{INTERNAL['join_ticks']}"),
+            preference_pairs=topic(t.name("preference_pairs")),
+            pair_intents=topic(f"{t.prefix}{INTERNAL['pair_intents']}"),
         )
