@@ -1,13 +1,19 @@
-"""Read a topic from its beginning to its current end (CLI tools, tests, the demo)."""
+"""Read a topic: whole or by record timestamp, to its end at start (bounded) or live (tail).
+
+``read_topic`` serves CLI tools, tests and the demo; ``read_range`` / ``tail`` the exporter
+and the trainers' consumer API (streams/consumer.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-__all__ = ["read_topic", "read_until"]
+__all__ = ["RangeProgress", "read_range", "read_topic", "read_until", "tail"]
 
 
 #: How often a reader's metadata refreshes: an assigned consumer's only way to see a topic
@@ -82,3 +88,127 @@ async def read_until(
         await asyncio.sleep(poll)
         records = await read_topic(bootstrap, topic)
     return records
+
+
+@dataclass
+class RangeProgress:
+    """How far a range read is: offsets to read at start, offsets still left, why it ended."""
+
+    total: int = 0
+    left: int = 0
+    idle: bool = False  # ended by the idle timeout with offsets still left
+
+
+def _ms(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
+
+
+async def _seek(consumer: AIOKafkaConsumer, tps: list[TopicPartition], since: int | None) -> None:
+    """Seek each partition to its first record at or after ``since`` (or its end)."""
+    if since is None:
+        await consumer.seek_to_beginning(*tps)
+        return
+    found = await consumer.offsets_for_times(dict.fromkeys(tps, since))
+    for tp in tps:
+        if found.get(tp) is None:  # nothing at or after since: start at the end
+            await consumer.seek_to_end(tp)
+        else:
+            consumer.seek(tp, found[tp].offset)
+
+
+async def read_range(
+    bootstrap: str,
+    topic: str,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    *,
+    progress: RangeProgress | None = None,
+    idle_timeout: float = 10.0,
+    isolation_level: str = "read_committed",
+) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
+    """Yield the records of ``topic`` with ``since <= timestamp < until``, up to today's end.
+
+    The end offsets are taken at start: records written later are not read (use
+    :func:`tail`). Stops early after ``idle_timeout`` seconds with no record, saying so in
+    ``progress.idle``. The timestamp is the record's (CreateTime: set when it was written).
+    """
+    progress = progress if progress is not None else RangeProgress()
+    low, high = _ms(since), _ms(until)
+    consumer = await _consumer(bootstrap, isolation_level)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
+        if not tps:
+            return
+        consumer.assign(tps)
+        await _seek(consumer, tps, low)
+        ends = await consumer.end_offsets(tps)
+        at = {tp: await consumer.position(tp) for tp in tps}
+        progress.total = progress.left = sum(max(0, ends[tp] - at[tp]) for tp in tps)
+        async for record in _bounded(consumer, ends, at, progress, idle_timeout):
+            # Some brokers (the embedded Tansu) answer every offsets_for_times with 0, so the
+            # seek may start at the beginning: this filter is what keeps the range there.
+            if (low is None or record.timestamp >= low) and (
+                high is None or record.timestamp < high
+            ):
+                yield record
+    finally:
+        await consumer.stop()
+
+
+async def _bounded(
+    consumer: AIOKafkaConsumer,
+    ends: dict[TopicPartition, int],
+    at: dict[TopicPartition, int],
+    progress: RangeProgress,
+    idle_timeout: float,
+) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
+    """Yield records until every partition reaches its end offset or nothing comes for a while."""
+    remaining = {tp for tp in ends if at[tp] < ends[tp]}
+    loop = asyncio.get_running_loop()
+    quiet_since = loop.time()
+    while remaining:
+        batch = await consumer.getmany(*remaining, timeout_ms=500)
+        for records in batch.values():
+            for record in records:
+                yield record
+            quiet_since = loop.time()
+        for tp in list(remaining):
+            at[tp] = await consumer.position(tp)
+            if at[tp] >= ends[tp]:
+                remaining.discard(tp)
+        progress.left = sum(max(0, ends[tp] - at[tp]) for tp in remaining)
+        if remaining and loop.time() - quiet_since > idle_timeout:
+            progress.idle = True
+            return
+
+
+async def tail(
+    bootstrap: str,
+    topic: str,
+    since: datetime | None = None,
+    *,
+    isolation_level: str = "read_committed",
+) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
+    """Yield the records of ``topic`` from ``since`` (default: from now on), never ending.
+
+    Partitions are those the topic has at start; records before ``since`` are skipped here
+    too (brokers that cannot look a timestamp up start at the beginning).
+    """
+    low = _ms(since)
+    consumer = await _consumer(bootstrap, isolation_level)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
+        if not tps:
+            return
+        consumer.assign(tps)
+        if low is None:
+            await consumer.seek_to_end(*tps)
+        else:
+            await _seek(consumer, tps, low)
+        while True:
+            for records in (await consumer.getmany(timeout_ms=1000)).values():
+                for record in records:
+                    if low is None or record.timestamp >= low:
+                        yield record
+    finally:
+        await consumer.stop()
