@@ -11,11 +11,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from streams.errors import REASONS
 from streams.fields import InputNotes
 from streams.models import ID_FIELDS, TIME_FIELDS
+from streams.pairs import NO_PAIR_REASONS, PAIR_KINDS
 from streams.samples import FAMILIES, QUALITIES
 
 __all__ = ["SOURCES", "Metrics"]
 
-SOURCES = ("plans", "decisions", "deltas", "stages", "consent")
+SOURCES = ("plans", "decisions", "deltas", "stages", "consent", "samples", "pair_intents")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
@@ -40,6 +41,16 @@ class Metrics:
         self.pii = _counter(r, "learnstream_pii_entities", "PII entities anonymized", "entity")
         self.opted_out = _counter(
             r, "learnstream_opted_out", "Samples dropped by opt-out", "reason"
+        )
+        self.pairs = _counter(r, "learnstream_preference_pairs", "Pairs emitted", "kind")
+        self.no_pair = _counter(
+            r, "learnstream_no_pair", "Samples that yield no preference pair", "reason"
+        )
+        self.pair_intents_expired = _counter(
+            r,
+            "learnstream_pair_intents_expired",
+            "Intents dropped by pairs.ttl (approved=false: rejections never followed by one)",
+            "approved",
         )
         self.join_misses = Counter(
             "learnstream_join_misses", "Events whose plan never came", registry=r
@@ -132,6 +143,12 @@ class Metrics:
         for source in SOURCES:
             self.events.labels(source)
             self.processing.labels(source)
+        for kind in PAIR_KINDS:
+            self.pairs.labels(kind)
+        for reason in NO_PAIR_REASONS:
+            self.no_pair.labels(reason)
+        for approved in ("true", "false"):
+            self.pair_intents_expired.labels(approved)
         for why in ("global", "project"):
             self.opted_out.labels(why)
         for name in ID_FIELDS:

@@ -18,14 +18,17 @@ from datetime import datetime
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from streams.codecs import CodecError, decode_any
+from streams.errors import InvalidEvent, field_path
 from streams.fields import Uuid4
 from streams.ids import sample_id
 from streams.samples import LearningSample
 
 __all__ = [
     "NO_PAIR_REASONS",
+    "PAIR_KINDS",
     "NoPair",
     "PairFamily",
     "PairKind",
@@ -33,9 +36,11 @@ __all__ = [
     "correction_pair",
     "merge_patch",
     "pair_id",
+    "read_sample",
 ]
 
 PairKind = Literal["replan", "correction", "feedback"]
+PAIR_KINDS: tuple[str, ...] = PairKind.__args__  # type: ignore[attr-defined]
 PairFamily = Literal["intent_resolution", "error_correction", "dialog_response"]
 NoPair = Literal[
     "no_plan_state",  # correction: input.plan_state is not an object
@@ -82,6 +87,20 @@ class PreferencePair(BaseModel):
     def to_json(self) -> bytes:
         """Return the record value: compact JSON, every field present."""
         return orjson.dumps(self.model_dump(mode="json"))
+
+
+def read_sample(data: bytes) -> LearningSample:
+    """Decode a record of the samples topic (Avro or JSON) into a valid LearningSample."""
+    try:
+        obj = decode_any(data)
+    except CodecError:
+        raise InvalidEvent("undecodable", "not a LearningSample in Avro or JSON") from None
+    try:
+        return LearningSample.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = field_path(first["loc"])
+        raise InvalidEvent("schema_violation", f"not a LearningSample ({where})") from None
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

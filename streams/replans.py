@@ -14,17 +14,19 @@ not; a plan arriving after that starts afresh. A plan seen before (a replay) is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
+from streams.errors import InvalidEvent, field_path
 from streams.pairs import NoPair, PreferencePair, event_time, pair_id
 from streams.sample_parts import iso
 from streams.samples import LearningSample
 
-__all__ = ["MAX_PLANS", "IntentPlans", "Plan", "expired", "match", "plan_of"]
+__all__ = ["MAX_PLANS", "IntentPlans", "Plan", "due", "match", "plan_of", "read_plan"]
 
 #: Plans held per side of one intent; more are still paired, but not kept ("intent_full").
 MAX_PLANS = 64
@@ -47,6 +49,16 @@ class Plan(BaseModel):
     def to_json(self) -> bytes:
         """Return the re-keyed record's value (JSON)."""
         return orjson.dumps(self.model_dump(mode="json"))
+
+
+def read_plan(data: bytes | None) -> Plan:
+    """Decode a re-keyed record into a :class:`Plan`."""
+    try:
+        return Plan.model_validate_json(data or b"")
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        where = field_path(first["loc"])
+        raise InvalidEvent("schema_violation", f"not a re-keyed plan ({where})") from None
 
 
 def plan_of(sample: LearningSample) -> Plan | NoPair:
@@ -123,6 +135,9 @@ def match(
     return held, pairs, "intent_full" if full else None
 
 
-def expired(held: IntentPlans, now: datetime, ttl: timedelta) -> bool:
-    """Tell whether an intent's last plan arrived ``ttl`` or longer ago."""
-    return now - held.touched >= ttl
+def due(raw: Mapping[str, Any], now: datetime, ttl: timedelta) -> bool:
+    """Tell whether the stored intent ``raw`` (a table value) got its last plan ``ttl`` ago.
+
+    Reads one field, not the whole value: a sweep looks at every intent of a partition.
+    """
+    return now - datetime.fromisoformat(raw["touched"]) >= ttl

@@ -1,0 +1,125 @@
+"""Agents: preference pairs mined from the samples topic (streams/pairs.py, streams/replans.py).
+
+``learnstream.pairs`` reads every sample. A correction is a pair (or a counted no-pair) at
+once. A decided plan (intent_resolution) goes on to ``learnstream.pair_intents`` keyed by its
+intent id: samples are keyed by sample_id, so two plans of one intent sit on different
+partitions until then. ``learnstream.replans`` matches them there, in the ``pair_intents``
+table keyed by intent. Intents expire on ticks (a leader timer sends an empty record to each
+partition of the re-key topic, as agents/sweeper.py does) and when a plan finds its intent
+expired. Pairs leave from inside the agent that made them, in its source's transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faust.types import EventT, StreamT
+
+from agents.runtime import Runtime, now
+from streams.pairs import PreferencePair, correction_pair, read_sample
+from streams.replans import IntentPlans, Plan, due, match, plan_of, read_plan
+from streams.sample_parts import iso
+
+__all__ = ["register"]
+
+
+class _Pairs:
+    """The two agents' steps, over the runtime and the ``pair_intents`` table."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime, self.metrics = runtime, runtime.metrics
+        self.table = runtime.app.Table(
+            "pair_intents",
+            key_type=str,
+            partitions=runtime.settings.topics.partitions,
+            options=runtime.settings.table_options(),
+        )
+
+    async def mine(self, event: EventT[bytes]) -> None:
+        """Turn one sample into a pair, a re-keyed plan, or nothing (a tombstone, a family
+        that makes no pair)."""
+        msg = event.message
+        if msg.value is None:
+            return
+        sample, source = read_sample(msg.value), (msg.topic, msg.partition)
+        found: PreferencePair | Plan | str
+        if sample.sample_family == "error_correction":
+            found = correction_pair(sample, iso(now()))
+        elif sample.sample_family == "intent_resolution":
+            found = plan_of(sample)
+        else:
+            return
+        if isinstance(found, Plan):
+            topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
+            await self.runtime._produce(topic, key, found.to_json(), source, None)
+        elif isinstance(found, PreferencePair):
+            await self.send(found, source)
+        else:
+            self.metrics.child(self.metrics.no_pair, found).inc()
+
+    async def replan(self, event: EventT[bytes]) -> None:
+        """Match one re-keyed plan with its intent's others; a tick sweeps its partition."""
+        msg = event.message
+        if not msg.value:
+            self.sweep(msg.partition)
+            return
+        plan, moment = read_plan(msg.value), now()
+        held, pairs, reason = match(self.held(plan.intent_id), plan, moment, msg.partition)
+        self.table[plan.intent_id] = held.model_dump(mode="json")
+        for pair in pairs:
+            await self.send(pair, (msg.topic, msg.partition))
+        if reason is not None:
+            self.metrics.child(self.metrics.no_pair, reason).inc()
+
+    def held(self, intent_id: str) -> IntentPlans | None:
+        """Return what the table holds for an intent; an expired one counts and is gone."""
+        raw = self.table.get(intent_id)
+        if not raw:
+            return None
+        if due(raw, now(), self.runtime.settings.pairs.ttl):
+            self.expire(raw)
+            return None
+        return IntentPlans.model_validate(raw)
+
+    def sweep(self, partition: int) -> None:
+        """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago."""
+        moment, ttl = now(), self.runtime.settings.pairs.ttl
+        for intent_id, raw in list(self.table.items()):
+            if raw.get("partition") == partition and due(raw, moment, ttl):
+                self.table.pop(intent_id, None)
+                self.expire(raw)
+
+    def expire(self, raw: dict[str, Any]) -> None:
+        """Count one intent dropped, by whether any of its plans was approved."""
+        approved = "true" if raw.get("approved") else "false"
+        self.metrics.child(self.metrics.pair_intents_expired, approved).inc()
+
+    async def send(self, pair: PreferencePair, source: tuple[str, int]) -> None:
+        """Send one pair (JSON, keyed by pair_id) in the transaction of ``source``."""
+        topic = self.runtime.topics.preference_pairs
+        await self.runtime._produce(topic, pair.key(), pair.to_json(), source, None)
+        self.metrics.child(self.metrics.pairs, pair.kind).inc()
+
+
+def register(runtime: Runtime) -> None:
+    """Register the pairs agent, the replans agent and their expiry timer."""
+    steps, app = _Pairs(runtime), runtime.app
+    intents = runtime.topics.pair_intents
+
+    @app.agent(runtime.topics.samples, name="learnstream.pairs")
+    async def pairs(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await runtime.guarded("samples", event, steps.mine)
+
+    @app.agent(intents, name="learnstream.replans")
+    async def replans(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await runtime.guarded("pair_intents", event, steps.replan)
+
+    interval = runtime.settings.pairs.sweep_interval
+
+    @app.timer(interval, on_leader=True, name="learnstream.pair_tick")  # type: ignore[untyped-decorator]
+    async def tick() -> None:
+        # Triggers, not data: sent outside any transaction (see agents/sweeper.py).
+        for partition in range(runtime.settings.topics.partitions):
+            await app.producer.send(intents.get_topic_name(), b"tick", b"", partition, None, None)
