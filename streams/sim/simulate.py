@@ -91,11 +91,19 @@ class Simulator:
         )
 
     def plan(
-        self, when: datetime, project_id: str | None = None, status: str = "proposed"
+        self,
+        when: datetime,
+        project_id: str | None = None,
+        status: str = "proposed",
+        intent: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Return a plan snapshot with its intent and a project context."""
+        """Return a plan snapshot with its intent and a project context.
+
+        ``intent`` (another snapshot's ``intent`` object): a new plan for that same intent,
+        a replan, with its text and id; by default every plan resolves an intent of its own.
+        """
         request, steps = self.rng.choice(_REQUESTS)
-        text = self._text(request)
+        text = self._text(request) if intent is None else intent["text"]
         plan_id = self.uuid()
         self._plans += 1
         version = (
@@ -115,7 +123,7 @@ class Simulator:
                     {"step_id": self.uuid(), "description": s, "status": "pending"} for s in steps
                 ],
             },
-            "intent": {"intent_id": self.uuid(), "text": text},
+            "intent": dict(intent) if intent else {"intent_id": self.uuid(), "text": text},
             "context": {
                 "repo": "acme/shop",
                 "files": ["src/app.py", "config/prod.env", "keys/deploy.secret"],
@@ -157,8 +165,18 @@ class Simulator:
         kind = "plan_approved" if approved else "plan_rejected"
         return self._event("pipeline_stage", kind, when, snap.get("project_id"), payload)
 
-    def delta(self, snap: dict[str, Any], when: datetime, impact: bool = False) -> dict[str, Any]:
-        """Return a delta_intent event correcting ``snap`` (optionally with its impact)."""
+    def delta(
+        self,
+        snap: dict[str, Any],
+        when: datetime,
+        impact: bool = False,
+        changes: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Return a delta_intent event correcting ``snap`` (optionally with its impact).
+
+        ``changes``: what the runtime applied, e.g. ``{"title": "..."}`` (a JSON merge patch of
+        the plan, which makes a preference pair); by default ``{"steps_added": 1}`` (none).
+        """
         summary, kind = self.rng.choice(_DELTAS)
         payload: dict[str, Any] = {
             "delta_id": self.uuid(),
@@ -167,8 +185,8 @@ class Simulator:
             "delta_type": kind,
             "change_summary": self._text(summary),
             "feedback_text": self._text(summary),
-            "corrected_fields": ["steps"],
-            "changes": {"steps_added": 1},
+            "corrected_fields": list(changes) if changes else ["steps"],
+            "changes": changes or {"steps_added": 1},
         }
         if impact:
             payload["impact"] = {
