@@ -26,7 +26,12 @@ __all__ = [
 
 PROTOCOL_VERSION = "1.0.0"
 Family = Literal[
-    "intent_resolution", "confirm_decision", "error_correction", "delta_impact", "pipeline_outcome"
+    "intent_resolution",
+    "confirm_decision",
+    "error_correction",
+    "delta_impact",
+    "pipeline_outcome",
+    "dialog_response",
 ]
 Quality = Literal["good", "acceptable", "poor"]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]

@@ -1,0 +1,143 @@
+"""The A2E learn records: Feedback, Experience, SkillPerformanceRecord and the reward sample.
+
+Wire names are the A2E spec's. Validation errors name the field and what it accepts, never
+the value (feedback text is personal data until the privacy step has run).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from streams.fields import RuntimeId
+
+if TYPE_CHECKING:
+    from streams.pairs import PreferencePair
+
+__all__ = [
+    "DIMENSIONS",
+    "POLARITIES",
+    "SOURCES",
+    "STRATEGIES",
+    "Dimension",
+    "Experience",
+    "Feedback",
+    "Name",
+    "Polarity",
+    "RatedTurn",
+    "RewardSample",
+    "SkillPerformanceRecord",
+    "Source",
+    "Strategy",
+]
+
+Polarity = Literal["POSITIVE", "NEGATIVE", "NEUTRAL", "CORRECTIVE"]
+Dimension = Literal["CORRECTNESS", "HELPFULNESS", "SAFETY", "TONE", "PLAN_QUALITY"]
+Source = Literal["HUMAN", "ENV", "SELF"]
+Strategy = Literal["ucb1", "epsilon_greedy", "softmax", "custom"]
+POLARITIES: tuple[str, ...] = Polarity.__args__  # type: ignore[attr-defined]
+DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
+SOURCES: tuple[str, ...] = Source.__args__  # type: ignore[attr-defined]
+STRATEGIES: tuple[str, ...] = Strategy.__args__  # type: ignore[attr-defined]
+
+MAX_TEXT = 65_536
+#: A skill or tool name: 1 to 128 characters without whitespace.
+Name = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^\S+$")]
+Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
+_STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class RatedTurn(BaseModel):
+    """The prompt/response pair a feedback rates."""
+
+    model_config = _STRICT
+    prompt: Text
+    response: Text
+
+
+class Feedback(BaseModel):
+    """One feedback signal on an agent's turn (A2E Feedback model).
+
+    ``skill_name``/``tool_name`` are learnstream extensions: they let the score count in
+    that skill's ``avg_score``.
+    """
+
+    model_config = _STRICT
+    correlation_id: RuntimeId
+    polarity: Polarity
+    score: float = Field(ge=-1.0, le=1.0)
+    dimension: Dimension = "CORRECTNESS"
+    confidence: float = Field(1.0, ge=0.0, le=1.0)
+    comment: Text | None = None
+    correction: Text | None = None
+    correction_span: dict[str, Any] | None = None
+    source: Source = "HUMAN"
+    annotator_id: Annotated[str, StringConstraints(max_length=256)] | None = None
+    rated_turn: RatedTurn | None = None
+    skill_name: Name | None = None
+    tool_name: Name | None = None
+
+    @model_validator(mode="after")
+    def _corrective_has_correction(self) -> Feedback:
+        if self.polarity == "CORRECTIVE" and not self.correction:
+            raise ValueError("correction is required when polarity is CORRECTIVE")
+        return self
+
+    def to_preference_pair(
+        self, now: datetime, project_id: str | None = None
+    ) -> PreferencePair | None:
+        """Return the DPO pair this feedback yields, or None (see :mod:`streams.a2e.samples`)."""
+        from streams.a2e.samples import build_dialog_response, dialog_pair
+
+        return dialog_pair(build_dialog_response(self, now, project_id=project_id), now)
+
+    def to_reward_sample(self) -> RewardSample | None:
+        """Return the reward-model sample (reward = score), or None without a rated turn."""
+        if self.rated_turn is None:
+            return None
+        return RewardSample(
+            prompt=self.rated_turn.prompt,
+            response=self.rated_turn.response,
+            reward=self.score,
+            dimension=self.dimension,
+            source=self.source,
+            correlation_id=self.correlation_id,
+        )
+
+
+class RewardSample(BaseModel):
+    """A reward-model training sample: (prompt, response) scored in [-1, 1]."""
+
+    model_config = _STRICT
+    prompt: Text
+    response: Text
+    reward: float = Field(ge=-1.0, le=1.0)
+    dimension: Dimension
+    source: Source
+    correlation_id: RuntimeId
+
+
+class Experience(BaseModel):
+    """One RL transition for replay (A2E Experience model)."""
+
+    model_config = _STRICT
+    state: dict[str, Any]
+    action: dict[str, Any]
+    reward: float
+    next_state: dict[str, Any]
+    done: bool = False
+
+
+class SkillPerformanceRecord(BaseModel):
+    """Rolling performance of one skill or tool (A2E SkillPerformanceRecord)."""
+
+    model_config = _STRICT
+    name: Name
+    calls_total: int = Field(0, ge=0)
+    calls_success: int = Field(0, ge=0)
+    calls_failed: int = Field(0, ge=0)
+    avg_duration_ms: float = Field(0.0, ge=0.0)
+    avg_score: float = Field(0.0, ge=-1.0, le=1.0)
+    p95_duration_ms: float = Field(0.0, ge=0.0)
