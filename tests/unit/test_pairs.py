@@ -1,0 +1,476 @@
+"""Preference pairs: the wire model, replan matching in event time, corrections as merge
+patches, expiry, and the two agents through ``test_context`` (no broker)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from unittest.mock import AsyncMock
+
+import faust
+import orjson
+import pytest
+
+import agents.pairs
+from agents.runtime import Runtime
+from agents.wiring import wire
+from streams.app import create_app
+from streams.builders import build_error_correction, build_intent_resolution
+from streams.codecs import codec_for
+from streams.decode import decode_decision, decode_delta, decode_plan
+from streams.errors import InvalidEvent
+from streams.ids import is_uuid4
+from streams.pairs import PreferencePair, correction_pair, merge_patch, pair_id, read_sample
+from streams.plan_state import merge_snapshot
+from streams.replans import MAX_PLANS, IntentPlans, Plan, due, match, plan_of, read_plan
+from streams.samples import LearningSample
+from streams.settings import Settings
+from streams.sim.simulate import PII_SAMPLES, Simulator
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.outputs import Feed, mock_outputs
+from tests.unit.test_layers import KAFKA_CLIENTS, closure, imports, is_under
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+CREATED = "2026-03-02T09:00:00Z"
+WIRE_FIELDS = [
+    "pair_id", "kind", "intent_id", "project_id", "family", "prompt", "chosen", "rejected",
+    "chosen_sample_id", "rejected_sample_id", "event_time", "created_at", "margin",
+]  # fmt: skip
+
+
+class Scenario:
+    """Samples of one seeded simulator, built as the worker builds them."""
+
+    def __init__(self, pii_ratio: float = 0.0) -> None:
+        self.sim = Simulator(seed=11, pii_ratio=pii_ratio)
+
+    def plan(self, intent_of: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.sim.plan(T0, intent=intent_of["intent"] if intent_of else None)
+
+    def decided(self, snap: dict[str, Any], approved: bool, seconds: float) -> LearningSample:
+        when = T0 + timedelta(seconds=seconds)
+        state = merge_snapshot(None, decode_plan(orjson.dumps(snap)), when)
+        kind = "plan_approved" if approved else "plan_rejected"
+        event = decode_decision(orjson.dumps(self.sim.decision(snap, approved, when)), kind)
+        assert state is not None
+        return build_intent_resolution(event, state, NOW)
+
+    def corrected(self, snap: dict[str, Any], changes: dict[str, Any] | None) -> LearningSample:
+        state = merge_snapshot(None, decode_plan(orjson.dumps(snap)), T0)
+        event = decode_delta(orjson.dumps(self.sim.delta(snap, T0, changes=changes)))
+        assert state is not None
+        return build_error_correction(event, state, NOW)
+
+
+def plan(sample: LearningSample) -> Plan:
+    found = plan_of(sample)
+    assert isinstance(found, Plan)
+    return found
+
+
+def feed(*samples: LearningSample) -> tuple[list[PreferencePair], IntentPlans | None]:
+    """Match samples in arrival order as one partition would; return pairs and the holdings."""
+    held: IntentPlans | None = None
+    out: list[PreferencePair] = []
+    for sample in samples:
+        held, pairs, reason = match(held, plan(sample), NOW, 2)
+        assert reason is None
+        out += pairs
+    return out, held
+
+
+def without_created(pairs: list[PreferencePair]) -> list[dict[str, Any]]:
+    return [p.model_dump(exclude={"created_at"}) for p in pairs]
+
+
+# --- the wire model ---------------------------------------------------------------------------
+
+
+def test_pair_ids_are_uuid4_and_a_pure_function_of_kind_and_samples() -> None:
+    one = pair_id("replan", "r", "a")
+    assert is_uuid4(one)
+    assert one == pair_id("replan", "r", "a")
+    assert len({one, pair_id("replan", "a", "r"), pair_id("correction", "r", "a")}) == 3
+
+
+def test_the_wire_form_has_every_field_and_round_trips() -> None:
+    s = Scenario()
+    snap = s.plan()
+    (pair,), _ = feed(s.decided(snap, False, 0), s.decided(s.plan(snap), True, 60))
+    value = orjson.loads(pair.to_json())
+    assert list(value) == WIRE_FIELDS
+    assert value["margin"] is None  # no builder sets meta.quality_score yet
+    assert pair.key() == value["pair_id"].encode()
+    assert PreferencePair.model_validate_json(pair.to_json()) == pair
+
+
+# --- replans ----------------------------------------------------------------------------------
+
+
+def test_a_rejection_then_an_approval_of_one_intent_is_one_pair() -> None:
+    s = Scenario()
+    first = s.plan()
+    rejected, approved = s.decided(first, False, 0), s.decided(s.plan(first), True, 60)
+    (pair,), held = feed(rejected, approved)
+    assert pair.kind == "replan"
+    assert pair.family == "intent_resolution"
+    assert pair.intent_id == first["intent"]["intent_id"]
+    assert pair.project_id == rejected.meta.project_id
+    assert pair.prompt == rejected.input
+    assert pair.rejected == {
+        k: v for k, v in rejected.output.items() if k != "resolution_quality_label"
+    }
+    assert pair.chosen["plan_id"] == approved.output["plan_id"] != pair.rejected["plan_id"]
+    assert "resolution_quality_label" not in pair.chosen
+    assert (pair.rejected_sample_id, pair.chosen_sample_id) == (
+        rejected.sample_id,
+        approved.sample_id,
+    )
+    assert pair.pair_id == pair_id("replan", rejected.sample_id, approved.sample_id)
+    assert pair.event_time == approved.meta.event_time == "2026-03-01T12:01:00Z"
+    assert pair.created_at == CREATED
+    assert held is not None
+    assert [p.prompt for p in held.approved] == [{}]
+
+
+def test_the_approval_arriving_first_makes_the_same_pair() -> None:
+    s = Scenario()
+    first = s.plan()
+    rejected, approved = s.decided(first, False, 0), s.decided(s.plan(first), True, 60)
+    in_order, _ = feed(rejected, approved)
+    reversed_, _ = feed(approved, rejected)
+    assert len(in_order) == 1
+    assert without_created(reversed_) == without_created(in_order)
+
+
+@pytest.mark.parametrize("arrival", ["rejection first", "approval first"])
+def test_an_approval_before_the_rejection_in_event_time_makes_no_pair(arrival: str) -> None:
+    s = Scenario()
+    first = s.plan()
+    approved, rejected = s.decided(first, True, 0), s.decided(s.plan(first), False, 60)
+    order = (rejected, approved) if arrival == "rejection first" else (approved, rejected)
+    assert feed(*order)[0] == []
+
+
+def test_equal_event_times_make_no_pair() -> None:
+    s = Scenario()
+    first = s.plan()
+    assert feed(s.decided(first, False, 5), s.decided(s.plan(first), True, 5))[0] == []
+
+
+def test_each_rejection_before_the_approval_makes_a_pair_and_a_later_one_none() -> None:
+    s = Scenario()
+    first = s.plan()
+    r1, r2 = s.decided(first, False, 0), s.decided(s.plan(first), False, 30)
+    approved, r3 = s.decided(s.plan(first), True, 60), s.decided(s.plan(first), False, 90)
+    for order in ((r1, r2, approved, r3), (r3, approved, r2, r1), (approved, r1, r3, r2)):
+        pairs, held = feed(*order)
+        assert sorted(p.rejected_sample_id for p in pairs) == sorted([r1.sample_id, r2.sample_id])
+        assert {p.chosen_sample_id for p in pairs} == {approved.sample_id}
+        assert held is not None
+        assert (len(held.rejected), len(held.approved)) == (3, 1)
+
+
+def test_other_intents_do_not_pair() -> None:
+    s = Scenario()
+    a, b = s.plan(), s.plan()
+    assert a["intent"]["intent_id"] != b["intent"]["intent_id"]
+    # The agent keeps one holding per intent id: two holdings, no pair.
+    assert feed(s.decided(a, False, 0))[0] == feed(s.decided(b, True, 60))[0] == []
+
+
+def test_a_replayed_plan_pairs_again_with_the_same_id_but_is_held_once() -> None:
+    s = Scenario()
+    first = s.plan()
+    rejected, approved = s.decided(first, False, 0), s.decided(s.plan(first), True, 60)
+    pairs, held = feed(rejected, approved, approved)
+    assert len(pairs) == 2
+    assert pairs[0].pair_id == pairs[1].pair_id
+    assert held is not None
+    assert len(held.approved) == 1
+
+
+def test_an_intent_holds_at_most_max_plans_per_side() -> None:
+    s = Scenario()
+    first = s.plan()
+    held: IntentPlans | None = None
+    for i in range(MAX_PLANS):
+        held, _, reason = match(held, plan(s.decided(first, False, i)), NOW, 0)
+        assert reason is None
+    late = plan(s.decided(first, False, MAX_PLANS))
+    held, _, reason = match(held, late, NOW, 0)
+    assert reason == "intent_full"
+    assert len(held.rejected) == MAX_PLANS
+    held, pairs, _ = match(held, plan(s.decided(first, True, 10_000)), NOW, 0)
+    assert len(pairs) == MAX_PLANS
+
+
+def test_an_undecided_plan_makes_no_plan() -> None:
+    s = Scenario()
+    sample = s.decided(s.plan(), True, 0)
+    output = {k: v for k, v in sample.output.items() if k != "resolution_quality_label"}
+    assert plan_of(sample.model_copy(update={"output": output})) == "undecided"
+
+
+def test_an_intent_is_due_ttl_after_its_last_plan() -> None:
+    s = Scenario()
+    _, held = feed(s.decided(s.plan(), False, 0))
+    assert held is not None
+    raw = held.model_dump(mode="json")
+    ttl = Settings().pairs.ttl
+    assert ttl == timedelta(hours=24)
+    assert not due(raw, NOW + ttl - timedelta(seconds=1), ttl)
+    assert due(raw, NOW + ttl, ttl)
+
+
+def test_the_ttl_reads_like_the_other_durations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LEARNSTREAM_PAIRS__TTL", "90m")
+    assert Settings().pairs.ttl == timedelta(minutes=90)
+    assert orjson.loads(Settings().model_dump_json())["pairs"]["ttl"] == "90m"
+
+
+# --- corrections ------------------------------------------------------------------------------
+
+
+def test_an_applicable_correction_is_a_pair_of_the_plan_before_and_after() -> None:
+    s = Scenario()
+    snap = s.plan()
+    sample = s.corrected(snap, {"title": "Roll back first"})
+    pair = correction_pair(sample, CREATED)
+    assert isinstance(pair, PreferencePair)
+    state = sample.input["plan_state"]
+    assert pair.rejected == state
+    assert pair.chosen == {**state, "title": "Roll back first"}
+    assert pair.prompt == {k: v for k, v in sample.input.items() if k != "plan_state"}
+    assert (pair.kind, pair.family, pair.intent_id) == (
+        "correction", "error_correction", snap["intent"]["intent_id"],
+    )  # fmt: skip
+    assert pair.chosen_sample_id == pair.rejected_sample_id == sample.sample_id
+    assert pair.pair_id == pair_id("correction", sample.sample_id, sample.sample_id)
+    assert pair.event_time == sample.meta.event_time
+
+
+def test_a_steps_patch_replaces_the_steps() -> None:
+    s = Scenario()
+    steps = [{"description": "Take a backup", "status": "pending"}]
+    pair = correction_pair(s.corrected(s.plan(), {"steps": steps}), CREATED)
+    assert isinstance(pair, PreferencePair)
+    assert pair.chosen["steps"] == steps != pair.rejected["steps"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        (None, "unknown_key"),  # the simulator's default {"steps_added": 1}
+        ({"title": "x", "owner": "y"}, "unknown_key"),
+        ({}, "unknown_key"),  # the simulator maps {} to its default as well
+    ],
+)
+def test_a_change_description_is_no_patch(changes: dict[str, Any] | None, reason: str) -> None:
+    s = Scenario()
+    assert correction_pair(s.corrected(s.plan(), changes), CREATED) == reason
+
+
+@pytest.mark.parametrize(
+    ("result", "state", "reason"),
+    [
+        ("Add a rollback step", {"title": "a"}, "not_an_object"),  # no changes: the summary
+        ([{"op": "add"}], {"title": "a"}, "not_an_object"),  # a JSON Patch (RFC 6902) is not
+        ({}, {"title": "a"}, "empty_patch"),
+        ({"title": "a"}, {"title": "a"}, "no_change"),
+        ({"title": "b"}, "a plan", "no_plan_state"),
+    ],
+)
+def test_no_pair_reasons(result: Any, state: Any, reason: str) -> None:
+    s = Scenario()
+    sample = s.corrected(s.plan(), {"title": "b"})
+    sample = sample.model_copy(
+        update={
+            "output": {**sample.output, "result": result},
+            "input": {**sample.input, "plan_state": state},
+        }
+    )
+    assert correction_pair(sample, CREATED) == reason
+
+
+def test_merge_patch_follows_rfc_7386() -> None:
+    # Examples of RFC 7386 appendix A.
+    assert merge_patch({"a": "b"}, {"a": "c"}) == {"a": "c"}
+    assert merge_patch({"a": "b"}, {"b": "c"}) == {"a": "b", "b": "c"}
+    assert merge_patch({"a": "b"}, {"a": None}) == {}
+    assert merge_patch({"a": [{"b": "c"}]}, {"a": [1]}) == {"a": [1]}
+    assert merge_patch({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}) == {"a": {"b": "d"}}
+    assert merge_patch({"e": None}, {"a": 1}) == {"e": None, "a": 1}
+    assert merge_patch({"a": "foo"}, "bar") == "bar"
+    target = {"a": {"b": 1}}
+    merge_patch(target, {"a": {"b": 2}})
+    assert target == {"a": {"b": 1}}  # never changes its input
+
+
+def test_a_patch_that_deletes_a_field_is_applicable() -> None:
+    s = Scenario()
+    sample = s.corrected(s.plan(), {"objective": None})
+    pair = correction_pair(sample, CREATED)
+    assert isinstance(pair, PreferencePair)
+    assert "objective" not in pair.chosen
+    assert "objective" in pair.rejected
+
+
+# --- decoding ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["avro", "json"])
+def test_samples_are_read_in_either_format(fmt: str) -> None:
+    s = Scenario()
+    sample = s.decided(s.plan(), True, 0)
+    assert read_sample(codec_for(fmt).encode(sample.to_dict())) == sample  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\xff\xfe" + PII_SAMPLES["email"].encode(), "undecodable"),
+        (b'{"note": "' + PII_SAMPLES["email"].encode() + b'"}', "schema_violation"),
+        (b"\xc3\x01" + PII_SAMPLES["card"].encode(), "undecodable"),
+    ],
+)
+def test_bad_sample_records_are_invalid_events_naming_no_value(data: bytes, reason: str) -> None:
+    with pytest.raises(InvalidEvent) as caught:
+        read_sample(data)
+    assert caught.value.reason == reason
+    assert all(v not in str(caught.value) for v in PII_SAMPLES.values())
+
+
+def test_a_bad_rekeyed_record_is_an_invalid_event() -> None:
+    with pytest.raises(InvalidEvent) as caught:
+        read_plan(b'{"sample_id": "' + PII_SAMPLES["email"].encode() + b'"}')
+    assert caught.value.reason == "schema_violation"
+    assert PII_SAMPLES["email"] not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["streams.pairs", "streams.replans"])
+def test_the_pair_logic_is_pure(name: str) -> None:
+    bad = [f"{m}: {i}" for m in closure(name) for i in imports(m) if is_under(i, KAFKA_CLIENTS)]
+    assert name in closure(name)
+    assert not bad
+
+
+# --- the agents -------------------------------------------------------------------------------
+
+
+@dataclass
+class Worker:
+    """Every agent wired; the pairs, re-key and DLQ topics' sends recorded."""
+
+    app: faust.App
+    runtime: Runtime
+    mocks: dict[str, AsyncMock]
+    feed: Feed
+
+    async def sample(self, sample: LearningSample, fmt: str = "avro") -> None:
+        """Deliver one sample to the pairs agent, then what it re-keyed to the replans agent."""
+        rekeyed = self.mocks["pair_intents"].await_count
+        value = codec_for(fmt).encode(sample.to_dict())  # type: ignore[arg-type]
+        topic = self.runtime.settings.topics.name("samples")
+        await self.feed.put("pairs", topic, value, key=sample.sample_id.encode())
+        for call in self.mocks["pair_intents"].await_args_list[rekeyed:]:
+            await self.rekeyed(call.kwargs["value"], call.kwargs["key"])
+
+    async def rekeyed(self, value: bytes, key: bytes, partition: int = 1) -> None:
+        topic = self.runtime.topics.pair_intents.get_topic_name()
+        await self.feed.put("replans", topic, value, key=key, partition=partition)
+
+    def pairs(self) -> list[dict[str, Any]]:
+        out = []
+        for call in self.mocks["preference_pairs"].await_args_list:
+            pair = orjson.loads(call.kwargs["value"])
+            assert call.kwargs["key"] == pair["pair_id"].encode()
+            out.append(pair)
+        return out
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        return self.runtime.metrics.registry.get_sample_value(name, labels)
+
+
+@pytest.fixture
+async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
+    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    runtime = wire(app, settings)
+    mocks = mock_outputs(app, runtime, "preference_pairs", "pair_intents")
+    yield Worker(app, runtime, mocks, Feed(app))
+    consumer = app._consumer
+    if consumer is not None:
+        consumer._thread.thread_loop.close()
+
+
+async def test_agents_rekey_plans_by_intent_and_send_the_pair(worker: Worker) -> None:
+    s = Scenario()
+    first = s.plan()
+    rejected, approved = s.decided(first, False, 0), s.decided(s.plan(first), True, 60)
+    await worker.sample(approved, "json")
+    await worker.sample(rejected, "avro")
+    keys = [c.kwargs["key"] for c in worker.mocks["pair_intents"].await_args_list]
+    assert keys == [first["intent"]["intent_id"].encode()] * 2
+    (pair,) = worker.pairs()
+    assert pair["pair_id"] == pair_id("replan", rejected.sample_id, approved.sample_id)
+    assert pair["prompt"] == rejected.input
+    assert worker.metric("learnstream_preference_pairs_total", kind="replan") == 1
+    assert worker.mocks["dlq"].await_count == 0
+
+
+async def test_agents_send_correction_pairs_and_count_the_others(worker: Worker) -> None:
+    s = Scenario()
+    snap = s.plan()
+    await worker.sample(s.corrected(snap, {"title": "Roll back first"}))
+    await worker.sample(s.corrected(snap, None))
+    await worker.sample(s.corrected(snap, None))
+    assert [p["kind"] for p in worker.pairs()] == ["correction"]
+    assert worker.metric("learnstream_no_pair_total", reason="unknown_key") == 2
+    assert worker.mocks["pair_intents"].await_count == 0  # corrections need no re-key
+
+
+async def test_samples_of_other_families_and_tombstones_are_skipped(worker: Worker) -> None:
+    topic = worker.runtime.settings.topics.name("samples")
+    await worker.feed.put("pairs", topic, None, key=b"gone")
+    assert worker.mocks["pair_intents"].await_count == worker.mocks["dlq"].await_count == 0
+    assert worker.pairs() == []
+
+
+async def test_a_bad_sample_record_goes_to_the_dlq_without_its_value(worker: Worker) -> None:
+    topic = worker.runtime.settings.topics.name("samples")
+    await worker.feed.put("pairs", topic, b"\xff" + PII_SAMPLES["email"].encode(), key=b"k")
+    (call,) = worker.mocks["dlq"].await_args_list
+    headers = dict(call.kwargs["headers"])
+    assert headers["reason"] == b"undecodable"
+    assert all(PII_SAMPLES["email"].encode() not in v for v in headers.values())
+
+
+async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
+    worker: Worker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = Scenario()
+    ttl = worker.runtime.settings.pairs.ttl
+    clock = {"now": NOW}
+    monkeypatch.setattr(agents.pairs, "now", lambda: clock["now"])
+    first, other = s.plan(), s.plan()
+    await worker.sample(s.decided(first, False, 0))
+    await worker.sample(s.decided(other, True, 0))
+    table: Any = worker.runtime.app.tables["pair_intents"]
+    assert set(table) == {first["intent"]["intent_id"], other["intent"]["intent_id"]}
+    clock["now"] = NOW + ttl
+    await worker.rekeyed(b"", b"tick", partition=0)  # another partition: nothing goes
+    assert len(table) == 2
+    await worker.rekeyed(b"", b"tick", partition=1)
+    assert len(table) == 0
+    assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 1
+    assert worker.metric("learnstream_pair_intents_expired_total", approved="true") == 1
+    # Lazily: a plan coming after the TTL finds nothing to pair with.
+    await worker.sample(s.decided(first, False, 10))
+    clock["now"] += ttl
+    await worker.sample(s.decided(s.plan(first), True, 20))
+    assert worker.pairs() == []
+    assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2
