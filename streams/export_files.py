@@ -20,6 +20,8 @@ from typing import IO, Any
 
 import orjson
 
+from streams.export import ExportError
+
 __all__ = ["DATASET_VERSION", "ROW_GROUP", "write_export"]
 
 DATASET_VERSION = "1.0.0"
@@ -41,7 +43,7 @@ def write_export(rows: Iterable[dict[str, Any]], out: Path, fmt: str) -> int:
     """Write ``rows`` of format ``fmt`` to ``out`` (``.parquet``: Parquet); return the count."""
     parquet = out.suffix == ".parquet"
     if parquet and fmt in ("mplp", "training-dataset"):
-        raise ValueError(f"{fmt} is written as JSON only (free-form fields have no fixed columns)")
+        raise ExportError(f"{fmt} is written as JSON only (free-form fields have no fixed columns)")
     if fmt == "training-dataset":
         return _write_dataset(rows, out)
     if fmt in ("dpo", "reward"):

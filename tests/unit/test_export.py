@@ -262,7 +262,7 @@ def test_training_dataset_is_one_object_streamed(tmp_path) -> None:
 
 
 def test_parquet_refused_for_free_form_formats(tmp_path) -> None:
-    with pytest.raises(ValueError, match="mplp is written as JSON only"):
+    with pytest.raises(ExportError, match="mplp is written as JSON only"):
         write_export(iter(()), tmp_path / "x.parquet", "mplp")
 
 
@@ -304,3 +304,11 @@ def test_datasets_loads_the_training_dataset_samples(tmp_path) -> None:
     loaded = load_dataset("json", data_files=str(out), field="samples", split="train")
     assert loaded.column_names == ["prompt", "completion", "metadata"]
     assert loaded[1]["metadata"] == {"sample_id": good[1].sample_id, "quality": "good"}
+
+
+def test_the_export_core_imports_no_kafka_client() -> None:
+    from tests.unit.test_layers import KAFKA_CLIENTS, closure, imports
+
+    for name in ("streams.export", "streams.export_files", "streams.formatters"):
+        reached = {m for module in closure(name) for m in imports(module)}
+        assert not [m for m in reached if m.split(".")[0] in KAFKA_CLIENTS], name
