@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -312,3 +313,55 @@ def test_the_export_core_imports_no_kafka_client() -> None:
     for name in ("streams.export", "streams.export_files", "streams.formatters"):
         reached = {m for module in closure(name) for m in imports(module)}
         assert not [m for m in reached if m.split(".")[0] in KAFKA_CLIENTS], name
+
+
+async def test_decoded_skips_and_counts_bad_duplicate_and_filtered_records() -> None:
+    from dataclasses import dataclass
+
+    from streams.codecs import codec_for
+    from streams.consumer import ReadStats, decode_sample, decoded, sample_key
+
+    @dataclass
+    class Rec:
+        value: bytes
+
+    good, poor = sample("intent_resolution", "good"), sample("intent_resolution", "poor")
+    values = [
+        codec_for("avro").encode(good.to_dict()),
+        b"not json",
+        b'{"sample_id": "x"}',
+        codec_for("json").encode(good.to_dict()),  # a replayed copy, other encoding
+        codec_for("json").encode(poor.to_dict()),
+    ]
+
+    async def source():
+        for value in values:
+            yield Rec(value)
+
+    stats, seen = ReadStats(), []
+    stats.listener = lambda s: seen.append(s.read)
+    keep = export_filter("sft", [], [], None).accepts
+    got = [s async for _, s in decoded(source(), decode_sample, sample_key, keep, stats)]
+    assert got == [good]
+    assert (stats.read, stats.bad, stats.duplicates, stats.filtered, stats.kept) == (5, 2, 1, 1, 1)
+    assert stats.skipped == 4
+    assert seen == [1, 2, 3, 4, 5]
+
+
+def test_batch_quality_counts_by_event_time_and_leaves_late_samples_out() -> None:
+    from streams.quality_batch import WindowCount
+
+    def at(event_time: str, family: str = "delta_impact", quality: str = "good"):
+        s = sample(family, quality)
+        return s.model_copy(update={"meta": s.meta.model_copy(update={"event_time": event_time})})
+
+    since = datetime(2026, 11, 24, 8, 0, tzinfo=UTC).timestamp()
+    window = WindowCount(since, since + 300, expires=3600)
+    window.add(since + 10, at("2026-11-24T08:00:00Z"))  # counted
+    window.add(since + 10, at("2026-11-24T08:04:59.9Z", quality="poor"))  # counted
+    window.add(since + 10, at("2026-11-24T08:05:00Z"))  # next window
+    window.add(since + 10, at("2026-11-24T07:59:59Z"))  # previous window
+    window.add(since + 300 + 3600, at("2026-11-24T08:01:00Z"))  # written once expired: late
+    window.add(since + 299, at(""))  # no event time: the write time, in the window
+    assert window.counts["delta_impact"] == {"good": 2, "acceptable": 0, "poor": 1}
+    assert sum(sum(c.values()) for c in window.counts.values()) == 3
