@@ -1,0 +1,173 @@
+"""Adaptation strategies: each formula on hand values, reproducibility, a 5-armed bandit."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from streams.a2e import strategies
+from streams.a2e.models import SkillPerformanceRecord
+from streams.a2e.strategies import (
+    StrategyError,
+    rank,
+    smoothed_reward,
+    softmax_probabilities,
+    ucb1_index,
+)
+
+
+def arm(name: str, pulls: int, wins: int) -> SkillPerformanceRecord:
+    return SkillPerformanceRecord(name=name, calls_total=pulls, calls_success=wins)
+
+
+# a: 5/10, b: 16/20, c: 35/70 -> N = 100
+ARMS = [arm("a", 10, 5), arm("b", 20, 16), arm("c", 70, 35)]
+
+
+def names(records: Sequence[SkillPerformanceRecord]) -> list[str]:
+    return [r.name for r in records]
+
+
+def test_ucb1_index_by_hand() -> None:
+    ln100 = math.log(100)
+    assert ucb1_index(0.5, 10, 100, math.sqrt(2)) == pytest.approx(0.5 + math.sqrt(2 * ln100 / 10))
+    assert ucb1_index(0.5, 10, 100, math.sqrt(2)) == pytest.approx(1.459705, abs=1e-6)
+    assert ucb1_index(0.8, 20, 100, math.sqrt(2)) == pytest.approx(1.478614, abs=1e-6)
+    assert ucb1_index(0.5, 70, 100, math.sqrt(2)) == pytest.approx(0.862734, abs=1e-6)
+    assert names(rank(ARMS, "ucb1")) == ["b", "a", "c"]
+    # c = 0 is greedy on the mean; a and c tie at 0.5 and break by name
+    assert names(rank(ARMS, "ucb1", {"c": 0})) == ["b", "a", "c"]
+    # a large c favours the least pulled arm
+    assert names(rank(ARMS, "ucb1", {"c": 10})) == ["a", "b", "c"]
+
+
+def test_untried_arms_come_first_in_a_seeded_order() -> None:
+    fresh = [arm("x", 0, 0), arm("y", 0, 0), *ARMS]
+    for strategy in ("ucb1", "epsilon_greedy", "softmax"):
+        ranked = names(rank(fresh, strategy, seed=3))
+        assert set(ranked[:2]) == {"x", "y"}
+    orders = {tuple(names(rank(fresh, "ucb1", seed=s))[:2]) for s in range(20)}
+    assert orders == {("x", "y"), ("y", "x")}
+
+
+def test_smoothed_reward_by_hand() -> None:
+    assert [smoothed_reward(r) for r in ARMS] == [6 / 12, 17 / 22, 36 / 72]
+    assert smoothed_reward(arm("z", 0, 0)) == 0.5
+
+
+def test_epsilon_greedy_explores_with_probability_epsilon() -> None:
+    assert all(
+        names(rank(ARMS, "epsilon_greedy", {"epsilon": 0}, s)) == ["b", "a", "c"] for s in range(50)
+    )
+    firsts = Counter(
+        rank(ARMS, "epsilon_greedy", {"epsilon": 0.3}, s)[0].name for s in range(20_000)
+    )
+    # b first unless exploring picked another arm: 1 - 0.3 * 2/3 = 0.8
+    assert firsts["b"] / 20_000 == pytest.approx(0.8, abs=0.01)
+    assert firsts["a"] / 20_000 == pytest.approx(0.1, abs=0.01)
+    always = Counter(rank(ARMS, "epsilon_greedy", {"epsilon": 1}, s)[0].name for s in range(9000))
+    assert all(count / 9000 == pytest.approx(1 / 3, abs=0.02) for count in always.values())
+
+
+def test_softmax_probabilities_by_hand() -> None:
+    probs = softmax_probabilities([0.5, 0.8, 0.5], 0.1)
+    e3 = math.exp(3)
+    assert probs == pytest.approx([1 / (2 + e3), e3 / (2 + e3), 1 / (2 + e3)])
+    assert softmax_probabilities([1000.0, 0.0], 1.0) == pytest.approx([1.0, 0.0])  # no overflow
+
+
+def test_softmax_draws_first_places_with_those_probabilities() -> None:
+    expected = softmax_probabilities([smoothed_reward(r) for r in ARMS], 0.2)
+    firsts = Counter(rank(ARMS, "softmax", {"temperature": 0.2}, s)[0].name for s in range(20_000))
+    for name, p in zip(("a", "b", "c"), expected, strict=True):
+        assert firsts[name] / 20_000 == pytest.approx(p, abs=0.012)
+
+
+def test_rankings_are_reproducible_per_seed() -> None:
+    for strategy in ("ucb1", "epsilon_greedy", "softmax"):
+        runs = [rank(ARMS, strategy, {}, seed=7) for _ in range(3)]
+        assert runs[0] == runs[1] == runs[2]
+    softmax = {tuple(names(rank(ARMS, "softmax", {"temperature": 1}, s))) for s in range(50)}
+    assert len(softmax) > 1  # different seeds, different draws
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params", "message"),
+    [
+        ("ucb1", {"epsilon": 0.1}, "ucb1 takes only the parameters c"),
+        ("epsilon_greedy", {"epsilon": 1.5}, "epsilon must be within [0.0, 1.0]"),
+        ("softmax", {"temperature": 0}, "temperature must be within"),
+        ("thompson", {}, "strategy must be one of ucb1, epsilon_greedy, softmax, custom"),
+    ],
+)
+def test_bad_strategy_or_params(strategy: str, params: dict[str, float], message: str) -> None:
+    with pytest.raises(StrategyError, match=re.escape(message)):
+        rank(ARMS, strategy, params)
+
+
+def reverse_by_name(
+    records: Sequence[SkillPerformanceRecord], params: Mapping[str, float], rng: random.Random
+) -> list[SkillPerformanceRecord]:
+    return sorted(records, key=lambda r: r.name, reverse=True)
+
+
+def drop_one(
+    records: Sequence[SkillPerformanceRecord], params: Mapping[str, float], rng: random.Random
+) -> list[SkillPerformanceRecord]:
+    return list(records[1:])
+
+
+def test_custom_strategy_from_an_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    group = strategies.ENTRY_POINT_GROUP
+    installed = [
+        EntryPoint("reverse", f"{__name__}:reverse_by_name", group),
+        EntryPoint("broken", f"{__name__}:drop_one", group),
+    ]
+    monkeypatch.setattr(strategies, "entry_points", lambda group: installed)
+    assert names(rank(ARMS, "custom", custom="reverse")) == ["c", "b", "a"]
+    with pytest.raises(StrategyError, match="reordered"):
+        rank(ARMS, "custom", custom="broken")
+    with pytest.raises(StrategyError, match=r"entry point by name \(broken, reverse\)"):
+        rank(ARMS, "custom", custom="missing")
+    with pytest.raises(StrategyError, match="entry point by name"):
+        rank(ARMS, "custom")  # two installed: the name is required
+    monkeypatch.setattr(strategies, "entry_points", lambda group: installed[:1])
+    assert names(rank(ARMS, "custom")) == ["c", "b", "a"]  # the only one
+
+
+# --- the bandit ---------------------------------------------------------------------------------
+
+P = (0.2, 0.4, 0.5, 0.6, 0.8)  # arm4 is best; the closest rival is 0.2 behind
+
+
+def best_arm_share(strategy: str, params: dict[str, float], seed: int) -> float:
+    """Pull 5,000 times; return how often arm4 was chosen in the last 1,000 pulls."""
+    env = random.Random(10_000 + seed)
+    pulls, wins, best = [0] * 5, [0] * 5, 0
+    for t in range(5000):
+        records = [
+            SkillPerformanceRecord.model_construct(
+                name=f"arm{i}", calls_total=pulls[i], calls_success=wins[i]
+            )
+            for i in range(5)
+        ]
+        chosen = int(rank(records, strategy, params, seed * 100_000 + t)[0].name[3:])
+        pulls[chosen] += 1
+        wins[chosen] += env.random() < P[chosen]
+        best += t >= 4000 and chosen == 4
+    return best / 1000
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params"),
+    [("ucb1", {}), ("epsilon_greedy", {"epsilon": 0.05}), ("softmax", {"temperature": 0.05})],
+)
+@pytest.mark.parametrize("seed", range(3))
+def test_bandit_finds_the_best_arm(strategy: str, params: dict[str, float], seed: int) -> None:
+    assert best_arm_share(strategy, params, seed) >= 0.9
