@@ -1,0 +1,136 @@
+"""Preference pairs end to end: runtime events -> worker -> samples -> pairs topic (exact)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from streams.codecs import decode_any
+from streams.pairs import pair_id
+from streams.publisher import RuntimePublisher
+from streams.reader import read_topic, read_until
+from streams.settings import TopicSettings
+from streams.sim.simulate import PII_SAMPLES, Simulator
+
+pytestmark = pytest.mark.integration
+
+Snap = dict[str, Any]
+
+
+def _decisions(sim: Simulator, t0: datetime) -> tuple[dict[str, list[Snap]], list[Any]]:
+    """Return each intent's plans and their decisions, in the order they are published.
+
+    - ``once``: rejected, then a replan approved 10 s later: one pair;
+    - ``twice``: two rejections, then an approval *published first*: two pairs;
+    - ``never``: rejected, never approved: none; ``backwards``: approved, then a replan
+      rejected: none (the approval came first in event time).
+    """
+    at = lambda seconds: t0 + timedelta(seconds=seconds)  # noqa: E731
+    intents: dict[str, list[Snap]] = {}
+    for name, plans in (("once", 2), ("twice", 3), ("never", 1), ("backwards", 2)):
+        first = sim.plan(t0)
+        intents[name] = [first] + [sim.plan(t0, intent=first["intent"]) for _ in range(plans - 1)]
+    once, twice, backwards = intents["once"], intents["twice"], intents["backwards"]
+    events = [
+        sim.decision(once[0], False, at(0)),
+        sim.decision(once[1], True, at(10)),
+        sim.decision(twice[2], True, at(20)),
+        sim.decision(twice[0], False, at(0)),
+        sim.decision(twice[1], False, at(5)),
+        sim.decision(intents["never"][0], False, at(0)),
+        sim.decision(backwards[0], True, at(0)),
+        sim.decision(backwards[1], False, at(30)),
+    ]
+    return intents, events
+
+
+async def _publish(bootstrap: str, topics: TopicSettings, embedded: bool) -> dict[str, Any]:
+    sim, t0 = Simulator(seed=17, pii_ratio=1.0), datetime.now(UTC)
+    intents, decisions = _decisions(sim, t0)
+    fixed, described = sim.plan(t0), sim.plan(t0)
+    async with RuntimePublisher(bootstrap, topics, one_record_per_batch=embedded) as pub:
+        for snap in [*(s for plans in intents.values() for s in plans), fixed, described]:
+            pub.publish_plan(snap)
+        await asyncio.sleep(1.0)
+        for event in decisions:
+            pub.publish_decision(event)
+        pub.publish_delta(sim.delta(fixed, t0, changes={"title": "Roll back first"}))
+        pub.publish_delta(sim.delta(described, t0))  # {"steps_added": 1}: no pair
+    assert pub.stats.dropped == pub.stats.failed == 0
+    return {"intents": intents, "fixed": fixed}
+
+
+def _plan_ids(plans: list[Snap]) -> list[str]:
+    return [snap["plan"]["plan_id"] for snap in plans]
+
+
+async def test_pairs_from_replans_and_applicable_corrections(broker, start_worker, namespace):
+    topics = TopicSettings(prefix=namespace)
+    start_worker(LEARNSTREAM_SAMPLE_FORMAT="avro")
+    scenario = await _publish(broker.bootstrap, topics, broker.embedded)
+    intents = scenario["intents"]
+
+    await read_until(broker.bootstrap, topics.name("preference_pairs"), 4)
+    await asyncio.sleep(3.0)  # anything extra (a duplicate, a wrong pair) shows up now
+    pairs = [
+        json.loads(r.value)
+        for r in await read_topic(broker.bootstrap, topics.name("preference_pairs"))
+    ]
+    samples = [
+        decode_any(r.value) for r in await read_topic(broker.bootstrap, topics.name("samples"))
+    ]
+    by_plan = {
+        (s["sample_family"], s["meta"]["plan_id"]): s
+        for s in samples
+        if s["sample_family"] in ("intent_resolution", "error_correction")
+    }
+
+    once, twice = _plan_ids(intents["once"]), _plan_ids(intents["twice"])
+    expected = {
+        ("replan", intents["once"][0]["intent"]["intent_id"], once[0], once[1]),
+        ("replan", intents["twice"][0]["intent"]["intent_id"], twice[0], twice[2]),
+        ("replan", intents["twice"][0]["intent"]["intent_id"], twice[1], twice[2]),
+        ("correction", scenario["fixed"]["intent"]["intent_id"], None, None),
+    }
+    got = {
+        (p["kind"], p["intent_id"], p["rejected"].get("plan_id"), p["chosen"].get("plan_id"))
+        for p in pairs
+    }
+    assert len(pairs) == 4
+    assert got == expected
+
+    for pair in pairs:
+        if pair["kind"] == "replan":
+            rejected = by_plan["intent_resolution", pair["rejected"]["plan_id"]]
+            chosen = by_plan["intent_resolution", pair["chosen"]["plan_id"]]
+            assert pair["prompt"] == rejected["input"]
+            assert pair["rejected_sample_id"] == rejected["sample_id"]
+            assert pair["chosen_sample_id"] == chosen["sample_id"]
+            assert pair["event_time"] == chosen["meta"]["event_time"]
+        else:
+            fixed = by_plan["error_correction", scenario["fixed"]["plan"]["plan_id"]]
+            assert pair["rejected"] == fixed["input"]["plan_state"]
+            assert pair["chosen"] == {**fixed["input"]["plan_state"], "title": "Roll back first"}
+            assert pair["rejected_sample_id"] == pair["chosen_sample_id"] == fixed["sample_id"]
+        ids = (pair["rejected_sample_id"], pair["chosen_sample_id"])
+        assert pair["pair_id"] == pair_id(pair["kind"], *ids)
+        assert pair["family"] == (
+            "intent_resolution" if pair["kind"] == "replan" else "error_correction"
+        )
+
+    # The pairs come from the anonymized samples: the intents' PII never reaches them.
+    wire = json.dumps(pairs)
+    for kind, value in PII_SAMPLES.items():
+        assert value not in wire, f"raw {kind} leaked into a pair"
+    # Each part equals its sample's (asserted above), so a pair holds what the anonymized
+    # samples hold: a plan title cut mid-email ("...@example.o") is no email to Presidio and
+    # stays in both alike.
+    prompts = {p["intent_id"]: p["prompt"]["intent_text"] for p in pairs}
+    twice_text = prompts[intents["twice"][0]["intent"]["intent_id"]]
+    assert twice_text == "Fix the login 500 error reported by <EMAIL_ADDRESS>"
+    assert "<PHONE_NUMBER>" in prompts[scenario["fixed"]["intent"]["intent_id"]]
+    assert await read_topic(broker.bootstrap, topics.name("dlq")) == []
