@@ -39,16 +39,15 @@ class _Pairs:
         """Turn one sample into a pair, a re-keyed plan, or nothing (a tombstone, a family
         that makes no pair)."""
         msg = event.message
-        if msg.value is None:
+        sample = None if msg.value is None else read_sample(msg.value)
+        if sample is None:
             return
-        sample, source = read_sample(msg.value), (msg.topic, msg.partition)
+        source = (msg.topic, msg.partition)
         found: PreferencePair | Plan | str
         if sample.sample_family == "error_correction":
             found = correction_pair(sample, iso(now()))
-        elif sample.sample_family == "intent_resolution":
-            found = plan_of(sample)
         else:
-            return
+            found = plan_of(sample)
         if isinstance(found, Plan):
             topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
             await self.runtime._produce(topic, key, found.to_json(), source, None)
@@ -102,7 +101,9 @@ class _Pairs:
 
 
 def register(runtime: Runtime) -> None:
-    """Register the pairs agent, the replans agent and their expiry timer."""
+    """Register the pairs agent, the replans agent and their expiry timer (if pairs are on)."""
+    if not runtime.settings.pairs.enabled:
+        return
     steps, app = _Pairs(runtime), runtime.app
     intents = runtime.topics.pair_intents
 

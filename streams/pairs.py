@@ -24,10 +24,11 @@ from streams.codecs import CodecError, decode_any
 from streams.errors import InvalidEvent, field_path
 from streams.fields import Uuid4
 from streams.ids import sample_id
-from streams.samples import LearningSample
+from streams.samples import FAMILIES, LearningSample
 
 __all__ = [
     "NO_PAIR_REASONS",
+    "PAIR_FAMILIES",
     "PAIR_KINDS",
     "NoPair",
     "PairFamily",
@@ -52,6 +53,8 @@ NoPair = Literal[
     "intent_full",  # intent: MAX_PLANS plans of one side held already
 ]
 NO_PAIR_REASONS: tuple[str, ...] = NoPair.__args__  # type: ignore[attr-defined]
+#: The sample families pairs are made of (the others are skipped before validation).
+PAIR_FAMILIES = frozenset({"intent_resolution", "error_correction"})
 
 
 def pair_id(kind: str, rejected_sample_id: str, chosen_sample_id: str) -> str:
@@ -89,12 +92,18 @@ class PreferencePair(BaseModel):
         return orjson.dumps(self.model_dump(mode="json"))
 
 
-def read_sample(data: bytes) -> LearningSample:
-    """Decode a record of the samples topic (Avro or JSON) into a valid LearningSample."""
+def read_sample(data: bytes) -> LearningSample | None:
+    """Decode a record of the samples topic (Avro or JSON) into a valid LearningSample.
+
+    None: a sample of a family that makes no pair (not validated: it is only skipped).
+    """
     try:
         obj = decode_any(data)
     except CodecError:
         raise InvalidEvent("undecodable", "not a LearningSample in Avro or JSON") from None
+    family = obj.get("sample_family")
+    if family in FAMILIES and family not in PAIR_FAMILIES:
+        return None
     try:
         return LearningSample.model_validate(obj)
     except ValidationError as exc:

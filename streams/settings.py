@@ -244,6 +244,9 @@ class PairsSettings(BaseModel):
     """Preference pairs mined from the samples topic (streams/pairs.py, streams/replans.py)."""
 
     model_config = _FROZEN
+    enabled: bool = Field(
+        True, description="mine preference pairs (false: the worker does not read its samples)"
+    )
     ttl: Duration = Field(
         timedelta(hours=24),
         description="an intent's plans are dropped this long after its last plan came "

@@ -329,6 +329,11 @@ def test_samples_are_read_in_either_format(fmt: str) -> None:
     assert read_sample(codec_for(fmt).encode(sample.to_dict())) == sample  # type: ignore[arg-type]
 
 
+def test_samples_of_other_families_are_skipped_unvalidated() -> None:
+    confirm = {"sample_family": "confirm_decision", "input": "not validated"}
+    assert read_sample(orjson.dumps(confirm)) is None
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
@@ -474,3 +479,12 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     await worker.sample(s.decided(s.plan(first), True, 20))
     assert worker.pairs() == []
     assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2
+
+
+def test_pairs_switched_off_register_no_agent(tmp_path: Any) -> None:
+    settings = Settings(store="memory://", data_dir=str(tmp_path), pairs={"enabled": False})
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    wire(app, settings)
+    assert "learnstream.decisions" in app.agents
+    assert not {"learnstream.pairs", "learnstream.replans"} & set(app.agents)
+    assert "pair_intents" not in app.tables
