@@ -35,6 +35,7 @@ __all__ = [
     "PairKind",
     "PreferencePair",
     "correction_pair",
+    "invalid",
     "merge_patch",
     "pair_id",
     "read_sample",
@@ -107,9 +108,17 @@ def read_sample(data: bytes) -> LearningSample | None:
     try:
         return LearningSample.model_validate(obj)
     except ValidationError as exc:
-        first = exc.errors(include_input=False, include_url=False)[0]
-        where = field_path(first["loc"])
-        raise InvalidEvent("schema_violation", f"not a LearningSample ({where})") from None
+        raise invalid(exc, "a LearningSample") from None
+
+
+def invalid(exc: ValidationError, expected: str) -> InvalidEvent:
+    """Return the InvalidEvent of a validation error, naming a field, never a value or key.
+
+    An unexpected key *is* input (``{"jane_doe": 1}``): its parent is named instead.
+    """
+    first = exc.errors(include_input=False, include_url=False)[0]
+    loc = first["loc"][:-1] if first["type"] == "extra_forbidden" else first["loc"]
+    return InvalidEvent("schema_violation", f"not {expected} (at {field_path(loc) or 'top'})")
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

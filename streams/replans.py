@@ -21,8 +21,7 @@ from typing import Any
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from streams.errors import InvalidEvent, field_path
-from streams.pairs import NoPair, PreferencePair, event_time, pair_id
+from streams.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
 from streams.sample_parts import iso
 from streams.samples import LearningSample
 
@@ -56,9 +55,7 @@ def read_plan(data: bytes | None) -> Plan:
     try:
         return Plan.model_validate_json(data or b"")
     except ValidationError as exc:
-        first = exc.errors(include_input=False, include_url=False)[0]
-        where = field_path(first["loc"])
-        raise InvalidEvent("schema_violation", f"not a re-keyed plan ({where})") from None
+        raise invalid(exc, "a re-keyed plan") from None
 
 
 def plan_of(sample: LearningSample) -> Plan | NoPair:

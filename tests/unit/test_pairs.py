@@ -340,6 +340,8 @@ def test_samples_of_other_families_are_skipped_unvalidated() -> None:
         (b"\xff\xfe" + PII_SAMPLES["email"].encode(), "undecodable"),
         (b'{"note": "' + PII_SAMPLES["email"].encode() + b'"}', "schema_violation"),
         (b"\xc3\x01" + PII_SAMPLES["card"].encode(), "undecodable"),
+        (b'{"sample_family": "intent_resolution", "dana_whitfield": 1}', "schema_violation"),
+        (b'{"sample_family": "error_correction", "sample_id": "dana_w"}', "schema_violation"),
     ],
 )
 def test_bad_sample_records_are_invalid_events_naming_no_value(data: bytes, reason: str) -> None:
@@ -347,6 +349,7 @@ def test_bad_sample_records_are_invalid_events_naming_no_value(data: bytes, reas
         read_sample(data)
     assert caught.value.reason == reason
     assert all(v not in str(caught.value) for v in PII_SAMPLES.values())
+    assert "dana" not in str(caught.value)
 
 
 def test_a_bad_rekeyed_record_is_an_invalid_event() -> None:
