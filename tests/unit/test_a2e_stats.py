@@ -1,0 +1,175 @@
+"""Skill stats: DDSketch accuracy against numpy on 100k samples, merge, JSON round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from streams.a2e.sketch import RELATIVE_ACCURACY, DurationSketch
+from streams.a2e.stats import SkillStats
+
+N = 100_000
+QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.999)
+
+
+def distributions() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(12)
+    return {
+        "lognormal": rng.lognormal(mean=5.0, sigma=1.0, size=N),
+        "exponential": rng.exponential(scale=250.0, size=N),
+        "uniform": rng.uniform(1.0, 2000.0, size=N),
+        "pareto": (rng.pareto(a=1.5, size=N) + 1.0) * 10.0,  # heavy tail
+        # 30 % fast, 70 % slow: no quantile tested falls in the gap between the modes
+        "bimodal": np.concatenate(
+            [rng.normal(20.0, 2.0, 3 * N // 10), rng.normal(3000.0, 300.0, N - 3 * N // 10)]
+        ).clip(min=0.0),
+    }
+
+
+DATA = distributions()
+
+
+def sketch_of(values: np.ndarray) -> DurationSketch:
+    sketch = DurationSketch()
+    for value in values.tolist():
+        sketch.add(value)
+    return sketch
+
+
+def relative_error(sketch: DurationSketch, values: np.ndarray, q: float, method: str) -> float:
+    exact = float(np.percentile(values, q * 100, method=method))
+    estimate = sketch.quantile(q)
+    assert estimate is not None
+    return abs(estimate - exact) / exact
+
+
+@pytest.fixture(scope="module")
+def sketches() -> dict[str, DurationSketch]:
+    return {name: sketch_of(values) for name, values in DATA.items()}
+
+
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_quantiles_within_one_percent_of_numpy(
+    name: str, sketches: dict[str, DurationSketch]
+) -> None:
+    sketch, values = sketches[name], DATA[name]
+    assert sketch.count == N
+    for q in QUANTILES:
+        # numpy "lower" is the order statistic at rank q(n-1): the value DDSketch bounds
+        assert relative_error(sketch, values, q, "lower") <= RELATIVE_ACCURACY
+        # and numpy's default (linear interpolation) agrees as closely at this n
+        assert relative_error(sketch, values, q, "linear") <= RELATIVE_ACCURACY
+
+
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_merge_of_two_halves_equals_the_whole(
+    name: str, sketches: dict[str, DurationSketch]
+) -> None:
+    values = DATA[name]
+    first, second = sketch_of(values[: N // 2]), sketch_of(values[N // 2 :])
+    first.merge(second)
+    assert first.count == N
+    assert first.to_dict()["positive"] == sketches[name].to_dict()["positive"]  # same bins
+    for q in QUANTILES:
+        assert first.quantile(q) == pytest.approx(sketches[name].quantile(q), rel=1e-12)
+        assert relative_error(first, values, q, "lower") <= RELATIVE_ACCURACY
+
+
+def test_json_round_trip(sketches: dict[str, DurationSketch]) -> None:
+    for sketch in sketches.values():
+        data = sketch.to_json()
+        restored = DurationSketch.from_json(data)
+        assert restored.to_json() == data
+        assert json.loads(data)["relative_accuracy"] == 0.01
+        assert [restored.quantile(q) for q in QUANTILES] == [sketch.quantile(q) for q in QUANTILES]
+    assert len(sketches["pareto"].to_json()) < 40_000  # bins, not the 100k values
+
+
+def test_empty_and_zero_values() -> None:
+    empty = DurationSketch()
+    assert empty.quantile(0.95) is None
+    assert DurationSketch.from_json(empty.to_json()).count == 0
+    zeros = DurationSketch()
+    for value in (0.0, 0.0, 5.0):
+        zeros.add(value)
+    restored = DurationSketch.from_json(zeros.to_json())
+    assert restored.quantile(0.5) == 0
+    assert restored.quantile(1.0) == pytest.approx(5.0, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"[1, 2]", "expected a JSON object"),
+        (b"{oops", "invalid JSON"),
+        (b'{"count": "secret"}', "not a sketch: check"),
+    ],
+)
+def test_bad_sketch_json(data: bytes, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as caught:
+        DurationSketch.from_json(data)
+    assert "secret" not in str(caught.value)
+
+
+def test_other_parameters_do_not_merge() -> None:
+    data = DurationSketch().to_dict() | {"relative_accuracy": 0.02}
+    with pytest.raises(ValueError, match="other parameters"):
+        DurationSketch.from_dict(data)
+
+
+def test_skill_stats_record() -> None:
+    stats = SkillStats()
+    for i, ok in enumerate((True, True, False, None)):
+        stats.add_call(ok, duration_ms=100.0 * (i + 1))
+    stats.add_call(True)  # no duration reported
+    stats.add_score(0.5)
+    stats.add_score(-1.0)
+    record = stats.record("search")
+    assert record.model_dump() == {
+        "name": "search",
+        "calls_total": 5,
+        "calls_success": 3,
+        "calls_failed": 1,
+        "avg_duration_ms": 250.0,
+        "avg_score": -0.25,
+        # rank 0.95 * (4 - 1) = 2.85: the third duration, as numpy's "lower" method says
+        "p95_duration_ms": pytest.approx(300.0, rel=0.01),
+    }
+    assert SkillStats().record("idle").p95_duration_ms == 0.0
+
+
+def test_skill_stats_merge_and_json() -> None:
+    rng = np.random.default_rng(3)
+    durations = rng.lognormal(4.0, 0.8, 20_000)
+    parts = [SkillStats() for _ in range(4)]  # e.g. one entry per source partition
+    whole = SkillStats()
+    for i, duration in enumerate(durations.tolist()):
+        for stats in (parts[i % 4], whole):
+            stats.add_call(i % 10 != 0, duration)
+            stats.add_score(0.5 if i % 2 else -0.5)
+    restored = [SkillStats.from_dict(json.loads(json.dumps(p.to_dict()))) for p in parts]
+    merged = SkillStats.merged(restored).record("s")
+    expected = whole.record("s")
+    assert merged.model_dump(exclude={"avg_duration_ms", "p95_duration_ms"}) == expected.model_dump(
+        exclude={"avg_duration_ms", "p95_duration_ms"}
+    )
+    assert merged.avg_duration_ms == pytest.approx(float(durations.mean()), rel=1e-9)
+    exact_p95 = float(np.percentile(durations, 95, method="lower"))
+    assert math.isclose(merged.p95_duration_ms, exact_p95, rel_tol=RELATIVE_ACCURACY)
+    assert merged.p95_duration_ms == pytest.approx(expected.p95_duration_ms, rel=1e-12)
+
+
+@pytest.mark.parametrize("duration", [-1.0, math.nan, math.inf])
+def test_skill_stats_refuse_bad_values(duration: float) -> None:
+    stats = SkillStats()
+    with pytest.raises(ValueError, match="duration_ms must be a finite number >= 0"):
+        stats.add_call(True, duration)
+    with pytest.raises(ValueError, match=r"score must be within \[-1, 1\]"):
+        stats.add_score(1.5)
+    assert stats.calls_total == stats.score_count == 0
+    with pytest.raises(ValueError, match="not skill stats: calls_total") as caught:
+        SkillStats.from_dict({"calls_total": "secret"})
+    assert "secret" not in str(caught.value)
