@@ -27,6 +27,7 @@ from streams.reader import read_topic, read_until
 from streams.samples import LearningSample
 from streams.settings import TopicSettings
 from streams.sim.simulate import Simulator
+from tests.integration.test_reader import create
 
 pytestmark = pytest.mark.integration
 
@@ -236,3 +237,43 @@ async def test_export_every_format_from_a_worker_scenario(
         export("mplp", "all.jsonl", start=since - timedelta(days=1), end=until + timedelta(days=1))
     )
     assert len(everything) == 12  # the two samples just outside the range come back
+
+
+async def test_the_consumer_api_reads_a_range_and_tails_live(broker, namespace):
+    from streams.consumer import ReadStats, aiter_samples, iter_samples
+
+    topic = f"{namespace}samples"
+    await create(broker.bootstrap, topic, 2)
+    template = {
+        "sample_family": "pipeline_outcome",
+        "created_at": "2026-11-24T07:00:00Z",
+        "input": {"objective": "ship"},
+        "output": {"result": {"status": "completed"}},
+        "feedback": {"source": "system", "type": "score", "quality_label": "good"},
+        "meta": {
+            "source_event_ids": [sample_id("event", "e")],
+            "human_feedback_label": "not_reviewed",
+            "producer": "test",
+        },
+    }
+
+    def make(name: str) -> dict[str, Any]:
+        return {**template, "sample_id": sample_id("pipeline_outcome", name)}
+
+    json_codec = codec_for("json")
+    await _send(broker.bootstrap, topic, b"k", json_codec.encode(make("old")), None)
+    await _send(broker.bootstrap, topic, b"k", b"garbage", None)
+    stats = ReadStats()
+    ranged = await asyncio.to_thread(
+        lambda: list(iter_samples(bootstrap=broker.bootstrap, topic=topic, stats=stats))
+    )
+    assert [s.sample_id for s in ranged] == [make("old")["sample_id"]]
+    assert (stats.read, stats.bad, stats.progress.left) == (2, 1, 0)
+
+    live = aiter_samples(follow=True, bootstrap=broker.bootstrap, topic=topic)
+    first = asyncio.ensure_future(anext(live))
+    await asyncio.sleep(2.0)  # the tail starts at the end: "old" is not read again
+    await _send(broker.bootstrap, topic, b"k", json_codec.encode(make("new")), None)
+    got = await asyncio.wait_for(first, 30)
+    assert got.sample_id == make("new")["sample_id"]
+    await live.aclose()
