@@ -25,10 +25,22 @@ from streams.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
 from streams.sample_parts import iso
 from streams.samples import LearningSample
 
-__all__ = ["MAX_PLANS", "IntentPlans", "Plan", "due", "match", "plan_of", "read_plan"]
+__all__ = [
+    "MAX_HELD_BYTES",
+    "MAX_PLANS",
+    "IntentPlans",
+    "Plan",
+    "due",
+    "match",
+    "plan_of",
+    "read_plan",
+]
 
-#: Plans held per side of one intent; more are still paired, but not kept ("intent_full").
+#: Plans held per side of one intent, and their JSON bytes in all (one table value is one
+#: changelog record, which the broker caps at 1 MiB by default). Plans beyond either are
+#: still paired with what is held, but not kept themselves ("intent_full").
 MAX_PLANS = 64
+MAX_HELD_BYTES = 512 * 1024
 _LABEL = "resolution_quality_label"
 
 
@@ -81,6 +93,7 @@ class IntentPlans(BaseModel):
     model_config = ConfigDict(extra="forbid")
     touched: AwareDatetime  # when its last plan arrived: the TTL counts from there
     partition: int  # the partition whose records wrote it (its changelog partition)
+    size: int = 0  # JSON bytes of the plans held
     rejected: list[Plan] = []
     approved: list[Plan] = []
 
@@ -123,13 +136,17 @@ def match(
     completes, and why it was not stored (None: stored, or held already)."""
     held = held or IntentPlans(touched=now, partition=partition)
     pairs = _pairs(held, plan, iso(now))
-    side = held.approved if plan.approved else held.rejected
-    full = len(side) >= MAX_PLANS
-    if not full and not held.holds(plan):
-        kept = plan.model_copy(update={"prompt": {}}) if plan.approved else plan
-        side.append(kept)  # an approval's prompt is never read: only a rejection's is
     held.touched, held.partition = now, partition
-    return held, pairs, "intent_full" if full else None
+    if held.holds(plan):
+        return held, pairs, None
+    kept = plan.model_copy(update={"prompt": {}}) if plan.approved else plan
+    size = len(kept.to_json())  # an approval's prompt is never read: only a rejection's is
+    side = held.approved if plan.approved else held.rejected
+    if len(side) >= MAX_PLANS or held.size + size > MAX_HELD_BYTES:
+        return held, pairs, "intent_full"
+    side.append(kept)
+    held.size += size
+    return held, pairs, None
 
 
 def due(raw: Mapping[str, Any], now: datetime, ttl: timedelta) -> bool:

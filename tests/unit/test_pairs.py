@@ -24,7 +24,16 @@ from streams.errors import InvalidEvent
 from streams.ids import is_uuid4
 from streams.pairs import PreferencePair, correction_pair, merge_patch, pair_id, read_sample
 from streams.plan_state import merge_snapshot
-from streams.replans import MAX_PLANS, IntentPlans, Plan, due, match, plan_of, read_plan
+from streams.replans import (
+    MAX_HELD_BYTES,
+    MAX_PLANS,
+    IntentPlans,
+    Plan,
+    due,
+    match,
+    plan_of,
+    read_plan,
+)
 from streams.samples import LearningSample
 from streams.settings import Settings
 from streams.sim.simulate import PII_SAMPLES, Simulator
@@ -206,6 +215,24 @@ def test_an_intent_holds_at_most_max_plans_per_side() -> None:
     assert len(held.rejected) == MAX_PLANS
     held, pairs, _ = match(held, plan(s.decided(first, True, 10_000)), NOW, 0)
     assert len(pairs) == MAX_PLANS
+    held, _, reason = match(held, late, NOW, 0)  # a replay of a plan not held: still full
+    assert reason == "intent_full"
+
+
+def test_an_intent_holds_at_most_max_held_bytes() -> None:
+    s = Scenario()
+    first = s.plan()
+    big = plan(s.decided(first, False, 0))
+    big = big.model_copy(update={"prompt": {"text": "x" * (MAX_HELD_BYTES // 3)}})
+    held: IntentPlans | None = None
+    reasons = []
+    for i in range(4):
+        moved = big.model_copy(update={"sample_id": f"s{i}"})
+        held, _, reason = match(held, moved, NOW, 0)
+        reasons.append(reason)
+    assert reasons == [None, None, "intent_full", "intent_full"]
+    assert held is not None
+    assert held.size == sum(len(p.to_json()) for p in held.rejected) <= MAX_HELD_BYTES
 
 
 def test_an_undecided_plan_makes_no_plan() -> None:
