@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from streams.codecs import decode_any
 from streams.pairs import pair_id
@@ -64,13 +67,41 @@ async def _publish(bootstrap: str, topics: TopicSettings, embedded: bool) -> dic
     return {"intents": intents, "fixed": fixed}
 
 
+def _metrics(port: int) -> dict[tuple[str, str], float]:
+    """Return the worker's pairs series: {(name, label value): value}."""
+    url = f"http://127.0.0.1:{port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - our worker
+        text = response.read().decode()
+    return {
+        (s.name, next(iter(s.labels.values()), "")): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if "pair" in s.name and s.name.endswith("_total")
+    }
+
+
+async def _wait_expired(port: int, count: int, within: float = 60.0) -> dict:
+    deadline = time.monotonic() + within
+    while True:
+        shown = _metrics(port)
+        expired = sum(v for (n, _), v in shown.items() if n.startswith("learnstream_pair_intents"))
+        if expired >= count or time.monotonic() > deadline:
+            return shown
+        await asyncio.sleep(0.5)
+
+
 def _plan_ids(plans: list[Snap]) -> list[str]:
     return [snap["plan"]["plan_id"] for snap in plans]
 
 
 async def test_pairs_from_replans_and_applicable_corrections(broker, start_worker, namespace):
     topics = TopicSettings(prefix=namespace)
-    start_worker(LEARNSTREAM_SAMPLE_FORMAT="avro")
+    # Intents expire 6 s after their last plan: long after the scenario's plans all came.
+    worker = start_worker(
+        LEARNSTREAM_SAMPLE_FORMAT="avro",
+        LEARNSTREAM_PAIRS__TTL="6s",
+        LEARNSTREAM_PAIRS__SWEEP_INTERVAL="1",
+    )
     scenario = await _publish(broker.bootstrap, topics, broker.embedded)
     intents = scenario["intents"]
 
@@ -134,3 +165,11 @@ async def test_pairs_from_replans_and_applicable_corrections(broker, start_worke
     assert twice_text == "Fix the login 500 error reported by <EMAIL_ADDRESS>"
     assert "<PHONE_NUMBER>" in prompts[scenario["fixed"]["intent"]["intent_id"]]
     assert await read_topic(broker.bootstrap, topics.name("dlq")) == []
+
+    # Four intents, three approved: after the TTL, all dropped, "never" counted unapproved.
+    shown = await _wait_expired(worker.web_port, 4)
+    assert shown[("learnstream_preference_pairs_total", "replan")] == 3
+    assert shown[("learnstream_preference_pairs_total", "correction")] == 1
+    assert shown[("learnstream_no_pair_total", "unknown_key")] == 1
+    assert shown[("learnstream_pair_intents_expired_total", "false")] == 1
+    assert shown[("learnstream_pair_intents_expired_total", "true")] == 3
