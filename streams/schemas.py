@@ -21,6 +21,8 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from streams import fields, models
+from streams.a2e import messages as a2e_messages
+from streams.a2e import models as a2e_models
 from streams.resources import schema_root
 from streams.samples import LearningSample
 
@@ -40,6 +42,12 @@ MODELS: dict[str, type[BaseModel]] = {
     "stage_event.json": models.StageEvent,
     "consent_record.json": models.ConsentRecord,
     "learning_sample.json": LearningSample,
+    "a2e_feedback.json": a2e_models.Feedback,
+    "a2e_experience.json": a2e_models.Experience,
+    "a2e_skill_performance_record.json": a2e_models.SkillPerformanceRecord,
+    "a2e_reward_sample.json": a2e_models.RewardSample,
+    "a2e_learn_request.json": a2e_messages.LearnRequestMessage,
+    "a2e_learn_response.json": a2e_messages.LearnResponseMessage,
 }
 #: MPLP family schema of each family that has one (the others use the core schema only).
 FAMILY_SCHEMAS = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 from streams.a2e.models import Experience, Feedback, Name, SkillPerformanceRecord, Strategy
 from streams.fields import RuntimeId
@@ -32,7 +32,9 @@ __all__ = [
     "LearnFeedbackRequest",
     "LearnFeedbackResponse",
     "LearnRequest",
+    "LearnRequestMessage",
     "LearnResponse",
+    "LearnResponseMessage",
     "LearnStatsRequest",
     "LearnStatsResponse",
     "StatsQuery",
@@ -201,6 +203,16 @@ LearnResponse = Annotated[
     LearnFeedbackResponse | LearnExperienceResponse | LearnAdaptResponse | LearnStatsResponse,
     Field(discriminator="type"),
 ]
+
+
+class LearnRequestMessage(RootModel[LearnRequest]):
+    """Any learn/*/req message (the JSON Schema of the requests topic)."""
+
+
+class LearnResponseMessage(RootModel[LearnResponse]):
+    """Any learn/*/resp message (the JSON Schema of the responses topic)."""
+
+
 #: The response model answering each request type.
 RESPONSE_OF: dict[str, type[_Response]] = {
     "learn/feedback/req": LearnFeedbackResponse,

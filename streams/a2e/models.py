@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.config import JsonDict
 
 from streams.fields import RuntimeId
 
@@ -57,6 +58,16 @@ class RatedTurn(BaseModel):
     response: Text
 
 
+#: The model validator's rule, for JSON Schema readers: CORRECTIVE needs a correction.
+_CORRECTIVE_RULE: JsonDict = {
+    "if": {"properties": {"polarity": {"const": "CORRECTIVE"}}, "required": ["polarity"]},
+    "then": {
+        "required": ["correction"],
+        "properties": {"correction": {"type": "string", "minLength": 1}},
+    },
+}
+
+
 class Feedback(BaseModel):
     """One feedback signal on an agent's turn (A2E Feedback model).
 
@@ -64,7 +75,7 @@ class Feedback(BaseModel):
     that skill's ``avg_score``.
     """
 
-    model_config = _STRICT
+    model_config = ConfigDict(**_STRICT, json_schema_extra=_CORRECTIVE_RULE)
     correlation_id: RuntimeId
     polarity: Polarity
     score: float = Field(ge=-1.0, le=1.0)

@@ -85,12 +85,14 @@ class TopicTransport:
         self.host, self.batch = host, batch
         self.correlator = Correlator(timeout)
         self.requests: list[bytes] = []
+        self.sent = asyncio.Event()
 
     async def request(self, message: LearnRequest) -> LearnResponse:
         return await self.correlator.exchange(message, self._send)
 
     async def _send(self, message: LearnRequest) -> None:
         self.requests.append(encode(message))
+        self.sent.set()
         if len(self.requests) >= self.batch:  # answer a batch, newest first
             pending, self.requests = self.requests, []
             for data in reversed(pending):
@@ -193,9 +195,8 @@ async def test_a_duplicate_correlation_id_in_flight_is_refused() -> None:
     transport = TopicTransport(FakeHost(), timeout=5, batch=2)
     learn = LearnAPI(transport, new_id=lambda: "same")
     first = asyncio.create_task(learn.stats())
-    async with asyncio.timeout(1):
-        while transport.correlator.in_flight == 0:
-            await asyncio.sleep(0)
+    await asyncio.wait_for(transport.sent.wait(), 1)
+    assert transport.correlator.in_flight == 1
     with pytest.raises(ValueError, match="already in flight"):
         await learn.stats()
     first.cancel()

@@ -133,7 +133,8 @@ def test_uuid_correlation_ids_are_kept_and_ids_are_stable() -> None:
     assert sample.meta.id_refs is None
     assert "ann-7" not in str(sample.to_dict())  # the annotator stays out
     again = build_dialog_response(FEEDBACKS[4], datetime(2027, 1, 1, tzinfo=UTC))
-    assert again.sample_id == sample.sample_id and is_uuid4(sample.sample_id)
+    assert again.sample_id == sample.sample_id
+    assert is_uuid4(sample.sample_id)
     other_dimension = build_dialog_response(fb(dimension="SAFETY"), NOW)
     assert other_dimension.sample_id != build_dialog_response(fb(), NOW).sample_id
 
@@ -147,14 +148,17 @@ def test_corrective_feedback_yields_a_dpo_pair() -> None:
     assert pair.prompt == sample.input
     assert pair.chosen_sample_id == pair.rejected_sample_id == sample.sample_id
     assert pair.project_id == derived_uuid("proj-1") == sample.meta.project_id
-    assert pair.margin == 0.75 and is_uuid4(pair.pair_id)
+    assert pair.margin == 0.75
+    assert is_uuid4(pair.pair_id)
     assert PreferencePair.model_validate_json(pair.to_json()) == pair
 
 
 def test_negative_with_a_correction_yields_a_pair_and_others_none() -> None:
     negative = fb(polarity="NEGATIVE", score=-1.0, correction="four")
     pair = negative.to_preference_pair(NOW)
-    assert pair is not None and pair.chosen == {"response": "four"} and pair.margin == 1.0
+    assert pair is not None
+    assert pair.chosen == {"response": "four"}
+    assert pair.margin == 1.0
     assert fb(polarity="NEGATIVE", score=-1.0).to_preference_pair(NOW) is None
     assert fb(correction="4!").to_preference_pair(NOW) is None  # POSITIVE: nothing to prefer
     assert fb(polarity="NEUTRAL", score=0.0, correction="x").to_preference_pair(NOW) is None
@@ -170,7 +174,8 @@ def test_pair_is_built_from_the_anonymized_sample() -> None:
         apply_privacy(sample, build_anonymizer(PrivacyConfig()))[0]
     )
     pair = dialog_pair(anonymized, NOW)
-    assert pair is not None and "jane.doe" not in pair.to_json().decode()
+    assert pair is not None
+    assert "jane.doe" not in pair.to_json().decode()
     assert pair.chosen == {"response": "Mail <EMAIL_ADDRESS>"}
 
 
