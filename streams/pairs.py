@@ -1,4 +1,4 @@
-"""Preference pairs mined from the samples topic: the wire model and the pure matching.
+"""Preference pairs mined from the samples topic: the wire model, samples in, corrections.
 
 Wire format of ``mplp.preference_pairs``: key = ``pair_id`` (UTF-8), value = the JSON object
 of :class:`PreferencePair` with every field present (``margin`` is ``null`` when no score).
@@ -35,6 +35,7 @@ __all__ = [
     "PairKind",
     "PreferencePair",
     "correction_pair",
+    "event_time",
     "invalid",
     "merge_patch",
     "pair_id",
@@ -51,7 +52,7 @@ NoPair = Literal[
     "unknown_key",  # correction: a key plan_state does not have ({"steps_added": 1})
     "no_change",  # correction: applied, plan_state is as it was
     "undecided",  # intent: neither approved nor rejected
-    "intent_full",  # intent: MAX_PLANS plans of one side held already
+    "intent_full",  # intent: holds its most plans or bytes (streams/replans.py) already
 ]
 NO_PAIR_REASONS: tuple[str, ...] = NoPair.__args__  # type: ignore[attr-defined]
 #: The sample families pairs are made of (the others are skipped before validation).
