@@ -118,10 +118,10 @@ async def decoded(
         item = _decode(decode, record, stats)
         if item is None:
             pass
+        elif not keep(item):  # before dedup: only kept ids are remembered
+            stats.filtered += 1
         elif not dedup.first(key(item)):
             stats.duplicates += 1
-        elif not keep(item):
-            stats.filtered += 1
         else:
             stats.kept += 1
             yield record, item

@@ -19,17 +19,21 @@ __all__ = ["RangeProgress", "read_range", "read_topic", "read_until", "tail"]
 #: How often a reader's metadata refreshes: an assigned consumer's only way to see a topic
 #: created after it started without aiokafka's private client (default: every 5 minutes).
 _METADATA_AGE_MS = 1000
+#: Fetch limits of range reads and tails: aiokafka prefetches while the caller works, up to
+#: 50 MiB by default; this keeps an export's memory flat whatever the topic's size.
+_FLAT = {"fetch_max_bytes": 4 * 1024 * 1024, "max_partition_fetch_bytes": 1024 * 1024}
 #: How long to wait for the partitions of a topic the cluster already lists.
 _NEW_TOPIC_WAIT_S = 5.0
 
 
-async def _consumer(bootstrap: str, isolation_level: str) -> AIOKafkaConsumer:
+async def _consumer(bootstrap: str, isolation_level: str, **options: int) -> AIOKafkaConsumer:
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         isolation_level=isolation_level,
         metadata_max_age_ms=_METADATA_AGE_MS,
+        **options,
     )
     await consumer.start()
     return consumer
@@ -134,7 +138,7 @@ async def read_range(
     """
     progress = progress if progress is not None else RangeProgress()
     low, high = _ms(since), _ms(until)
-    consumer = await _consumer(bootstrap, isolation_level)
+    consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
         if not tps:
@@ -195,7 +199,7 @@ async def tail(
     too (brokers that cannot look a timestamp up start at the beginning).
     """
     low = _ms(since)
-    consumer = await _consumer(bootstrap, isolation_level)
+    consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
         if not tps:

@@ -96,7 +96,7 @@ def log(*seconds: int) -> list[Rec]:
 @pytest.fixture
 def fake(monkeypatch) -> Any:
     def install(consumer: FakeConsumer) -> FakeConsumer:
-        async def make(bootstrap: str, isolation_level: str) -> FakeConsumer:
+        async def make(bootstrap: str, isolation_level: str, **options: int) -> FakeConsumer:
             assert isolation_level == "read_committed"
             return consumer
 
