@@ -8,7 +8,7 @@ too: the prompt from the pair's ``prompt`` object, each side rendered as a compl
 The default, per family (a field it needs but the sample lacks: that part as JSON):
 
 - intent_resolution: ``input.intent_text`` -> ``output.plan_title`` + ``plan_structure``
-- error_correction: ``input.plan_state`` + ``change_summary`` -> ``output.result``
+- error_correction: ``input.plan_state`` (if any) + ``change_summary`` -> ``output.result``
 - confirm_decision: the confirm request -> ``output.decision`` + ``reason``
 - pipeline_outcome: ``input.objective`` -> ``output.result``
 - delta_impact: ``input.change_summary`` -> ``output.actual_impact_summary``
@@ -47,9 +47,9 @@ def render_prompt(family: str, inp: Mapping[str, Any]) -> str:
     """Return the default plain-text prompt of a family's ``input``."""
     if family == "intent_resolution" and "intent_text" in inp:
         return _json(inp["intent_text"])
-    if family == "error_correction" and "plan_state" in inp:
-        change = _json(inp.get("change_summary", ""))
-        return f"Plan:\n{_json(inp['plan_state'])}\nCorrection requested: {change}"
+    if family == "error_correction" and "change_summary" in inp:
+        plan = f"Plan:\n{_json(inp['plan_state'])}\n" if "plan_state" in inp else ""
+        return f"{plan}Correction requested: {_json(inp['change_summary'])}"
     if family == "confirm_decision":
         return f"Approve or reject this plan confirmation request:\n{_json(dict(inp))}"
     if family == "pipeline_outcome" and "objective" in inp:

@@ -148,8 +148,10 @@ async def test_export_every_format_from_a_worker_scenario(
     # three samples of their own at since - 1 ms (out), since (in) and until (out).
     until = datetime.now(UTC) + timedelta(seconds=1)
     first = int(since.timestamp() * 1000)
-    duplicate = next(
-        r for r in records if decode_any(r.value)["sample_family"] == "pipeline_outcome"
+    duplicate = next(  # the clean run's: good, so sft keeps it (and meets its copy)
+        r
+        for r, s in zip(records, samples, strict=True)
+        if (s["sample_family"], s["feedback"]["quality_label"]) == ("pipeline_outcome", "good")
     )
     await _send(broker.bootstrap, samples_topic, duplicate.key, duplicate.value, None)
     await _send(broker.bootstrap, pairs_topic, pair_records[0].key, pair_records[0].value, None)
@@ -164,6 +166,8 @@ async def test_export_every_format_from_a_worker_scenario(
     at_since = LearningSample.model_validate(_moved(impact, "at_since"))
     in_range = [LearningSample.model_validate(s) for s in samples] + [at_since]
 
+    summaries: dict[str, str] = {}
+
     def export(
         fmt: str, out: str, *extra: str, start: datetime = since, end: datetime = until
     ) -> Path:
@@ -172,6 +176,7 @@ async def test_export_every_format_from_a_worker_scenario(
         done = _cli(worker_env, *args, *extra, "--out", str(path))
         assert done.returncode == 0, done.stderr
         assert done.stderr.startswith("exported "), done.stderr
+        summaries[out] = done.stderr.strip()
         return path
 
     def expected(fmt: str, keep: Any, chat: bool = False) -> list[dict[str, Any]]:
@@ -196,6 +201,10 @@ async def test_export_every_format_from_a_worker_scenario(
     assert counts == {"sft": 5, "kto": 8, "mplp": 10, "dpo": 2, "reward": 2, "training-dataset": 5}
 
     assert sorted(map(key, rows["sft"])) == sorted(map(key, expected("sft", {"good"})))
+    assert summaries["sft.jsonl"] == (
+        f"exported 5 sft rows to {tmp_path / 'sft.jsonl'}: read 11 records, skipped 6 "
+        "(bad 0, duplicates 1, filtered out 5)"
+    )
     assert sorted(map(key, rows["kto"])) == sorted(map(key, expected("kto", {"good", "poor"})))
     assert sorted(r["label"] for r in rows["kto"]) == [False] * 3 + [True] * 5
     assert sorted(map(key, rows["mplp"])) == sorted(key(s.to_dict()) for s in in_range)

@@ -136,6 +136,17 @@ def test_dpo_and_reward_rows_from_a_pair() -> None:
     assert rows("reward", [pair()]) == [
         {"chosen": "book a room\nGood\n[]", "rejected": "book a room\nBad\n[]", "margin": None}
     ]
+    correction = pair(family="error_correction").model_copy(
+        update={"prompt": {"change_summary": "roll back first"}}
+    )
+    assert rows("dpo", [correction]) == [
+        {
+            "prompt": "Correction requested: roll back first",
+            "chosen": '{"plan_title": "Good", "plan_structure": []}',
+            "rejected": '{"plan_title": "Bad", "plan_structure": []}',
+            "margin": None,
+        }
+    ]
     user = {"role": "user", "content": "book a room"}
     assert rows("reward", [pair()], chat=True)[0]["chosen"] == [
         user,
