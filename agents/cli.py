@@ -200,6 +200,8 @@ def export(
     settings = _settings()
     if not out.parent.is_dir():
         raise UserError(f"--out: the directory {out.parent} does not exist")
+    if since is not None and until is not None and until <= since:
+        raise UserError("--until must be after --since")
     stats, console = ReadStats(), Console(stderr=True)
     field = "preference_pairs" if fmt in ("dpo", "reward") else "samples"
     try:
