@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Callable
 from functools import cache
 
@@ -42,12 +43,35 @@ def _offline_extractor() -> tldextract.TLDExtract:
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
+#: An address cut short at the end of a text, as when a runtime truncates a title mid-address
+#: ("dana.whitfield@example.o", "dana.whitfield@"): no whole domain is left to validate.
+_CUT_EMAIL = re.compile(r"(?<![\w.%+-])[A-Za-z0-9._%+-]*[A-Za-z0-9]@[A-Za-z0-9.-]*\Z")
+
+
 class OfflineEmailRecognizer(EmailRecognizer):
-    """Recognize emails, validating domains against the bundled public-suffix snapshot."""
+    """Recognize emails, validating domains against the bundled public-suffix snapshot.
+
+    An address cut short at the end of the text is recognized too: its local part alone
+    names a person.
+    """
 
     def validate_result(self, pattern_text: str) -> bool:
         """Accept a match only if its domain has a known public suffix."""
         return _offline_extractor()(pattern_text).fqdn != ""
+
+    def analyze(
+        self,
+        text: str,
+        entities: list[str],
+        nlp_artifacts: NlpArtifacts | None = None,
+        regex_flags: int | None = None,
+    ) -> list[RecognizerResult]:
+        """Return the whole addresses, and one cut short at the end of ``text``."""
+        found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        cut = _CUT_EMAIL.search(text)
+        if cut and not any(r.end > cut.start() for r in found):
+            found.append(RecognizerResult(self.supported_entities[0], *cut.span(), 0.5))
+        return found
 
 
 def _scheme_url_recognizer() -> UrlRecognizer:

@@ -158,8 +158,7 @@ async def test_pairs_from_replans_and_applicable_corrections(broker, start_worke
     for kind, value in PII_SAMPLES.items():
         assert value not in wire, f"raw {kind} leaked into a pair"
     # Each part equals its sample's (asserted above), so a pair holds what the anonymized
-    # samples hold: a plan title cut mid-email ("...@example.o") is no email to Presidio and
-    # stays in both alike.
+    # samples hold, a plan title cut mid-address included ("...@example.o" is masked too).
     prompts = {p["intent_id"]: p["prompt"]["intent_text"] for p in pairs}
     twice_text = prompts[intents["twice"][0]["intent"]["intent_id"]]
     assert twice_text == "Fix the login 500 error reported by <EMAIL_ADDRESS>"

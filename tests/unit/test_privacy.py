@@ -229,6 +229,27 @@ def test_offline_email_recognizer_validates_with_bundled_suffixes() -> None:
     assert recognizer.validate_result("bob@example.notatld") is False
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Fix the login error reported by dana.whitfield@example.o", "reported by <EMAIL_"),
+        ("reported by dana.whitfield@exam", "reported by <EMAIL_ADDRESS>"),
+        ("reported by dana.whitfield@", "reported by <EMAIL_ADDRESS>"),
+        ("mail bob@example.com and dana@exa", "mail <EMAIL_ADDRESS> and <EMAIL_ADDRESS>"),
+    ],
+)
+def test_an_address_cut_short_at_the_end_is_masked(text: str, expected: str) -> None:
+    masked, found = build_anonymizer(PrivacyConfig()).anonymize_text(text)
+    assert expected in masked
+    assert "dana" not in masked
+    assert found["EMAIL_ADDRESS"] == expected.count("<EMAIL_") >= 1
+
+
+@pytest.mark.parametrize("text", ["use @app.page", "bob@example.notatld is fine", "x @ y", "a@b_c"])
+def test_only_an_address_at_the_end_counts_as_cut(text: str) -> None:
+    assert build_anonymizer(PrivacyConfig()).anonymize_text(text) == (text, Counter())
+
+
 def test_only_configured_recognizers_are_registered() -> None:
     only_email = Anonymizer(PrivacyConfig(entities=("EMAIL_ADDRESS",)))
     assert only_email._analyzer is not None
