@@ -17,6 +17,7 @@ STREAMS = ROOT / "streams"
 
 # Logic that runs without Faust or a Kafka client: builders, the join, codecs, privacy...
 PURE = {
+    "streams.a2e",
     "streams.builders",
     "streams.codecs",
     "streams.confirm_fill",
@@ -31,10 +32,12 @@ PURE = {
     "streams.lag",
     "streams.models",
     "streams.outbox",
+    "streams.pairs",
     "streams.partitioner",
     "streams.plan_state",
     "streams.privacy",
     "streams.quality",
+    "streams.replans",
     "streams.sample_parts",
     "streams.samples",
 }

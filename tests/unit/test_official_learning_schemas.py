@@ -20,6 +20,8 @@ import orjson
 import pytest
 from jsonschema import Draft7Validator
 
+from streams.a2e.models import Feedback
+from streams.a2e.samples import build_dialog_response
 from streams.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
 from streams.decode import decode_plan
 from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
@@ -77,7 +79,21 @@ def _builder_samples() -> list[LearningSample]:
         *on_stage(tb.stage("completed", duration_ms=1200), state, tb.NOW).samples,
         *on_stage(tb.stage("completed"), tb.plan_state(deltas=1), tb.NOW).samples,
         *on_stage(tb.stage("failed", error="timeout"), tb.plan_state(deltas=1), tb.NOW).samples,
+        *[build_dialog_response(_feedback(polarity, score), tb.NOW) for polarity, score in _RATED],
     ]
+
+
+#: (polarity, score) of one dialog_response sample per quality label
+_RATED = (("POSITIVE", 0.9), ("NEUTRAL", 0.0), ("CORRECTIVE", -0.5))
+
+
+def _feedback(polarity: str, score: float) -> Feedback:
+    turn = {"prompt": "What is 2+2?", "response": "5"}
+    correction = "4" if polarity == "CORRECTIVE" else None
+    return Feedback.model_validate(
+        {"correlation_id": "req_123", "polarity": polarity, "score": score}
+        | {"correction": correction, "rated_turn": turn}
+    )
 
 
 def _seed004_samples() -> list[LearningSample]:
@@ -149,6 +165,9 @@ def test_every_family_and_quality_is_covered() -> None:
         ("pipeline_outcome", "good"),
         ("pipeline_outcome", "acceptable"),
         ("pipeline_outcome", "poor"),
+        ("dialog_response", "good"),
+        ("dialog_response", "acceptable"),
+        ("dialog_response", "poor"),
     }
     assert any("<EMAIL_ADDRESS>" in json.dumps(s) for s in SAMPLES)  # privacy ran
     metas = [s["meta"] for s in SAMPLES]

@@ -37,6 +37,12 @@ GENERATED = {
     "stage_event.json",
     "consent_record.json",
     "learning_sample.json",
+    "a2e_feedback.json",
+    "a2e_experience.json",
+    "a2e_skill_performance_record.json",
+    "a2e_reward_sample.json",
+    "a2e_learn_request.json",
+    "a2e_learn_response.json",
 }
 HAND_WRITTEN = {
     "mplp/mplp-learning-sample-core.schema.json",
