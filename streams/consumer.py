@@ -187,9 +187,32 @@ def _pair_id(pair: PreferencePair) -> str:
     return pair.pair_id
 
 
-def iter_samples(*args: Any, **kwargs: Any) -> Iterator[LearningSample]:
-    """Yield what :func:`aiter_samples` yields, without asyncio (same arguments)."""
-    return _sync(aiter_samples(*args, **kwargs))
+def iter_samples(
+    since: datetime | None = None,
+    until: datetime | None = None,
+    *,
+    follow: bool = False,
+    families: Iterable[str] = (),
+    qualities: Iterable[str] = (),
+    project: str | None = None,
+    bootstrap: str | None = None,
+    topic: str | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[LearningSample]:
+    """Yield what :func:`aiter_samples` yields, without asyncio (not inside a running loop)."""
+    return _sync(
+        aiter_samples(
+            since,
+            until,
+            follow=follow,
+            families=families,
+            qualities=qualities,
+            project=project,
+            bootstrap=bootstrap,
+            topic=topic,
+            stats=stats,
+        )
+    )
 
 
 def iter_pairs(*args: Any, **kwargs: Any) -> Iterator[PreferencePair]:

@@ -376,3 +376,18 @@ def test_batch_quality_counts_by_event_time_and_leaves_late_samples_out() -> Non
     window.add(since + 299, at(""))  # no event time: the write time, in the window
     assert window.counts["delta_impact"] == {"good": 2, "acceptable": 0, "poor": 1}
     assert sum(sum(c.values()) for c in window.counts.values()) == 3
+
+
+def test_export_help_says_the_range_is_on_the_record_timestamp() -> None:
+    from click.testing import CliRunner
+
+    from agents.cli import main
+
+    result = CliRunner().invoke(main, ["export", "--help"])
+    assert result.exit_code == 0
+    assert "--since / --until select by the record timestamp" in " ".join(result.output.split())
+    bad = CliRunner().invoke(main, ["export", "--format", "dpo", "--quality", "good", "--out", "x"])
+    assert bad.exit_code == 1
+    assert (
+        bad.output == "Error: --quality does not apply to dpo: pairs hold a chosen and a rejected\n"
+    )
