@@ -391,3 +391,33 @@ def test_export_help_says_the_range_is_on_the_record_timestamp() -> None:
     assert (
         bad.output == "Error: --quality does not apply to dpo: pairs hold a chosen and a rejected\n"
     )
+
+
+def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from agents.export_view import export_progress, summary
+    from streams.consumer import ReadStats
+
+    stats, screen = ReadStats(), io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    with export_progress(stats, console):
+        assert stats.listener is not None
+        stats.read, stats.kept, stats.filtered = 30, 20, 10
+        stats.progress.total, stats.progress.left = 100, 70
+        stats.listener(stats)
+    assert stats.listener is None
+    assert "read 30  written 20" in screen.getvalue()
+    assert "skipped 10" in screen.getvalue()
+    stats.progress.idle = True
+    assert summary(20, "sft", "out.jsonl", stats) == (
+        "exported 20 sft rows to out.jsonl: read 30 records, skipped 10 (bad 0, duplicates 0, "
+        "filtered out 10); stopped after no record came for a while, 70 offsets left unread "
+        "(transactions still open?)"
+    )
+    quiet = io.StringIO()
+    with export_progress(ReadStats(), Console(file=quiet, force_terminal=False)):
+        pass
+    assert quiet.getvalue() == ""
