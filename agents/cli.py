@@ -146,7 +146,7 @@ def _qualities(value: str | None) -> list[str]:
     "--family",
     "families",
     multiple=True,
-    type=click.Choice((*FAMILIES, "dialog_response")),
+    type=click.Choice(FAMILIES),
     help="only this family (repeat for several)",
 )
 @click.option("--quality", "quality_list", default=None, help="e.g. good,acceptable")

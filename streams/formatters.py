@@ -12,6 +12,7 @@ The default, per family (a field it needs but the sample lacks: that part as JSO
 - confirm_decision: the confirm request -> ``output.decision`` + ``reason``
 - pipeline_outcome: ``input.objective`` -> ``output.result``
 - delta_impact: ``input.change_summary`` -> ``output.actual_impact_summary``
+- dialog_response: ``input.prompt`` -> ``output.response``
 - anything else: ``input`` -> ``output``, as JSON.
 """
 
@@ -56,6 +57,8 @@ def render_prompt(family: str, inp: Mapping[str, Any]) -> str:
         return _json(inp["objective"])
     if family == "delta_impact" and "change_summary" in inp:
         return _json(inp["change_summary"])
+    if family == "dialog_response" and "prompt" in inp:
+        return _json(inp["prompt"])
     return _json(dict(inp))
 
 
@@ -70,6 +73,8 @@ def render_completion(family: str, out: Mapping[str, Any]) -> str:
         return f"{out['decision']}: {_json(reason)}" if reason else _json(out["decision"])
     if family == "delta_impact" and "actual_impact_summary" in out:
         return _json(out["actual_impact_summary"])
+    if family == "dialog_response" and "response" in out:
+        return _json(out["response"])
     return _json(dict(out))
 
 

@@ -147,6 +147,16 @@ def test_dpo_and_reward_rows_from_a_pair() -> None:
             "margin": None,
         }
     ]
+    feedback = pair(0.75, family="dialog_response").model_copy(
+        update={
+            "prompt": {"correlation_id": "c1", "prompt": "Hi?"},
+            "chosen": {"response": "Hello."},
+            "rejected": {"response": "Go away."},
+        }
+    )
+    assert rows("dpo", [feedback]) == [
+        {"prompt": "Hi?", "chosen": "Hello.", "rejected": "Go away.", "margin": 0.75}
+    ]
     user = {"role": "user", "content": "book a room"}
     assert rows("reward", [pair()], chat=True)[0]["chosen"] == [
         user,
