@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from faust.types import StreamT
+from faust.types import EventT, StreamT
 
 from agents.join import Route
+from agents.learn_stats import SkillTable
 from agents.runtime import Runtime
 from streams.decode import RecordOrigin, decode_stage
 from streams.fields import InputNotes
@@ -39,8 +40,17 @@ def routes(settings: Settings) -> dict[str, Route]:
 
 def register(runtime: Runtime) -> None:
     """Register the outcomes agent on the runtime's app."""
+    stats = SkillTable.of(runtime)
+
+    async def handle(event: EventT[bytes]) -> None:
+        await runtime.join.process(event)
+        value = event.message.value
+        # Decoded a second time only when it may name a skill: most stages do not.
+        if value and (b"skill_name" in value or b"tool_name" in value):
+            origin = RecordOrigin.of(event.message)
+            stats.count_stage(decode_stage(value, origin=origin))
 
     @runtime.app.agent(runtime.topics.stages, name="learnstream.outcomes")
     async def outcomes(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
-            await runtime.guarded("stages", event, runtime.join.process)
+            await runtime.guarded("stages", event, handle)

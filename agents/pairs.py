@@ -50,7 +50,7 @@ class _Pairs:
             found = plan_of(sample)
         if isinstance(found, Plan):
             topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
-            await self.runtime._produce(topic, key, found.to_json(), source, None)
+            await self.runtime.produce(topic, key, found.to_json(), source, None)
         elif isinstance(found, PreferencePair):
             await self.send(found, source)
         else:
@@ -96,7 +96,7 @@ class _Pairs:
     async def send(self, pair: PreferencePair, source: tuple[str, int]) -> None:
         """Send one pair (JSON, keyed by pair_id) in the transaction of ``source``."""
         topic = self.runtime.topics.preference_pairs
-        await self.runtime._produce(topic, pair.key(), pair.to_json(), source, None)
+        await self.runtime.produce(topic, pair.key(), pair.to_json(), source, None)
         self.metrics.child(self.metrics.pairs, pair.kind).inc()
 
 

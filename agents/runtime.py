@@ -39,6 +39,7 @@ from streams.topics import Topics
 
 if TYPE_CHECKING:
     from agents.join import Join
+    from agents.learn_stats import SkillTable
 
 __all__ = ["Runtime", "now"]
 
@@ -73,6 +74,8 @@ class Runtime:
     dead_letters: DeadLetters = field(init=False)
     #: The join of decisions, deltas and stages with plan state (set by ``agents.wiring.wire``).
     join: Join = field(init=False)
+    #: The A2E skill/tool stats table (agents/learn_stats.py), declared by the first user.
+    skill_stats: SkillTable | None = None
 
     def __post_init__(self) -> None:
         self.plans = PlanStore(self.tables.plan_state, self.expiry)
@@ -105,6 +108,18 @@ class Runtime:
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""
         await self.dead_letters.send(record, key, value)
+
+    async def produce(
+        self,
+        topic: faust.TopicT,
+        key: bytes | None,
+        value: bytes | None,
+        source: tuple[str, int],
+        headers: list[tuple[str, bytes]] | None = None,
+    ) -> Awaitable[Any]:
+        """Send one record that is not a sample (a pair, a response) for the record at
+        ``source``: in its transaction with exactly_once. Returns the broker's ack."""
+        return await self._produce(topic, key, value, source, headers)
 
     async def _produce(
         self,

@@ -6,7 +6,18 @@ from typing import Any
 
 import faust
 
-from agents import consent, decisions, deltas, outcomes, pairs, plans, quality, sensor, sweeper
+from agents import (
+    consent,
+    decisions,
+    deltas,
+    learn,
+    outcomes,
+    pairs,
+    plans,
+    quality,
+    sensor,
+    sweeper,
+)
 from agents.faust_check import check
 from agents.faust_compat import deliver_every_record, guard_commits
 from agents.join import attach as attach_join
@@ -43,7 +54,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
     attach_join(
         runtime, decisions.routes(settings) | deltas.routes(settings) | outcomes.routes(settings)
     )
-    for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality, pairs):
+    for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality, pairs, learn):
         module.register(runtime)
 
     def on_assigned(*_args: Any, **_kwargs: Any) -> None:

@@ -16,7 +16,16 @@ from streams.samples import FAMILIES, QUALITIES
 
 __all__ = ["SOURCES", "Metrics"]
 
-SOURCES = ("plans", "decisions", "deltas", "stages", "consent", "samples", "pair_intents")
+SOURCES = (
+    "plans",
+    "decisions",
+    "deltas",
+    "stages",
+    "consent",
+    "samples",
+    "pair_intents",
+    "learn",
+)
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
@@ -51,6 +60,18 @@ class Metrics:
             "learnstream_pair_intents_expired",
             "Intents dropped by pairs.ttl (approved=false: rejections never followed by one)",
             "approved",
+        )
+        self.skill_calls = _counter(
+            r,
+            "learnstream_skill_calls",
+            "Skill/tool calls counted by the A2E stats (name: a2e.skills, else the first "
+            "a2e.max_skills seen, then other)",
+            "kind",
+            "name",
+            "outcome",
+        )
+        self.learn_requests = _counter(
+            r, "learnstream_learn_requests", "A2E learn requests answered", "type", "result"
         )
         self.join_misses = Counter(
             "learnstream_join_misses", "Events whose plan never came", registry=r
@@ -149,6 +170,9 @@ class Metrics:
             self.no_pair.labels(reason)
         for approved in ("true", "false"):
             self.pair_intents_expired.labels(approved)
+        for kind in ("feedback", "experience", "adapt", "stats"):
+            for result in ("ok", "error"):
+                self.learn_requests.labels(kind, result)
         for why in ("global", "project"):
             self.opted_out.labels(why)
         for name in ID_FIELDS:

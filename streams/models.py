@@ -307,6 +307,9 @@ class StagePayload(BaseModel):
     status: Any = None
     error: Any = None
     duration_ms: Any = None
+    #: The skill and tool the stage ran, if any: their A2E stats count its outcome.
+    skill_name: str | None = Field(None, min_length=1, max_length=128)
+    tool_name: str | None = Field(None, min_length=1, max_length=128)
 
 
 class StageEvent(MplpEvent):

@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
+    "A2ESettings",
     "DEFAULT_PHONE_REGIONS",
     "DEFAULT_PII_ENTITIES",
     "BrokerSettings",
@@ -38,7 +39,8 @@ __all__ = [
     "format_duration",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+# Validation errors never echo a value: it may be a salt or a password (str(exc), logs).
+_FROZEN = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 #: PII found by default: offline pattern recognizers only (streams.privacy adds URL, NER).
 DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
@@ -255,6 +257,25 @@ class PairsSettings(BaseModel):
     sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
 
 
+class A2ESettings(BaseModel):
+    """The A2E learn capability: request time-out, adaptation parameters, skill labels."""
+
+    model_config = _FROZEN
+    response_timeout: Duration = Field(
+        timedelta(seconds=10), description="how long a learn request waits for its response"
+    )
+    ucb1_c: float = Field(2**0.5, ge=0, description="UCB1 exploration constant c")
+    epsilon: float = Field(0.05, ge=0, le=1, description="epsilon-greedy exploration rate")
+    temperature: float = Field(0.05, ge=1e-6, description="softmax temperature tau")
+    seed: int = Field(0, description="seed of every adapt ranking (same seed, same ranking)")
+    skills: tuple[str, ...] = Field(
+        (), description="skill/tool names shown as metric labels (empty: the first max_skills)"
+    )
+    max_skills: int = Field(
+        20, ge=0, description="skill/tool labels when skills is empty; the rest show as other"
+    )
+
+
 class RocksDbSettings(BaseModel):
     """Memory bounds of each RocksDB database (one per table partition) with ``rocksdb://``.
 
@@ -283,7 +304,11 @@ class Settings(BaseSettings):
     """Everything learnstream can be told, with production-safe defaults."""
 
     model_config = SettingsConfigDict(
-        env_prefix="LEARNSTREAM_", env_nested_delimiter="__", frozen=True, extra="ignore"
+        env_prefix="LEARNSTREAM_",
+        env_nested_delimiter="__",
+        frozen=True,
+        extra="ignore",
+        hide_input_in_errors=True,
     )
     app_id: str = "learnstream"
     broker: BrokerSettings = BrokerSettings()
@@ -293,6 +318,7 @@ class Settings(BaseSettings):
     join: JoinSettings = JoinSettings()
     windows: WindowSettings = WindowSettings()
     pairs: PairsSettings = PairsSettings()
+    a2e: A2ESettings = A2ESettings()
     sample_format: Literal["avro", "json"] = "avro"
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"
     store: str = Field("memory://", description="table store: memory:// or rocksdb://")

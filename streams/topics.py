@@ -82,6 +82,10 @@ class Topics:
     join_ticks: faust.TopicT
     preference_pairs: faust.TopicT
     pair_intents: faust.TopicT
+    learn_requests: faust.TopicT
+    learn_responses: faust.TopicT
+    reward_samples: faust.TopicT
+    experiences: faust.TopicT
 
     @classmethod
     def declare(cls, app: faust.App, settings: Settings) -> Topics:
@@ -105,4 +109,8 @@ class Topics:
             join_ticks=topic(f"{t.prefix}{INTERNAL['join_ticks']}"),
             preference_pairs=topic(t.name("preference_pairs")),
             pair_intents=topic(f"{t.prefix}{INTERNAL['pair_intents']}"),
+            learn_requests=topic(t.name("learn_requests")),
+            learn_responses=topic(t.name("learn_responses")),
+            reward_samples=topic(t.name("reward_samples")),
+            experiences=topic(t.name("experiences")),
         )

@@ -1,0 +1,162 @@
+"""Agent: A2E learn requests (``a2e.learn.requests``) -> samples, stats, rankings, responses.
+
+Every request is answered on ``a2e.learn.responses`` keyed by its correlation id. Feedback
+and experience writes are in agents/learn_samples.py, the skill stats in
+agents/learn_stats.py, the HTTP views in agents/learn_http.py. An invalid request goes to
+the DLQ (``runtime.guarded``) and, when its correlation id is readable, gets an error
+response too; so does one whose strategy is unknown (that one is no DLQ matter).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import orjson
+from faust.types import EventT, StreamT
+
+from agents import learn_http
+from agents.learn_samples import LearnWriter
+from agents.learn_stats import SkillTable
+from agents.runtime import Runtime
+from streams.a2e.messages import (
+    RESPONSE_OF,
+    AdaptResult,
+    ExperienceResult,
+    FeedbackResult,
+    LearnAdaptRequest,
+    LearnError,
+    LearnExperienceRequest,
+    LearnFeedbackRequest,
+    LearnRequest,
+    LearnResponse,
+    StatsResult,
+)
+from streams.a2e.models import SkillPerformanceRecord
+from streams.a2e.strategies import StrategyError, rank
+from streams.a2e.wire import encode, parse_request
+from streams.errors import InvalidEvent
+from streams.settings import A2ESettings
+
+__all__ = ["error_response", "register", "respond", "strategy_params"]
+
+Payload = FeedbackResult | ExperienceResult | AdaptResult | StatsResult
+Source = tuple[str, int]
+
+
+def respond(
+    kind: str, correlation_id: str, payload: Any = None, error: Any = None
+) -> LearnResponse:
+    """Return the response to a request of type ``kind``: its payload, or an error."""
+    model = RESPONSE_OF.get(kind, RESPONSE_OF["learn/feedback/req"])
+    if error is not None:
+        return cast(LearnResponse, model(correlation_id=correlation_id, ok=False, error=error))
+    return cast(LearnResponse, model(correlation_id=correlation_id, payload=payload))
+
+
+def error_response(data: bytes | None, code: str, message: str) -> LearnResponse | None:
+    """Return the error response to a raw request, or None without a readable id.
+
+    An unknown type is answered as learn/feedback/resp: the id is what the caller waits on.
+    """
+    try:
+        raw = orjson.loads(data or b"")
+    except orjson.JSONDecodeError:
+        return None
+    cid = raw.get("correlation_id") if isinstance(raw, dict) else None
+    if not isinstance(cid, str) or not cid:
+        return None
+    try:
+        error = LearnError.model_validate({"code": code, "message": message[:2000]})
+        return respond(str(raw.get("type")), cid, error=error)
+    except ValueError:  # not an id a runtime may send
+        return None
+
+
+def strategy_params(strategy: str, a2e: A2ESettings, given: dict[str, float]) -> dict[str, float]:
+    """Return the strategy's parameters: the settings', overridden by the request's."""
+    defaults = {
+        "ucb1": {"c": a2e.ucb1_c},
+        "epsilon_greedy": {"epsilon": a2e.epsilon},
+        "softmax": {"temperature": a2e.temperature},
+    }
+    return defaults.get(strategy, {}) | given
+
+
+class _Learn:
+    """The learn agent's steps over the runtime, the writer and the skill stats."""
+
+    def __init__(self, runtime: Runtime, stats: SkillTable) -> None:
+        self.runtime, self.stats, self.metrics = runtime, stats, runtime.metrics
+        self.writer = LearnWriter(runtime, stats)
+
+    async def handle(self, event: EventT[bytes]) -> None:
+        """Answer one request; an invalid or failing one gets an error answer, then raises."""
+        msg, source = event.message, (event.message.topic, event.message.partition)
+        try:
+            request = parse_request(msg.value or b"")
+        except InvalidEvent as exc:
+            await self.answer_raw(msg.value, "invalid_request", exc.detail, source)
+            raise
+        try:
+            response = respond(
+                request.type, request.correlation_id, await self.dispatch(request, source)
+            )
+        except StrategyError as exc:
+            error = LearnError(code="unknown_strategy", message=str(exc))
+            response = respond(request.type, request.correlation_id, error=error)
+        except Exception:
+            await self.answer_raw(
+                msg.value, "internal", "the worker failed on this request", source
+            )
+            raise
+        await self.answer(response, source)
+
+    async def answer_raw(self, data: bytes | None, code: str, text: str, source: Source) -> None:
+        """Send an error response when the request's correlation id is readable."""
+        response = error_response(data, code, text)
+        if response is not None:
+            await self.answer(response, source)
+
+    async def answer(self, response: LearnResponse, source: Source) -> None:
+        """Send ``response`` keyed by its correlation id, in the transaction of ``source``."""
+        topic, key = self.runtime.topics.learn_responses, response.correlation_id.encode()
+        await self.runtime.produce(topic, key, encode(response), source)
+        kind, result = response.type.split("/")[1], "ok" if response.ok else "error"
+        self.metrics.child(self.metrics.learn_requests, kind, result).inc()
+
+    async def dispatch(self, request: LearnRequest, source: Source) -> Payload:
+        """Do what ``request`` asks; return the payload of its response."""
+        if isinstance(request, LearnFeedbackRequest):
+            return await self.writer.feedback(request.payload.feedbacks, source)
+        if isinstance(request, LearnExperienceRequest):
+            key = request.correlation_id.encode()
+            return await self.writer.experiences(request.payload.experiences, key, source)
+        if isinstance(request, LearnAdaptRequest):
+            return self.adapt(request)
+        query = request.payload
+        both = query.skill_name is None and query.tool_name is None
+        skills = self.stats.records("skill", query.skill_name) if both or query.skill_name else []
+        tools = self.stats.records("tool", query.tool_name) if both or query.tool_name else []
+        return StatsResult(skills=skills, tools=tools)
+
+    def adapt(self, request: LearnAdaptRequest) -> AdaptResult:
+        """Rank the skills (plus the one named, as an untried arm, if unseen), seeded."""
+        query, a2e = request.payload, self.runtime.settings.a2e
+        records = self.stats.records("skill")
+        if query.skill_name and query.skill_name not in {r.name for r in records}:
+            records.append(SkillPerformanceRecord(name=query.skill_name))
+        params = strategy_params(query.strategy, a2e, dict(query.params))
+        ranked = rank(records, query.strategy, params, seed=a2e.seed, custom=query.custom)
+        return AdaptResult(records=ranked)
+
+
+def register(runtime: Runtime) -> None:
+    """Register the learn agent (with the skill stats table) and the ``/learn/*`` views."""
+    steps = _Learn(runtime, SkillTable.of(runtime))
+
+    @runtime.app.agent(runtime.topics.learn_requests, name="learnstream.learn")
+    async def learn(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await runtime.guarded("learn", event, steps.handle)
+
+    learn_http.register(runtime)

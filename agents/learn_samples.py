@@ -1,0 +1,112 @@
+"""What feedback and experience requests write: samples, pairs, reward samples, transitions.
+
+Feedback becomes a ``dialog_response`` sample sent through ``Runtime.prepare``/``send``
+(global switch, opt-out, PII, codec, consent). Its DPO pair and reward sample are built from
+the *anonymized* sample, so they hold nothing the sample does not, and only for samples the
+switch let through. Experiences pass the same privacy step (opt-out globs, then PII).
+``annotator_id`` never enters any of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from agents.learn_stats import SkillTable
+from agents.runtime import Runtime, now
+from streams.a2e.messages import ExperienceResult, FeedbackResult
+from streams.a2e.models import Experience, Feedback, RewardSample
+from streams.a2e.samples import build_dialog_response, dialog_pair
+from streams.privacy import Anonymizer, apply_privacy, strip_opted_out
+from streams.samples import LearningSample
+
+__all__ = ["LearnWriter", "anonymize_record", "reward_of"]
+
+Source = tuple[str, int]
+
+
+def anonymize_record(
+    record: dict[str, Any], anonymizer: Anonymizer
+) -> tuple[dict[str, Any], Counter[str]]:
+    """Return ``record`` through the samples' privacy step: opt-out globs, then PII."""
+    stripped = strip_opted_out(record, anonymizer.config.opt_out_patterns)
+    clean, found = anonymizer.anonymize_sample({"input": stripped})
+    return clean["input"], found
+
+
+def reward_of(sample: LearningSample, feedback: Feedback) -> RewardSample | None:
+    """Return the reward sample of an anonymized dialog_response sample (None: no turn)."""
+    if feedback.rated_turn is None:
+        return None
+    return RewardSample(
+        prompt=str(sample.input.get("prompt", "")),
+        response=str(sample.output.get("response", "")),
+        reward=feedback.score,
+        dimension=feedback.dimension,
+        source=feedback.source,
+        correlation_id=sample.input["correlation_id"],
+    )
+
+
+class LearnWriter:
+    """Send what feedback and experience requests yield, in the source record's transaction."""
+
+    def __init__(self, runtime: Runtime, stats: SkillTable) -> None:
+        self.runtime, self.stats, self.metrics = runtime, stats, runtime.metrics
+
+    async def feedback(self, feedbacks: list[Feedback], source: Source) -> FeedbackResult:
+        """Send each feedback's sample, then its pair and reward sample; count its skill."""
+        moment = now()
+        built = [build_dialog_response(f, moment) for f in feedbacks]
+        by_id = {sample.sample_id: f for sample, f in zip(built, feedbacks, strict=True)}
+        ready = self.runtime.prepare(built)
+        await self.runtime.send(ready, source)
+        pairs = rewards = 0
+        for sample, _out in ready:
+            clean, _found = apply_privacy(sample.to_dict(), self.runtime.anonymizer)
+            anonymized = LearningSample.model_validate(clean)
+            pairs += await self.pair(anonymized, source)
+            rewards += await self.reward(anonymized, by_id[sample.sample_id], source)
+        for f in feedbacks:
+            for kind, name in (("skill", f.skill_name), ("tool", f.tool_name)):
+                if name:
+                    self.stats.count_feedback(kind, name, f.score)
+        details = {"samples": len(ready), "pairs": pairs, "reward_samples": rewards}
+        return FeedbackResult(accepted=len(feedbacks), details=details)
+
+    async def pair(self, sample: LearningSample, source: Source) -> int:
+        """Send the DPO pair of an anonymized sample, if it has one; return how many."""
+        pair = dialog_pair(sample, now())
+        if pair is None:
+            return 0
+        topic = self.runtime.topics.preference_pairs
+        await self.runtime.produce(topic, pair.key(), pair.to_json(), source)
+        self.metrics.child(self.metrics.pairs, pair.kind).inc()
+        return 1
+
+    async def reward(self, sample: LearningSample, feedback: Feedback, source: Source) -> int:
+        """Send the reward sample (keyed by the sample's id) of a rated turn; return how many."""
+        reward = reward_of(sample, feedback)
+        if reward is None:
+            return 0
+        value = orjson.dumps({"sample_id": sample.sample_id, **reward.model_dump(mode="json")})
+        topic = self.runtime.topics.reward_samples
+        await self.runtime.produce(topic, sample.sample_id.encode(), value, source)
+        return 1
+
+    async def experiences(
+        self, items: list[Experience], key: bytes, source: Source
+    ) -> ExperienceResult:
+        """Store each transition, anonymized (none while learning is switched off)."""
+        if not self.runtime.settings.learning.enabled:
+            self.metrics.child(self.metrics.opted_out, "global").inc(len(items))
+            return ExperienceResult(stored=0)
+        topic = self.runtime.topics.experiences
+        for item in items:
+            clean, found = anonymize_record(item.model_dump(mode="json"), self.runtime.anonymizer)
+            await self.runtime.produce(topic, key, orjson.dumps(clean), source)
+            for entity, count in found.items():
+                self.metrics.child(self.metrics.pii, entity).inc(count)
+        return ExperienceResult(stored=len(items))
