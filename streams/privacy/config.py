@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from streams.privacy.secrets import SECRET_ENTITIES
 from streams.settings import DEFAULT_PHONE_REGIONS, DEFAULT_PII_ENTITIES, PiiOperator, Settings
@@ -43,7 +43,7 @@ class PrivacyConfig:
     opt_out_patterns: tuple[str, ...] = ("*.secret", "*.env")
     entities: tuple[str, ...] = DEFAULT_ENTITIES
     operator: Operator = "replace"
-    hash_salt: str = ""
+    hash_salt: str = field(default="", repr=False)  # a secret: never in a repr, log or error
     ner: bool = False
     score_threshold: float = 0.3
     detect_secrets: bool = True
