@@ -1,0 +1,115 @@
+"""The audit walker: JSON paths and entity kinds, never the matched text; replacements pass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from streams.audit import AuditReport, Finding, detector, scan_input, scan_sample
+from streams.privacy import PrivacyConfig
+
+EMAIL = "dana.audit@example.org"
+UUID = "550e8400-e29b-41d4-a716-446655440000"
+
+
+def _fake(text: str) -> Iterable[str]:
+    """Find an "email" wherever an @ is, a "secret" wherever 'pw=' is."""
+    return [kind for mark, kind in (("@", "EMAIL_ADDRESS"), ("pw=", "PASSWORD")) if mark in text]
+
+
+@pytest.fixture(scope="module")
+def real():
+    return detector(PrivacyConfig())
+
+
+def _sample(**parts):
+    base = {
+        "sample_id": "s-1",
+        "sample_family": "intent_resolution",
+        "created_at": "2026-11-24T07:42:23.123+00:00",
+        "input": {},
+        "output": {},
+        "meta": {"plan_id": UUID},
+    }
+    return {**base, **parts}
+
+
+def test_paths_name_keys_and_list_indexes():
+    doc = {"plan": {"steps": [{"title": "ok"}, {"title": f"mail {EMAIL}", "note": "pw=x"}]}}
+    found = scan_input("mplp.plans/2/17", doc, _fake)
+    assert found == [
+        Finding("mplp.plans/2/17", "$.plan.steps[1].title", "EMAIL_ADDRESS"),
+        Finding("mplp.plans/2/17", "$.plan.steps[1].note", "PASSWORD"),
+    ]
+    assert scan_input("t/0/0", f"just {EMAIL}", _fake)[0].path == "$"
+
+
+def test_wellformed_ids_under_id_keys_are_skipped_others_are_read():
+    doc = {"plan_id": UUID, "owner_id": EMAIL, "ids": {"user_ids": [UUID, EMAIL]}, "id": "a@b"}
+    paths = [f.path for f in scan_input("t/0/0", doc, _fake)]
+    assert paths == ["$.owner_id", "$.ids.user_ids[1]", "$.id"]
+
+
+def test_a_sample_is_read_where_the_anonymizer_writes():
+    sample = _sample(
+        sample_id=f"id {EMAIL}",  # built by us, not read (the anonymizer copies it too)
+        input={"text": EMAIL},
+        state={"s": [EMAIL]},
+        output={"o": EMAIL},
+        feedback={"source": EMAIL, "details": {"d": EMAIL}},
+        meta={"project_name": EMAIL, "ambiguity_flags": [EMAIL], "id_refs": {"x": UUID}},
+    )
+    paths = [f.path for f in scan_sample(sample, _fake)]
+    assert paths == [
+        "$.input.text",
+        "$.state.s[0]",
+        "$.output.o",
+        "$.feedback.details.d",
+        "$.meta.ambiguity_flags[0]",
+    ]
+    assert {f.record for f in scan_sample(sample, _fake)} == {f"id {EMAIL}"}
+
+
+def test_real_detector_finds_kinds_and_passes_replacements(real):
+    sample = _sample(
+        input={"text": "Fix the login error reported by <EMAIL_ADDRESS>, call <PHONE_NUMBER>"},
+        output={"steps": ["Block <IP_ADDRESS>", "card <CREDIT_CARD>", "<IBAN_CODE> <US_SSN>"]},
+    )
+    assert scan_sample(sample, real) == []
+    planted = {
+        "a": f"mail {EMAIL}",
+        "b": "call +1 415-555-0132",
+        "c": "card 4111 1111 1111 1111",
+        "d": "from 10.20.30.40",
+        "e": "IBAN DE89 3704 0044 0532 0130 00",
+        "f": "SSN 219-09-9999",
+        "g": "key AKIA" + "QLEAKQLEAKQLEAK7",
+    }
+    found = {f.path: f.entity for f in scan_input("t/0/5", planted, real)}
+    assert found == {
+        "$.a": "EMAIL_ADDRESS",
+        "$.b": "PHONE_NUMBER",
+        "$.c": "CREDIT_CARD",
+        "$.d": "IP_ADDRESS",
+        "$.e": "IBAN_CODE",
+        "$.f": "US_SSN",
+        "$.g": "AWS_ACCESS_KEY",
+    }
+
+
+def test_no_matched_text_in_findings_or_summary(real):
+    doc = {"text": f"write to {EMAIL} or call +1 415-555-0132"}
+    report = AuditReport("mplp.plans", records=3, findings=scan_input("mplp.plans/0/9", doc, real))
+    shown = [report.summary(), *(f.line() for f in report.findings), repr(report.findings)]
+    assert not any(EMAIL in text or "415-555" in text for text in shown)
+    assert report.summary() == (
+        "PII found: 2 findings (EMAIL_ADDRESS 1, PHONE_NUMBER 1) in 1 of 3 records of mplp.plans"
+    )
+    assert report.findings[0].line() == "EMAIL_ADDRESS at mplp.plans/0/9 $.text"
+
+
+def test_summary_without_findings_counts_undecodable():
+    assert AuditReport("s", records=5).summary() == "no PII found in 5 records of s"
+    report = AuditReport("s", records=5, undecodable=2)
+    assert report.summary() == "no PII found in 5 records of s; 2 undecodable"
