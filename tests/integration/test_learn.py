@@ -8,19 +8,25 @@ DLQ with an error response (Kafka), and the worker keeps answering.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
+from click.testing import CliRunner
 
+from agents.cli_learn import learn
 from streams.a2e.client import LearnAPI
 from streams.a2e_transport import HttpTransport, KafkaTransport
 from streams.codecs import decode_any
+from streams.publisher import RuntimePublisher
 from streams.reader import read_topic, read_until
 from streams.settings import TopicSettings
+from streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration
 
@@ -135,6 +141,39 @@ async def test_learn_api_over_kafka(broker, start_worker, namespace):
         assert EMAIL not in error["error"]["message"]
         skills, _ = await api.stats()  # still answering
         assert [s.name for s in skills] == ["search"]
+
+        # Execute stages naming a tool count in its stats (and a plan's samples go on).
+        await _publish_stages(broker.bootstrap, topics, broker.embedded)
+        for _ in range(60):
+            _, tools = await api.stats(tool_name="fetcher")
+            if tools and tools[0].calls_total == 2:
+                break
+            await asyncio.sleep(0.5)
+        (fetcher,) = tools
+        assert (fetcher.calls_total, fetcher.calls_success, fetcher.calls_failed) == (2, 1, 1)
+        assert fetcher.avg_duration_ms == pytest.approx(200.0)
+        # ddsketch's quantile is the value of rank floor(q * (n - 1)): of two, the lower.
+        assert fetcher.p95_duration_ms == pytest.approx(100.0, rel=0.01)
+
+    # The replay CLI reads the experiences the worker stored.
+    env = {"LEARNSTREAM_BROKER_URL": broker.url, "LEARNSTREAM_TOPICS__PREFIX": namespace}
+    args = ["replay", "--n", "5", "--strategy", "prioritized", "--seed", "3"]
+    result = await asyncio.to_thread(CliRunner().invoke, learn, args, env=env)
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted(e["reward"] for e in lines) == [-1.0, 0.5]
+    assert EMAIL not in result.stdout
+
+
+async def _publish_stages(bootstrap: str, topics: TopicSettings, embedded: bool) -> None:
+    sim, now = Simulator(seed=5, pii_ratio=0.0), datetime.now(UTC)
+    snap = sim.plan(now)
+    async with RuntimePublisher(bootstrap, topics, one_record_per_batch=embedded) as pub:
+        pub.publish_plan(snap)
+        for status, duration in (("completed", 100), ("failed", 300)):
+            event = sim.stage(snap, status, now)
+            event["payload"] |= {"tool_name": "fetcher", "duration_ms": duration}
+            pub.publish_stage(event)
 
 
 async def test_learn_api_over_http(broker, start_worker, namespace):
