@@ -1,0 +1,178 @@
+"""The learn agent without a broker: answers, derived records, DLQ, and no value leaking.
+
+Like tests/unit/test_agents.py: ``agent.test_context()``, real (memory) tables, the producer
+replaced by one mock per topic.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+from unittest.mock import AsyncMock
+
+import faust
+import orjson
+import pytest
+from prometheus_client import generate_latest
+
+from agents.learn import error_response, strategy_params
+from agents.learn_samples import anonymize_record
+from agents.learn_stats import SkillLabels
+from agents.runtime import Runtime
+from agents.wiring import wire
+from streams.app import create_app
+from streams.privacy import build_anonymizer, privacy_config
+from streams.settings import A2ESettings, Settings
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.outputs import Feed, mock_outputs
+
+EMAIL = "dana.leak@example.org"
+OUTPUTS = ("learn_responses", "preference_pairs", "reward_samples", "experiences")
+
+
+def test_skill_labels_are_bounded() -> None:
+    first_two = SkillLabels((), 2)
+    assert [first_two(n) for n in ("a", "b", "c", "a")] == ["a", "b", "other", "a"]
+    fixed = SkillLabels(("x",), 5)
+    assert [fixed(n) for n in ("x", "y")] == ["x", "other"]
+
+
+def test_error_response_needs_a_readable_id() -> None:
+    assert error_response(b"{oops", "invalid_request", "m") is None
+    assert error_response(b'{"type": "learn/adapt/req"}', "invalid_request", "m") is None
+    assert error_response(b'{"correlation_id": "a b"}', "invalid_request", "m") is None
+    adapt = error_response(
+        b'{"type": "learn/adapt/req", "correlation_id": "c1"}', "invalid_request", "bad"
+    )
+    assert adapt is not None
+    assert adapt.type == "learn/adapt/resp"
+    assert (adapt.ok, adapt.error and adapt.error.code) == (False, "invalid_request")
+    unknown = error_response(b'{"type": "x", "correlation_id": "c2"}', "internal", "m")
+    assert unknown is not None
+    assert unknown.type == "learn/feedback/resp"
+
+
+def test_strategy_params_take_settings_then_the_request() -> None:
+    a2e = A2ESettings(ucb1_c=0.5, epsilon=0.2, temperature=0.3)
+    assert strategy_params("ucb1", a2e, {}) == {"c": 0.5}
+    assert strategy_params("epsilon_greedy", a2e, {"epsilon": 0.9}) == {"epsilon": 0.9}
+    assert strategy_params("softmax", a2e, {}) == {"temperature": 0.3}
+    assert strategy_params("custom", a2e, {"k": 1.0}) == {"k": 1.0}
+
+
+def test_a2e_defaults_match_the_strategies() -> None:
+    from streams.a2e.strategies import DEFAULTS
+
+    a2e = A2ESettings()
+    assert (a2e.ucb1_c, a2e.epsilon, a2e.temperature) == (
+        DEFAULTS["ucb1"]["c"], DEFAULTS["epsilon_greedy"]["epsilon"],
+        DEFAULTS["softmax"]["temperature"],
+    )  # fmt: skip
+    assert a2e.response_timeout.total_seconds() == 10
+
+
+def test_anonymize_record_masks_pii_and_drops_opted_out_paths() -> None:
+    anonymizer = build_anonymizer(privacy_config(Settings()))
+    record = {"state": {"note": f"mail {EMAIL}", "files": [{"path": "app/.env"}]}, "reward": 1}
+    clean, found = anonymize_record(record, anonymizer)
+    assert clean == {"state": {"note": "mail <EMAIL_ADDRESS>", "files": []}, "reward": 1}
+    assert found == {"EMAIL_ADDRESS": 1}
+
+
+@dataclass
+class Worker:
+    app: faust.App
+    runtime: Runtime
+    mocks: dict[str, AsyncMock]
+    feed: Feed
+
+    async def put(self, value: bytes, key: bytes = b"k") -> None:
+        topic = self.runtime.settings.topics.name("learn_requests")
+        await self.feed.put("learn", topic, value, key=key)
+
+    def values(self, name: str) -> list[Any]:
+        return [orjson.loads(c.kwargs["value"]) for c in self.mocks[name].await_args_list]
+
+
+@pytest.fixture
+async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
+    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    runtime = wire(app, settings)
+    yield Worker(app, runtime, mock_outputs(app, runtime, *OUTPUTS), Feed(app))
+    consumer = app._consumer
+    if consumer is not None:
+        consumer._thread.thread_loop.close()
+
+
+def _request(kind: str, cid: str, payload: dict[str, Any]) -> bytes:
+    return orjson.dumps({"type": f"learn/{kind}/req", "correlation_id": cid, "payload": payload})
+
+
+async def test_feedback_yields_a_sample_pair_reward_and_stats(worker: Worker) -> None:
+    feedback = {
+        "correlation_id": "turn-1", "polarity": "NEGATIVE", "score": -1.0,
+        "correction": f"ask {EMAIL}", "annotator_id": "ann-1", "skill_name": "search",
+        "rated_turn": {"prompt": "who?", "response": "no idea"},
+    }  # fmt: skip
+    await worker.put(_request("feedback", "r1", {"feedbacks": [feedback]}))
+    await worker.put(_request("stats", "r2", {"skill_name": "search"}))
+    (sample,) = worker.values("samples")
+    assert sample["sample_family"] == "dialog_response"
+    assert sample["feedback"]["details"]["correction"] == "ask <EMAIL_ADDRESS>"
+    (pair,) = worker.values("preference_pairs")
+    assert pair["chosen"] == {"response": "ask <EMAIL_ADDRESS>"}
+    (reward,) = worker.values("reward_samples")
+    assert (reward["reward"], reward["sample_id"]) == (-1.0, sample["sample_id"])
+    assert "ann-1" not in str([sample, pair, reward])
+    first, stats = worker.values("learn_responses")
+    assert first["payload"] == {"accepted": 1, "details": {"samples": 1, "pairs": 1,
+                                                           "reward_samples": 1}}  # fmt: skip
+    (record,) = stats["payload"]["skills"]
+    assert (record["name"], record["calls_failed"], record["avg_score"]) == ("search", 1, -1.0)
+    labels = {"kind": "skill", "name": "search", "outcome": "failed"}
+    registry = worker.runtime.metrics.registry
+    assert registry.get_sample_value("learnstream_skill_calls_total", labels) == 1
+
+
+async def test_unknown_strategy_is_an_error_answer_not_a_dead_letter(worker: Worker) -> None:
+    await worker.put(_request("adapt", "r1", {"strategy": "custom", "custom": "nope"}))
+    (answer,) = worker.values("learn_responses")
+    assert (answer["ok"], answer["error"]["code"]) == (False, "unknown_strategy")
+    assert worker.mocks["dlq"].await_count == 0
+
+
+BAD = [
+    b"not json " + EMAIL.encode(),
+    orjson.dumps({"type": "learn/feedback/req", "correlation_id": "c1", "payload": {
+        "feedbacks": [{"correlation_id": EMAIL, "polarity": "CORRECTIVE", "score": 2,
+                       "comment": EMAIL}]}}),
+    orjson.dumps({"type": EMAIL, "correlation_id": "c2", "payload": {}}),
+    orjson.dumps({"type": "learn/stats/req", "correlation_id": "c3",
+                  "payload": {"skill_name": EMAIL + " x", EMAIL: 1}}),
+]  # fmt: skip
+
+
+async def test_invalid_requests_dead_letter_without_leaking(
+    worker: Worker, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for value in BAD:
+        await worker.put(value)
+    assert worker.mocks["dlq"].await_count == len(BAD)
+    answers = worker.values("learn_responses")
+    assert [a["correlation_id"] for a in answers] == ["c1", "c2", "c3"]
+    assert all(a["error"]["code"] == "invalid_request" for a in answers)
+    headers = [h for c in worker.mocks["dlq"].await_args_list for h in c.kwargs["headers"]]
+    visible = "\n".join(
+        [
+            caplog.text,
+            str(headers),
+            str(answers),
+            generate_latest(worker.runtime.metrics.registry).decode(),
+        ]
+    )
+    assert EMAIL not in visible
+    assert "leak" not in visible
