@@ -133,11 +133,7 @@ class _Learn:
             return await self.writer.experiences(request.payload.experiences, key, source)
         if isinstance(request, LearnAdaptRequest):
             return self.adapt(request)
-        query = request.payload
-        both = query.skill_name is None and query.tool_name is None
-        skills = self.stats.records("skill", query.skill_name) if both or query.skill_name else []
-        tools = self.stats.records("tool", query.tool_name) if both or query.tool_name else []
-        return StatsResult(skills=skills, tools=tools)
+        return self.stats.result(request.payload)
 
     def adapt(self, request: LearnAdaptRequest) -> AdaptResult:
         """Rank the skills (plus the one named, as an untried arm, if unseen), seeded."""

@@ -8,7 +8,8 @@ header (else a fresh UUID). A view validates (400 naming the field, never a valu
 the request on ``a2e.learn.requests`` and awaits its response, read by a
 :class:`ResponseListener` of this worker: samples leave from inside the learn agent only.
 The body answered is the learn/*/resp message; 504 when none came within
-``a2e.response_timeout``.
+``a2e.response_timeout``. ``GET /learn/stats`` answers from this worker's own skill-stats
+table (the partitions it holds), without the round trip: it sends nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +21,15 @@ from typing import Any
 import orjson
 from faust.web import Request, Response, View
 
+from agents.learn_stats import SkillTable
 from agents.runtime import Runtime
 from streams.a2e.correlate import Correlator, LearnTimeout
-from streams.a2e.messages import LearnRequest, LearnResponse
+from streams.a2e.messages import (
+    LearnRequest,
+    LearnResponse,
+    LearnStatsRequest,
+    LearnStatsResponse,
+)
 from streams.a2e.wire import encode, parse_request
 from streams.a2e_transport import ResponseListener
 from streams.errors import InvalidEvent
@@ -47,10 +54,18 @@ class Gateway:
         self.listener = ResponseListener(bootstrap, topic, self.correlator)
         self._started: asyncio.Task[None] | None = None
 
+    async def answer(self, request: LearnRequest) -> LearnResponse:
+        """Return the response to ``request``: stats from this worker's table, the rest
+        through the requests topic and the learn agent."""
+        if isinstance(request, LearnStatsRequest):
+            result = SkillTable.of(self.runtime).result(request.payload)
+            return LearnStatsResponse(correlation_id=request.correlation_id, payload=result)
+        return await self.exchange(request)
+
     async def exchange(self, request: LearnRequest) -> LearnResponse:
         """Send ``request``; return its response (LearnTimeout after the time-out)."""
-        if self._started is None:
-            self._started = asyncio.ensure_future(self.listener.start())
+        if self._started is None or (self._started.done() and self._started.exception()):
+            self._started = asyncio.ensure_future(self.listener.start())  # (again) on first use
         await asyncio.shield(self._started)
         return await self.correlator.exchange(request, self._send)
 
@@ -90,7 +105,7 @@ def _view(gateway: Gateway, kind: str, method: str) -> type[View]:
         except InvalidEvent as exc:
             return self.error(400, exc.detail)
         try:
-            response = await gateway.exchange(message)
+            response = await gateway.answer(message)
         except LearnTimeout as exc:
             return self.error(504, str(exc))
         except ValueError:  # the same correlation id is already in flight

@@ -15,6 +15,7 @@ from typing import Any
 from faust.streams import current_event
 
 from agents.runtime import Runtime
+from streams.a2e.messages import StatsQuery, StatsResult
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.stats import SkillStats
 from streams.models import StageEvent
@@ -111,6 +112,13 @@ class SkillTable:
         self._update(kind, name, change)
         outcome = "unknown" if not score else "success" if score > 0 else "failed"
         self.metrics.child(self.metrics.skill_calls, kind, self.labels(name), outcome).inc()
+
+    def result(self, query: StatsQuery) -> StatsResult:
+        """Answer a stats query: every name (none given), else the named skill and/or tool."""
+        both = query.skill_name is None and query.tool_name is None
+        skills = self.records("skill", query.skill_name) if both or query.skill_name else []
+        tools = self.records("tool", query.tool_name) if both or query.tool_name else []
+        return StatsResult(skills=skills, tools=tools)
 
     def records(self, kind: str, name: str | None = None) -> list[SkillPerformanceRecord]:
         """Return the merged record of every ``kind`` name (or of ``name`` only), by name."""
