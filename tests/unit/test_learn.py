@@ -176,3 +176,35 @@ async def test_invalid_requests_dead_letter_without_leaking(
     )
     assert EMAIL not in visible
     assert "leak" not in visible
+
+
+def test_stats_keys_keep_names_with_bars() -> None:
+    from agents.learn_stats import _key, _parse
+
+    assert _parse(_key("tool", "a|b", 3)) == ("tool", "a|b")
+
+
+def test_reward_of_takes_the_anonymized_turn() -> None:
+    from datetime import UTC, datetime
+
+    from agents.learn_samples import reward_of
+    from streams.a2e.models import Feedback
+    from streams.a2e.samples import build_dialog_response
+
+    turn = {"prompt": f"hi {EMAIL}", "response": "hello"}
+    feedback = Feedback(correlation_id="t1", polarity="POSITIVE", score=0.5, rated_turn=turn)
+    sample = build_dialog_response(feedback, datetime(2026, 3, 1, tzinfo=UTC))
+    anonymized = sample.model_copy(update={"input": {**sample.input, "prompt": "hi <E>"}})
+    reward = reward_of(anonymized, feedback)
+    assert reward is not None
+    assert (reward.prompt, reward.response, reward.reward) == ("hi <E>", "hello", 0.5)
+    assert reward_of(sample, feedback.model_copy(update={"rated_turn": None})) is None
+
+
+def test_replay_reads_experiences_and_counts_the_unreadable() -> None:
+    from agents.cli_learn import read_experiences
+
+    good = orjson.dumps({"state": {}, "action": {}, "reward": 1.0, "next_state": {}})
+    found, bad = read_experiences([good, b"{", None])
+    assert [e.reward for e in found] == [1.0]
+    assert bad == 2
