@@ -9,6 +9,7 @@ counts: every key lives in one changelog partition, and a read merges a name's e
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,8 +27,14 @@ KINDS = ("skill", "tool")
 OTHER = "other"
 
 
+#: What a name seen in input must look like to become a label (an identifier: no "@", no
+#: leading digit or "+", so an email or phone number sent as a skill name shows as other).
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}")
+
+
 class SkillLabels:
-    """Metric label of a name: the configured names, else the first ``limit`` seen; else other."""
+    """Metric label of a name: the configured names, else the first ``limit`` identifiers
+    seen; anything else is ``other``."""
 
     def __init__(self, names: Iterable[str], limit: int) -> None:
         self.fixed, self.limit = frozenset(names), limit
@@ -37,7 +44,7 @@ class SkillLabels:
         """Return ``name`` when it may be a label, else ``other``."""
         if self.fixed:
             return name if name in self.fixed else OTHER
-        if name in self.seen or len(self.seen) < self.limit:
+        if name in self.seen or (len(self.seen) < self.limit and _IDENTIFIER.fullmatch(name)):
             self.seen.add(name)
             return name
         return OTHER

@@ -35,6 +35,8 @@ OUTPUTS = ("learn_responses", "preference_pairs", "reward_samples", "experiences
 def test_skill_labels_are_bounded() -> None:
     first_two = SkillLabels((), 2)
     assert [first_two(n) for n in ("a", "b", "c", "a")] == ["a", "b", "other", "a"]
+    assert SkillLabels((), 5)("dana@example.org") == "other"  # input values never labels
+    assert SkillLabels((), 5)("+14155550177") == "other"
     fixed = SkillLabels(("x",), 5)
     assert [fixed(n) for n in ("x", "y")] == ["x", "other"]
 
