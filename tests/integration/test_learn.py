@@ -205,3 +205,12 @@ async def test_learn_api_over_http(broker, start_worker, namespace):
             assert body["type"] == "learn/stats/resp"
             assert [s["name"] for s in body["payload"]["skills"]] == ["search"]
     assert await read_topic(broker.bootstrap, topics.name("dlq")) == []
+
+
+async def test_http_times_out_with_504(start_worker):
+    worker = start_worker(LEARNSTREAM_A2E__RESPONSE_TIMEOUT="1ms")
+    async with aiohttp.ClientSession() as http:
+        url = f"http://127.0.0.1:{worker.web_port}/learn/adapt"
+        async with http.post(url, json={"strategy": "softmax"}) as answer:
+            assert answer.status == 504
+            assert await answer.json() == {"error": "no learn/adapt/resp within 0.001 s"}
