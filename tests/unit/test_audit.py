@@ -113,3 +113,48 @@ def test_summary_without_findings_counts_undecodable():
     assert AuditReport("s", records=5).summary() == "no PII found in 5 records of s"
     report = AuditReport("s", records=5, undecodable=2)
     assert report.summary() == "no PII found in 5 records of s; 2 undecodable"
+
+
+def _record(value: bytes | None, offset: int = 0):
+    from aiokafka import ConsumerRecord
+
+    return ConsumerRecord("mplp.plans", 1, offset, 0, 0, b"k", value, None, 0, 0, [])
+
+
+async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch):
+    import agents.cli_audit as cli_audit
+    from streams.usererrors import UserError
+
+    records = [_record(b'{"a": {"b": "x@y"}}', 3), _record(b"\xff not json x@y", 4)]
+    idle = False
+
+    async def fake_range(bootstrap, topic, since, until, *, progress):
+        for record in records:
+            yield record
+        progress.idle, progress.left = idle, 7
+
+    monkeypatch.setattr(cli_audit, "read_range", fake_range)
+    report = await cli_audit.audit_topic(
+        "b:9092", "mplp.plans", None, None, cli_audit._inputs(_fake)
+    )
+    assert report.records == 2
+    assert [f.line() for f in report.findings] == [
+        "EMAIL_ADDRESS at mplp.plans/1/3 $.a.b",
+        "EMAIL_ADDRESS at mplp.plans/1/4 $",
+    ]
+    idle = True
+    with pytest.raises(UserError, match="7 offsets left.*the audit is incomplete"):
+        await cli_audit.audit_topic("b:9092", "mplp.plans", None, None, cli_audit._inputs(_fake))
+
+
+def test_sample_scanner_counts_undecodable_and_reads_each_sample_once():
+    import json
+
+    from agents.cli_audit import _samples
+
+    report = AuditReport("samples")
+    scan = _samples(_fake)
+    sample = json.dumps(_sample(input={"t": EMAIL})).encode()
+    found = [scan(_record(data), report) for data in (sample, sample, b"\xc3\x01garbage", None)]
+    assert [len(f) for f in found] == [1, 0, 0, 0]
+    assert report.undecodable == 2
