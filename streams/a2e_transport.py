@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 import aiohttp
+import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from streams.a2e.correlate import Correlator, LearnTimeout
@@ -166,8 +167,6 @@ class HttpTransport:
 
 
 def _error_text(body: bytes) -> str:
-    import orjson
-
     try:
         return str(orjson.loads(body).get("error", ""))
     except (orjson.JSONDecodeError, AttributeError):
