@@ -33,6 +33,10 @@ async def audit_topic(
     async for record in read_range(bootstrap, topic, since, until, progress=progress):
         report.records += 1
         report.findings += scan(record, report)
+    if not progress.partitions:  # a typo must not pass as "no PII found"
+        raise UserError(
+            f"the broker has no topic {topic}: check --topic and LEARNSTREAM_TOPICS__PREFIX"
+        )
     if progress.idle:
         raise UserError(
             f"the read of {topic} stopped with {progress.left} offsets left (no record came "

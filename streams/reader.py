@@ -101,6 +101,7 @@ class RangeProgress:
     total: int = 0
     left: int = 0
     idle: bool = False  # ended by the idle timeout with offsets still left
+    partitions: int = 0  # of the topic; 0 when the broker does not have it
 
 
 def _ms(moment: datetime | None) -> int | None:
@@ -141,6 +142,7 @@ async def read_range(
     consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
+        progress.partitions = len(tps)
         if not tps:
             return
         consumer.assign(tps)

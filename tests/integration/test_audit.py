@@ -117,3 +117,12 @@ async def test_audit_refuses_a_backwards_range(worker_env):
     done = _audit(worker_env, "--since", "2026-11-24T09:00:00Z", "--until", "2026-11-24T08:00:00Z")
     assert done.returncode == 1
     assert done.stderr.strip() == "Error: --until must be after --since"
+
+
+async def test_audit_refuses_a_topic_the_broker_does_not_have(worker_env):
+    args = ("--since", "2026-11-24T08:00:00Z", "--until", "2026-11-24T09:00:00Z")
+    done = _audit(worker_env, *args, "--topic", "no.such.topic")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "Error: the broker has no topic no.such.topic: check --topic and LEARNSTREAM_TOPICS__PREFIX"
+    )
