@@ -10,7 +10,9 @@ from typing import Any
 
 import click
 
+from agents.cli_audit import audit
 from agents.cli_common import bootstrap_of_settings, settings_or_fail
+from agents.cli_learn import learn
 from agents.cli_trainers import export, quality
 from streams.usererrors import UserError
 
@@ -164,6 +166,8 @@ def dlq_replay(reason: str | None, yes: bool) -> None:
 
 main.add_command(export)
 main.add_command(quality)
+main.add_command(audit)
+main.add_command(learn)
 
 if __name__ == "__main__":
     main(prog_name="learnstream")
