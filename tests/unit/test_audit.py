@@ -131,7 +131,7 @@ async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch
     async def fake_range(bootstrap, topic, since, until, *, progress):
         for record in records:
             yield record
-        progress.idle, progress.left = idle, 7
+        progress.idle, progress.left, progress.partitions = idle, 7, 1
 
     monkeypatch.setattr(cli_audit, "read_range", fake_range)
     report = await cli_audit.audit_topic(
