@@ -20,6 +20,7 @@ from streams.app import create_app, one_record_per_batch
 from streams.embedded import EmbeddedBroker
 from streams.settings import Settings
 from streams.usererrors import UserError, check_broker, check_port_free
+from streams.web_auth import exposed_writes_problem
 
 __all__ = [
     "broker_for",
@@ -84,6 +85,9 @@ def preflight(settings: Settings) -> None:
     problem = guarantee_problem(settings, embedded=not settings.kafka_url)
     if problem:
         raise UserError(problem)
+    exposed = exposed_writes_problem(settings.web_host, settings.web)
+    if exposed:
+        raise UserError(exposed)
     check_port_free(settings.web_host, settings.web_port, "LEARNSTREAM_WEB_PORT")
     if settings.kafka_url:
         variable = "LEARNSTREAM_BROKER_URL" if settings.broker_url else "LEARNSTREAM_BROKER__URL"

@@ -8,6 +8,7 @@ import faust
 
 from streams.settings import Settings
 from streams.topics import MAX_MESSAGE_BYTES
+from streams.web_auth import web_application_options
 
 __all__ = ["create_app", "one_record_per_batch"]
 
@@ -64,5 +65,7 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         web_host=settings.web_host,
         web_port=settings.web_port,
         web_in_thread=False,
+        # Token and body limit on every route, Faust's own included (streams/web_auth.py).
+        web_application_options=web_application_options(settings.web),
         table_cleanup_interval=30.0,
     )

@@ -35,6 +35,7 @@ __all__ = [
     "RocksDbSettings",
     "Settings",
     "TopicSettings",
+    "WebSettings",
     "WindowSettings",
     "format_duration",
 ]
@@ -276,6 +277,17 @@ class A2ESettings(BaseModel):
     )
 
 
+class WebSettings(BaseModel):
+    """Who may use the worker's web server (``LEARNSTREAM_WEB__*``; host/port stay top-level)."""
+
+    model_config = _FROZEN
+    token: SecretStr | None = Field(
+        None, description="bearer token every write (and, with protect_reads, read) must send"
+    )
+    protect_reads: bool = Field(False, description="also require the token on GET pages")
+    max_body_bytes: int = Field(1024 * 1024, ge=1, description="largest request body accepted")
+
+
 class RocksDbSettings(BaseModel):
     """Memory bounds of each RocksDB database (one per table partition) with ``rocksdb://``.
 
@@ -326,6 +338,7 @@ class Settings(BaseSettings):
     data_dir: str = Field(".learnstream", description="Faust data directory (RocksDB, offsets)")
     web_host: str = "127.0.0.1"
     web_port: int = 6066
+    web: WebSettings = WebSettings()
     log_level: str = "info"
 
     # Flat aliases that operators expect to find at the top level.
