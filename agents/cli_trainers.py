@@ -6,7 +6,7 @@ import asyncio
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,6 +15,9 @@ from streams.export import FORMATS
 from streams.samples import FAMILIES, QUALITIES
 from streams.settings import Settings
 from streams.usererrors import UserError
+
+if TYPE_CHECKING:
+    import urllib.request
 
 __all__ = ["export", "quality"]
 
@@ -112,6 +115,15 @@ def export(
     click.echo(summary(rows, fmt, str(out), stats), err=True)
 
 
+def _authorized(url: str, settings: Settings) -> urllib.request.Request:
+    """Return the request of ``url``, with the worker's bearer token when one is set."""
+    import urllib.request
+
+    token = settings.web.token
+    headers = {"Authorization": f"Bearer {token.get_secret_value()}"} if token else {}
+    return urllib.request.Request(url, headers=headers)  # noqa: S310 - scheme checked
+
+
 def _batch_quality(settings: Settings, since: datetime, until: datetime) -> dict[str, Any]:
     from streams.quality_batch import quality_report
 
@@ -143,6 +155,7 @@ def quality(url: str | None, as_json: bool, since: datetime | None, until: datet
     topic instead (no worker needed), counting samples by their event time as the live
     windows do, late ones (written after the window expired) left out.
     """
+    import urllib.error
     import urllib.request
 
     from rich.console import Console
@@ -166,8 +179,14 @@ def quality(url: str | None, as_json: bool, since: datetime | None, until: datet
     if not url.startswith(("http://", "https://")):
         raise UserError("--url must be an http(s):// URL")
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - scheme checked
+        with urllib.request.urlopen(_authorized(url, settings), timeout=10) as response:  # noqa: S310
             report = json.load(response)
+    except urllib.error.HTTPError as exc:
+        if exc.code != 401:
+            raise UserError(f"the worker at {url} answered HTTP {exc.code}") from exc
+        raise UserError(
+            f"the worker at {url} refused the request: set LEARNSTREAM_WEB__TOKEN to its token"
+        ) from exc
     except (OSError, ValueError) as exc:
         raise UserError(
             f"nothing answers at {url}: is a worker running? Start one, or set {where}"

@@ -129,10 +129,14 @@ class KafkaTransport:
 
 
 class HttpTransport:
-    """LearnAPI over a worker's HTTP views: ``async with HttpTransport("http://host:6066")``."""
+    """LearnAPI over a worker's HTTP views: ``async with HttpTransport("http://host:6066")``.
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
+    ``token`` is the worker's ``LEARNSTREAM_WEB__TOKEN``, sent as a bearer token.
+    """
+
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 30.0) -> None:
         self.base_url, self.timeout = base_url.rstrip("/"), timeout
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> HttpTransport:
@@ -150,7 +154,7 @@ class HttpTransport:
         if self._session is None:
             raise RuntimeError("use HttpTransport in `async with`")
         method, path = PATHS[message.type]
-        headers = {"X-Correlation-Id": message.correlation_id}
+        headers = {"X-Correlation-Id": message.correlation_id, **self._auth}
         payload = message.payload.model_dump(mode="json", exclude_none=True)
         options: dict[str, Any] = {"headers": headers}
         if method == "GET":

@@ -1,5 +1,5 @@
-"""The hash salt never leaves the worker: not in its log, any topic (DLQ headers included),
-/metrics, `learnstream config`, or the error a bad setting prints."""
+"""The hash salt and the web token never leave the worker: not in its log, any topic (DLQ
+headers included), /metrics, `learnstream config`, or the error a bad setting prints."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ from streams.sim.simulate import Simulator
 pytestmark = pytest.mark.integration
 
 SALT = "salt-Zq7-known-to-the-test-only"
-#: Every SecretStr setting with its known value (the salt is the only one so far).
-SECRETS = {"LEARNSTREAM_PRIVACY__HASH_SALT": SALT}
+WEB_TOKEN = "tok-Hv3-known-to-the-test-only"
+#: Every SecretStr setting with its known value.
+SECRETS = {"LEARNSTREAM_PRIVACY__HASH_SALT": SALT, "LEARNSTREAM_WEB__TOKEN": WEB_TOKEN}
 #: What the secrets may leak as: their values, and the salt as the hash operator derives it.
 NEEDLES = [*SECRETS.values(), hashlib.sha256(SALT.encode()).hexdigest()]
 

@@ -61,7 +61,7 @@ def test_without_a_token_everything_is_allowed():
 @pytest.mark.parametrize(
     ("host", "loopback"),
     [("127.0.0.1", True), ("::1", True), ("localhost", True), ("127.0.0.2", True),
-     ("0.0.0.0", False), ("::", False), ("10.0.0.5", False), ("worker.example", False)],
+     ("0.0.0.0", False), ("::", False), ("10.0.0.5", False), ("worker.example", False)],  # noqa: S104
 )  # fmt: skip
 def test_is_loopback(host, loopback):
     assert is_loopback(host) is loopback
