@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
+import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
@@ -129,3 +131,13 @@ async def test_middleware_limits_the_body(client):
 
     chunked = await client.post("/any", data=chunks(), headers=auth)
     assert chunked.status == 413
+
+
+def test_compose_gives_the_worker_a_token_and_prometheus_shows_how_to_send_it():
+    root = Path(__file__).resolve().parents[2]
+    compose = yaml.safe_load((root / "docker-compose.yml").read_text(encoding="utf-8"))
+    env = compose["services"]["worker"]["environment"]
+    assert env["LEARNSTREAM_WEB_HOST"] == "0.0.0.0"  # noqa: S104 - hence the token
+    assert env["LEARNSTREAM_WEB__TOKEN"].startswith("${LEARNSTREAM_WEB_TOKEN:?")
+    prometheus = (root / "ops/prometheus/prometheus.yml").read_text(encoding="utf-8")
+    assert "# authorization:\n    #   type: Bearer\n    #   credentials_file: " in prometheus
