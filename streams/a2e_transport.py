@@ -19,12 +19,13 @@ from typing import Any
 
 import aiohttp
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from streams.a2e.correlate import Correlator, LearnTimeout
 from streams.a2e.messages import LearnRequest, LearnResponse
 from streams.a2e.wire import encode, parse_response
 from streams.errors import InvalidEvent
+from streams.reader import consumer_at_end
 
 __all__ = ["PATHS", "HttpTransport", "KafkaTransport", "ResponseListener"]
 
@@ -50,20 +51,7 @@ class ResponseListener:
 
     async def start(self) -> None:
         """Assign every partition at its end (resolved now: nothing sent after is missed)."""
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
-        await consumer.start()
-        partitions = consumer.partitions_for_topic(self.topic) or set()
-        for _ in range(100):  # a topic just created is listed by the next metadata refresh
-            if partitions:
-                break
-            await asyncio.sleep(0.05)
-            await consumer.topics()
-            partitions = consumer.partitions_for_topic(self.topic) or set()
-        tps = [TopicPartition(self.topic, p) for p in sorted(partitions)]
-        consumer.assign(tps)
-        await consumer.seek_to_end(*tps)
-        for tp in tps:
-            await consumer.position(tp)
+        consumer = await consumer_at_end(self.bootstrap, self.topic)
         self._consumer = consumer
         self._task = asyncio.create_task(self._run(consumer))
 

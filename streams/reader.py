@@ -13,7 +13,15 @@ from datetime import datetime
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-__all__ = ["RangeProgress", "read_range", "read_topic", "read_until", "tail"]
+__all__ = [
+    "RangeProgress",
+    "consumer_at_end",
+    "read_range",
+    "read_topic",
+    "read_until",
+    "tail",
+    "topic_partitions",
+]
 
 
 #: How often a reader's metadata refreshes: an assigned consumer's only way to see a topic
@@ -39,7 +47,7 @@ async def _consumer(bootstrap: str, isolation_level: str, **options: int) -> AIO
     return consumer
 
 
-async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
+async def topic_partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
     """Return ``topic``'s partitions; none if the cluster does not have the topic."""
     partitions: set[int] | None = consumer.partitions_for_topic(topic)
     if partitions or topic not in await consumer.topics():  # topics(): fresh, not cached
@@ -49,6 +57,27 @@ async def _partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
         await asyncio.sleep(0.05)  # brand new: listed by the consumer's next refresh
         partitions = consumer.partitions_for_topic(topic)
     return partitions or set()
+
+
+async def consumer_at_end(bootstrap: str, topic: str) -> AIOKafkaConsumer:
+    """Return a started consumer of every partition of ``topic``, positioned at its end now.
+
+    The end is resolved before returning, so nothing written after the call is missed.
+    Raises LookupError when the broker does not have ``topic``.
+    """
+    consumer = await _consumer(bootstrap, "read_uncommitted")
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
+        if not tps:
+            raise LookupError(f"the broker has no topic {topic}")
+        consumer.assign(tps)
+        await consumer.seek_to_end(*tps)
+        for tp in tps:
+            await consumer.position(tp)
+    except BaseException:
+        await consumer.stop()
+        raise
+    return consumer
 
 
 async def read_topic(
@@ -63,7 +92,7 @@ async def _records(
 ) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
     consumer = await _consumer(bootstrap, isolation_level)
     try:
-        tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
+        tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         if not tps:
             return
         consumer.assign(tps)
@@ -141,7 +170,7 @@ async def read_range(
     low, high = _ms(since), _ms(until)
     consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
     try:
-        tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
+        tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         progress.partitions = len(tps)
         if not tps:
             return
@@ -203,7 +232,7 @@ async def tail(
     low = _ms(since)
     consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
     try:
-        tps = [TopicPartition(topic, p) for p in sorted(await _partitions(consumer, topic))]
+        tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         if not tps:
             return
         consumer.assign(tps)

@@ -9,7 +9,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from streams.reader import _consumer, _partitions, read_topic
+from streams.reader import _consumer, read_topic, topic_partitions
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +35,7 @@ async def test_a_topic_created_after_the_reader_started_is_found(broker, namespa
     try:
         assert consumer.partitions_for_topic(topic) is None
         await create(broker.bootstrap, topic, 3)
-        assert await _partitions(consumer, topic) == {0, 1, 2}
+        assert await topic_partitions(consumer, topic) == {0, 1, 2}
     finally:
         await consumer.stop()
 
