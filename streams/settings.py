@@ -277,11 +277,17 @@ class A2ESettings(BaseModel):
     )
 
 
+def _none_if_empty(secret: SecretStr | None) -> SecretStr | None:
+    """Return None for a secret that is empty or only blanks."""
+    return secret if secret is not None and secret.get_secret_value().strip() else None
+
+
 class WebSettings(BaseModel):
     """Who may use the worker's web server (``LEARNSTREAM_WEB__*``; host/port stay top-level)."""
 
     model_config = _FROZEN
-    token: SecretStr | None = Field(
+    #: An empty token would let ``Authorization: Bearer `` through: it counts as no token.
+    token: Annotated[SecretStr | None, AfterValidator(_none_if_empty)] = Field(
         None, description="bearer token every write (and, with protect_reads, read) must send"
     )
     protect_reads: bool = Field(False, description="also require the token on GET pages")

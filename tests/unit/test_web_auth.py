@@ -55,6 +55,13 @@ def test_allowed_with_a_token(method, header, protect_reads, expected):
     assert allowed(method, header, settings) is expected
 
 
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_token_is_no_token(empty):
+    settings = WebSettings(token=SecretStr(empty))
+    assert settings.token is None
+    assert exposed_writes_problem("0.0.0.0", settings) is not None  # noqa: S104
+
+
 def test_without_a_token_everything_is_allowed():
     assert allowed("POST", None, WebSettings())
     assert allowed("GET", None, WebSettings(protect_reads=True))
