@@ -81,9 +81,9 @@ class Runtime:
         self.plans = PlanStore(self.tables.plan_state, self.expiry)
         self.emitter = Emitter(
             self.settings, self.topics, self.metrics, self.anonymizer, self.codec,
-            self._produce, self.consent, self.fence, self.on_sample,
+            self.produce, self.consent, self.fence, self.on_sample,
         )  # fmt: skip
-        self.dead_letters = DeadLetters(self.topics.dlq, self.metrics, self._produce)
+        self.dead_letters = DeadLetters(self.topics.dlq, self.metrics, self.produce)
 
     def plan_state(self, plan_id: str) -> PlanState | None:
         """Return the state of ``plan_id`` held in the table, if any."""
@@ -110,18 +110,6 @@ class Runtime:
         await self.dead_letters.send(record, key, value)
 
     async def produce(
-        self,
-        topic: faust.TopicT,
-        key: bytes | None,
-        value: bytes | None,
-        source: tuple[str, int],
-        headers: list[tuple[str, bytes]] | None = None,
-    ) -> Awaitable[Any]:
-        """Send one record that is not a sample (a pair, a response) for the record at
-        ``source``: in its transaction with exactly_once. Returns the broker's ack."""
-        return await self._produce(topic, key, value, source, headers)
-
-    async def _produce(
         self,
         topic: faust.TopicT,
         key: bytes | None,
