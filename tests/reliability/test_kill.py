@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import time
 
 import pytest
@@ -44,6 +45,19 @@ def _decisions_counting_corrections(samples: list[dict]) -> list[str]:
         for s in samples
         if s["sample_family"] == "intent_resolution" and s["state"]["corrections_so_far"] != 0
     ]
+
+
+#: Worker log lines that tell where transactions and offsets went (for a failed run's report).
+_TELLING = re.compile(
+    r"=== start|transactional producers|Commit invoked|Exception in|[Ff]enced|Discarded commit"
+    r"|Revoking previously|Executing _on_partitions_assigned|Ignoring missing|WARNING|ERROR"
+)
+
+
+def _log_digest(log: str, limit: int = 200) -> str:
+    """Return the telling lines of a worker log, the last ``limit`` of them."""
+    lines = [line[:240] for line in log.splitlines() if _TELLING.search(line)]
+    return "\n".join(lines[-limit:])
 
 
 def _where_duplicates_sit(got, duplicated: dict[str, int], kills: list[int]) -> str:
@@ -89,6 +103,7 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     )
     if verdict.duplicated:
         print(_where_duplicates_sit(got, verdict.duplicated, kills))
+        print(_log_digest(worker.log()))
     # A run and its replay produce identical samples (created_at aside): every copy of a
     # sample id is the same, and labels follow event time (verify checks each label).
     assert verdict.delivered, verdict.report()
