@@ -6,15 +6,11 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import TopicAlreadyExistsError
 
+from streams.connection import Broker, bootstrap_of, connection_of
 from streams.settings import TopicSettings
 from streams.topics import topic_specs
 
 __all__ = ["bootstrap_of", "create_topics"]
-
-
-def bootstrap_of(url: str) -> str:
-    """Return ``host:port[,..]`` from a ``kafka://`` URL (or a bare bootstrap string)."""
-    return url.removeprefix("kafka://").rstrip("/").replace(";", ",")
 
 
 async def _differing(admin: AIOKafkaAdminClient, name: str, want: dict[str, str]) -> list[str]:
@@ -36,14 +32,15 @@ async def _existing(admin: AIOKafkaAdminClient, name: str, want: dict[str, str])
     return f"exists (differs: {', '.join(differing)})" if differing else "exists"
 
 
-async def create_topics(bootstrap: str, topics: TopicSettings) -> list[tuple[str, str]]:
+async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str, str]]:
     """Create every topic that is missing; return (name, 'created' | 'exists ...') per topic.
 
     An existing compacted topic whose cleanup or retention config differs (a samples topic
     created before samples were kept forever) is reported, not altered: AlterConfigs would
     reset every other config the operator set on it.
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000)
+    options = connection_of(broker).client_options()
+    admin = AIOKafkaAdminClient(**options, request_timeout_ms=30_000)
     await admin.start()
     try:
         existing = set(await admin.list_topics())

@@ -6,8 +6,10 @@ Nested sections use a double underscore: ``LEARNSTREAM_JOIN__GRACE=120``,
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,7 +20,9 @@ from pydantic import (
     Field,
     PlainSerializer,
     SecretStr,
+    model_validator,
 )
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
@@ -33,6 +37,8 @@ __all__ = [
     "PairsSettings",
     "PrivacySettings",
     "RocksDbSettings",
+    "SaslMechanism",
+    "SecurityProtocol",
     "Settings",
     "TopicSettings",
     "WebSettings",
@@ -93,6 +99,11 @@ _BROKER_URL = re.compile(
 
 def _broker_url(value: str | None) -> str | None:
     """Refuse a broker URL that Faust would misread (a bare ``host:9092`` has no scheme)."""
+    if value is not None and "@" in value:  # user:password@host would end up in logs
+        raise ValueError(
+            "must not hold credentials (user:password@): set LEARNSTREAM_BROKER__SASL_USERNAME "
+            "and LEARNSTREAM_BROKER__SASL_PASSWORD instead"
+        )
     if value is not None and not _BROKER_URL.fullmatch(value):
         raise ValueError("must look like kafka://host:9092 (several: kafka://h1:9092,h2:9092)")
     return value
@@ -120,6 +131,73 @@ def _phone_regions(value: tuple[str, ...]) -> tuple[str, ...]:
 PhoneRegions = Annotated[tuple[str, ...], AfterValidator(_phone_regions)]
 
 
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+_SASL_FIELDS = ("sasl_mechanism", "sasl_username", "sasl_password")
+_SSL_FIELDS = ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_key_password")
+_VAR = "LEARNSTREAM_BROKER__"
+
+
+def _none_if_empty(secret: SecretStr | None) -> SecretStr | None:
+    """Return None for a secret that is empty or only blanks."""
+    return secret if secret is not None and secret.get_secret_value().strip() else None
+
+
+def _pem_file(value: str | None) -> str | None:
+    """Refuse a path that names no readable file (found now, not at the first TLS handshake)."""
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise ValueError("names no readable file: give the path of a PEM file")
+    return str(path)
+
+
+def _blank_is_unset(value: Any) -> Any:
+    """Read ``VAR=`` (compose's ``${VAR:-}``) as unset."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+OptionalSecret = Annotated[SecretStr | None, AfterValidator(_none_if_empty)]
+OptionalName = Annotated[str | None, BeforeValidator(_blank_is_unset)]
+PemFile = Annotated[str | None, BeforeValidator(_blank_is_unset), AfterValidator(_pem_file)]
+
+
+def _vars(names: list[str]) -> str:
+    return ", ".join(_VAR + name.upper() for name in names)
+
+
+def _apply(names: list[str]) -> str:
+    return f"{_vars(names)} {'applies' if len(names) == 1 else 'apply'} only"
+
+
+def security_problem(broker: BrokerSettings) -> str | None:
+    """Say what is inconsistent in the broker's security settings (values never named)."""
+    protocol = broker.security_protocol
+    sasl_set = [name for name in _SASL_FIELDS if getattr(broker, name) is not None]
+    ssl_set = [name for name in _SSL_FIELDS if getattr(broker, name) is not None]
+    if protocol.startswith("SASL_"):
+        missing = [name for name in _SASL_FIELDS if name not in sasl_set]
+        if missing:
+            return f"{_VAR}SECURITY_PROTOCOL={protocol} needs {_vars(missing)}"
+    elif sasl_set:
+        return (
+            f"{_apply(sasl_set)} with {_VAR}SECURITY_PROTOCOL=SASL_SSL or "
+            f"SASL_PLAINTEXT (it is {protocol})"
+        )
+    if ssl_set and not protocol.endswith("SSL"):
+        return f"{_apply(ssl_set)} with {_VAR}SECURITY_PROTOCOL=SSL or SASL_SSL (it is {protocol})"
+    return _client_cert_problem(broker)
+
+
+def _client_cert_problem(broker: BrokerSettings) -> str | None:
+    if (broker.ssl_certfile is None) != (broker.ssl_keyfile is None):
+        return f"{_VAR}SSL_CERTFILE and {_VAR}SSL_KEYFILE go together: set both or neither"
+    if broker.ssl_key_password is not None and broker.ssl_keyfile is None:
+        return f"{_VAR}SSL_KEY_PASSWORD needs {_VAR}SSL_KEYFILE (the key it decrypts)"
+    return None
+
+
 class BrokerSettings(BaseModel):
     """Where Kafka is and how we talk to it."""
 
@@ -138,6 +216,31 @@ class BrokerSettings(BaseModel):
         ge=1024,
         description="producer batch size per partition (aiokafka blocks the agent on a full one)",
     )
+    security_protocol: SecurityProtocol = Field(
+        "PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (external broker only)"
+    )
+    sasl_mechanism: Annotated[SaslMechanism | None, BeforeValidator(_blank_is_unset)] = Field(
+        None, description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (with SASL_*)"
+    )
+    sasl_username: OptionalName = None
+    sasl_password: OptionalSecret = None
+    ssl_cafile: PemFile = Field(None, description="CA certificate(s) the broker's must chain to")
+    ssl_certfile: PemFile = Field(None, description="client certificate (mutual TLS)")
+    ssl_keyfile: PemFile = Field(None, description="private key of ssl_certfile")
+    ssl_key_password: OptionalSecret = None
+
+    @model_validator(mode="after")
+    def _consistent_security(self) -> BrokerSettings:
+        problem = security_problem(self)
+        if problem:
+            raise PydanticCustomError("settings_conflict", problem)
+        return self
+
+    def secured(self) -> bool:
+        """Tell whether any security setting differs from its default (plaintext, no auth)."""
+        return self.security_protocol != "PLAINTEXT" or any(
+            getattr(self, name) is not None for name in (*_SASL_FIELDS, *_SSL_FIELDS)
+        )
 
 
 class TopicSettings(BaseModel):
@@ -277,17 +380,12 @@ class A2ESettings(BaseModel):
     )
 
 
-def _none_if_empty(secret: SecretStr | None) -> SecretStr | None:
-    """Return None for a secret that is empty or only blanks."""
-    return secret if secret is not None and secret.get_secret_value().strip() else None
-
-
 class WebSettings(BaseModel):
     """Who may use the worker's web server (``LEARNSTREAM_WEB__*``; host/port stay top-level)."""
 
     model_config = _FROZEN
     #: An empty token would let ``Authorization: Bearer `` through: it counts as no token.
-    token: Annotated[SecretStr | None, AfterValidator(_none_if_empty)] = Field(
+    token: OptionalSecret = Field(
         None, description="bearer token every write (and, with protect_reads, read) must send"
     )
     protect_reads: bool = Field(False, description="also require the token on GET pages")
@@ -349,6 +447,17 @@ class Settings(BaseSettings):
 
     # Flat aliases that operators expect to find at the top level.
     broker_url: BrokerUrl = Field(None, description="alias of broker.url (LEARNSTREAM_BROKER_URL)")
+
+    @model_validator(mode="after")
+    def _security_needs_a_url(self) -> Settings:
+        # The embedded broker listens in plaintext only: security settings there are a mistake.
+        if self.broker.secured() and not self.kafka_url:
+            raise PydanticCustomError(
+                "settings_conflict",
+                f"{_VAR}SECURITY_PROTOCOL and the other TLS/SASL settings apply only to an "
+                "external broker: set LEARNSTREAM_BROKER_URL too (the embedded broker has none)",
+            )
+        return self
 
     def table_options(self) -> dict[str, int] | None:
         """Return the store options every table gets (RocksDB memory bounds, or None)."""

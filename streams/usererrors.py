@@ -52,6 +52,8 @@ def _section_fields(loc: tuple[int | str, ...]) -> list[str]:
 
 def _one(error: Any) -> str:
     loc, kind, ctx = tuple(error["loc"]), error["type"], error.get("ctx") or {}
+    if kind == "settings_conflict":  # a whole line already, naming every variable involved
+        return str(error["msg"])
     if kind == "extra_forbidden":
         known = ", ".join(_section_fields(loc))
         return f"{env_name(loc)} is not a setting (this section has: {known})"
