@@ -21,9 +21,11 @@ from streams.samples import LearningSample
 from streams.settings import Settings
 from streams.topics import Topics
 
-__all__ = ["Emitter", "Ready", "now"]
+__all__ = ["Emitter", "OnSent", "Ready", "now"]
 
 Ready = list[tuple[LearningSample, Outgoing]]
+#: Called with each sample sent, as written, and its source record's (topic, partition).
+OnSent = Callable[[Outgoing, tuple[str, int]], Awaitable[None]]
 
 
 def now() -> datetime:
@@ -48,6 +50,7 @@ class Emitter:
     consent: ConsentView
     fence: Fence
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
+    on_sent: list[OnSent] = field(default_factory=list)
 
     def prepare(self, samples: list[LearningSample]) -> Ready:
         """Apply the global switch, privacy and encoding; project consent waits for ``send``."""
@@ -99,6 +102,8 @@ class Emitter:
         self.metrics.child(self.metrics.samples, out.family, out.quality).inc()
         for listener in self.on_sample:
             listener(sample)
+        for hook in self.on_sent:
+            await hook(out, source)
         self._observe_latency(sample)
         for entity, count in out.pii.items():
             self.metrics.child(self.metrics.pii, entity).inc(count)

@@ -20,7 +20,7 @@ from faust.types import EventT
 
 from agents import faust_compat
 from agents.deadletters import DeadLetters
-from agents.emitter import Emitter, Ready, now
+from agents.emitter import Emitter, OnSent, Ready, now
 from agents.planstore import PlanStore
 from streams.codecs import SampleCodec
 from streams.consent import ConsentView
@@ -63,6 +63,8 @@ class Runtime:
     progress: Progress
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
+    #: Awaited with every sample sent, as written, in its source's transaction (the pairs miner).
+    on_sent: list[OnSent] = field(default_factory=list)
     #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]] = field(default_factory=list)
     #: Every project's consent, read by this worker (agents/consent.py feeds both).
@@ -81,7 +83,7 @@ class Runtime:
         self.plans = PlanStore(self.tables.plan_state, self.expiry)
         self.emitter = Emitter(
             self.settings, self.topics, self.metrics, self.anonymizer, self.codec,
-            self.produce, self.consent, self.fence, self.on_sample,
+            self.produce, self.consent, self.fence, self.on_sample, self.on_sent,
         )  # fmt: skip
         self.dead_letters = DeadLetters(self.topics.dlq, self.metrics, self.produce)
 

@@ -21,6 +21,8 @@ __all__ = ["Outgoing", "consent_verdict", "learning_event", "prepare"]
 class Outgoing:
     """The sample and its learning_sample_captured event, encoded, ready to send."""
 
+    #: the sample as written: anonymized, opt-out patterns applied (what ``value`` encodes)
+    clean: dict[str, Any]
     key: bytes
     value: bytes
     #: None when the captured event is switched off (``topics.emit_captured``)
@@ -70,6 +72,7 @@ def prepare(
     clean, found = apply_privacy(sample.to_dict(), anonymizer)
     event = orjson.dumps(learning_event(clean, now)) if captured else None
     return Outgoing(
+        clean=clean,
         key=clean["sample_id"].encode(),
         value=codec.encode(clean),
         event_value=event,

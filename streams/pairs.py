@@ -1,4 +1,4 @@
-"""Preference pairs mined from the samples topic: the wire model, samples in, corrections.
+"""Preference pairs mined from the samples as written: the wire model, samples in, corrections.
 
 Wire format of ``mplp.preference_pairs``: key = ``pair_id`` (UTF-8), value = the JSON object
 of :class:`PreferencePair` with every field present (``margin`` is ``null`` when no score).
@@ -20,7 +20,6 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from streams.codecs import CodecError, decode_any
 from streams.errors import InvalidEvent, field_path
 from streams.fields import Uuid4
 from streams.ids import sample_id
@@ -39,7 +38,7 @@ __all__ = [
     "invalid",
     "merge_patch",
     "pair_id",
-    "read_sample",
+    "pair_sample",
 ]
 
 PairKind = Literal["replan", "correction", "feedback"]
@@ -94,20 +93,16 @@ class PreferencePair(BaseModel):
         return orjson.dumps(self.model_dump(mode="json"))
 
 
-def read_sample(data: bytes) -> LearningSample | None:
-    """Decode a record of the samples topic (Avro or JSON) into a valid LearningSample.
+def pair_sample(sample: dict[str, Any]) -> LearningSample | None:
+    """Validate a sample as written (anonymized, consented) into a LearningSample.
 
     None: a sample of a family that makes no pair (not validated: it is only skipped).
     """
-    try:
-        obj = decode_any(data)
-    except CodecError:
-        raise InvalidEvent("undecodable", "not a LearningSample in Avro or JSON") from None
-    family = obj.get("sample_family")
+    family = sample.get("sample_family")
     if family in FAMILIES and family not in PAIR_FAMILIES:
         return None
     try:
-        return LearningSample.model_validate(obj)
+        return LearningSample.model_validate(sample)
     except ValidationError as exc:
         raise invalid(exc, "a LearningSample") from None
 

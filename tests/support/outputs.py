@@ -50,13 +50,13 @@ AGENT_OF = {
 
 def mock_outputs(app: faust.App, runtime: Runtime, *extra: str) -> dict[str, AsyncMock]:
     """Replace the producer's ``send`` (table changelogs still go to Faust's own buffer);
-    return the mocks of the samples, events and DLQ topics, then of the ``extra`` topics
-    (``Topics`` field names, e.g. ``preference_pairs``, ``pair_intents``).
+    return the mocks of the samples, events, DLQ and pairs topics (the pairs miner sees
+    every sample sent), then of the ``extra`` topics (``Topics`` field names).
 
     No broker to read consent or corrections from either: the consent fence counts the view
     as caught up, and the join's watermark counts the corrections input as read to its end.
     """
-    names = ("samples", "events", "dlq", *extra)
+    names = dict.fromkeys(("samples", "events", "dlq", "pair_intents", "preference_pairs", *extra))
     mocks = {name: AsyncMock(return_value=None) for name in names}
     by_topic = {getattr(runtime.topics, n).get_topic_name(): m for n, m in mocks.items()}
     app.producer.send = _RecordingProducer(by_topic).send  # type: ignore[method-assign]

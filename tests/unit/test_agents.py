@@ -92,7 +92,8 @@ async def harness(tmp_path: Any, **settings_: Any) -> AsyncIterator[Harness]:
     deltas = settings.topics.name("delta_intents")
     # The broker holds exactly the corrections fed so far (tests may say it holds more).
     runtime.join.watermark.end_offset = lambda tp: feed.offsets.get((deltas, None), 0)
-    yield Harness(app, runtime, *mocks.values(), sim=Simulator(seed=21, pii_ratio=0.0), feed=feed)
+    outputs = (mocks["samples"], mocks["events"], mocks["dlq"])
+    yield Harness(app, runtime, *outputs, sim=Simulator(seed=21, pii_ratio=0.0), feed=feed)
     # Iterating a stream builds the Kafka consumer, whose never-started thread owns a loop.
     consumer = app._consumer
     if consumer is not None:

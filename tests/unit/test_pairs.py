@@ -18,11 +18,11 @@ from agents.runtime import Runtime
 from agents.wiring import wire
 from streams.app import create_app
 from streams.builders import build_error_correction, build_intent_resolution
-from streams.codecs import codec_for
 from streams.decode import decode_decision, decode_delta, decode_plan
 from streams.errors import InvalidEvent
 from streams.ids import is_uuid4
-from streams.pairs import PreferencePair, correction_pair, merge_patch, pair_id, read_sample
+from streams.outbox import prepare
+from streams.pairs import PreferencePair, correction_pair, merge_patch, pair_id, pair_sample
 from streams.plan_state import merge_snapshot
 from streams.replans import (
     MAX_HELD_BYTES,
@@ -349,32 +349,28 @@ def test_a_patch_that_deletes_a_field_is_applicable() -> None:
 # --- decoding ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", ["avro", "json"])
-def test_samples_are_read_in_either_format(fmt: str) -> None:
+def test_a_sample_as_written_validates_into_the_same_sample() -> None:
     s = Scenario()
     sample = s.decided(s.plan(), True, 0)
-    assert read_sample(codec_for(fmt).encode(sample.to_dict())) == sample  # type: ignore[arg-type]
+    assert pair_sample(sample.to_dict()) == sample  # type: ignore[arg-type]
 
 
 def test_samples_of_other_families_are_skipped_unvalidated() -> None:
-    confirm = {"sample_family": "confirm_decision", "input": "not validated"}
-    assert read_sample(orjson.dumps(confirm)) is None
+    assert pair_sample({"sample_family": "confirm_decision", "input": "not validated"}) is None
 
 
 @pytest.mark.parametrize(
-    ("data", "reason"),
+    "sample",
     [
-        (b"\xff\xfe" + PII_SAMPLES["email"].encode(), "undecodable"),
-        (b'{"note": "' + PII_SAMPLES["email"].encode() + b'"}', "schema_violation"),
-        (b"\xc3\x01" + PII_SAMPLES["card"].encode(), "undecodable"),
-        (b'{"sample_family": "intent_resolution", "dana_whitfield": 1}', "schema_violation"),
-        (b'{"sample_family": "error_correction", "sample_id": "dana_w"}', "schema_violation"),
+        {"note": PII_SAMPLES["email"]},
+        {"sample_family": "intent_resolution", "dana_whitfield": 1},
+        {"sample_family": "error_correction", "sample_id": "dana_w"},
     ],
 )
-def test_bad_sample_records_are_invalid_events_naming_no_value(data: bytes, reason: str) -> None:
+def test_invalid_samples_are_invalid_events_naming_no_value(sample: dict[str, Any]) -> None:
     with pytest.raises(InvalidEvent) as caught:
-        read_sample(data)
-    assert caught.value.reason == reason
+        pair_sample(sample)
+    assert caught.value.reason == "schema_violation"
     assert all(v not in str(caught.value) for v in PII_SAMPLES.values())
     assert "dana" not in str(caught.value)
 
@@ -405,12 +401,13 @@ class Worker:
     mocks: dict[str, AsyncMock]
     feed: Feed
 
-    async def sample(self, sample: LearningSample, fmt: str = "avro") -> None:
-        """Deliver one sample to the pairs agent, then what it re-keyed to the replans agent."""
+    async def sample(self, sample: LearningSample, source: int = 2) -> None:
+        """Send one sample through the emitter's hooks, then what it re-keyed to the replans
+        agent."""
         rekeyed = self.mocks["pair_intents"].await_count
-        value = codec_for(fmt).encode(sample.to_dict())  # type: ignore[arg-type]
-        topic = self.runtime.settings.topics.name("samples")
-        await self.feed.put("pairs", topic, value, key=sample.sample_id.encode())
+        out = prepare(sample, self.runtime.anonymizer, self.runtime.codec, NOW)
+        for hook in self.runtime.on_sent:
+            await hook(out, (self.runtime.settings.topics.name("plans"), source))
         for call in self.mocks["pair_intents"].await_args_list[rekeyed:]:
             await self.rekeyed(call.kwargs["value"], call.kwargs["key"])
 
@@ -446,13 +443,14 @@ async def test_agents_rekey_plans_by_intent_and_send_the_pair(worker: Worker) ->
     s = Scenario()
     first = s.plan()
     rejected, approved = s.decided(first, False, 0), s.decided(s.plan(first), True, 60)
-    await worker.sample(approved, "json")
-    await worker.sample(rejected, "avro")
+    await worker.sample(approved)
+    await worker.sample(rejected)
     keys = [c.kwargs["key"] for c in worker.mocks["pair_intents"].await_args_list]
     assert keys == [first["intent"]["intent_id"].encode()] * 2
     (pair,) = worker.pairs()
     assert pair["pair_id"] == pair_id("replan", rejected.sample_id, approved.sample_id)
-    assert pair["prompt"] == rejected.input
+    written = prepare(rejected, worker.runtime.anonymizer, worker.runtime.codec, NOW).clean
+    assert pair["prompt"] == written["input"] != rejected.input  # opt-out patterns applied
     assert worker.metric("learnstream_preference_pairs_total", kind="replan") == 1
     assert worker.mocks["dlq"].await_count == 0
 
@@ -468,20 +466,32 @@ async def test_agents_send_correction_pairs_and_count_the_others(worker: Worker)
     assert worker.mocks["pair_intents"].await_count == 0  # corrections need no re-key
 
 
-async def test_samples_of_other_families_and_tombstones_are_skipped(worker: Worker) -> None:
-    topic = worker.runtime.settings.topics.name("samples")
-    await worker.feed.put("pairs", topic, None, key=b"gone")
+async def test_samples_of_other_families_send_nothing(worker: Worker) -> None:
+    s = Scenario()
+    other = s.decided(s.plan(), True, 0).model_copy(update={"sample_family": "pipeline_outcome"})
+    await worker.sample(other)
     assert worker.mocks["pair_intents"].await_count == worker.mocks["dlq"].await_count == 0
     assert worker.pairs() == []
 
 
-async def test_a_bad_sample_record_goes_to_the_dlq_without_its_value(worker: Worker) -> None:
-    topic = worker.runtime.settings.topics.name("samples")
-    await worker.feed.put("pairs", topic, b"\xff" + PII_SAMPLES["email"].encode(), key=b"k")
-    (call,) = worker.mocks["dlq"].await_args_list
-    headers = dict(call.kwargs["headers"])
-    assert headers["reason"] == b"undecodable"
-    assert all(PII_SAMPLES["email"].encode() not in v for v in headers.values())
+async def test_the_pairs_come_from_the_anonymized_sample(worker: Worker) -> None:
+    s = Scenario(pii_ratio=1.0)
+    first = s.plan()
+    await worker.sample(s.decided(first, False, 0))
+    await worker.sample(s.decided(s.plan(first), True, 60))
+    (pair,) = worker.pairs()
+    wire = orjson.dumps(pair).decode()
+    assert all(value not in wire for value in PII_SAMPLES.values())
+    assert "<" in pair["prompt"]["intent_text"], "the intent's PII was replaced"
+
+
+def test_the_samples_topic_is_not_read_back(tmp_path: Any) -> None:
+    settings = Settings(store="memory://", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    runtime = wire(app, settings)
+    samples = settings.topics.name("samples")
+    assert all(samples not in agent.channel.topics for agent in app.agents.values())
+    assert len(runtime.on_sent) == 1
 
 
 async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
@@ -516,5 +526,5 @@ def test_pairs_switched_off_register_no_agent(tmp_path: Any) -> None:
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     wire(app, settings)
     assert "learnstream.decisions" in app.agents
-    assert not {"learnstream.pairs", "learnstream.replans"} & set(app.agents)
+    assert "learnstream.replans" not in app.agents
     assert "pair_intents" not in app.tables
