@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from agents.cli_audit import audit
-from agents.cli_common import bootstrap_of_settings, settings_or_fail
+from agents.cli_common import connection_of_settings, settings_or_fail
 from agents.cli_learn import learn
 from agents.cli_trainers import export, quality
 from streams.usererrors import UserError
@@ -115,7 +115,7 @@ def topics_create() -> None:
 
     settings = settings_or_fail()
     for name, status in asyncio.run(
-        create_topics(bootstrap_of_settings(settings), settings.topics)
+        create_topics(connection_of_settings(settings), settings.topics)
     ):
         click.echo(f"{status:8} {name}")
 
@@ -135,7 +135,7 @@ def dlq_show(limit: int, reason: str | None, as_json: bool) -> None:
 
     settings = settings_or_fail()
     letters = asyncio.run(
-        load_dead_letters(bootstrap_of_settings(settings), settings.topics.name("dlq"))
+        load_dead_letters(connection_of_settings(settings), settings.topics.name("dlq"))
     )
     chosen = [d for d in letters if reason in (None, d.record.reason)][-limit:]
     for letter in chosen:
@@ -152,15 +152,15 @@ def dlq_replay(reason: str | None, yes: bool) -> None:
     from streams.dlq_tools import load_dead_letters, replay
 
     settings = settings_or_fail()
-    bootstrap = bootstrap_of_settings(settings)
-    letters = asyncio.run(load_dead_letters(bootstrap, settings.topics.name("dlq")))
+    broker = connection_of_settings(settings)
+    letters = asyncio.run(load_dead_letters(broker, settings.topics.name("dlq")))
     chosen = [d for d in letters if reason in (None, d.record.reason)]
     if not chosen:
         click.echo("nothing to replay")
         return
     if not yes:
         click.confirm(f"replay {len(chosen)} dead letters to their source topics?", abort=True)
-    sent = asyncio.run(replay(bootstrap, chosen))
+    sent = asyncio.run(replay(broker, chosen))
     click.echo(f"replayed {sent} dead letters")
 
 

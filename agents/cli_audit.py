@@ -11,8 +11,9 @@ from typing import TypeAlias
 import click
 from aiokafka import ConsumerRecord
 
-from agents.cli_common import When, bootstrap_of_settings, settings_or_fail
+from agents.cli_common import When, connection_of_settings, settings_or_fail
 from streams.audit import AuditReport, Detect, Finding, detector, scan_input, scan_sample
+from streams.connection import Broker
 from streams.reader import RangeProgress, read_range
 from streams.settings import Settings
 from streams.usererrors import UserError
@@ -26,11 +27,11 @@ _INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline
 
 
 async def audit_topic(
-    bootstrap: str, topic: str, since: datetime, until: datetime, scan: Scan
+    broker: Broker, topic: str, since: datetime, until: datetime, scan: Scan
 ) -> AuditReport:
     """Read ``since <= timestamp < until`` of ``topic`` and scan every record."""
     report, progress = AuditReport(topic), RangeProgress()
-    async for record in read_range(bootstrap, topic, since, until, progress=progress):
+    async for record in read_range(broker, topic, since, until, progress=progress):
         report.records += 1
         report.findings += scan(record, report)
     if not progress.partitions:  # a typo must not pass as "no PII found"
@@ -116,10 +117,10 @@ def audit(since: datetime, until: datetime, ner: bool, topic: str | None) -> Non
     settings = settings_or_fail()
     if until <= since:
         raise UserError("--until must be after --since")
-    bootstrap = bootstrap_of_settings(settings)
+    broker = connection_of_settings(settings)
     detect = _detector(settings, ner)
     scan = _inputs(detect) if topic is not None else _samples(detect)
-    report = asyncio.run(audit_topic(bootstrap, _topic(settings, topic), since, until, scan))
+    report = asyncio.run(audit_topic(broker, _topic(settings, topic), since, until, scan))
     for finding in report.findings:
         click.echo(finding.line())
     click.echo(report.summary(), err=True)

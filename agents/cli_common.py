@@ -1,9 +1,9 @@
-"""What the ``learnstream`` commands share: settings, the broker's address, time options."""
+"""What the ``learnstream`` commands share: settings, the broker connection, time options."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from pydantic import ValidationError
@@ -12,7 +12,10 @@ from pydantic_settings import SettingsError
 from streams.settings import Settings
 from streams.usererrors import UserError, check_broker, settings_problem
 
-__all__ = ["When", "bootstrap_of_settings", "broker_variable", "settings_or_fail"]
+if TYPE_CHECKING:
+    from streams.connection import KafkaConnection
+
+__all__ = ["When", "broker_variable", "connection_of_settings", "settings_or_fail"]
 
 
 def settings_or_fail() -> Settings:
@@ -28,9 +31,14 @@ def broker_variable(settings: Settings) -> str:
     return "LEARNSTREAM_BROKER_URL" if settings.broker_url else "LEARNSTREAM_BROKER__URL"
 
 
-def bootstrap_of_settings(settings: Settings) -> str:
-    """Return host:port of the configured broker, checked to be reachable."""
-    from streams.admin import bootstrap_of
+def connection_of_settings(settings: Settings) -> KafkaConnection:
+    """Return the connection to the configured broker, checked to accept our TLS and SASL.
+
+    The one place the commands get their broker from: an unreachable broker, a refused
+    password or an untrusted certificate is one line here, before any client retries.
+    """
+    from streams.broker_check import check_handshake
+    from streams.connection import KafkaConnection
 
     if not settings.kafka_url:
         raise UserError(
@@ -38,7 +46,9 @@ def bootstrap_of_settings(settings: Settings) -> str:
             "(the embedded broker lives only inside `learnstream worker` / `learnstream demo`)"
         )
     check_broker(settings.kafka_url, broker_variable(settings))
-    return bootstrap_of(settings.kafka_url)
+    connection = KafkaConnection.of(settings.broker, settings.kafka_url)
+    check_handshake(connection)
+    return connection
 
 
 class When(click.ParamType):

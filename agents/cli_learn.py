@@ -10,9 +10,10 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
-from agents.cli_common import bootstrap_of_settings, settings_or_fail
+from agents.cli_common import connection_of_settings, settings_or_fail
 from streams.a2e.models import Experience
 from streams.a2e.replay import REPLAY_STRATEGIES, sample
+from streams.connection import Broker
 
 __all__ = ["learn", "read_experiences"]
 
@@ -28,10 +29,10 @@ def read_experiences(values: list[bytes | None]) -> tuple[list[Experience], int]
     return found, bad
 
 
-async def _load(bootstrap: str, topic: str) -> tuple[list[Experience], int]:
+async def _load(broker: Broker, topic: str) -> tuple[list[Experience], int]:
     from streams.reader import read_topic
 
-    records = await read_topic(bootstrap, topic)
+    records = await read_topic(broker, topic)
     records.sort(key=lambda r: (r.timestamp, r.partition, r.offset))  # oldest first
     return read_experiences([r.value for r in records])
 
@@ -56,8 +57,8 @@ def replay(n: int, strategy: str, window: int | None, seed: int) -> None:
     Reads the topic to its end (LEARNSTREAM_BROKER_URL), oldest first by record time.
     """
     settings = settings_or_fail()
-    bootstrap = bootstrap_of_settings(settings)
-    experiences, bad = asyncio.run(_load(bootstrap, settings.topics.name("experiences")))
+    broker = connection_of_settings(settings)
+    experiences, bad = asyncio.run(_load(broker, settings.topics.name("experiences")))
     batch = sample(experiences, n, strategy, seed=seed, window=window)
     out: Any = sys.stdout
     for item in batch:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agents.cli_common import When, bootstrap_of_settings, settings_or_fail
+from agents.cli_common import When, connection_of_settings, settings_or_fail
 from streams.export import FORMATS
 from streams.samples import FAMILIES, QUALITIES
 from streams.settings import Settings
@@ -106,7 +106,7 @@ def export(
                 where,
                 since,
                 until,
-                bootstrap=bootstrap_of_settings(settings),
+                bootstrap=connection_of_settings(settings),
                 topic=settings.topics.name(field),
                 stats=stats,
             )
@@ -134,7 +134,7 @@ def _batch_quality(settings: Settings, since: datetime, until: datetime) -> dict
             since,
             until,
             settings.windows.expires,
-            bootstrap=bootstrap_of_settings(settings),
+            bootstrap=connection_of_settings(settings),
             topic=settings.topics.name("samples"),
         )
     )

@@ -19,6 +19,7 @@ from mode import Service
 
 from agents.faust_compat import refresh_metadata
 from agents.runtime import Runtime
+from streams.connection import Broker, app_connection, connection_of
 from streams.consent import ConsentView, parse_consent
 from streams.fence import Fence, Offsets
 from streams.metrics import Metrics
@@ -35,10 +36,10 @@ class ConsentReader(Service):
     """Read every partition of the consent topic into the view; answer the fence."""
 
     def __init__(
-        self, bootstrap: str, topic: str, view: ConsentView, fence: Fence, metrics: Metrics
+        self, broker: Broker, topic: str, view: ConsentView, fence: Fence, metrics: Metrics
     ) -> None:
         super().__init__()
-        self.bootstrap, self.topic = bootstrap, topic
+        self.broker, self.topic = broker, topic
         self.view, self.fence, self.metrics = view, fence, metrics
         self._consumer: AIOKafkaConsumer | None = None  # reads
         self._asker: AIOKafkaConsumer | None = None  # asks for end offsets
@@ -102,7 +103,7 @@ class ConsentReader(Service):
 
     def _new(self, role: str) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
-            bootstrap_servers=self.bootstrap,
+            **connection_of(self.broker).client_options(),
             client_id=f"learnstream-consent-{role}",
             group_id=None,
             enable_auto_commit=False,
@@ -137,16 +138,11 @@ class ConsentReader(Service):
             self._warned = 0.0
 
 
-def _bootstrap(runtime: Runtime) -> str:
-    return ",".join(f"{url.host}:{url.port or 9092}" for url in runtime.app.conf.broker)
-
-
 def register(runtime: Runtime) -> None:
     """Start a consent reader with the app and register the dead-lettering agent."""
     topic = runtime.topics.consent.get_topic_name()
-    reader = ConsentReader(
-        _bootstrap(runtime), topic, runtime.consent, runtime.fence, runtime.metrics
-    )
+    broker = app_connection(runtime.app, runtime.settings.broker)
+    reader = ConsentReader(broker, topic, runtime.consent, runtime.fence, runtime.metrics)
     runtime.fence.end_offsets = reader.end_offsets
     runtime.app.add_dependency(reader)
 

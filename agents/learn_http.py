@@ -32,6 +32,7 @@ from streams.a2e.messages import (
 )
 from streams.a2e.wire import encode, parse_request
 from streams.a2e_transport import ResponseListener
+from streams.connection import app_connection
 from streams.errors import InvalidEvent
 
 __all__ = ["STATUS_OF", "Gateway", "register"]
@@ -48,10 +49,9 @@ class Gateway:
         self.runtime = runtime
         timeout = runtime.settings.a2e.response_timeout.total_seconds()
         self.correlator = Correlator(timeout)
-        brokers = runtime.app.conf.broker
-        bootstrap = ",".join(f"{url.host}:{url.port or 9092}" for url in brokers)
+        broker = app_connection(runtime.app, runtime.settings.broker)  # TLS / SASL too
         topic = runtime.topics.learn_responses.get_topic_name()
-        self.listener = ResponseListener(bootstrap, topic, self.correlator)
+        self.listener = ResponseListener(broker, topic, self.correlator)
         self._started: asyncio.Task[None] | None = None
 
     async def answer(self, request: LearnRequest) -> LearnResponse:

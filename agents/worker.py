@@ -15,8 +15,10 @@ from collections.abc import Iterator
 import faust
 
 from agents.wiring import wire
-from streams.admin import bootstrap_of, create_topics
+from streams.admin import create_topics
 from streams.app import create_app, one_record_per_batch
+from streams.broker_check import check_handshake
+from streams.connection import KafkaConnection
 from streams.embedded import EmbeddedBroker
 from streams.settings import Settings
 from streams.usererrors import UserError, check_broker, check_port_free
@@ -92,6 +94,8 @@ def preflight(settings: Settings) -> None:
     if settings.kafka_url:
         variable = "LEARNSTREAM_BROKER_URL" if settings.broker_url else "LEARNSTREAM_BROKER__URL"
         check_broker(settings.kafka_url, variable, embedded_hint=True)
+        # Faust retries a refused password or certificate for ever: say why here, once.
+        check_handshake(KafkaConnection.of(settings.broker, settings.kafka_url))
 
 
 def run_worker(settings: Settings) -> None:
@@ -104,7 +108,7 @@ def run_worker(settings: Settings) -> None:
         log.info("processing guarantee: %s", settings.processing_guarantee)
         if one_record_per_batch(settings, embedded):
             log.info("one record per producer batch (embedded broker offsets count batches)")
-        asyncio.run(create_topics(bootstrap_of(url), settings.topics))
+        asyncio.run(create_topics(KafkaConnection.of(settings.broker, url), settings.topics))
         app = build_app(settings, url, embedded)
         worker = faust.Worker(app, loglevel=settings.log_level, quiet=True)
         log.info(

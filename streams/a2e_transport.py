@@ -24,6 +24,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from streams.a2e.correlate import Correlator, LearnTimeout
 from streams.a2e.messages import LearnRequest, LearnResponse
 from streams.a2e.wire import encode, parse_response
+from streams.connection import Broker, connection_of
 from streams.errors import InvalidEvent
 from streams.reader import consumer_at_end
 
@@ -43,15 +44,15 @@ PATHS = {
 class ResponseListener:
     """Read every partition of the responses topic from its end; deliver to a correlator."""
 
-    def __init__(self, bootstrap: str, topic: str, correlator: Correlator) -> None:
-        self.bootstrap, self.topic, self.correlator = bootstrap, topic, correlator
+    def __init__(self, broker: Broker, topic: str, correlator: Correlator) -> None:
+        self.broker, self.topic, self.correlator = broker, topic, correlator
         self.invalid = 0
         self._consumer: AIOKafkaConsumer | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Assign every partition at its end (resolved now: nothing sent after is missed)."""
-        consumer = await consumer_at_end(self.bootstrap, self.topic)
+        consumer = await consumer_at_end(self.broker, self.topic)
         self._consumer = consumer
         self._task = asyncio.create_task(self._run(consumer))
 
@@ -82,19 +83,19 @@ class ResponseListener:
 
 
 class KafkaTransport:
-    """LearnAPI over Kafka: ``async with KafkaTransport(bootstrap, requests, responses)``."""
+    """LearnAPI over Kafka: ``async with KafkaTransport(broker, requests, responses)``."""
 
     def __init__(
-        self, bootstrap: str, requests: str, responses: str, *, timeout: float = 10.0
+        self, broker: Broker, requests: str, responses: str, *, timeout: float = 10.0
     ) -> None:
-        self.bootstrap, self.requests = bootstrap, requests
+        self.broker, self.requests = broker, requests
         self.correlator = Correlator(timeout)
-        self.listener = ResponseListener(bootstrap, responses, self.correlator)
+        self.listener = ResponseListener(broker, responses, self.correlator)
         self._producer: AIOKafkaProducer | None = None
 
     async def __aenter__(self) -> KafkaTransport:
         await self.listener.start()
-        self._producer = AIOKafkaProducer(bootstrap_servers=self.bootstrap)
+        self._producer = AIOKafkaProducer(**connection_of(self.broker).client_options())
         await self._producer.start()
         return self
 

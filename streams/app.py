@@ -6,6 +6,7 @@ from pathlib import Path
 
 import faust
 
+from streams.connection import KafkaConnection
 from streams.settings import Settings
 from streams.topics import MAX_MESSAGE_BYTES
 from streams.web_auth import web_application_options
@@ -31,6 +32,8 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
     return faust.App(
         settings.app_id,
         broker=broker_url,
+        # TLS / SASL of LEARNSTREAM_BROKER__* (None in plaintext): every Faust client uses it.
+        broker_credentials=KafkaConnection.of(settings.broker, broker_url).faust_credentials(),
         store=settings.store,
         datadir=str(datadir),
         autodiscover=False,

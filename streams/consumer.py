@@ -9,8 +9,9 @@ The range is on the record timestamp (set when the worker wrote the sample, ~ ``
 ``since <= t < until``, read up to the topic's end when called; ``follow=True`` tails the
 topic instead (from ``since``, or from now) and never ends. Records are decoded (Avro or
 JSON), validated, deduplicated by id (a replay re-emits the same sample id) and filtered;
-bad records are skipped and counted in ``stats``. The broker and topic names come from the
-LEARNSTREAM_* settings unless given. ``learnstream export`` is built on this.
+bad records are skipped and counted in ``stats``. The broker (TLS and SASL included) and topic
+names come from the LEARNSTREAM_* settings unless given: ``bootstrap=`` takes a bootstrap
+string (plaintext) or a KafkaConnection. ``learnstream export`` is built on this.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, TypeAlias, TypeVar
 from aiokafka import ConsumerRecord
 
 from streams.codecs import decode_any
+from streams.connection import Broker, KafkaConnection, connection_of
 from streams.export import PAIR_FORMATS, Dedup, RowMaker, SampleFilter
 from streams.export_files import write_export
 from streams.pairs import PreferencePair
@@ -64,22 +66,25 @@ class ReadStats:
         return self.bad + self.duplicates + self.filtered
 
 
-def resolve(bootstrap: str | None, topic: str | None, field_name: str) -> tuple[str, str]:
-    """Return (bootstrap, topic), the missing ones from the LEARNSTREAM_* settings."""
+def resolve(
+    bootstrap: Broker | None, topic: str | None, field_name: str
+) -> tuple[KafkaConnection, str]:
+    """Return (connection, topic), the missing ones from the LEARNSTREAM_* settings."""
     if bootstrap and topic:
-        return bootstrap, topic
-    from streams.admin import bootstrap_of
+        return connection_of(bootstrap), topic
     from streams.settings import Settings
 
     settings = Settings()
-    url = bootstrap or settings.kafka_url
-    if not url:
+    topic = topic or settings.topics.name(field_name)
+    if bootstrap:
+        return connection_of(bootstrap), topic
+    if not settings.kafka_url:
         raise ValueError("no broker: pass bootstrap= or set LEARNSTREAM_BROKER_URL")
-    return bootstrap_of(url), topic or settings.topics.name(field_name)
+    return KafkaConnection.of(settings.broker, settings.kafka_url), topic
 
 
 def records(
-    bootstrap: str,
+    broker: Broker,
     topic: str,
     since: datetime | None,
     until: datetime | None,
@@ -90,8 +95,8 @@ def records(
     if follow:
         if until is not None:
             raise ValueError("follow=True reads until stopped: it takes no until")
-        return tail(bootstrap, topic, since)
-    return read_range(bootstrap, topic, since, until, progress=progress)
+        return tail(broker, topic, since)
+    return read_range(broker, topic, since, until, progress=progress)
 
 
 def decode_sample(value: bytes) -> LearningSample:
@@ -145,7 +150,7 @@ async def aiter_samples(
     families: Iterable[str] = (),
     qualities: Iterable[str] = (),
     project: str | None = None,
-    bootstrap: str | None = None,
+    bootstrap: Broker | None = None,
     topic: str | None = None,
     stats: ReadStats | None = None,
 ) -> AsyncIterator[LearningSample]:
@@ -165,7 +170,7 @@ async def aiter_pairs(
     follow: bool = False,
     families: Iterable[str] = (),
     project: str | None = None,
-    bootstrap: str | None = None,
+    bootstrap: Broker | None = None,
     topic: str | None = None,
     stats: ReadStats | None = None,
 ) -> AsyncIterator[PreferencePair]:
@@ -195,7 +200,7 @@ def iter_samples(
     families: Iterable[str] = (),
     qualities: Iterable[str] = (),
     project: str | None = None,
-    bootstrap: str | None = None,
+    bootstrap: Broker | None = None,
     topic: str | None = None,
     stats: ReadStats | None = None,
 ) -> Iterator[LearningSample]:
@@ -242,7 +247,7 @@ def export_to(
     since: datetime | None,
     until: datetime | None,
     *,
-    bootstrap: str | None = None,
+    bootstrap: Broker | None = None,
     topic: str | None = None,
     stats: ReadStats | None = None,
 ) -> int:

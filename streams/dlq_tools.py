@@ -7,6 +7,7 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
+from streams.connection import Broker, connection_of
 from streams.dlq import DlqRecord, parse_headers
 from streams.reader import read_topic
 
@@ -50,15 +51,16 @@ class DeadLetter:
         }
 
 
-async def load_dead_letters(bootstrap: str, topic: str) -> list[DeadLetter]:
+async def load_dead_letters(broker: Broker, topic: str) -> list[DeadLetter]:
     """Return every dead letter currently in ``topic``."""
-    records = await read_topic(bootstrap, topic)
+    records = await read_topic(broker, topic)
     return [DeadLetter(parse_headers(r.headers), r.key, r.value, r.offset) for r in records]
 
 
-async def replay(bootstrap: str, letters: list[DeadLetter]) -> int:
+async def replay(broker: Broker, letters: list[DeadLetter]) -> int:
     """Send each dead letter's original key and value back to its source topic."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", max_batch_size=1)
+    options = connection_of(broker).client_options()
+    producer = AIOKafkaProducer(**options, acks="all", max_batch_size=1)
     await producer.start()
     try:
         for letter in letters:

@@ -21,6 +21,7 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from pydantic import BaseModel
 
+from streams.connection import Broker, connection_of
 from streams.models import ConsentRecord, DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.settings import TopicSettings
 
@@ -49,11 +50,15 @@ def _stamped(event: Any) -> Any:
 
 
 class RuntimePublisher:
-    """Publish plans, decisions, deltas, stage events and consent, without blocking."""
+    """Publish plans, decisions, deltas, stage events and consent, without blocking.
+
+    ``broker`` is a bootstrap string (plaintext) or, for TLS / SASL, a KafkaConnection:
+    ``KafkaConnection.of(Settings().broker, "kafka://host:9093")``.
+    """
 
     def __init__(
         self,
-        bootstrap: str,
+        broker: Broker,
         topics: TopicSettings | None = None,
         *,
         buffer_size: int = 10_000,
@@ -66,7 +71,8 @@ class RuntimePublisher:
         if one_record_per_batch:  # the embedded broker counts batches, not records
             producer_options.setdefault("max_batch_size", 1)
         producer_options.setdefault("acks", "all")
-        self._producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **producer_options)
+        options = {**connection_of(broker).client_options(), **producer_options}
+        self._producer = AIOKafkaProducer(**options)
         self._drain: asyncio.Task[None] | None = None
 
     async def start(self) -> RuntimePublisher:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from streams.connection import Broker
 from streams.consumer import ReadStats, decode_sample, decoded, resolve, sample_key
 from streams.quality import Counts, QualityMetrics, event_timestamp, window_label
 from streams.reader import read_range
@@ -61,7 +62,7 @@ async def quality_report(
     until: datetime,
     expires: timedelta,
     *,
-    bootstrap: str | None = None,
+    bootstrap: Broker | None = None,
     topic: str | None = None,
     stats: ReadStats | None = None,
 ) -> dict[str, Any]:

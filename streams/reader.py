@@ -1,7 +1,8 @@
 """Read a topic: whole or by record timestamp, to its end at start (bounded) or live (tail).
 
 ``read_topic`` serves CLI tools, tests and the demo; ``read_range`` / ``tail`` the exporter
-and the trainers' consumer API (streams/consumer.py).
+and the trainers' consumer API (streams/consumer.py). ``broker`` is a KafkaConnection
+(TLS, SASL) or a bare bootstrap string, read in plaintext.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+
+from streams.connection import Broker, connection_of
 
 __all__ = [
     "RangeProgress",
@@ -34,9 +37,9 @@ _FLAT = {"fetch_max_bytes": 4 * 1024 * 1024, "max_partition_fetch_bytes": 1024 *
 _NEW_TOPIC_WAIT_S = 5.0
 
 
-async def _consumer(bootstrap: str, isolation_level: str, **options: int) -> AIOKafkaConsumer:
+async def _consumer(broker: Broker, isolation_level: str, **options: int) -> AIOKafkaConsumer:
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **connection_of(broker).client_options(),
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         isolation_level=isolation_level,
@@ -59,13 +62,13 @@ async def topic_partitions(consumer: AIOKafkaConsumer, topic: str) -> set[int]:
     return partitions or set()
 
 
-async def consumer_at_end(bootstrap: str, topic: str) -> AIOKafkaConsumer:
+async def consumer_at_end(broker: Broker, topic: str) -> AIOKafkaConsumer:
     """Return a started consumer of every partition of ``topic``, positioned at its end now.
 
     The end is resolved before returning, so nothing written after the call is missed.
     Raises LookupError when the broker does not have ``topic``.
     """
-    consumer = await _consumer(bootstrap, "read_uncommitted")
+    consumer = await _consumer(broker, "read_uncommitted")
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         if not tps:
@@ -81,16 +84,16 @@ async def consumer_at_end(bootstrap: str, topic: str) -> AIOKafkaConsumer:
 
 
 async def read_topic(
-    bootstrap: str, topic: str, *, isolation_level: str = "read_uncommitted", max_wait: float = 30.0
+    broker: Broker, topic: str, *, isolation_level: str = "read_uncommitted", max_wait: float = 30.0
 ) -> list[ConsumerRecord[bytes, bytes]]:
     """Return every record of ``topic`` up to the end offsets seen when called."""
-    return [r async for r in _records(bootstrap, topic, isolation_level, max_wait)]
+    return [r async for r in _records(broker, topic, isolation_level, max_wait)]
 
 
 async def _records(
-    bootstrap: str, topic: str, isolation_level: str, max_wait: float
+    broker: Broker, topic: str, isolation_level: str, max_wait: float
 ) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
-    consumer = await _consumer(bootstrap, isolation_level)
+    consumer = await _consumer(broker, isolation_level)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         if not tps:
@@ -111,15 +114,15 @@ async def _records(
 
 
 async def read_until(
-    bootstrap: str, topic: str, count: int, max_wait: float = 60.0, poll: float = 0.5
+    broker: Broker, topic: str, count: int, max_wait: float = 60.0, poll: float = 0.5
 ) -> list[ConsumerRecord[bytes, bytes]]:
     """Re-read ``topic`` until it holds at least ``count`` records or ``max_wait`` passes."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max_wait
-    records = await read_topic(bootstrap, topic)
+    records = await read_topic(broker, topic)
     while len(records) < count and loop.time() < deadline:
         await asyncio.sleep(poll)
-        records = await read_topic(bootstrap, topic)
+        records = await read_topic(broker, topic)
     return records
 
 
@@ -151,7 +154,7 @@ async def _seek(consumer: AIOKafkaConsumer, tps: list[TopicPartition], since: in
 
 
 async def read_range(
-    bootstrap: str,
+    broker: Broker,
     topic: str,
     since: datetime | None = None,
     until: datetime | None = None,
@@ -168,7 +171,7 @@ async def read_range(
     """
     progress = progress if progress is not None else RangeProgress()
     low, high = _ms(since), _ms(until)
-    consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
+    consumer = await _consumer(broker, isolation_level, **_FLAT)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         progress.partitions = len(tps)
@@ -218,7 +221,7 @@ async def _bounded(
 
 
 async def tail(
-    bootstrap: str,
+    broker: Broker,
     topic: str,
     since: datetime | None = None,
     *,
@@ -230,7 +233,7 @@ async def tail(
     too (brokers that cannot look a timestamp up start at the beginning).
     """
     low = _ms(since)
-    consumer = await _consumer(bootstrap, isolation_level, **_FLAT)
+    consumer = await _consumer(broker, isolation_level, **_FLAT)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         if not tps:
