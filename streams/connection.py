@@ -7,6 +7,7 @@ a broker that wants SASL_SSL is spoken to the same way by each of them.
 
 from __future__ import annotations
 
+import logging
 import ssl
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["Broker", "KafkaConnection", "app_connection", "bootstrap_of", "connection_of"]
 
 _VAR = "LEARNSTREAM_BROKER__"
+# create_ssl_context logs "Loading SSL CA from ..." at INFO for every client Faust opens, and
+# before a refused handshake's one-line error: the path is in `learnstream config` already.
+logging.getLogger("aiokafka.helpers").setLevel(logging.WARNING)
 
 
 def bootstrap_of(url: str) -> str:

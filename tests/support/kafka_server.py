@@ -10,6 +10,11 @@ Usage::
         bootstrap = kafka.bootstrap          # "127.0.0.1:<port>"
         kafka.kill()                         # hard crash, data kept
         kafka.restart()                      # same ports, same log dir
+
+    with ApacheKafka(sasl_ssl=SaslSslListener(chain_pem, key_pem, (("alice", "pw"),))) as kafka:
+        kafka.sasl_ssl_bootstrap             # a SASL_SSL (SCRAM-SHA-512) listener as well
+
+The controller, the inter-broker traffic and the readiness probes stay on PLAINTEXT.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, TypeVar
@@ -40,6 +46,7 @@ __all__ = [
     "DEFAULT_VERSION",
     "ApacheKafka",
     "KafkaStartError",
+    "SaslSslListener",
     "ensure_kafka_jars",
     "kafka_home",
 ]
@@ -118,6 +125,36 @@ logger.netclient.level = WARN
 
 class KafkaStartError(RuntimeError):
     """Raised when the broker cannot be fetched, formatted or brought to readiness."""
+
+
+@dataclass(frozen=True)
+class SaslSslListener:
+    """A SASL_SSL listener: the broker's certificate and key (PEM) and its SCRAM users."""
+
+    certificate_chain: str  # the broker's certificate first, then any intermediates
+    private_key: str  # PKCS#8 PEM, unencrypted
+    users: tuple[tuple[str, str], ...]  # (name, password), SCRAM-SHA-512, made by format
+
+    def properties(self) -> dict[str, str]:
+        """Return the broker settings this listener adds (PEM served inline, no keytool)."""
+        prefix = "listener.name.sasl_ssl."
+        return {
+            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            f"{prefix}scram-sha-512.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            ),
+            f"{prefix}ssl.keystore.type": "PEM",
+            f"{prefix}ssl.keystore.certificate.chain": self.certificate_chain,
+            f"{prefix}ssl.keystore.key": self.private_key,
+        }
+
+    def scram_arguments(self) -> list[str]:
+        """Return ``--add-scram`` arguments of ``StorageTool format`` for every user."""
+        return [
+            arg
+            for name, password in self.users
+            for arg in ("--add-scram", f"SCRAM-SHA-512=[name={name},password={password}]")
+        ]
 
 
 # --------------------------------------------------------------------------- jars
@@ -284,12 +321,14 @@ class ApacheKafka:
         *,
         port: int | None = None,
         overrides: dict[str, str] | None = None,
+        sasl_ssl: SaslSslListener | None = None,
     ) -> None:
         """Describe a broker; nothing runs until :meth:`start`.
 
         ``log_dir`` is the working dir (config, ``data/``, ``kafka.log``); when omitted a temp dir
         is made and deleted by :meth:`stop`. A caller's ``log_dir`` is kept, and existing data in
-        it is reused. ``port`` fixes the PLAINTEXT port; ``overrides`` adds broker settings.
+        it is reused. ``port`` fixes the PLAINTEXT port; ``overrides`` adds broker settings;
+        ``sasl_ssl`` adds a SASL_SSL listener on a port of its own.
         """
         self.version = version
         self._owns_dir = log_dir is None
@@ -298,6 +337,8 @@ class ApacheKafka:
         self._port: int | None = port
         self._controller_port: int | None = None
         self._overrides = dict(overrides or {})
+        self._sasl_ssl = sasl_ssl
+        self._sasl_port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_handle: IO[bytes] | None = None
 
@@ -309,6 +350,13 @@ class ApacheKafka:
         if self._port is None or self._workdir is None:
             raise RuntimeError("ApacheKafka is not started")
         return f"{HOST}:{self._port}"
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        """Return ``127.0.0.1:<port>`` of the SASL_SSL listener; raise if there is none."""
+        if self._sasl_port is None:
+            raise RuntimeError("ApacheKafka has no started SASL_SSL listener")
+        return f"{HOST}:{self._sasl_port}"
 
     @property
     def port(self) -> int:
@@ -392,6 +440,10 @@ class ApacheKafka:
             self._controller_port = _free_port()
             while self._controller_port == self._port:
                 self._controller_port = _free_port()
+        if self._sasl_ssl is not None and self._sasl_port is None:
+            self._sasl_port = _free_port()
+            while self._sasl_port in (self._port, self._controller_port):
+                self._sasl_port = _free_port()
         self._write_configs()
         if not (self._workdir / "data" / "meta.properties").exists():
             self._format_storage(libs)
@@ -409,13 +461,21 @@ class ApacheKafka:
                 "log.dirs": str(self._workdir / "data"),
             }
         )
+        if self._sasl_ssl is not None:
+            sasl = f"SASL_SSL://{HOST}:{self._sasl_port}"
+            props["listeners"] += f",{sasl}"
+            props["advertised.listeners"] += f",{sasl}"
+            props["listener.security.protocol.map"] += ",SASL_SSL:SASL_SSL"
+            props.update(self._sasl_ssl.properties())
         props.update(self._overrides)
         return props
 
     def _write_configs(self) -> None:
         """Write ``server.properties`` and ``log4j2.properties`` into the work dir."""
         assert self._workdir is not None
-        lines = [f"{key}={value}" for key, value in self._server_properties().items()]
+        # PEM values span lines: a properties file writes a newline as \n.
+        props = self._server_properties().items()
+        lines = [f"{key}={value}".replace("\n", "\\n") for key, value in props]
         (self._workdir / "server.properties").write_text("\n".join(lines) + "\n")
         (self._workdir / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
 
@@ -439,6 +499,7 @@ class ApacheKafka:
             "kafka.tools.StorageTool", "format",
             "-t", _random_cluster_id(),
             "-c", str(self._workdir / "server.properties"),
+            *(self._sasl_ssl.scram_arguments() if self._sasl_ssl else ()),
             log_level="WARN",
         )  # fmt: skip
         with self.log_file.open("ab") as log:
@@ -512,7 +573,7 @@ class ApacheKafka:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
         self._port = self._fixed_port
-        self._controller_port = None
+        self._controller_port = self._sasl_port = None
 
 
 _LIVE: set[ApacheKafka] = set()
