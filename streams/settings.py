@@ -171,7 +171,7 @@ def _apply(names: list[str]) -> str:
     return f"{_vars(names)} {'applies' if len(names) == 1 else 'apply'} only"
 
 
-def security_problem(broker: BrokerSettings) -> str | None:
+def _security_problem(broker: BrokerSettings) -> str | None:
     """Say what is inconsistent in the broker's security settings (values never named)."""
     protocol = broker.security_protocol
     sasl_set = [name for name in _SASL_FIELDS if getattr(broker, name) is not None]
@@ -231,7 +231,7 @@ class BrokerSettings(BaseModel):
 
     @model_validator(mode="after")
     def _consistent_security(self) -> BrokerSettings:
-        problem = security_problem(self)
+        problem = _security_problem(self)
         if problem:
             raise PydanticCustomError("settings_conflict", problem)
         return self
