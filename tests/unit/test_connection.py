@@ -230,6 +230,18 @@ def test_faust_credentials_give_faust_the_same_options(cafile: Path) -> None:
     }
 
 
+def test_the_faust_app_gets_the_credentials(cafile: Path, tmp_path: Path) -> None:
+    from streams.app import create_app
+
+    settings = _sasl_ssl(cafile).model_copy(update={"data_dir": str(tmp_path)})
+    credentials = create_app(settings, URL, embedded=False).conf.broker_credentials
+    assert isinstance(credentials, SASLCredentials)
+    assert (credentials.protocol, credentials.username) == (AuthProtocol.SASL_SSL, "alice")
+    assert credentials.mechanism is SASLMechanism.SCRAM_SHA_512
+    plain = Settings(broker_url=URL, data_dir=str(tmp_path))
+    assert create_app(plain, URL, embedded=False).conf.broker_credentials is None
+
+
 def test_faust_credentials_for_ssl_and_sasl_plaintext(cafile: Path) -> None:
     tls = KafkaConnection("h:9093", "SSL", ssl_cafile=str(cafile)).faust_credentials()
     assert isinstance(tls, SSLCredentials)
