@@ -163,6 +163,31 @@ def _drained(buffer: Buffer, commit: Commit, flush: Callable[[], Awaitable[None]
     return drained_commit
 
 
+def _left_behind(app: faust.App, progress: Progress, offsets: Mapping[Any, int]) -> list[str]:
+    """Say which processed partitions a transactional commit leaves below their progress
+    while it commits their transaction: their outputs would be committed without their
+    offsets, and a replay would send them again."""
+    committing = {transactional_id(app, tp.topic, tp.partition) for tp in offsets}
+    found = []
+    for tp in progress.partitions():
+        done, at = progress.next_offset(tp), offsets.get(tp, progress.committed(tp))
+        if done is None or (at is not None and done <= at):
+            continue
+        if transactional_id(app, tp.topic, tp.partition) in committing:
+            found.append(f"{tp.topic}[{tp.partition}] at {at} of {done}")
+    return found
+
+
+def _checked(app: faust.App, progress: Progress, commit: Commit) -> Commit:
+    async def checked_commit(offsets: Mapping[TP, int], *args: Any, **kwargs: Any) -> bool:
+        left = _left_behind(app, progress, offsets)
+        if left:
+            log.warning("a commit leaves processed records behind: %s", ", ".join(left))
+        return await commit(offsets, *args, **kwargs)
+
+    return checked_commit
+
+
 def _quiet(progress: Progress, force_commit: Commit) -> Commit:
     async def quiet_commit(*args: Any, **kwargs: Any) -> bool:
         async with progress.quiet():
@@ -208,7 +233,7 @@ def guard_commits(app: faust.App, progress: Progress) -> None:
     buffer = app.producer.buffer
     if app.in_transaction:  # the transaction carries the records: no flush needed
         manager = consumer.transactions
-        manager.commit = _drained(buffer, manager.commit, None)
+        manager.commit = _drained(buffer, _checked(app, progress, manager.commit), None)
     else:
         consumer._commit = _drained(buffer, consumer._commit, app.producer.flush)
     progress.committed = consumer._committed_offset.get

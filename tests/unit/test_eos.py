@@ -130,6 +130,29 @@ async def test_a_transaction_commits_after_the_buffer_under_the_id_samples_use(
     await buffer.stop()
 
 
+async def test_a_transaction_that_leaves_processed_records_behind_is_reported(
+    apps: list[faust.App], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Faust drops a partition it does not see assigned from a commit, but commits the
+    transaction that partition's outputs share: those outputs would come out twice."""
+    app = new_app("exactly_once")
+    apps.append(app)
+    app.in_worker = True
+    plans, decisions = TP("plans", 3), TP("decisions", 3)
+    network, progress = Network(app, {plans, decisions}), Progress(gated=True)
+    guard_commits(app, progress)
+    await processed(progress, plans, range(5))
+    await processed(progress, decisions, range(7))
+    consumer: Any = app.consumer
+    consumer.assignment = lambda: {plans}  # decisions[3] looks revoked to Faust
+    with caplog.at_level("WARNING", logger="learnstream"):
+        assert await consumer.force_commit()
+    (txn,) = network.log[-1][1]
+    assert network.log[-1][1][txn] == {plans: 5}
+    assert "a commit leaves processed records behind: decisions[3] at None of 7" in caplog.text
+    assert "plans[3]" not in caplog.text
+
+
 async def test_a_gated_commit_runs_between_records(apps: list[faust.App]) -> None:
     """exactly_once: the commit waits for the record in progress and holds the next one."""
     app = new_app("exactly_once")
