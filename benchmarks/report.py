@@ -109,7 +109,11 @@ def _cpu_ms(row: dict[str, Any]) -> float | None:
 
 
 def _cpu(row: dict[str, Any]) -> str:
-    return _num(_cpu_ms(row), 2)
+    med = row.get("median", {})
+    if "cpu_settled_s" not in med or not med.get("events"):
+        return _num(_cpu_ms(row), 2)
+    settled = 1000 * med["cpu_settled_s"] / med["events"]
+    return f"{_num(_cpu_ms(row), 2)} ({_num(settled, 2)} until idle)"
 
 
 def _scaleout(section: dict[str, Any]) -> list[str]:

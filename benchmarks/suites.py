@@ -101,7 +101,7 @@ def _throughput_section(
         if env is None:
             row["install"] = NER_INSTALL
         else:
-            row |= summarize(runs[key], _RATE_KEYS)
+            row |= summarize(runs[key], (*_RATE_KEYS, "cpu_settled_s"))
             rate = row["median"].get("events_per_s")
             row["ratio"] = _ratio(rate, base_rate)
             row["floor_ratio"] = _ratio(rate, floor_rate)

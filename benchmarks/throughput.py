@@ -20,7 +20,7 @@ from benchmarks.context import Bench
 from benchmarks.load import bench_workload, publish_fast
 from benchmarks.machine import load_average
 from benchmarks.readback import OutRecord, count_topic, read_out, wait_for_records, window
-from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled
+from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled, settled_cpu
 from streams.settings import TopicSettings
 from streams.sim.workload import Workload, verify
 from streams.topics import INPUTS
@@ -143,6 +143,7 @@ async def _verified(
     done: bool,
     wall: float,
     cpu: float,
+    settled: float | None = None,
 ) -> dict[str, Any]:
     """Read the samples back, check them against the workload, drop the run's topics."""
     out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
@@ -158,6 +159,7 @@ async def _verified(
             "dead_letters": dead,
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2),
+            **({} if settled is None else {"cpu_settled_s": round(settled, 2)}),
         },
     )
 
@@ -192,6 +194,8 @@ async def learnstream_run(
             bench.progress,
         )
         wall, cpu = time.monotonic() - started, cpu_seconds(fleet.pids()[0]) - ready_cpu
+        # Work left after the last sample (pairs, window flushes) is the events' work too.
+        settled = await asyncio.to_thread(settled_cpu, fleet.pids()[0]) - ready_cpu
     finally:
         fleet.stop()
-    return await _verified(bench, place, topics, workload, done, wall, cpu)
+    return await _verified(bench, place, topics, workload, done, wall, cpu, settled)

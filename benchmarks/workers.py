@@ -13,7 +13,10 @@ from pathlib import Path
 from benchmarks.brokers import BenchBroker
 from streams.sim.worker_process import WorkerProcess
 
-__all__ = ["Fleet", "RunPlace", "cpu_seconds", "metric_sum", "profiled", "rss_mb", "wait_metric"]
+__all__ = [
+    "Fleet", "RunPlace", "cpu_seconds", "metric_sum", "profiled", "rss_mb", "settled_cpu",
+    "wait_metric",
+]  # fmt: skip
 
 HOOKS = Path(__file__).resolve().parent / "hooks"
 
@@ -104,6 +107,19 @@ def cpu_seconds(pid: int) -> float:
     """Return the user + system CPU seconds a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def settled_cpu(pid: int, quiet_s: float = 2.0, limit_s: float = 60.0) -> float:
+    """Return a process's CPU seconds once it has gone quiet (under 5 % of a core for
+    ``quiet_s``), or after ``limit_s``: work it does after its last sample counts too."""
+    deadline, before = time.monotonic() + limit_s, cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = cpu_seconds(pid)
+        if now - before < 0.05 * quiet_s:
+            return now
+        before = now
+    return cpu_seconds(pid)
 
 
 def wait_metric(fleet: Fleet, name: str, target: float, timeout: float, **labels: str) -> bool:
