@@ -10,6 +10,7 @@ it (the parked events are completed by the plans agent).
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -24,6 +25,7 @@ from streams.ids import canonical_id, sample_id
 from streams.reader import read_topic
 from streams.settings import TopicSettings
 from streams.sim.simulate import Simulator
+from streams.sim.worker_process import WorkerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 ROUNDS = 20
@@ -135,6 +137,24 @@ def leaked(samples: list[dict[str, Any]], rounds: list[Round]) -> list[str]:
     )
 
 
+def explain(worker: WorkerProcess, families: dict[str, str], samples: list[dict[str, Any]]) -> str:
+    """Say which expected samples are missing (by family), what the worker's gauges and
+    counters said then (parked entries, fence waits, samples sent, dead letters) and what
+    it warned of."""
+    got = {s["sample_id"] for s in samples}
+    missing = sorted(f"{families[i]} {i}" for i in families if i not in got)
+    url = f"http://127.0.0.1:{worker.web_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - our worker
+        lines = response.read().decode().splitlines()
+    warned = [line for line in worker.log().splitlines() if "WARNING" in line or "ERROR" in line]
+    shown = [
+        line
+        for line in lines
+        if line.startswith("learnstream_") and "_bucket" not in line and "_created" not in line
+    ]
+    return "\n".join(["missing: " + ", ".join(missing), *shown, *warned[-40:]])
+
+
 async def test_consent_published_just_before_the_events_wins_every_round(
     broker, start_worker, namespace
 ):
@@ -172,17 +192,19 @@ async def test_a_starting_worker_holds_samples_until_it_read_the_consent_topic(
     sim, now = Simulator(seed=43, pii_ratio=0.0), datetime.now(UTC)
     runtime = Runtime(broker.bootstrap, topics, broker.embedded)
     await runtime.producer.start()
-    opted_out, expected, worker = [], set(), None
+    opted_out, expected, worker, families = [], set(), None, {}
     try:
         for n in range(3):
             p, q = story(sim, sim.uuid(), now), story(sim, sim.uuid(), now)
             await runtime.round(p, q, control_consent=True if n % 2 else None)
             opted_out.append(p)
             expected |= set(q.sample_ids)
+            families |= q.sample_ids
             worker = worker.start() if worker else start_worker(LEARNSTREAM_SAMPLE_FORMAT="json")
             samples = await samples_of(broker.bootstrap, topics, expected)
             assert leaked(samples, opted_out) == []
-            assert {s["sample_id"] for s in samples} == expected
+            got = {s["sample_id"] for s in samples}
+            assert got == expected, explain(worker, families, samples)
             assert worker.stop() == 0
     finally:
         await runtime.producer.stop()
