@@ -131,6 +131,25 @@ SEAMS: tuple[Seam, ...] = (
         (),
         ("_current_event.get(None)", "eventref()"),
     ),
+    Seam(
+        _FAUST,
+        "ThreadDelegateConsumer._thread",
+        "faust.transport.consumer:ThreadDelegateConsumer.__init__",
+        None,
+        ("self._thread = ",),
+    ),
+    Seam(
+        _FAUST,
+        "QueueServiceThread.call_thread",
+        "mode.threads:QueueServiceThread.call_thread",
+        ("self", "fun", "args", "kwargs"),
+    ),
+    Seam(
+        _FAUST,
+        "AIOKafkaConsumerThread._ensure_consumer",
+        "faust.transport.drivers.aiokafka:AIOKafkaConsumerThread._ensure_consumer",
+        ("self",),
+    ),
     Seam(_PYTHON, "asyncio.Queue._getters", "asyncio:Queue.__init__", None, ("self._getters",)),
     Seam(
         _AIOKAFKA,

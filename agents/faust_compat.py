@@ -45,6 +45,14 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
    RocksDB's database); without it, exactly_once would commit samples of records whose
    counts are not written, and their replay would send them twice.
 
+10. ``ThreadDelegateConsumer._thread`` (made in ``__init__``), its ``call_thread`` (mode's
+    ``ServiceThread``) and ``AIOKafkaConsumerThread._ensure_consumer()``: a worker's aiokafka
+    consumer lives on its own thread and event loop, but Faust's ``Consumer.seek`` calls its
+    ``seek`` from the agents' thread. A seek there while the consumer thread drains fetched
+    records crashed the worker (``KeyError`` in aiokafka's ``Fetcher.fetched_records``; seen
+    in a kill -9 run, where ``Progress`` rewinds often). ``seek_on_consumer_thread`` runs the
+    seek on the consumer's own loop instead.
+
 aiokafka:
 
 9. ``AIOKafkaConsumer._client.force_metadata_update()`` (``aiokafka/consumer/consumer.py``,
@@ -82,6 +90,7 @@ __all__ = [
     "guard_commits",
     "processing",
     "refresh_metadata",
+    "seek_on_consumer_thread",
     "transactional_id",
     "wait_until_idle",
 ]
@@ -237,11 +246,28 @@ def guard_commits(app: faust.App, progress: Progress) -> None:
     else:
         consumer._commit = _drained(buffer, consumer._commit, app.producer.flush)
     progress.committed = consumer._committed_offset.get
-    progress.seek = consumer.seek
+    progress.seek = seek_on_consumer_thread(consumer)
     consumer.force_commit = _quiet(progress, consumer.force_commit)
     consumer._new_offset = _processed(consumer, progress)
     consumer._filter_tps_with_pending_acks = _with_progress(progress)
     consumer._learnstream_guarded = True
+
+
+def seek_on_consumer_thread(consumer: Any) -> Callable[[Any, int], Awaitable[None]]:
+    """Return a seek of ``consumer``'s partitions that runs on its aiokafka thread (seam 10).
+
+    Faust's own ``seek`` also resets its read offset; ``DeliverAll`` ignores that anyway.
+    """
+
+    async def seek(tp: Any, offset: int) -> None:
+        thread = consumer._thread
+        await thread.call_thread(_seek_now, thread._ensure_consumer(), tp, offset)
+
+    return seek
+
+
+async def _seek_now(aiokafka_consumer: AIOKafkaConsumer, tp: TP, offset: int) -> None:
+    aiokafka_consumer.seek(tp, offset)
 
 
 def committed_offsets(consumer: Any) -> Mapping[TP, int | None]:

@@ -22,6 +22,7 @@ from agents.faust_compat import (
     buffer_idle,
     deliver_every_record,
     guard_commits,
+    seek_on_consumer_thread,
     transactional_id,
     wait_until_idle,
 )
@@ -151,6 +152,34 @@ async def test_a_transaction_that_leaves_processed_records_behind_is_reported(
     assert network.log[-1][1][txn] == {plans: 5}
     assert "a commit leaves processed records behind: decisions[3] at None of 7" in caplog.text
     assert "plans[3]" not in caplog.text
+
+
+async def test_progress_seeks_on_the_consumer_thread(apps: list[faust.App]) -> None:
+    """Faust's seek touches aiokafka's fetcher from the agents' thread: ours is queued to
+    the consumer's own thread, where it cannot race a drain of fetched records."""
+    app = new_app()
+    apps.append(app)
+    consumer: Any = app.consumer
+    thread, calls, seeks = consumer._thread, [], []
+
+    class Fetching:  # stands in for the aiokafka consumer the thread owns
+        def seek(self, tp: TP, offset: int) -> None:
+            seeks.append((tp, offset))
+
+    async def call_thread(fun: Any, *args: Any) -> Any:
+        calls.append(fun)
+        return await fun(*args)
+
+    thread._consumer, thread.call_thread = Fetching(), call_thread
+    progress = Progress(gated=False)
+    guard_commits(app, progress)
+    assert progress.seek is not None
+    await progress.seek(TP0, 41)
+    assert len(calls) == 1  # queued to the consumer's thread...
+    assert seeks == [(TP0, 41)]  # ...and run there
+    await seek_on_consumer_thread(consumer)(TP0, 7)
+    assert seeks[-1] == (TP0, 7)
+    assert len(calls) == 2
 
 
 async def test_a_gated_commit_runs_between_records(apps: list[faust.App]) -> None:
