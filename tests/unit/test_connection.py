@@ -319,28 +319,30 @@ def _server_context(ca: Authority, tmp_path: Path, hosts: tuple[str, ...]) -> ss
     return context
 
 
-async def test_an_untrusted_ca_is_named(cafile: Path, tmp_path: Path) -> None:
-    other = _server_context(Authority("another CA"), tmp_path, ("127.0.0.1",))
-    async with _server(other) as port:
-        connection = KafkaConnection(f"127.0.0.1:{port}", "SSL", ssl_cafile=str(cafile))
-        problem = await handshake_problem(connection, limit=5)
-        assert problem == (
-            f"TLS to 127.0.0.1:{port} failed: the broker's certificate is not signed by "
-            "LEARNSTREAM_BROKER__SSL_CAFILE (certificate verify failed)"
-        )
-
-
-async def test_a_certificate_for_another_host_is_named(
-    ca: Authority, cafile: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("signer", "hosts", "why"),
+    [
+        (
+            "another CA",
+            ("127.0.0.1",),
+            "is not signed by LEARNSTREAM_BROKER__SSL_CAFILE (certificate verify failed)",
+        ),
+        (
+            "our CA",
+            ("broker.example",),
+            "is not issued for that host (certificate verify failed): "
+            "connect by a name the certificate lists",
+        ),
+    ],
+)
+async def test_a_certificate_we_cannot_trust_is_named(
+    signer: str, hosts: tuple[str, ...], why: str, ca: Authority, cafile: Path, tmp_path: Path
 ) -> None:
-    elsewhere = _server_context(ca, tmp_path, ("broker.example",))
-    async with _server(elsewhere) as port:
+    authority = ca if signer == "our CA" else Authority(signer)
+    async with _server(_server_context(authority, tmp_path, hosts)) as port:
         connection = KafkaConnection(f"127.0.0.1:{port}", "SSL", ssl_cafile=str(cafile))
         problem = await handshake_problem(connection, limit=5)
-        assert problem == (
-            f"TLS to 127.0.0.1:{port} failed: the broker's certificate is not issued for that "
-            "host (certificate verify failed): connect by a name the certificate lists"
-        )
+    assert problem == f"TLS to 127.0.0.1:{port} failed: the broker's certificate {why}"
 
 
 async def test_plaintext_to_a_tls_listener_says_check_the_protocol(
