@@ -9,8 +9,8 @@ intent. Intents expire on ticks (a leader timer sends an empty record to each pa
 re-key topic, as agents/sweeper.py does) and when a plan finds its intent expired. Pairs leave
 from inside the step that made them, in its source's transaction.
 
-Reading the samples topic back cost a Faust event per sample (0.26-0.40 ms of CPU per input
-event, benchmarks/RESULTS.md); the hook sees the same bytes' content without the round trip.
+Reading the samples topic back cost a Faust event (decode, validate, commit) per sample; the
+hook sees the same content without the round trip (A/B: benchmarks/RESULTS.md, 24 Nov 11:06).
 """
 
 from __future__ import annotations
