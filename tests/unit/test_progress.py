@@ -188,3 +188,22 @@ async def test_a_commit_flushes_before_it_picks_offsets(gated: bool) -> None:
         assert log == ["start 1", "done 1", "flush", "commit 2"]
     else:  # at once: the record in progress is committed by a later commit
         assert log == ["start 1", "flush", "commit None", "done 1"]
+
+
+async def test_only_records_really_skipped_are_warned_of(caplog: pytest.LogCaptureFixture) -> None:
+    """Transaction markers leave a gap after every commit (read_committed): that rewind is
+    routine; records the consumer really skipped are worth a warning."""
+    log = Log(Progress(gated=False), committed=None)
+    with caplog.at_level("INFO", logger="learnstream"):
+        await log.deliver(0, 1, 4, 0, 1, 4)  # 2..3 are markers: the re-read jumps them too
+    assert [r.levelname for r in caplog.records] == ["INFO", "INFO"]
+    assert "offsets 2..3 are not in the log" in caplog.records[-1].getMessage()
+    caplog.clear()
+    with caplog.at_level("INFO", logger="learnstream"):
+        await log.deliver(7, 5, 6, 7)  # 5..6 were held back by the consumer
+    assert [r.levelname for r in caplog.records] == ["INFO", "WARNING"]
+    assert (
+        caplog.records[-1]
+        .getMessage()
+        .endswith("records 5..6 had been skipped by the consumer: read them again")
+    )
