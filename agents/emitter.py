@@ -102,11 +102,11 @@ class Emitter:
         self.metrics.child(self.metrics.samples, out.family, out.quality).inc()
         for listener in self.on_sample:
             listener(sample)
-        for hook in self.on_sent:
-            await hook(out, source)
         self._observe_latency(sample)
         for entity, count in out.pii.items():
             self.metrics.child(self.metrics.pii, entity).inc(count)
+        for hook in self.on_sent:  # last: the sample is sent and counted whatever a hook does
+            await hook(out, source)
         return ack
 
     def _observe_latency(self, sample: LearningSample) -> None:

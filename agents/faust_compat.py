@@ -176,15 +176,24 @@ def _left_behind(app: faust.App, progress: Progress, offsets: Mapping[Any, int])
     """Say which processed partitions a transactional commit leaves below their progress
     while it commits their transaction: their outputs would be committed without their
     offsets, and a replay would send them again."""
-    committing = {transactional_id(app, tp.topic, tp.partition) for tp in offsets}
+    committing = {_transaction_of(app, tp) for tp in offsets} - {None}
     found = []
     for tp in progress.partitions():
         done, at = progress.next_offset(tp), offsets.get(tp, progress.committed(tp))
         if done is None or (at is not None and done <= at):
             continue
-        if transactional_id(app, tp.topic, tp.partition) in committing:
+        if _transaction_of(app, tp) in committing:
             found.append(f"{tp.topic}[{tp.partition}] at {at} of {done}")
     return found
+
+
+def _transaction_of(app: faust.App, tp: Any) -> str | None:
+    """Return ``tp``'s transactional id, or None for a topic the assignor groups nowhere
+    (a diagnostic must never break the commit it watches)."""
+    try:
+        return transactional_id(app, tp.topic, tp.partition)
+    except KeyError:
+        return None
 
 
 def _checked(app: faust.App, progress: Progress, commit: Commit) -> Commit:

@@ -103,16 +103,15 @@ def _targets(key: str, row: dict[str, Any]) -> str:
     return "; ".join(verdicts)
 
 
-def _cpu_ms(row: dict[str, Any]) -> float | None:
+def _cpu_ms(row: dict[str, Any], key: str = "cpu_s") -> float | None:
     med = row.get("median", {})
-    return 1000 * med["cpu_s"] / med["events"] if med.get("events") else None
+    return 1000 * med[key] / med["events"] if med.get("events") and key in med else None
 
 
 def _cpu(row: dict[str, Any]) -> str:
-    med = row.get("median", {})
-    if "cpu_settled_s" not in med or not med.get("events"):
+    settled = _cpu_ms(row, "cpu_settled_s")
+    if settled is None:
         return _num(_cpu_ms(row), 2)
-    settled = 1000 * med["cpu_settled_s"] / med["events"]
     return f"{_num(_cpu_ms(row), 2)} ({_num(settled, 2)} until idle)"
 
 

@@ -154,6 +154,26 @@ async def test_a_transaction_that_leaves_processed_records_behind_is_reported(
     assert "plans[3]" not in caplog.text
 
 
+async def test_a_processed_topic_no_assignor_group_knows_does_not_break_the_commit(
+    apps: list[faust.App], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The commit-time check looks up every processed partition's transaction: one whose
+    topic the assignor has no group for is left out of the check, and the commit goes on."""
+    app = new_app("exactly_once")
+    apps.append(app)
+    app.in_worker = True
+    plans, stray = TP("plans", 3), TP("not-a-subscribed-topic", 0)
+    network, progress = Network(app, {plans}), Progress(gated=True)
+    guard_commits(app, progress)
+    await processed(progress, plans, range(5))
+    await processed(progress, stray, range(3))
+    with caplog.at_level("WARNING", logger="learnstream"):
+        assert await app.consumer.force_commit()
+    (txn,) = network.log[-1][1]
+    assert network.log[-1][1][txn] == {plans: 5}
+    assert "leaves processed records behind" not in caplog.text
+
+
 async def test_progress_seeks_on_the_consumer_thread(apps: list[faust.App]) -> None:
     """Faust's seek touches aiokafka's fetcher from the agents' thread: ours is queued to
     the consumer's own thread, where it cannot race a drain of fetched records."""

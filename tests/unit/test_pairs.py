@@ -528,3 +528,33 @@ def test_pairs_switched_off_register_no_agent(tmp_path: Any) -> None:
     assert "learnstream.decisions" in app.agents
     assert "learnstream.replans" not in app.agents
     assert "pair_intents" not in app.tables
+
+
+async def test_a_failing_hook_comes_after_the_sample_is_sent_and_counted(tmp_path: Any) -> None:
+    """The hooks run last: a hook that raises cannot unsend or uncount a sent sample."""
+    settings = Settings(store="memory://", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    runtime = wire(app, settings)
+    s = Scenario(pii_ratio=1.0)
+    sample = s.decided(s.plan(), True, 0)
+    sent: list[bytes] = []
+
+    async def produce(topic: Any, key: bytes, value: bytes, *args: Any) -> None:
+        sent.append(value)
+
+    async def broken(out: Any, source: tuple[str, int]) -> None:
+        raise RuntimeError("hook failed")
+
+    emitter = runtime.emitter
+    emitter.produce, emitter.on_sent = produce, [broken]
+    out = prepare(sample, runtime.anonymizer, runtime.codec, NOW)
+    with pytest.raises(RuntimeError, match="hook failed"):
+        await emitter._send_one(sample, out, ("plans", 0))
+    family, quality = out.family, out.quality
+    metrics = runtime.metrics
+    assert sent[0] == out.value
+    assert metrics.child(metrics.samples, family, quality)._value.get() == 1
+    assert sum(out.pii.values()) > 0
+    for entity, count in out.pii.items():
+        assert metrics.child(metrics.pii, entity)._value.get() == count
+    assert metrics.child(metrics.latency, family)._sum.get() > 0
