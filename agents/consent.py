@@ -2,7 +2,8 @@
 
 The reader feeds the runtime's ConsentView and Fence (streams/consent.py says why): it reads
 every partition from the beginning with its own consumer, outside the consumer group, and
-answers the fence's end-offset requests. It starts with the app, before its consumer.
+answers the fence's end-offset requests, and the corrections watermark's (agents/watermark.py)
+on the same asking connection. It starts with the app, before its consumer.
 
 The agent stays in the consumer group only to dead-letter invalid consent records: one group
 member reads each record, so each bad record is dead-lettered once, not once per worker.
@@ -19,6 +20,7 @@ from mode import Service
 
 from agents.faust_compat import refresh_metadata
 from agents.runtime import Runtime
+from agents.watermark import Ask
 from streams.connection import Broker, app_connection, connection_of
 from streams.consent import ConsentView, parse_consent
 from streams.fence import Fence, Offsets
@@ -49,10 +51,16 @@ class ConsentReader(Service):
 
     async def end_offsets(self) -> Offsets:
         """Return the consent topic's end offsets (committed records: read_committed)."""
+        ends: dict[TopicPartition, int] = await self.ends_of(self._partitions)
+        return ends
+
+    async def ends_of(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """Return the end offsets of ``partitions`` of any topic, on the asking connection
+        (the corrections watermark asks here too: agents/watermark.py)."""
         await self._assigned.wait()
-        if self._asker is None:  # stopping: the fence asks again, and is cancelled
+        if self._asker is None:  # stopping: the caller asks again, and is cancelled
             raise RuntimeError("the consent reader is stopped")
-        ends: dict[TopicPartition, int] = await self._asker.end_offsets(self._partitions)
+        ends: dict[TopicPartition, int] = await self._asker.end_offsets(partitions)
         return ends
 
     async def on_stop(self) -> None:
@@ -138,12 +146,21 @@ class ConsentReader(Service):
             self._warned = 0.0
 
 
+def _corrections_ends(reader: ConsentReader, topic: str) -> Ask:
+    async def ask(partitions: list[int]) -> dict[int, int]:
+        ends = await reader.ends_of([TopicPartition(topic, p) for p in partitions])
+        return {tp.partition: end for tp, end in ends.items()}
+
+    return ask
+
+
 def register(runtime: Runtime) -> None:
     """Start a consent reader with the app and register the dead-lettering agent."""
     topic = runtime.topics.consent.get_topic_name()
     broker = app_connection(runtime.app, runtime.settings.broker)
     reader = ConsentReader(broker, topic, runtime.consent, runtime.fence, runtime.metrics)
     runtime.fence.end_offsets = reader.end_offsets
+    runtime.join.watermark.ask = _corrections_ends(reader, runtime.join.watermark.topic)
     runtime.app.add_dependency(reader)
 
     async def handle(event: EventT[bytes]) -> None:

@@ -71,7 +71,8 @@ class Emitter:
         if not ready:  # a record without samples never waits
             return ready
         event = current_event()
-        arrived = event.message.time_in if event is not None else None  # Faust's monotonic
+        # monotonic, stamped when the record was handed over (agents/faust_compat.py seam 11)
+        arrived = event.message.time_in if event is not None else None
         started = time.perf_counter()
         await self.fence.wait(arrived)
         self.metrics.consent_fence.observe(time.perf_counter() - started)

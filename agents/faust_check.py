@@ -63,6 +63,20 @@ SEAMS: tuple[Seam, ...] = (
     Seam(_FAUST, "Consumer._new_offset", f"{_DRIVER}._new_offset", ("self", "tp")),
     Seam(
         _FAUST,
+        "Consumer._to_message",
+        f"{_DRIVER}._to_message",
+        ("self", "tp", "record"),
+        ("return ConsumerMessage(",),
+    ),
+    Seam(
+        _FAUST,
+        "Consumer.getmany",
+        f"{_BASE}.getmany",
+        ("self", "timeout"),
+        ("to_message = self._to_message",),
+    ),
+    Seam(
+        _FAUST,
         "Consumer._filter_committable_offsets",
         f"{_DRIVER}._filter_committable_offsets",
         ("self", "tps"),

@@ -10,7 +10,8 @@ the agent module of that input, agents/replay.py); the pure decisions live in st
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
+import time
+from datetime import datetime, timedelta
 from typing import Any
 
 from faust.types import EventT
@@ -18,7 +19,7 @@ from faust.types import EventT
 from agents.emitter import now
 from agents.replay import MISSING, Replay, Route
 from agents.runtime import Runtime
-from agents.watermark import Watermark, consumer_end_offset
+from agents.watermark import Watermark
 from streams.decode import RecordOrigin
 from streams.fields import InputNotes
 from streams.join import ParkedEvent, Source, in_event_order, park, plan_key
@@ -46,29 +47,39 @@ class Join:
         route = self.routes[msg.topic]
         decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
         self.rt.metrics.note_input(notes)
-        source = (msg.topic, msg.partition)
+        source, since = (msg.topic, msg.partition), fetched_at(event)
         if route.source == "deltas":
-            self.watermark.advance(msg.partition, msg.offset, decoded.timestamp)
+            self.watermark.advance(msg.partition, msg.offset)
         if decoded.payload.plan_id is not None:  # a stage that is no outcome may name none
-            await self._live(route, decoded, plan_key(decoded.payload.plan_id), event)
+            if route.settles:  # an end of the corrections asked for after this fetch
+                await self.watermark.fresh(msg.partition, since)
+            await self._live(route, decoded, plan_key(decoded.payload.plan_id), event, since)
         if route.source == "deltas":
             await self.settle(msg.partition, source)
 
-    async def _live(self, route: Route, decoded: Any, key: str, event: EventT[bytes]) -> None:
+    async def _live(
+        self, route: Route, decoded: Any, key: str, event: EventT[bytes], since: datetime
+    ) -> None:
         msg = event.message
         state = self.rt.plan_state(key)
-        settled = not route.settles or self.watermark.settled(msg.partition, decoded.timestamp)
+        settled = not route.settles or self.watermark.settled(msg.partition, since)
         outcome = route.decide(decoded, state, now(), None, settled)
         ready = self.rt.prepare(outcome.samples)  # a failure here leaves the tables untouched
         # Nothing is awaited before the tables are written: another agent may read the plan.
         if outcome.new_state is not None:
             self.rt.store_plan(key, outcome.new_state)
         if outcome.park:
-            self._park(key, event, route.source, decoded.timestamp, plan_known=state is not None)
+            self._park(key, event, route.source, decoded.timestamp, since, state is not None)
         await self.rt.send(ready, (msg.topic, msg.partition))
 
     def _park(
-        self, key: str, event: EventT[bytes], source: Source, at: datetime, *, plan_known: bool
+        self,
+        key: str,
+        event: EventT[bytes],
+        source: Source,
+        at: datetime,
+        since: datetime,
+        plan_known: bool,
     ) -> None:
         msg = event.message
         entry = ParkedEvent(
@@ -79,12 +90,12 @@ class Join:
             key=msg.key.decode("utf-8", "replace") if msg.key else None,
             raw=(msg.value or b"").decode("utf-8"),
             event_time=at,
-            parked_at=now(),
+            parked_at=since,  # fetched: ends asked for after it count (agents/watermark.py)
             plan_known=plan_known,
         )
         self.pending[key] = park(self.pending.get(key), entry)
         if plan_known:
-            self.watermark.wait(msg.partition, key, at)
+            self.watermark.wait(msg.partition, key, since)
 
     async def on_plan(
         self, key: str, snapshot: PlanSnapshot, at: datetime, source: tuple[str, int]
@@ -151,7 +162,7 @@ class Join:
             self._forget(key, done.keep, done.handled)
         self.watermark.done(source[1], key)  # co-partitioned: the entries' partition too
         if done.state is not None and done.keep:  # they wait for the corrections (or grace)
-            self.watermark.wait(source[1], key, min(e.event_time for e in done.keep))
+            self.watermark.wait(source[1], key, min(e.parked_at for e in done.keep))
 
     def _forget(self, key: str, keep: list[ParkedEvent], handled: set[Place]) -> None:
         """Drop the handled entries from what ``pending`` holds *now*: a record parked
@@ -184,10 +195,18 @@ def _changelog_partition(entries: list[dict[str, Any]]) -> int:
     return int(entries[-1]["partition"])
 
 
+def fetched_at(event: EventT[bytes]) -> datetime:
+    """Return when ``event``'s record was fetched (``time_in``, stamped by faust_compat),
+    on the wall clock; now when it was not stamped."""
+    time_in = event.message.time_in
+    moment = now()
+    return moment if time_in is None else moment - timedelta(seconds=time.monotonic() - time_in)
+
+
 def attach(runtime: Runtime, routes: dict[str, Route]) -> Join:
     """Build the join over ``routes`` (input topic -> Route) and give it to ``runtime``."""
     topic = runtime.settings.topics.name("delta_intents")
-    watermark = Watermark(topic, runtime.progress, consumer_end_offset(runtime.app))
+    watermark = Watermark(topic, runtime.progress)  # its asker: agents/consent.py
     runtime.join = Join(runtime, routes, watermark)
 
     def on_revoked(*args: Any, **_kwargs: Any) -> None:

@@ -102,7 +102,7 @@ class Replay:
         return (
             route is None
             or not route.settles
-            or self.watermark.settled(entry.partition, entry.event_time)
+            or self.watermark.settled(entry.partition, entry.parked_at)
         )
 
     def decide(self, entry: ParkedEvent, state: PlanState, moment: datetime) -> Outcome:

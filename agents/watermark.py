@@ -10,73 +10,87 @@ Reading a correction made *later* than the event is not enough: event times with
 partition are not in offset order (runtimes' clocks differ, and a kill -9 run caught an
 execute labelled ``good`` because another plan's later correction had been read before its
 own earlier one). So only offsets count.
+
+Nor is the end the consumer last fetched: aiokafka leaves a partition with buffered
+records out of its next fetch, so that end can be older than the event (a kill -9 run
+caught an execute labelled ``good`` that way too). An end counts for an event only if the
+ListOffsets round that asked for it started after the event was fetched, as the consent
+fence's do (streams/fence.py). Rounds are shared: one answers every event fetched before it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 
-import faust
 from faust.types import TP
 
+from agents.emitter import now
 from streams.progress import Progress
 
-__all__ = ["Watermark"]
+__all__ = ["Ask", "Watermark"]
 
 log = logging.getLogger("learnstream")
 
-EndOffset = Callable[[TP], int | None]
+#: Ask the broker for the end offsets of these partitions of the corrections topic.
+Ask = Callable[[list[int]], Awaitable[dict[int, int]]]
+
+
+async def _unwired(partitions: list[int]) -> dict[int, int]:
+    raise RuntimeError("no end-offset asker is wired to the corrections watermark")
+
+
+async def _no_tick(partition: int) -> None:
+    """Do nothing (the sweeper wires a tick to the partition instead)."""
 
 
 class Watermark:
     """The corrections topic's progress per partition, and who waits for it.
 
-    ``end_offset`` gives a partition's end as the consumer last fetched it (None: unknown,
-    so not read to its end). Inputs are co-partitioned, so an event of partition p waits
-    for partition p of the corrections topic only.
+    Inputs are co-partitioned, so an event of partition p waits for partition p of the
+    corrections topic only. ``ask`` answers ends; ``on_due`` is told of a partition whose
+    waiters an answer has settled (the sweeper sends that partition a tick: table writes
+    need stream iteration).
     """
 
-    def __init__(self, topic: str, progress: Progress, end_offset: EndOffset) -> None:
-        self.topic = topic
-        self.progress = progress
-        self.end_offset = end_offset
-        self._time: dict[int, datetime] = {}
+    def __init__(self, topic: str, progress: Progress, ask: Ask = _unwired) -> None:
+        self.topic, self.progress, self.ask = topic, progress, ask
+        self.on_due: Callable[[int], Awaitable[None]] = _no_tick
+        self.failures = 0  # rounds that failed
         self._read: dict[int, int] = {}
-        #: partition -> plan key -> earliest time of its entries parked until this input
-        #: is read past them (this process's; the sweeper finds those of an earlier one)
+        self._wanted: set[int] = set()  # partitions rounds ask for
+        self._ends: dict[int, tuple[datetime, int]] = {}  # partition -> (round start, end)
+        self._rounds: dict[datetime, asyncio.Task[None]] = {}  # in flight, by start
+        #: partition -> plan key -> when its earliest waiting entry was fetched (or parked)
         self.waiting: dict[int, dict[str, datetime]] = {}
 
-    def advance(self, partition: int, offset: int, at: datetime | None) -> None:
-        """Note that the correction at ``offset`` (made at ``at``, if known) was read."""
+    def advance(self, partition: int, offset: int) -> None:
+        """Note that the correction at ``offset`` was read."""
         self._read[partition] = max(self._read.get(partition, 0), offset + 1)
-        if at is not None and (partition not in self._time or at > self._time[partition]):
-            self._time[partition] = at
 
-    def settled(self, partition: int, moment: datetime) -> bool:
-        """Tell whether every correction of ``partition`` made at or before ``moment`` is read:
-        only when every correction the broker holds is (see the module docstring)."""
-        del moment  # event times are not in offset order: they cannot settle anything
-        return self.read_to_end(partition)
+    async def fresh(self, partition: int, since: datetime) -> None:
+        """Return once an end of ``partition`` asked for after ``since`` is known, or the
+        round asking for it failed (then nothing fetched after ``since`` settles yet)."""
+        self._wanted.add(partition)
+        if not self._known_since(partition, since):
+            await asyncio.shield(self._round_after(since))
 
-    def read_to_end(self, partition: int) -> bool:
-        """Tell whether this worker has processed every correction the broker holds."""
-        tp = TP(self.topic, partition)
-        end = self.end_offset(tp)
-        if end is None:
+    def settled(self, partition: int, since: datetime) -> bool:
+        """Tell whether an event of ``partition`` fetched at ``since`` has every correction
+        the broker held then read; without an end asked for after ``since``, ask (in the
+        background) and say no."""
+        self._wanted.add(partition)
+        if not self._known_since(partition, since):
+            self._round_after(since)
             return False
-        read = max(
-            self._read.get(partition, 0),
-            self.progress.next_offset(tp) or 0,
-            self.progress.committed(tp) or 0,
-        )
-        return read >= end
+        return self._read_to(partition)
 
-    def wait(self, partition: int, plan_id: str, at: datetime) -> None:
-        """Remember that ``plan_id`` has an entry made at ``at`` waiting on ``partition``."""
+    def wait(self, partition: int, plan_id: str, since: datetime) -> None:
+        """Remember that ``plan_id`` has an entry fetched at ``since`` waiting on ``partition``."""
         waiting = self.waiting.setdefault(partition, {})
-        waiting[plan_id] = min(at, waiting.get(plan_id, at))
+        waiting[plan_id] = min(since, waiting.get(plan_id, since))
 
     def done(self, partition: int, plan_id: str) -> None:
         """Forget that ``plan_id`` waits on ``partition``."""
@@ -84,27 +98,57 @@ class Watermark:
 
     def due(self, partition: int) -> list[str]:
         """Return the waiting plans of ``partition`` whose earliest entry is now settled."""
-        waiting = self.waiting.get(partition)
-        if not waiting:
-            return []
-        return list(waiting) if self.read_to_end(partition) else []
+        waiting = self.waiting.get(partition, {})
+        return [plan for plan, since in waiting.items() if self.settled(partition, since)]
 
     def forget(self, partitions: Iterable[int]) -> None:
         """Drop what was known of revoked partitions (their next owner starts afresh)."""
         for partition in partitions:
-            self._time.pop(partition, None)
             self._read.pop(partition, None)
+            self._wanted.discard(partition)
+            self._ends.pop(partition, None)
             self.waiting.pop(partition, None)
 
+    def _known_since(self, partition: int, since: datetime) -> bool:
+        known = self._ends.get(partition)
+        return known is not None and known[0] > since
 
-def consumer_end_offset(app: faust.App) -> EndOffset:
-    """Return a lookup of a partition's end from ``app``'s consumer (None when unknown)."""
+    def _read_to(self, partition: int) -> bool:
+        """Tell whether this worker has read up to the newest end it was told of."""
+        tp = TP(self.topic, partition)
+        read = max(
+            self._read.get(partition, 0),
+            self.progress.next_offset(tp) or 0,
+            self.progress.committed(tp) or 0,
+        )
+        return read >= self._ends[partition][1]
 
-    def end_offset(tp: TP) -> int | None:
-        try:  # before the first fetch, or for a partition not (yet) assigned: unknown
-            end = app.consumer.highwater(tp)
-        except Exception:  # noqa: BLE001
-            return None
-        return end if isinstance(end, int) else None
+    def _round_after(self, since: datetime) -> asyncio.Task[None]:
+        """Return a round in flight that started after ``since``, or start one."""
+        for started, task in self._rounds.items():
+            if started > since:
+                return task
+        started = now()
+        task = asyncio.ensure_future(self._round(started))
+        self._rounds[started] = task
+        return task
 
-    return end_offset
+    async def _round(self, started: datetime) -> None:
+        partitions = sorted(self._wanted)
+        try:
+            ends = await self.ask(partitions)
+        except Exception as exc:  # noqa: BLE001  (the waiters keep waiting; grace bounds it)
+            self.failures += 1
+            log.warning("corrections watermark: end offsets unavailable (%s)", type(exc).__name__)
+            return
+        finally:
+            del self._rounds[started]
+        for partition, end in ends.items():
+            known = self._ends.get(partition)
+            if known is None or known[0] < started:
+                self._ends[partition] = (started, end)
+        for partition in [p for p in list(self.waiting) if self.due(p)]:
+            try:
+                await self.on_due(partition)
+            except Exception as exc:  # noqa: BLE001  (the next sweep completes them instead)
+                log.warning("corrections watermark: no tick sent (%s)", type(exc).__name__)

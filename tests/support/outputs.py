@@ -3,6 +3,8 @@ delivers input records with the offsets Kafka would give them."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 from unittest.mock import AsyncMock
 
@@ -11,7 +13,7 @@ import faust
 from agents.runtime import Runtime
 from streams.fence import caught_up
 
-__all__ = ["AGENT_OF", "Feed", "mock_outputs"]
+__all__ = ["AGENT_OF", "Feed", "corrections_end", "mock_outputs"]
 
 
 class _RecordingProducer:
@@ -61,8 +63,22 @@ def mock_outputs(app: faust.App, runtime: Runtime, *extra: str) -> dict[str, Asy
     by_topic = {getattr(runtime.topics, n).get_topic_name(): m for n, m in mocks.items()}
     app.producer.send = _RecordingProducer(by_topic).send  # type: ignore[method-assign]
     runtime.fence.end_offsets = caught_up
-    runtime.join.watermark.end_offset = lambda _tp: 0
+    corrections_end(runtime, lambda: 0)
     return mocks
+
+
+def corrections_end(runtime: Runtime, end: Callable[[], int]) -> None:
+    """Say the broker's corrections topic ends at ``end()`` (asked again on each round)."""
+
+    async def ask(partitions: list[int]) -> dict[int, int]:
+        return dict.fromkeys(partitions, end())
+
+    runtime.join.watermark.ask = ask
+
+
+#: Event-loop turns a record's processing may take beyond entering its agent (a shared
+#: end-offset round: its task starts, answers, wakes the waiter).
+LOOP_TURNS = 4
 
 
 class Feed:
@@ -94,4 +110,9 @@ class Feed:
         async with wrapper as context:
             for value in values:
                 await context.put(value, key=key, partition=partition, timestamp=timestamp)
+                # ``put`` returns once the record enters its agent and the context's exit
+                # cancels what still runs: let an end-offset round of the watermark (a task
+                # the agent awaits, answered at once here) finish first.
+                for _ in range(LOOP_TURNS):
+                    await asyncio.sleep(0)
         self.offsets[log] = wrapper.sent_offset

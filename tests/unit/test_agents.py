@@ -28,7 +28,7 @@ from streams.schemas import validate_sample
 from streams.settings import Settings
 from streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
-from tests.support.outputs import AGENT_OF, Feed, mock_outputs
+from tests.support.outputs import AGENT_OF, Feed, corrections_end, mock_outputs
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -91,7 +91,7 @@ async def harness(tmp_path: Any, **settings_: Any) -> AsyncIterator[Harness]:
     feed = Feed(app)
     deltas = settings.topics.name("delta_intents")
     # The broker holds exactly the corrections fed so far (tests may say it holds more).
-    runtime.join.watermark.end_offset = lambda tp: feed.offsets.get((deltas, None), 0)
+    corrections_end(runtime, lambda: feed.offsets.get((deltas, None), 0))
     outputs = (mocks["samples"], mocks["events"], mocks["dlq"])
     yield Harness(app, runtime, *outputs, sim=Simulator(seed=21, pii_ratio=0.0), feed=feed)
     # Iterating a stream builds the Kafka consumer, whose never-started thread owns a loop.

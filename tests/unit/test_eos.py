@@ -6,6 +6,7 @@ producer's flush and transaction commit, and the broker's assignment."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -319,6 +320,26 @@ def test_workers_let_faust_hand_over_every_fetched_record(tmp_path: Path) -> Non
     assert read_offset[TP0] is None  # so offset 189, fetched again after a seek, goes through
     assert read_offset.get(TP0) is None
     app.consumer._thread.thread_loop.close()
+
+
+async def test_records_are_stamped_when_faust_hands_them_over(apps: list[faust.App]) -> None:
+    """Seam 11: ``getmany``'s messages carry the monotonic time they were handed over, so
+    one end-offset round serves every record fetched before it."""
+    plain, fixed = new_app(), new_app()
+    apps += [plain, fixed]
+    deliver_every_record(fixed)
+    record = SimpleNamespace(
+        topic=TP0.topic, partition=TP0.partition, offset=7, timestamp=1_700_000_000_000,
+        timestamp_type=0, headers=[], key=b"k", value=b"v", checksum=None,
+        serialized_key_size=1, serialized_value_size=1,
+    )  # fmt: skip
+    before = time.monotonic()
+    stamped = fixed.consumer._to_message(TP0, record)
+    assert plain.consumer._to_message(TP0, record).time_in is None  # Faust's lean path
+    assert before <= stamped.time_in <= time.monotonic()
+    assert (stamped.offset, stamped.key, stamped.value) == (7, b"k", b"v")
+    for app in apps:
+        app.consumer._thread.thread_loop.close()
 
 
 async def test_idle_means_empty_and_the_publisher_waiting(apps: list[faust.App]) -> None:

@@ -19,6 +19,7 @@ from streams.dlq import parse_headers
 from streams.expiry import ExpiryIndex, partition_of
 from streams.plan_state import PlanState
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.outputs import corrections_end
 from tests.unit.test_agents import WHEN, Harness, harness, js, key_of
 
 
@@ -36,7 +37,7 @@ def bodies(h: Harness) -> dict[str, dict[str, Any]]:
 def unread_corrections(h: Harness, count: int) -> None:
     """Say the broker holds ``count`` corrections more than were fed (not read yet)."""
     deltas = h.runtime.settings.topics.name("delta_intents")
-    h.runtime.join.watermark.end_offset = lambda tp: h.feed.offsets.get((deltas, None), 0) + count
+    corrections_end(h.runtime, lambda: h.feed.offsets.get((deltas, None), 0) + count)
 
 
 def caught_up(h: Harness) -> None:

@@ -1,32 +1,118 @@
-"""The corrections watermark: offsets settle a waiting event, event times never do."""
+"""The corrections watermark: offsets settle a waiting event, event times never do, and only
+an end asked for after the event was fetched counts."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import asyncio
+from datetime import timedelta
 
+import pytest
+
+from agents.emitter import now
 from agents.watermark import Watermark
 from streams.progress import Progress
 
-T = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+
+class Broker:
+    """The corrections topic's ends, and the ListOffsets rounds asked of it."""
+
+    def __init__(self, end: int) -> None:
+        self.end, self.rounds = end, 0
+        self.fail = False
+
+    async def ask(self, partitions: list[int]) -> dict[int, int]:
+        self.rounds += 1
+        await asyncio.sleep(0)
+        if self.fail:
+            raise ConnectionError("broker unreachable")
+        return dict.fromkeys(partitions, self.end)
 
 
-def watermark(end: int | None) -> Watermark:
-    return Watermark("deltas", Progress(gated=False), lambda _tp: end)
+def watermark(broker: Broker) -> Watermark:
+    return Watermark("deltas", Progress(gated=False), broker.ask)
 
 
-def test_a_later_correction_read_first_does_not_settle_an_earlier_event() -> None:
-    # offset 0: another plan's correction made at T+10s; offset 1 (unread): this plan's, at T-1s
-    mark = watermark(end=2)
-    mark.advance(0, 0, T + timedelta(seconds=10))
-    mark.wait(0, "plan-a", T)
-    assert not mark.settled(0, T)
+async def test_a_later_correction_read_first_does_not_settle_an_earlier_event() -> None:
+    # offset 0: another plan's correction, read; offset 1 (unread): this plan's
+    broker = Broker(end=2)
+    mark, fetched = watermark(broker), now()
+    mark.advance(0, 0)
+    await mark.fresh(0, fetched)
+    mark.wait(0, "plan-a", fetched)
+    assert not mark.settled(0, fetched)
     assert mark.due(0) == []
-    mark.advance(0, 1, T - timedelta(seconds=1))
-    assert mark.settled(0, T)
+    mark.advance(0, 1)
+    assert mark.settled(0, fetched)
     assert mark.due(0) == ["plan-a"]
 
 
-def test_an_unknown_end_settles_nothing_and_an_empty_partition_everything() -> None:
-    assert not watermark(end=None).settled(0, T)
-    assert watermark(end=0).settled(0, T)
-    assert not watermark(end=1).settled(3, T)
+async def test_an_end_asked_before_the_fetch_settles_nothing() -> None:
+    """The suspected cause of a wrong label after kill -9: an end learned before the event
+    was fetched misses a correction written after that end and before the event."""
+    broker = Broker(end=1)
+    mark = watermark(broker)
+    await mark.fresh(0, now() - timedelta(seconds=1))  # an end of 1, asked for earlier
+    mark.advance(0, 0)
+    broker.end = 2  # a correction came, then the event, fetched now
+    fetched = now()
+    assert not mark.settled(0, fetched), "the old end must not settle a newer event"
+    await mark.fresh(0, fetched)
+    assert not mark.settled(0, fetched)
+    mark.advance(0, 1)
+    assert mark.settled(0, fetched)
+
+
+async def test_one_round_serves_every_event_fetched_before_it() -> None:
+    broker = Broker(end=0)
+    mark, fetched = watermark(broker), now()
+    await asyncio.gather(*(mark.fresh(0, fetched) for _ in range(50)), mark.fresh(1, fetched))
+    assert broker.rounds == 1
+    assert mark.settled(0, fetched)
+    assert mark.settled(1, fetched)
+    assert broker.rounds == 1
+
+
+async def test_an_unanswered_settle_asks_in_the_background_and_ticks_the_waiters() -> None:
+    """A replay cannot wait (it runs between a table read and its writes): it asks, says
+    no, and the answer sends the waiting partition a tick."""
+    broker, ticks = Broker(end=0), []
+    mark = watermark(broker)
+
+    async def tick(partition: int) -> None:
+        ticks.append(partition)
+
+    mark.on_due = tick
+    fetched = now()
+    mark.wait(3, "plan-a", fetched)
+    assert not mark.settled(3, fetched)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert broker.rounds == 1
+    assert ticks == [3]
+    assert mark.due(3) == ["plan-a"]
+
+
+async def test_a_failed_round_settles_nothing_and_is_counted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    broker = Broker(end=0)
+    broker.fail = True
+    mark, fetched = watermark(broker), now()
+    with caplog.at_level("WARNING", logger="learnstream"):
+        await mark.fresh(0, fetched)
+    assert not mark.settled(0, fetched)
+    assert mark.failures == 1
+    assert "corrections watermark: end offsets unavailable (ConnectionError)" in caplog.text
+    broker.fail = False
+    await mark.fresh(0, fetched)
+    assert mark.settled(0, fetched)
+
+
+async def test_a_revoked_partition_is_forgotten() -> None:
+    broker = Broker(end=0)
+    mark, fetched = watermark(broker), now()
+    await mark.fresh(2, fetched)
+    mark.wait(2, "plan-a", fetched)
+    mark.forget([2])
+    assert mark.waiting == {}
+    assert not mark.settled(2, fetched)
