@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,7 +23,12 @@ from streams.samples import LearningSample
 from streams.settings import Settings
 from streams.topics import Topics
 
-__all__ = ["Emitter", "OnSent", "Ready", "now"]
+__all__ = ["ACK_WARN_S", "Emitter", "OnSent", "Ready", "await_acks", "now"]
+
+log = logging.getLogger("learnstream")
+
+#: Seconds sends may wait for the broker's acks before the worker says so (and again after).
+ACK_WARN_S = 10.0
 
 Ready = list[tuple[LearningSample, Outgoing]]
 #: Called with each sample sent, as written, and its source record's (topic, partition).
@@ -31,6 +38,27 @@ OnSent = Callable[[Outgoing, tuple[str, int]], Awaitable[None]]
 def now() -> datetime:
     """Return the current time (the only clock read of the pipeline)."""
     return datetime.now(UTC)
+
+
+async def await_acks(acks: list[Awaitable[Any] | None], warn_after: float = ACK_WARN_S) -> None:
+    """Wait for every ack (None: a test double's send); say so while some take long.
+
+    An ack that never comes would otherwise hold the join and the next commit without a
+    word: the producer's own request timeout is long.
+    """
+    pending = {asyncio.ensure_future(ack) for ack in acks if ack is not None}
+    waited = 0.0
+    while pending:
+        done, pending = await asyncio.wait(pending, timeout=warn_after)
+        for future in done:
+            future.result()  # a failed send raises here, as awaiting it would
+        if pending:
+            waited += warn_after
+            log.warning(
+                "%d sample sends have waited %gs for the broker's acknowledgement",
+                len(pending),
+                waited,
+            )
 
 
 @dataclass
@@ -90,9 +118,7 @@ class Emitter:
         admitted = await self.admit(ready)
         acks = [await self._send_one(sample, out, source) for sample, out in admitted]
         if wait:
-            for ack in acks:
-                if ack is not None:  # faust returns a future; test doubles may return None
-                    await ack
+            await await_acks(acks)
 
     async def _send_one(
         self, sample: LearningSample, out: Outgoing, source: tuple[str, int]
