@@ -29,15 +29,9 @@ def register(runtime: Runtime) -> None:
         # Ticks are triggers, not data: send them outside any transaction. Under
         # exactly_once, Faust would put a timer's send into a partition's open transaction
         # from outside stream processing, which stalls that partition's commits.
-        for partition in range(partitions):
-            await send_tick(partition)
-
-    async def send_tick(partition: int) -> None:
         name = runtime.topics.join_ticks.get_topic_name()
-        await runtime.app.producer.send(name, b"tick", b"", partition, None, None)
-
-    # An end offset that settles waiting joins: the sweep completes them in stream iteration.
-    runtime.join.watermark.on_due = send_tick
+        for partition in range(partitions):
+            await runtime.app.producer.send(name, b"tick", b"", partition, None, None)
 
     async def sweep(event: EventT[bytes]) -> None:
         msg = event.message

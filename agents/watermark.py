@@ -42,22 +42,17 @@ async def _unwired(partitions: list[int]) -> dict[int, int]:
     raise RuntimeError("no end-offset asker is wired to the corrections watermark")
 
 
-async def _no_tick(partition: int) -> None:
-    """Do nothing (the sweeper wires a tick to the partition instead)."""
-
-
 class Watermark:
     """The corrections topic's progress per partition, and who waits for it.
 
     Inputs are co-partitioned, so an event of partition p waits for partition p of the
-    corrections topic only. ``ask`` answers ends; ``on_due`` is told of a partition whose
-    waiters an answer has settled (the sweeper sends that partition a tick: table writes
-    need stream iteration).
+    corrections topic only. ``ask`` answers ends. Entries waiting are completed after the
+    next correction read (``due``) or by the next grace sweep, which runs every
+    ``join.sweep_interval`` and completes whatever an answer has settled meanwhile.
     """
 
     def __init__(self, topic: str, progress: Progress, ask: Ask = _unwired) -> None:
         self.topic, self.progress, self.ask = topic, progress, ask
-        self.on_due: Callable[[int], Awaitable[None]] = _no_tick
         self.failures = 0  # rounds that failed
         self._read: dict[int, int] = {}
         self._wanted: set[int] = set()  # partitions rounds ask for
@@ -147,8 +142,3 @@ class Watermark:
             known = self._ends.get(partition)
             if known is None or known[0] < started:
                 self._ends[partition] = (started, end)
-        for partition in [p for p in list(self.waiting) if self.due(p)]:
-            try:
-                await self.on_due(partition)
-            except Exception as exc:  # noqa: BLE001  (the next sweep completes them instead)
-                log.warning("corrections watermark: no tick sent (%s)", type(exc).__name__)

@@ -72,23 +72,18 @@ async def test_one_round_serves_every_event_fetched_before_it() -> None:
     assert broker.rounds == 1
 
 
-async def test_an_unanswered_settle_asks_in_the_background_and_ticks_the_waiters() -> None:
+async def test_an_unanswered_settle_asks_in_the_background() -> None:
     """A replay cannot wait (it runs between a table read and its writes): it asks, says
-    no, and the answer sends the waiting partition a tick."""
-    broker, ticks = Broker(end=0), []
+    no, and the next look (a correction read, or the grace sweep) finds the answer."""
+    broker = Broker(end=0)
     mark = watermark(broker)
-
-    async def tick(partition: int) -> None:
-        ticks.append(partition)
-
-    mark.on_due = tick
     fetched = now()
     mark.wait(3, "plan-a", fetched)
     assert not mark.settled(3, fetched)
+    assert mark.due(3) == []
     for _ in range(3):
         await asyncio.sleep(0)
     assert broker.rounds == 1
-    assert ticks == [3]
     assert mark.due(3) == ["plan-a"]
 
 
