@@ -57,7 +57,7 @@ class Watermark:
         self._read: dict[int, int] = {}
         self._wanted: set[int] = set()  # partitions rounds ask for
         self._ends: dict[int, tuple[datetime, int]] = {}  # partition -> (round start, end)
-        self._rounds: dict[datetime, asyncio.Task[None]] = {}  # in flight, by start
+        self._rounds: dict[datetime, asyncio.Task[bool]] = {}  # in flight, by start
         #: partition -> plan key -> when its earliest waiting entry was fetched (or parked)
         self.waiting: dict[int, dict[str, datetime]] = {}
 
@@ -69,8 +69,11 @@ class Watermark:
         """Return once an end of ``partition`` asked for after ``since`` is known, or the
         round asking for it failed (then nothing fetched after ``since`` settles yet)."""
         self._wanted.add(partition)
-        if not self._known_since(partition, since):
-            await asyncio.shield(self._round_after(since))
+        for _ in range(2):  # the round in flight may not have asked for ``partition``
+            if self._known_since(partition, since):
+                return
+            if not await asyncio.shield(self._round_after(since)):
+                return  # the round failed (counted and logged)
 
     def settled(self, partition: int, since: datetime) -> bool:
         """Tell whether an event of ``partition`` fetched at ``since`` has every correction
@@ -118,7 +121,7 @@ class Watermark:
         )
         return read >= self._ends[partition][1]
 
-    def _round_after(self, since: datetime) -> asyncio.Task[None]:
+    def _round_after(self, since: datetime) -> asyncio.Task[bool]:
         """Return a round in flight that started after ``since``, or start one."""
         for started, task in self._rounds.items():
             if started > since:
@@ -128,17 +131,19 @@ class Watermark:
         self._rounds[started] = task
         return task
 
-    async def _round(self, started: datetime) -> None:
+    async def _round(self, started: datetime) -> bool:
+        """Ask for the wanted partitions' ends; say whether the broker answered."""
         partitions = sorted(self._wanted)
         try:
             ends = await self.ask(partitions)
         except Exception as exc:  # noqa: BLE001  (the waiters keep waiting; grace bounds it)
             self.failures += 1
             log.warning("corrections watermark: end offsets unavailable (%s)", type(exc).__name__)
-            return
+            return False
         finally:
-            del self._rounds[started]
+            self._rounds.pop(started, None)
         for partition, end in ends.items():
             known = self._ends.get(partition)
             if known is None or known[0] < started:
                 self._ends[partition] = (started, end)
+        return True

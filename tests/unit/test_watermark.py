@@ -19,9 +19,11 @@ class Broker:
     def __init__(self, end: int) -> None:
         self.end, self.rounds = end, 0
         self.fail = False
+        self.asked: list[list[int]] = []
 
     async def ask(self, partitions: list[int]) -> dict[int, int]:
         self.rounds += 1
+        self.asked.append(partitions)
         await asyncio.sleep(0)
         if self.fail:
             raise ConnectionError("broker unreachable")
@@ -111,3 +113,15 @@ async def test_a_revoked_partition_is_forgotten() -> None:
     mark.forget([2])
     assert mark.waiting == {}
     assert not mark.settled(2, fetched)
+
+
+async def test_a_round_in_flight_without_the_partition_is_followed_by_one_with_it() -> None:
+    broker = Broker(end=0)
+    mark, fetched = watermark(broker), now()
+    first = asyncio.ensure_future(mark.fresh(0, fetched))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # its round has asked, for partition 0 only
+    await mark.fresh(1, fetched)
+    await first
+    assert broker.asked == [[0], [0, 1]]
+    assert mark.settled(1, fetched)
