@@ -19,7 +19,7 @@ from faust.types import EventT
 from agents.emitter import now
 from agents.replay import MISSING, Replay, Route
 from agents.runtime import Runtime
-from agents.watermark import Watermark, fetched_since
+from agents.watermark import Watermark
 from streams.decode import RecordOrigin
 from streams.fields import InputNotes
 from streams.join import ParkedEvent, Source, in_event_order, park, plan_key
@@ -47,7 +47,7 @@ class Join:
         route = self.routes[msg.topic]
         decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
         self.rt.metrics.note_input(notes)
-        source, since = (msg.topic, msg.partition), fetched(event)
+        source, since = (msg.topic, msg.partition), fetched_at(event)
         if route.source == "deltas":
             self.watermark.advance(msg.partition, msg.offset)
         if decoded.payload.plan_id is not None:  # a stage that is no outcome may name none
@@ -58,7 +58,7 @@ class Join:
             await self.settle(msg.partition, source)
 
     async def _live(
-        self, route: Route, decoded: Any, key: str, event: EventT[bytes], since: float
+        self, route: Route, decoded: Any, key: str, event: EventT[bytes], since: datetime
     ) -> None:
         msg = event.message
         state = self.rt.plan_state(key)
@@ -78,7 +78,7 @@ class Join:
         event: EventT[bytes],
         source: Source,
         at: datetime,
-        since: float,
+        since: datetime,
         plan_known: bool,
     ) -> None:
         msg = event.message
@@ -90,8 +90,7 @@ class Join:
             key=msg.key.decode("utf-8", "replace") if msg.key else None,
             raw=(msg.value or b"").decode("utf-8"),
             event_time=at,
-            # fetched: ends asked for after it count (agents/watermark.py)
-            parked_at=now() - timedelta(seconds=time.monotonic() - since),
+            parked_at=since,  # fetched: ends asked for after it count (agents/watermark.py)
             plan_known=plan_known,
         )
         self.pending[key] = park(self.pending.get(key), entry)
@@ -163,8 +162,7 @@ class Join:
             self._forget(key, done.keep, done.handled)
         self.watermark.done(source[1], key)  # co-partitioned: the entries' partition too
         if done.state is not None and done.keep:  # they wait for the corrections (or grace)
-            since = fetched_since(min(e.parked_at for e in done.keep))
-            self.watermark.wait(source[1], key, since)
+            self.watermark.wait(source[1], key, min(e.parked_at for e in done.keep))
 
     def _forget(self, key: str, keep: list[ParkedEvent], handled: set[Place]) -> None:
         """Drop the handled entries from what ``pending`` holds *now*: a record parked
@@ -197,11 +195,12 @@ def _changelog_partition(entries: list[dict[str, Any]]) -> int:
     return int(entries[-1]["partition"])
 
 
-def fetched(event: EventT[bytes]) -> float:
-    """Return when ``event``'s record was fetched (``time_in``, stamped by faust_compat) on
-    the monotonic clock; now when it was not stamped."""
+def fetched_at(event: EventT[bytes]) -> datetime:
+    """Return when ``event``'s record was fetched (``time_in``, stamped by faust_compat),
+    on the wall clock; now when it was not stamped."""
     time_in = event.message.time_in
-    return time.monotonic() if time_in is None else time_in
+    moment = now()
+    return moment if time_in is None else moment - timedelta(seconds=time.monotonic() - time_in)
 
 
 def attach(runtime: Runtime, routes: dict[str, Route]) -> Join:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from agents.watermark import Watermark, fetched_since
+from agents.watermark import Watermark
 from streams.decode import RecordOrigin
 from streams.errors import InvalidEvent
 from streams.fields import InputNotes
@@ -102,7 +102,7 @@ class Replay:
         return (
             route is None
             or not route.settles
-            or self.watermark.settled(entry.partition, fetched_since(entry.parked_at))
+            or self.watermark.settled(entry.partition, entry.parked_at)
         )
 
     def decide(self, entry: ParkedEvent, state: PlanState, moment: datetime) -> Outcome:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 
@@ -31,7 +30,7 @@ from faust.types import TP
 from agents.emitter import now
 from streams.progress import Progress
 
-__all__ = ["Ask", "Watermark", "fetched_since"]
+__all__ = ["Ask", "Watermark"]
 
 log = logging.getLogger("learnstream")
 
@@ -41,13 +40,6 @@ Ask = Callable[[list[int]], Awaitable[dict[int, int]]]
 
 async def _unwired(partitions: list[int]) -> dict[int, int]:
     raise RuntimeError("no end-offset asker is wired to the corrections watermark")
-
-
-def fetched_since(parked_at: datetime) -> float:
-    """Return a parked entry's fetch time (wall clock, maybe another process's) on this
-    process's monotonic clock, the one rounds and live events are timed on: a wall-clock
-    step between a round and a fetch then cannot make an older round look newer."""
-    return time.monotonic() - (now() - parked_at).total_seconds()
 
 
 class Watermark:
@@ -64,16 +56,16 @@ class Watermark:
         self.failures = 0  # rounds that failed
         self._read: dict[int, int] = {}
         self._wanted: set[int] = set()  # partitions rounds ask for
-        self._ends: dict[int, tuple[float, int]] = {}  # partition -> (round start, end)
-        self._rounds: dict[float, asyncio.Task[bool]] = {}  # in flight, by start
-        #: partition -> plan key -> when its earliest waiting entry was fetched
-        self.waiting: dict[int, dict[str, float]] = {}
+        self._ends: dict[int, tuple[datetime, int]] = {}  # partition -> (round start, end)
+        self._rounds: dict[datetime, asyncio.Task[bool]] = {}  # in flight, by start
+        #: partition -> plan key -> when its earliest waiting entry was fetched (or parked)
+        self.waiting: dict[int, dict[str, datetime]] = {}
 
     def advance(self, partition: int, offset: int) -> None:
         """Note that the correction at ``offset`` was read."""
         self._read[partition] = max(self._read.get(partition, 0), offset + 1)
 
-    async def fresh(self, partition: int, since: float) -> None:
+    async def fresh(self, partition: int, since: datetime) -> None:
         """Return once an end of ``partition`` asked for after ``since`` is known, or the
         round asking for it failed (then nothing fetched after ``since`` settles yet)."""
         self._wanted.add(partition)
@@ -83,7 +75,7 @@ class Watermark:
             if not await asyncio.shield(self._round_after(since)):
                 return  # the round failed (counted and logged)
 
-    def settled(self, partition: int, since: float) -> bool:
+    def settled(self, partition: int, since: datetime) -> bool:
         """Tell whether an event of ``partition`` fetched at ``since`` has every correction
         the broker held then read; without an end asked for after ``since``, ask (in the
         background) and say no."""
@@ -93,7 +85,7 @@ class Watermark:
             return False
         return self._read_to(partition)
 
-    def wait(self, partition: int, plan_id: str, since: float) -> None:
+    def wait(self, partition: int, plan_id: str, since: datetime) -> None:
         """Remember that ``plan_id`` has an entry fetched at ``since`` waiting on ``partition``."""
         waiting = self.waiting.setdefault(partition, {})
         waiting[plan_id] = min(since, waiting.get(plan_id, since))
@@ -115,7 +107,7 @@ class Watermark:
             self._ends.pop(partition, None)
             self.waiting.pop(partition, None)
 
-    def _known_since(self, partition: int, since: float) -> bool:
+    def _known_since(self, partition: int, since: datetime) -> bool:
         known = self._ends.get(partition)
         return known is not None and known[0] > since
 
@@ -129,17 +121,17 @@ class Watermark:
         )
         return read >= self._ends[partition][1]
 
-    def _round_after(self, since: float) -> asyncio.Task[bool]:
+    def _round_after(self, since: datetime) -> asyncio.Task[bool]:
         """Return a round in flight that started after ``since``, or start one."""
         for started, task in self._rounds.items():
             if started > since:
                 return task
-        started = time.monotonic()
+        started = now()
         task = asyncio.ensure_future(self._round(started))
         self._rounds[started] = task
         return task
 
-    async def _round(self, started: float) -> bool:
+    async def _round(self, started: datetime) -> bool:
         """Ask for the wanted partitions' ends; say whether the broker answered."""
         partitions = sorted(self._wanted)
         try:

@@ -4,13 +4,12 @@ an end asked for after the event was fetched counts."""
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import timedelta
 
 import pytest
 
 from agents.emitter import now
-from agents.watermark import Watermark, fetched_since
+from agents.watermark import Watermark
 from streams.progress import Progress
 
 
@@ -38,7 +37,7 @@ def watermark(broker: Broker) -> Watermark:
 async def test_a_later_correction_read_first_does_not_settle_an_earlier_event() -> None:
     # offset 0: another plan's correction, read; offset 1 (unread): this plan's
     broker = Broker(end=2)
-    mark, fetched = watermark(broker), time.monotonic()
+    mark, fetched = watermark(broker), now()
     mark.advance(0, 0)
     await mark.fresh(0, fetched)
     mark.wait(0, "plan-a", fetched)
@@ -54,10 +53,10 @@ async def test_an_end_asked_before_the_fetch_settles_nothing() -> None:
     was fetched misses a correction written after that end and before the event."""
     broker = Broker(end=1)
     mark = watermark(broker)
-    await mark.fresh(0, time.monotonic() - 1.0)  # an end of 1, asked for earlier
+    await mark.fresh(0, now() - timedelta(seconds=1))  # an end of 1, asked for earlier
     mark.advance(0, 0)
     broker.end = 2  # a correction came, then the event, fetched now
-    fetched = time.monotonic()
+    fetched = now()
     assert not mark.settled(0, fetched), "the old end must not settle a newer event"
     await mark.fresh(0, fetched)
     assert not mark.settled(0, fetched)
@@ -67,7 +66,7 @@ async def test_an_end_asked_before_the_fetch_settles_nothing() -> None:
 
 async def test_one_round_serves_every_event_fetched_before_it() -> None:
     broker = Broker(end=0)
-    mark, fetched = watermark(broker), time.monotonic()
+    mark, fetched = watermark(broker), now()
     await asyncio.gather(*(mark.fresh(0, fetched) for _ in range(50)), mark.fresh(1, fetched))
     assert broker.rounds == 1
     assert mark.settled(0, fetched)
@@ -80,7 +79,7 @@ async def test_an_unanswered_settle_asks_in_the_background() -> None:
     no, and the next look (a correction read, or the grace sweep) finds the answer."""
     broker = Broker(end=0)
     mark = watermark(broker)
-    fetched = time.monotonic()
+    fetched = now()
     mark.wait(3, "plan-a", fetched)
     assert not mark.settled(3, fetched)
     assert mark.due(3) == []
@@ -95,7 +94,7 @@ async def test_a_failed_round_settles_nothing_and_is_counted(
 ) -> None:
     broker = Broker(end=0)
     broker.fail = True
-    mark, fetched = watermark(broker), time.monotonic()
+    mark, fetched = watermark(broker), now()
     with caplog.at_level("WARNING", logger="learnstream"):
         await mark.fresh(0, fetched)
     assert not mark.settled(0, fetched)
@@ -108,7 +107,7 @@ async def test_a_failed_round_settles_nothing_and_is_counted(
 
 async def test_a_revoked_partition_is_forgotten() -> None:
     broker = Broker(end=0)
-    mark, fetched = watermark(broker), time.monotonic()
+    mark, fetched = watermark(broker), now()
     await mark.fresh(2, fetched)
     mark.wait(2, "plan-a", fetched)
     mark.forget([2])
@@ -118,7 +117,7 @@ async def test_a_revoked_partition_is_forgotten() -> None:
 
 async def test_a_round_in_flight_without_the_partition_is_followed_by_one_with_it() -> None:
     broker = Broker(end=0)
-    mark, fetched = watermark(broker), time.monotonic()
+    mark, fetched = watermark(broker), now()
     first = asyncio.ensure_future(mark.fresh(0, fetched))
     await asyncio.sleep(0)
     await asyncio.sleep(0)  # its round has asked, for partition 0 only
@@ -126,9 +125,3 @@ async def test_a_round_in_flight_without_the_partition_is_followed_by_one_with_i
     await first
     assert broker.asked == [[0], [0, 1]]
     assert mark.settled(1, fetched)
-
-
-def test_a_parked_entrys_fetch_time_moves_to_the_monotonic_clock() -> None:
-    before = time.monotonic()
-    since = fetched_since(now() - timedelta(seconds=2))
-    assert before - 2.1 < since < time.monotonic() - 1.9
