@@ -51,7 +51,9 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     ``seek`` from the agents' thread. A seek there while the consumer thread drains fetched
     records crashed the worker (``KeyError`` in aiokafka's ``Fetcher.fetched_records``; seen
     in a kill -9 run, where ``Progress`` rewinds often). ``seek_on_consumer_thread`` runs the
-    seek on the consumer's own loop instead.
+    seek on the consumer's own loop instead; ``fetch_positions`` and ``log_starts`` read the
+    consumer's fetch positions and the partitions' first offsets there too (the stall watch,
+    ``agents/stall.py``).
 
 11. ``Consumer._to_message(tp, record)`` (the aiokafka driver), which ``getmany`` reads
     (``to_message = self._to_message``) each time it hands fetched records over, is wrapped
@@ -59,7 +61,9 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     when a stream takes the record; our lean sensor leaves it empty) with the monotonic time
     of the hand-over. The consent fence and the corrections watermark wait for an end offset
     asked for after that moment: one round then serves every record fetched before it,
-    instead of one round per record.
+    instead of one round per record. The wrap also notes the offset handed over last, per
+    partition (``Progress.handed``): records fetched and never handed over (``getmany``
+    stops a batch early) are found by comparing it with the fetch position (``agents/stall.py``).
 
 aiokafka:
 
@@ -78,12 +82,13 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
 import faust
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import IllegalStateError
 from faust import streams as faust_streams
 from faust.types import TP, EventT
 
@@ -95,7 +100,9 @@ __all__ = [
     "buffer_idle",
     "committed_offsets",
     "deliver_every_record",
+    "fetch_positions",
     "guard_commits",
+    "log_starts",
     "processing",
     "refresh_metadata",
     "seek_on_consumer_thread",
@@ -107,6 +114,9 @@ log = logging.getLogger("learnstream")
 
 #: How long a commit waits for the buffer; past it, it commits anyway and says so.
 DRAIN_LIMIT_S = 30.0
+
+#: How long reading a fetch position may wait for a partition being reset.
+POSITION_WAIT_S = 1.0
 
 Commit = Callable[..., Awaitable[bool]]
 
@@ -125,8 +135,9 @@ class DeliverAll(dict):  # type: ignore[type-arg]
         return None
 
 
-def deliver_every_record(app: faust.App) -> None:
-    """Give ``app``'s consumer a ``DeliverAll`` as soon as the worker creates it.
+def deliver_every_record(app: faust.App, progress: Progress) -> None:
+    """Give ``app``'s consumer a ``DeliverAll`` as soon as the worker creates it, and note
+    in ``progress.handed`` each record its fetch loop hands over (seam 11).
 
     Not by creating the consumer here: it reads ``app.in_transaction``, which would then stay
     False for good. And not on assignment: the fetch loop has bound ``__getitem__`` by then.
@@ -136,19 +147,24 @@ def deliver_every_record(app: faust.App) -> None:
     def new_consumer() -> Any:
         consumer = make()
         consumer._read_offset = DeliverAll()  # type: ignore[attr-defined]
-        consumer._to_message = _stamped(consumer._to_message)  # type: ignore[attr-defined]
+        stamped = _stamped(consumer._to_message, progress.handed)  # type: ignore[attr-defined]
+        consumer._to_message = stamped  # type: ignore[attr-defined]
         return consumer
 
     app._new_consumer = new_consumer  # type: ignore[method-assign]
 
 
-def _stamped(to_message: Callable[[TP, Any], Any]) -> Callable[[TP, Any], Any]:
-    """Wrap Faust's ``_to_message`` (seam 11) to stamp when each record was handed over."""
+def _stamped(
+    to_message: Callable[[TP, Any], Any], handed: dict[Any, int]
+) -> Callable[[TP, Any], Any]:
+    """Wrap Faust's ``_to_message`` (seam 11) to stamp when each record was handed over, and
+    note one past its offset in ``handed``."""
     clock = time.monotonic
 
     def stamped(tp: TP, record: Any) -> Any:
         message = to_message(tp, record)
         message.time_in = clock()
+        handed[tp] = record.offset + 1
         return message
 
     return stamped
@@ -298,6 +314,41 @@ def seek_on_consumer_thread(consumer: Any) -> Callable[[Any, int], Awaitable[Non
 
 async def _seek_now(aiokafka_consumer: AIOKafkaConsumer, tp: TP, offset: int) -> None:
     aiokafka_consumer.seek(tp, offset)
+
+
+async def fetch_positions(consumer: Any) -> dict[TP, int]:
+    """Return where ``consumer`` fetches each assigned partition next, read on its aiokafka
+    thread (seam 10); a partition without a valid position yet (being reset) is left out."""
+    thread = consumer._thread
+    positions: dict[TP, int] = await thread.call_thread(_positions_now, thread._ensure_consumer())
+    return positions
+
+
+async def _positions_now(aiokafka_consumer: AIOKafkaConsumer) -> dict[TP, int]:
+    positions = {}
+    for tp in aiokafka_consumer.assignment():
+        try:  # immediate when the position is valid; otherwise it waits for a reset
+            offset = await asyncio.wait_for(aiokafka_consumer.position(tp), POSITION_WAIT_S)
+        except (TimeoutError, IllegalStateError):  # being reset, or unassigned meanwhile
+            continue
+        positions[TP(tp.topic, tp.partition)] = offset
+    return positions
+
+
+async def log_starts(consumer: Any, tps: Iterable[TP]) -> dict[TP, int]:
+    """Return the first offset in the log of each of ``tps``, asked on ``consumer``'s
+    aiokafka thread (seam 10)."""
+    thread = consumer._thread
+    wanted = [TopicPartition(tp.topic, tp.partition) for tp in tps]
+    starts = await thread.call_thread(_starts_now, thread._ensure_consumer(), wanted)
+    return {TP(tp.topic, tp.partition): offset for tp, offset in starts.items()}
+
+
+async def _starts_now(
+    aiokafka_consumer: AIOKafkaConsumer, tps: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    starts: dict[TopicPartition, int] = await aiokafka_consumer.beginning_offsets(tps)
+    return starts
 
 
 def committed_offsets(consumer: Any) -> Mapping[TP, int | None]:

@@ -16,6 +16,7 @@ from agents import (
     plans,
     quality,
     sensor,
+    stall,
     sweeper,
 )
 from agents.faust_check import check
@@ -54,7 +55,18 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
     attach_join(
         runtime, decisions.routes(settings) | deltas.routes(settings) | outcomes.routes(settings)
     )
-    for module in (plans, decisions, deltas, outcomes, consent, sweeper, quality, pairs, learn):
+    for module in (
+        plans,
+        decisions,
+        deltas,
+        outcomes,
+        consent,
+        sweeper,
+        quality,
+        pairs,
+        learn,
+        stall,
+    ):
         module.register(runtime)
 
     def on_assigned(*_args: Any, **_kwargs: Any) -> None:
@@ -65,6 +77,6 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
 
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
-    deliver_every_record(app)  # Progress orders and de-duplicates instead of Faust
+    deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
     return runtime

@@ -99,6 +99,9 @@ class Progress:
         self.committed: Callable[[Partition], int | None] = lambda tp: None
         #: Seek a partition to an offset (the consumer's ``seek``).
         self.seek: Callable[[Partition, int], Awaitable[None]] | None = None
+        #: One past the last record the consumer handed over, per partition (the fetch loop
+        #: notes it: agents/faust_compat.py seam 11).
+        self.handed: dict[Partition, int] = {}
         self._next: dict[Partition, int] = {}  # one past the last record processed
         self._committable: dict[Partition, int] = {}  # _next as of the partition's last flush
         self._rewinding: dict[Partition, _Rewinding] = {}
@@ -112,6 +115,11 @@ class Progress:
     def next_offset(self, tp: Partition) -> int | None:
         """Return the offset to commit for ``tp``: one past the last record processed."""
         return self._next.get(tp)
+
+    def expected(self, tp: Partition) -> int | None:
+        """Return the offset of ``tp``'s next record to process: one past the last processed,
+        else where its records start (the committed offset); None if neither is known."""
+        return self._next.get(tp, self.committed(tp))
 
     def commit_offset(self, tp: Partition) -> int | None:
         """Return the offset a commit may take for ``tp`` (the released one when ``held``)."""
@@ -137,7 +145,7 @@ class Progress:
         False for a record processed before (a redelivery after a seek, or below the
         committed offset) and for records above a hole, which are read again after a seek.
         """
-        expected = self._next.get(tp, self.committed(tp))
+        expected = self.expected(tp)
         if expected is None:  # nothing committed, nothing processed: the log starts here
             return True
         if offset < expected:
@@ -154,7 +162,7 @@ class Progress:
             tp.topic, tp.partition, offset, expected, offset - 1, expected,
         )  # fmt: skip
         self._rewinding[tp] = _Rewinding(trigger=offset, last=offset)
-        await self._seek(tp, expected)
+        await self.seek_to(tp, expected)
         return False
 
     async def _after_rewind(
@@ -164,7 +172,7 @@ class Progress:
             waiting.last, waiting.skipped = offset, waiting.skipped + 1
             if waiting.skipped >= REWIND_AGAIN_AFTER:
                 waiting.skipped = 0
-                await self._seek(tp, expected)
+                await self.seek_to(tp, expected)
             return False
         del self._rewinding[tp]  # offsets went down: the re-read has started
         if offset > expected:
@@ -179,7 +187,11 @@ class Progress:
             )  # fmt: skip
         return True
 
-    async def _seek(self, tp: Partition, offset: int) -> None:
+    async def seek_to(self, tp: Partition, offset: int) -> None:
+        """Make the consumer fetch ``tp`` from ``offset`` on (records fetched but never
+        handed over, found by ``streams.stall``); records processed before are skipped.
+        Records are handed over from ``offset`` on again."""
+        self.handed[tp] = offset
         if self.seek is not None:
             await self.seek(tp, offset)
 
@@ -226,3 +238,4 @@ class Progress:
             self._next.pop(tp, None)
             self._committable.pop(tp, None)
             self._rewinding.pop(tp, None)
+            self.handed.pop(tp, None)

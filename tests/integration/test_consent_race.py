@@ -139,14 +139,15 @@ def leaked(samples: list[dict[str, Any]], rounds: list[Round]) -> list[str]:
 
 def explain(worker: WorkerProcess, families: dict[str, str], samples: list[dict[str, Any]]) -> str:
     """Say which expected samples are missing (by family), what the worker's gauges and
-    counters said then (parked entries, fence waits, samples sent, dead letters) and what
-    it warned of."""
+    counters said then (parked entries, fence waits, samples sent, dead letters), what it
+    warned of and which records it read again (stall watch, holes)."""
     got = {s["sample_id"] for s in samples}
     missing = sorted(f"{families[i]} {i}" for i in families if i not in got)
     url = f"http://127.0.0.1:{worker.web_port}/metrics"
     with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - our worker
         lines = response.read().decode().splitlines()
-    warned = [line for line in worker.log().splitlines() if "WARNING" in line or "ERROR" in line]
+    noted = ("WARNING", "ERROR", "handed over", "hold no records", "came before")
+    warned = [line for line in worker.log().splitlines() if any(n in line for n in noted)]
     shown = [
         line
         for line in lines

@@ -303,7 +303,7 @@ async def test_every_fetched_record_reaches_the_agents(apps: list[faust.App]) ->
     """A re-read after a seek comes below the last offset handed over: Faust drops it."""
     plain, fixed = new_app(), new_app()
     apps += [plain, fixed]
-    deliver_every_record(fixed)
+    deliver_every_record(fixed, Progress(gated=False))
     fetched = [500, 501, 189, 190]  # 500, 501 fetched before the seek back to 189
     assert await handed_over(plain, fetched) == [500, 501]
     assert await handed_over(fixed, fetched) == fetched
@@ -327,7 +327,8 @@ async def test_records_are_stamped_when_faust_hands_them_over(apps: list[faust.A
     one end-offset round serves every record fetched before it."""
     plain, fixed = new_app(), new_app()
     apps += [plain, fixed]
-    deliver_every_record(fixed)
+    progress = Progress(gated=False)
+    deliver_every_record(fixed, progress)
     record = SimpleNamespace(
         topic=TP0.topic, partition=TP0.partition, offset=7, timestamp=1_700_000_000_000,
         timestamp_type=0, headers=[], key=b"k", value=b"v", checksum=None,
@@ -338,6 +339,7 @@ async def test_records_are_stamped_when_faust_hands_them_over(apps: list[faust.A
     assert plain.consumer._to_message(TP0, record).time_in is None  # Faust's lean path
     assert before <= stamped.time_in <= time.monotonic()
     assert (stamped.offset, stamped.key, stamped.value) == (7, b"k", b"v")
+    assert progress.handed == {TP0: 8}  # the stall watch compares it with the fetch position
     for app in apps:
         app.consumer._thread.thread_loop.close()
 
