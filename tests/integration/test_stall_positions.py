@@ -1,15 +1,18 @@
-"""The stall watch reads fetch positions and log starts from a real aiokafka consumer."""
+"""The stall watch on a real aiokafka consumer: positions, log starts, and the re-read."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import faust
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from faust.types import TP
 
-from agents.faust_compat import fetch_positions, log_starts
+from agents.faust_compat import fetch_positions, log_starts, seek_on_consumer_thread
+from agents.stall import Stalls
 from streams.admin import create_topics
+from streams.progress import Progress
 from streams.settings import TopicSettings
 
 pytestmark = pytest.mark.integration
@@ -35,27 +38,77 @@ async def test_positions_follow_what_was_fetched_and_logs_start_at_their_first_r
     topics = TopicSettings(prefix=namespace)
     await create_topics(broker.bootstrap, topics)
     name = topics.name("plans")
-    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, max_batch_size=1)
-    await producer.start()
-    try:
-        for n in range(3):  # one record per batch: the embedded broker counts batches
-            await producer.send_and_wait(name, b"%d" % n, key=b"k", partition=0)
-    finally:
-        await producer.stop()
+    await _produce(broker.bootstrap, name, 3)
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     await consumer.start()
     try:
         tp = TopicPartition(name, 0)
         consumer.assign([tp, TopicPartition(name, 1)])
         await consumer.seek_to_beginning(tp)
-        fetched: list[bytes] = []
-        while len(fetched) < 3:
-            batch = await consumer.getmany(tp, timeout_ms=2000)
-            fetched += [r.value for r in batch.get(tp, [])]
-        assert fetched == [b"0", b"1", b"2"]
+        assert await _values(consumer, tp, 3) == [b"0", b"1", b"2"]
         positions = await fetch_positions(OnThisLoop(consumer))
         assert positions[TP(name, 0)] == 3
         assert positions.get(TP(name, 1), 0) == 0  # nothing there: at its start, or resetting
         assert await log_starts(OnThisLoop(consumer), [TP(name, 0)]) == {TP(name, 0): 0}
     finally:
         await consumer.stop()
+
+
+async def test_records_fetched_and_never_handed_over_are_fetched_again(
+    broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Faust handed record 0 of a fetched batch over and dropped 1 and 2 (a rebalance or a
+    flow stop mid-batch): the stall watch seeks back and the broker gives them again."""
+    topics = TopicSettings(prefix=namespace)
+    await create_topics(broker.bootstrap, topics)
+    name = topics.name("plans")
+    await _produce(broker.bootstrap, name, 3)
+    app = faust.App("stall-it", broker="kafka://127.0.0.1:9", store="memory://")
+    app.agent(app.topic(name, value_serializer="raw"), name="plans")(_never_started)
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    real_thread = app.consumer._thread
+    try:
+        monkeypatch.setattr(app.consumer, "_thread", OnThisLoop(consumer))
+        tp = TopicPartition(name, 0)
+        consumer.assign([tp])
+        await consumer.seek_to_beginning(tp)
+        assert await _values(consumer, tp, 3) == [b"0", b"1", b"2"]
+        progress = Progress(gated=False)
+        progress.seek = seek_on_consumer_thread(app.consumer)
+        progress.handed[TP(name, 0)] = 1  # only record 0 reached the agents
+        stalls = Stalls(app, progress)
+        stalls.watch.after_s = 0.0
+        await stalls.check()
+        await stalls.check()
+        assert await _values(consumer, tp, 2) == [b"1", b"2"]
+    finally:
+        await consumer.stop()
+        monkeypatch.undo()
+        real_thread.thread_loop.close()
+
+
+async def _produce(bootstrap: str, name: str, count: int) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_batch_size=1)
+    await producer.start()
+    try:
+        for n in range(count):  # one record per batch: the embedded broker counts batches
+            await producer.send_and_wait(name, b"%d" % n, key=b"k", partition=0)
+    finally:
+        await producer.stop()
+
+
+async def _values(consumer: AIOKafkaConsumer, tp: TopicPartition, count: int) -> list[bytes]:
+    """Fetch until ``count`` values came, or for 10 s."""
+    fetched: list[bytes] = []
+    for _ in range(5):
+        if len(fetched) >= count:
+            break
+        batch = await consumer.getmany(tp, timeout_ms=2000)
+        fetched += [r.value for r in batch.get(tp, [])]
+    return fetched
+
+
+async def _never_started(stream: Any) -> None:
+    async for _ in stream:  # pragma: no cover - the app never starts
+        pass
