@@ -14,28 +14,27 @@ own earlier one). So only offsets count.
 Nor is the end the consumer last fetched: aiokafka leaves a partition with buffered
 records out of its next fetch, so that end can be older than the event (a kill -9 run
 caught an execute labelled ``good`` that way too). An end counts for an event only if the
-ListOffsets round that asked for it started after the event was fetched, as the consent
-fence's do (streams/fence.py). Rounds are shared: one answers every event fetched before it.
+ListOffsets round that asked for it started after the event was fetched, as for the
+consent fence: both use the shared rounds of streams/rounds.py, one of which answers every
+event fetched before it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 
 from faust.types import TP
 
 from agents.emitter import now
 from streams.progress import Progress
+from streams.rounds import Rounds
 
 __all__ = ["Ask", "Watermark"]
 
-log = logging.getLogger("learnstream")
-
 #: Ask the broker for the end offsets of these partitions of the corrections topic.
-Ask = Callable[[list[int]], Awaitable[dict[int, int]]]
+Ask = Callable[[list[int]], Awaitable[Mapping[int, int]]]
 
 
 async def _unwired(partitions: list[int]) -> dict[int, int]:
@@ -46,20 +45,23 @@ class Watermark:
     """The corrections topic's progress per partition, and who waits for it.
 
     Inputs are co-partitioned, so an event of partition p waits for partition p of the
-    corrections topic only. ``ask`` answers ends. Entries waiting are completed after the
-    next correction read (``due``) or by the next grace sweep, which runs every
-    ``join.sweep_interval`` and completes whatever an answer has settled meanwhile.
+    corrections topic only. ``ask`` answers ends, in shared rounds (streams/rounds.py).
+    Entries waiting are completed after the next correction read (``due``) or by the next
+    grace sweep, which runs every ``join.sweep_interval`` and completes whatever an answer
+    has settled meanwhile.
     """
 
     def __init__(self, topic: str, progress: Progress, ask: Ask = _unwired) -> None:
-        self.topic, self.progress, self.ask = topic, progress, ask
-        self.failures = 0  # rounds that failed
+        self.topic, self.progress, self.ask = topic, progress, ask  # ask: wired later
+        self.rounds: Rounds[int, datetime] = Rounds(self._ask, now, "corrections watermark")
         self._read: dict[int, int] = {}
-        self._wanted: set[int] = set()  # partitions rounds ask for
-        self._ends: dict[int, tuple[datetime, int]] = {}  # partition -> (round start, end)
-        self._rounds: dict[datetime, asyncio.Task[bool]] = {}  # in flight, by start
         #: partition -> plan key -> when its earliest waiting entry was fetched (or parked)
         self.waiting: dict[int, dict[str, datetime]] = {}
+
+    @property
+    def failures(self) -> int:
+        """Return how many end-offset rounds failed."""
+        return self.rounds.failures
 
     def advance(self, partition: int, offset: int) -> None:
         """Note that the correction at ``offset`` was read."""
@@ -68,22 +70,23 @@ class Watermark:
     async def fresh(self, partition: int, since: datetime) -> None:
         """Return once an end of ``partition`` asked for after ``since`` is known, or the
         round asking for it failed (then nothing fetched after ``since`` settles yet)."""
-        self._wanted.add(partition)
+        self.rounds.wanted.add(partition)
         for _ in range(2):  # the round in flight may not have asked for ``partition``
-            if self._known_since(partition, since):
+            if self.rounds.end(partition, since) is not None:
                 return
-            if not await asyncio.shield(self._round_after(since)):
+            if not await asyncio.shield(self.rounds.after(since)):
                 return  # the round failed (counted and logged)
 
     def settled(self, partition: int, since: datetime) -> bool:
         """Tell whether an event of ``partition`` fetched at ``since`` has every correction
         the broker held then read; without an end asked for after ``since``, ask (in the
         background) and say no."""
-        self._wanted.add(partition)
-        if not self._known_since(partition, since):
-            self._round_after(since)
+        self.rounds.wanted.add(partition)
+        end = self.rounds.end(partition, since)
+        if end is None:
+            self.rounds.after(since)
             return False
-        return self._read_to(partition)
+        return self._read_to(partition) >= end
 
     def wait(self, partition: int, plan_id: str, since: datetime) -> None:
         """Remember that ``plan_id`` has an entry fetched at ``since`` waiting on ``partition``."""
@@ -101,49 +104,20 @@ class Watermark:
 
     def forget(self, partitions: Iterable[int]) -> None:
         """Drop what was known of revoked partitions (their next owner starts afresh)."""
+        partitions = list(partitions)
+        self.rounds.forget(partitions)
         for partition in partitions:
             self._read.pop(partition, None)
-            self._wanted.discard(partition)
-            self._ends.pop(partition, None)
             self.waiting.pop(partition, None)
 
-    def _known_since(self, partition: int, since: datetime) -> bool:
-        known = self._ends.get(partition)
-        return known is not None and known[0] > since
+    async def _ask(self, partitions: list[int]) -> Mapping[int, int]:
+        return await self.ask(partitions)
 
-    def _read_to(self, partition: int) -> bool:
-        """Tell whether this worker has read up to the newest end it was told of."""
+    def _read_to(self, partition: int) -> int:
+        """Return how far this worker has read ``partition`` of the corrections topic."""
         tp = TP(self.topic, partition)
-        read = max(
+        return max(
             self._read.get(partition, 0),
             self.progress.next_offset(tp) or 0,
             self.progress.committed(tp) or 0,
         )
-        return read >= self._ends[partition][1]
-
-    def _round_after(self, since: datetime) -> asyncio.Task[bool]:
-        """Return a round in flight that started after ``since``, or start one."""
-        for started, task in self._rounds.items():
-            if started > since:
-                return task
-        started = now()
-        task = asyncio.ensure_future(self._round(started))
-        self._rounds[started] = task
-        return task
-
-    async def _round(self, started: datetime) -> bool:
-        """Ask for the wanted partitions' ends; say whether the broker answered."""
-        partitions = sorted(self._wanted)
-        try:
-            ends = await self.ask(partitions)
-        except Exception as exc:  # noqa: BLE001  (the waiters keep waiting; grace bounds it)
-            self.failures += 1
-            log.warning("corrections watermark: end offsets unavailable (%s)", type(exc).__name__)
-            return False
-        finally:
-            self._rounds.pop(started, None)
-        for partition, end in ends.items():
-            known = self._ends.get(partition)
-            if known is None or known[0] < started:
-                self._ends[partition] = (started, end)
-        return True

@@ -1,23 +1,21 @@
 """Wait until a reader has read everything written before a given moment (no Kafka here).
 
-The consent fence of streams/consent.py: callers wait for a *round* (one end-offsets request)
-that started after their ``since`` and for the reader's positions to reach its answer. One
-request is in flight at a time and every waiter shares it; a caller already covered by a
-reached round returns at once. A failed request is retried after ``retry`` seconds, forever:
-waiting is the only safe answer to an unanswered broker.
+The consent fence of streams/consent.py: callers wait for a *round* (one end-offsets request,
+shared: streams/rounds.py) that started after their ``since``, and for the reader's
+positions to reach its answer. A caller whose ``since`` is older than the last answered
+round needs no request of its own. A failed request is retried after ``retry`` seconds,
+forever: waiting is the only safe answer to an unanswered broker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import math
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 
-__all__ = ["EndOffsets", "Fence", "Offsets", "caught_up"]
+from streams.rounds import Rounds
 
-log = logging.getLogger("learnstream")
+__all__ = ["EndOffsets", "Fence", "Offsets", "caught_up"]
 
 Offsets = Mapping[Hashable, int]
 #: Fetch the end offsets of every partition read (a fresh request per call).
@@ -44,15 +42,16 @@ class Fence:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.end_offsets, self.retry, self.clock = end_offsets, retry, clock
-        self.failures = 0  # end-offset requests that failed
-        self.lag = 0  # records between the positions and the last answer not reached yet
+        self.lag = 0  # records between the positions and the last answer
+        self.rounds: Rounds[Hashable, float] = Rounds(self._ask, clock, "consent fence")
         self._positions: dict[Hashable, int] = {}
-        self._rounds: list[tuple[float, dict[Hashable, int]]] = []  # answered, not reached
-        self._covered = -math.inf  # start of the latest round the positions reached
-        self._answered = -math.inf  # start of the latest round the broker answered
-        self._asking: asyncio.Task[None] | None = None
         self._changed: asyncio.Future[None] | None = None
         self._since: dict[object, float] = {}  # waiter -> when it started waiting
+
+    @property
+    def failures(self) -> int:
+        """Return how many end-offset requests failed."""
+        return self.rounds.failures
 
     async def wait(self, since: float | None = None) -> None:
         """Return once the reader has read everything written before ``since`` (default now).
@@ -61,14 +60,18 @@ class Fence:
         """
         now = self.clock()
         since = now if since is None or since > now else since
-        if self._covered > since:
-            return
         token = object()
         self._since[token] = now
         try:
-            while self._covered <= since:
-                if self._answered <= since and self._asking is None:
-                    self._asking = asyncio.ensure_future(self._ask())
+            ends = self.rounds.answer(since)
+            while ends is None:  # no round started after ``since`` answered yet: ask
+                if not await asyncio.shield(self.rounds.after(since)):  # shared by all
+                    await asyncio.sleep(self.retry)  # never a verdict without an answer
+                self._count_lag()
+                ends = self.rounds.answer(since)
+            # Only this answer is waited for: newer ones, asked for later callers, may be
+            # further ahead of the reader.
+            while not self._reached(ends):
                 await asyncio.shield(self._next_change())  # shared: one cancel must not end it
         finally:
             del self._since[token]
@@ -76,7 +79,8 @@ class Fence:
     def advance(self, positions: Offsets) -> None:
         """Take the reader's new positions (next offset to read, per partition)."""
         self._positions.update(positions)
-        self._settle()
+        self._count_lag()
+        self._notify()
 
     @property
     def waiting(self) -> int:
@@ -87,38 +91,14 @@ class Fence:
         """Return the seconds the longest waiting caller has waited (0 when none)."""
         return self.clock() - min(self._since.values()) if self._since else 0.0
 
-    async def _ask(self) -> None:
-        started = self.clock()
-        try:
-            ends = dict(await self.end_offsets())
-        except Exception as exc:  # never a verdict without an answer: wait and ask again
-            self.failures += 1
-            log.warning(
-                "consent fence: end offsets unavailable (%s, %d failures); samples wait",
-                type(exc).__name__,
-                self.failures,
-            )
-            await asyncio.sleep(self.retry)
-        else:
-            self._answered = started
-            self._rounds.append((started, ends))
-            self._settle()
-        finally:
-            self._asking = None
-            self._notify()
+    async def _ask(self, _partitions: list[Hashable]) -> Offsets:
+        return await self.end_offsets()  # every partition the reader reads
 
-    def _settle(self) -> None:
-        """Mark the rounds the positions reached; recompute the lag."""
-        left = []
-        for started, ends in self._rounds:
-            if all(self._positions.get(tp, 0) >= end for tp, end in ends.items()):
-                self._covered = max(self._covered, started)
-            else:
-                left.append((started, ends))
-        if len(left) != len(self._rounds):
-            self._rounds = left
-            self._notify()
-        last = left[-1][1] if left else {}
+    def _reached(self, ends: Offsets) -> bool:
+        return all(self._positions.get(tp, 0) >= end for tp, end in ends.items())
+
+    def _count_lag(self) -> None:
+        last = self.rounds.answer(None) or {}
         self.lag = sum(max(end - self._positions.get(tp, 0), 0) for tp, end in last.items())
 
     def _next_change(self) -> asyncio.Future[None]:
