@@ -306,10 +306,15 @@ def seek_on_consumer_thread(consumer: Any) -> Callable[[Any, int], Awaitable[Non
     """
 
     async def seek(tp: Any, offset: int) -> None:
-        thread = consumer._thread
-        await thread.call_thread(_seek_now, thread._ensure_consumer(), tp, offset)
+        await _on_consumer_thread(consumer, _seek_now, tp, offset)
 
     return seek
+
+
+async def _on_consumer_thread(consumer: Any, fun: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Run ``fun(aiokafka_consumer, *args)`` on ``consumer``'s aiokafka thread (seam 10)."""
+    thread = consumer._thread
+    return await thread.call_thread(fun, thread._ensure_consumer(), *args)
 
 
 async def _seek_now(aiokafka_consumer: AIOKafkaConsumer, tp: TP, offset: int) -> None:
@@ -319,8 +324,7 @@ async def _seek_now(aiokafka_consumer: AIOKafkaConsumer, tp: TP, offset: int) ->
 async def fetch_positions(consumer: Any) -> dict[TP, int]:
     """Return where ``consumer`` fetches each assigned partition next, read on its aiokafka
     thread (seam 10); a partition without a valid position yet (being reset) is left out."""
-    thread = consumer._thread
-    positions: dict[TP, int] = await thread.call_thread(_positions_now, thread._ensure_consumer())
+    positions: dict[TP, int] = await _on_consumer_thread(consumer, _positions_now)
     return positions
 
 
@@ -338,9 +342,8 @@ async def _positions_now(aiokafka_consumer: AIOKafkaConsumer) -> dict[TP, int]:
 async def log_starts(consumer: Any, tps: Iterable[TP]) -> dict[TP, int]:
     """Return the first offset in the log of each of ``tps``, asked on ``consumer``'s
     aiokafka thread (seam 10)."""
-    thread = consumer._thread
     wanted = [TopicPartition(tp.topic, tp.partition) for tp in tps]
-    starts = await thread.call_thread(_starts_now, thread._ensure_consumer(), wanted)
+    starts = await _on_consumer_thread(consumer, _starts_now, wanted)
     return {TP(tp.topic, tp.partition): offset for tp, offset in starts.items()}
 
 
