@@ -38,21 +38,24 @@ Ask = Callable[[list[_P]], Awaitable[Mapping[_P, int]]]
 
 
 class Rounds(Generic[_P, _T]):
-    """The newest end of each partition, with the start of the round that answered it."""
+    """The newest answer, with the start of the round that gave it.
+
+    Every round asks for every wanted partition, so the newest answer holds the newest end
+    of each partition answered at all.
+    """
 
     def __init__(self, ask: Ask[_P], clock: Callable[[], _T], name: str) -> None:
         self.ask, self.clock, self.name = ask, clock, name
         self.failures = 0  # rounds that failed
         self.wanted: set[_P] = set()  # the partitions each round asks for
-        self._ends: dict[_P, tuple[_T, int]] = {}
-        self._answer: tuple[_T, dict[_P, int]] | None = None  # the newest, whole
+        self._answer: tuple[_T, dict[_P, int]] | None = None
         self._flying: tuple[_T, asyncio.Task[bool]] | None = None
         self._queued: asyncio.Task[bool] | None = None
 
     def end(self, partition: _P, since: _T) -> int | None:
         """Return ``partition``'s end answered by a round started after ``since``, if any."""
-        known = self._ends.get(partition)
-        return known[1] if known is not None and since < known[0] else None
+        ends = self.answer(since)
+        return None if ends is None else ends.get(partition)
 
     def answer(self, since: _T | None) -> Mapping[_P, int] | None:
         """Return the newest answer, every partition it named, if its round started after
@@ -76,7 +79,8 @@ class Rounds(Generic[_P, _T]):
     def forget(self, partitions: Iterable[_P]) -> None:
         """Drop the ends of ``partitions`` and stop asking for them."""
         for partition in partitions:
-            self._ends.pop(partition, None)
+            if self._answer is not None:
+                self._answer[1].pop(partition, None)
             self.wanted.discard(partition)
 
     def _start(self) -> asyncio.Task[bool]:
@@ -102,7 +106,5 @@ class Rounds(Generic[_P, _T]):
             return False
         finally:
             self._flying = None
-        # one round in flight at a time: each answer is newer than those before it
-        self._answer = (started, dict(ends))
-        self._ends.update((partition, (started, end)) for partition, end in ends.items())
+        self._answer = (started, dict(ends))  # one in flight at a time: the newest
         return True
