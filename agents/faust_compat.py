@@ -53,7 +53,8 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     in a kill -9 run, where ``Progress`` rewinds often). ``seek_on_consumer_thread`` runs the
     seek on the consumer's own loop instead; ``fetch_positions`` and ``log_starts`` read the
     consumer's fetch positions and the partitions' first offsets there too (the stall watch,
-    ``agents/stall.py``).
+    ``agents/stall.py``), and ``start_on_consumer_thread`` asks where a partition's records
+    start for ``Progress`` (public aiokafka ``committed`` / ``beginning_offsets``).
 
 11. ``Consumer._to_message(tp, record)`` (the aiokafka driver), which ``getmany`` reads
     (``to_message = self._to_message``) each time it hands fetched records over, is wrapped
@@ -106,6 +107,7 @@ __all__ = [
     "processing",
     "refresh_metadata",
     "seek_on_consumer_thread",
+    "start_on_consumer_thread",
     "transactional_id",
     "wait_until_idle",
 ]
@@ -293,6 +295,7 @@ def guard_commits(app: faust.App, progress: Progress) -> None:
         consumer._commit = _drained(buffer, consumer._commit, app.producer.flush)
     progress.committed = consumer._committed_offset.get
     progress.seek = seek_on_consumer_thread(consumer)
+    progress.start_of = start_on_consumer_thread(consumer)
     consumer.force_commit = _quiet(progress, consumer.force_commit)
     consumer._new_offset = _processed(consumer, progress)
     consumer._filter_tps_with_pending_acks = _with_progress(progress)
@@ -319,6 +322,32 @@ async def _on_consumer_thread(consumer: Any, fun: Callable[..., Awaitable[Any]],
 
 async def _seek_now(aiokafka_consumer: AIOKafkaConsumer, tp: TP, offset: int) -> None:
     aiokafka_consumer.seek(tp, offset)
+
+
+def start_on_consumer_thread(consumer: Any) -> Callable[[Any], Awaitable[int | None]]:
+    """Return a lookup of where a partition's records start for ``consumer``'s group: the
+    committed offset the broker holds, else the first offset in the log (where
+    ``auto_offset_reset=earliest`` starts), asked on its aiokafka thread (seam 10).
+
+    Not Faust's ``_committed_offset`` (seam 4): its seek to the committed offsets fills that
+    in after a new worker's agents already got records.
+    """
+
+    async def start_of(tp: Any) -> int | None:
+        start: int | None = await _on_consumer_thread(
+            consumer, _start_now, TopicPartition(tp.topic, tp.partition)
+        )
+        return start
+
+    return start_of
+
+
+async def _start_now(aiokafka_consumer: AIOKafkaConsumer, tp: TopicPartition) -> int | None:
+    committed = await aiokafka_consumer.committed(tp)
+    if committed is not None and committed >= 0:
+        return int(committed)
+    starts: dict[TopicPartition, int] = await aiokafka_consumer.beginning_offsets([tp])
+    return starts.get(tp)
 
 
 async def fetch_positions(consumer: Any) -> dict[TP, int]:

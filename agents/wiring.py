@@ -71,6 +71,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
 
     def on_assigned(*_args: Any, **_kwargs: Any) -> None:
         guard_commits(app, runtime.progress)  # the consumer exists now; once is enough
+        runtime.progress.assign()  # Faust seeks every partition to its committed offset
 
     def on_revoked(*args: Any, **_kwargs: Any) -> None:
         runtime.progress.forget(args[1])  # (app, revoked partitions): Faust just committed them

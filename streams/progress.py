@@ -21,6 +21,13 @@ in kill -9 runs (RELIABILITY.md); ``Progress`` is the bookkeeping that fixes the
    ``Progress`` takes each partition's records in offset order: one processed before is
    skipped (its outputs are in the open transaction or already committed), one above a hole
    makes it seek back and re-read; the commit takes one past the last record processed.
+   Where a partition's records start is asked of the broker (``start_of``: the group's
+   committed offset, else the log start), not read from Faust: a restarted worker's agents
+   get records before Faust's seek to the committed offsets has noted them, and a record
+   above a hole was then taken as the first one (kill -9 runs on Apache Kafka).
+   Everything known of the partitions is dropped on every assignment (``assign``): Faust
+   seeks each to its committed offset then, and a record finished across the rebalance
+   must not leave an old position behind (a rebalance run lost a plan to a stale one).
 3. **Some work is done later than its record.** The quality windows count samples in memory
    and write a partition's counts at its next flush (agents/quality.py). With ``held`` on,
    a commit takes the *committable* offset instead: what was processed when the partition
@@ -42,7 +49,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["REWIND_AGAIN_AFTER", "Partition", "Progress"]
+__all__ = ["REREADS_FOR_A_GAP", "REWIND_AGAIN_AFTER", "Partition", "Progress"]
 
 log = logging.getLogger("learnstream")
 
@@ -61,6 +68,11 @@ class Partition(Hashable, Protocol):
 REWIND_AGAIN_AFTER = 1000
 
 
+#: How many re-reads must start at the same offset above the hole before those offsets are
+#: taken as not in the log (the first record after a seek is sometimes dropped too).
+REREADS_FOR_A_GAP = 2
+
+
 @dataclass
 class _Rewinding:
     """A partition waiting for a re-read: the record that showed the hole, the last seen."""
@@ -68,6 +80,8 @@ class _Rewinding:
     trigger: int
     last: int
     skipped: int = 0
+    #: Where earlier re-reads of this hole started, above it.
+    starts: tuple[int, ...] = ()
 
     def restarted(self, offset: int) -> bool:
         """Tell whether ``offset`` starts the re-read (offsets went down, or the record that
@@ -82,8 +96,9 @@ class Progress:
     above the next expected offset means Faust dropped some (seen after restarts: the record
     right after the committed offset never came, and committing past it lost its plan). The
     partition is then sought back and records are skipped until the re-read starts (offsets
-    go down again); if the re-read starts above the expected offset too, those offsets are
-    not in the log (compaction, transaction markers) and the hole is accepted.
+    go down again); if ``REREADS_FOR_A_GAP`` re-reads start at the same offset above the
+    expected one, those offsets are not in the log (compaction, transaction markers) and the
+    hole is accepted.
 
     ``gated`` (exactly_once) makes ``quiet`` hold records back during a commit; at
     at_least_once a commit need not wait, since a replay may repeat samples anyway.
@@ -99,12 +114,17 @@ class Progress:
         self.committed: Callable[[Partition], int | None] = lambda tp: None
         #: Seek a partition to an offset (the consumer's ``seek``).
         self.seek: Callable[[Partition, int], Awaitable[None]] | None = None
+        #: Ask the broker where a partition's records start for this consumer group: its
+        #: committed offset, else the log start (None: use ``committed``).
+        self.start_of: Callable[[Partition], Awaitable[int | None]] | None = None
         #: One past the last record the consumer handed over, per partition (the fetch loop
         #: notes it: agents/faust_compat.py seam 11).
         self.handed: dict[Partition, int] = {}
         self._next: dict[Partition, int] = {}  # one past the last record processed
         self._committable: dict[Partition, int] = {}  # _next as of the partition's last flush
         self._rewinding: dict[Partition, _Rewinding] = {}
+        self._start: dict[Partition, int] = {}  # start_of's answers, this assignment
+        self._epoch = 0  # moves on every assignment and revocation
         self._busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -118,8 +138,31 @@ class Progress:
 
     def expected(self, tp: Partition) -> int | None:
         """Return the offset of ``tp``'s next record to process: one past the last processed,
-        else where its records start (the committed offset); None if neither is known."""
-        return self._next.get(tp, self.committed(tp))
+        else where its records start (as asked, else the committed offset); None if unknown."""
+        known = self._next.get(tp)
+        if known is None:
+            known = self._start.get(tp)
+        return self.committed(tp) if known is None else known
+
+    async def _expected_now(self, tp: Partition) -> int | None:
+        """Return ``expected(tp)``, asking the broker where ``tp`` starts if nothing of it
+        was processed or asked for since the assignment."""
+        known = self._next.get(tp)
+        if known is not None:
+            return known
+        if tp not in self._start and self.start_of is not None:
+            epoch = self._epoch
+            try:
+                start = await self.start_of(tp)
+            except Exception as exc:  # noqa: BLE001  (Faust's committed offset will do)
+                log.warning(
+                    "%s[%d]: could not ask where its records start (%r): using %s",
+                    tp.topic, tp.partition, exc, self.committed(tp),
+                )  # fmt: skip
+                start = None
+            if start is not None and epoch == self._epoch:
+                self._start[tp] = start
+        return self.expected(tp)
 
     def commit_offset(self, tp: Partition) -> int | None:
         """Return the offset a commit may take for ``tp`` (the released one when ``held``)."""
@@ -145,8 +188,8 @@ class Progress:
         False for a record processed before (a redelivery after a seek, or below the
         committed offset) and for records above a hole, which are read again after a seek.
         """
-        expected = self.expected(tp)
-        if expected is None:  # nothing committed, nothing processed: the log starts here
+        expected = await self._expected_now(tp)
+        if expected is None:  # nothing known of where it starts: take it from here
             return True
         if offset < expected:
             return False
@@ -176,6 +219,16 @@ class Progress:
             return False
         del self._rewinding[tp]  # offsets went down: the re-read has started
         if offset > expected:
+            starts = (*waiting.starts, offset)
+            if len(starts) < REREADS_FOR_A_GAP or len(set(starts)) > 1:
+                # The first record after a seek may be dropped as well: read once more.
+                log.info(
+                    "%s[%d]: the re-read started at %d, not %d: reading from %d again",
+                    tp.topic, tp.partition, offset, expected, expected,
+                )  # fmt: skip
+                self._rewinding[tp] = _Rewinding(trigger=offset, last=offset, starts=starts)
+                await self.seek_to(tp, expected)
+                return False
             log.info(
                 "%s[%d]: offsets %d..%d are not in the log (compacted or markers)",
                 tp.topic, tp.partition, expected, offset - 1,
@@ -201,6 +254,7 @@ class Progress:
 
         The record counts as processed only if the block ends without an exception.
         """
+        epoch = self._epoch
         if not await self.admit(tp, offset):
             yield False
             return
@@ -209,7 +263,8 @@ class Progress:
         self._idle.clear()
         try:
             yield True
-            self._next[tp] = offset + 1
+            if epoch == self._epoch:  # else a rebalance came between: the partition starts over
+                self._next[tp] = offset + 1
         finally:
             self._busy -= 1
             if not self._busy:
@@ -234,8 +289,15 @@ class Progress:
 
     def forget(self, tps: Iterable[Partition]) -> None:
         """Drop revoked partitions: their next owner starts from the committed offsets."""
+        self._epoch += 1
         for tp in tps:
-            self._next.pop(tp, None)
-            self._committable.pop(tp, None)
-            self._rewinding.pop(tp, None)
-            self.handed.pop(tp, None)
+            for known in (self._next, self._committable, self._rewinding, self.handed, self._start):
+                known.pop(tp, None)
+
+    def assign(self) -> None:
+        """Start over on a new assignment: Faust seeks every assigned partition to its
+        committed offset (aiokafka's eager protocol hands all of them out again), so nothing
+        known from before holds, whatever finished in between."""
+        self._epoch += 1
+        for known in (self._next, self._committable, self._rewinding, self.handed, self._start):
+            known.clear()

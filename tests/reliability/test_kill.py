@@ -51,6 +51,8 @@ def _decisions_counting_corrections(samples: list[dict]) -> list[str]:
 _TELLING = re.compile(
     r"=== start|transactional producers|Commit invoked|Exception in|[Ff]enced|Discarded commit"
     r"|Revoking previously|Executing _on_partitions_assigned|Ignoring missing|WARNING|ERROR"
+    # what Progress and the stall watch read again (streams/progress.py, streams/stall.py)
+    r"|came before|not in the log|re-read started|not handed over|hold no records"
 )
 
 

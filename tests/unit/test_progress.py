@@ -74,14 +74,78 @@ async def test_the_first_record_must_be_the_committed_one() -> None:
     assert log.processed == [50, 51, 52]
 
 
-async def test_offsets_that_are_not_in_the_log_are_accepted_after_one_rewind() -> None:
-    """Compaction or transaction markers: the re-read starts above the hole again."""
+async def test_offsets_that_are_not_in_the_log_are_accepted_after_two_rereads() -> None:
+    """Compaction or transaction markers: every re-read starts above the hole again."""
     log = Log(Progress(gated=False), committed=None)
     await log.deliver(0, 1, 5, 6)
     assert log.seeks == [2]
-    await log.deliver(5, 6, 7)  # the re-read: offsets went down, 2..4 do not exist
+    await log.deliver(5, 6)  # the re-read: offsets went down, and it starts above 2 again
+    assert log.seeks == [2, 2]  # the first record after a seek may be dropped: once more
+    assert log.processed == [0, 1]
+    await log.deliver(5, 6, 7)  # the same start again: 2..4 do not exist
     assert log.processed == [0, 1, 5, 6, 7]
-    assert log.seeks == [2]
+    assert log.seeks == [2, 2]
+
+
+async def test_a_reread_that_skipped_its_first_record_is_not_taken_for_a_gap() -> None:
+    """A rebalance run on Apache Kafka lost a plan this way: the re-read after the rewind
+    started one above the hole, and the record there was declared not in the log."""
+    log = Log(Progress(gated=False), committed=555)
+    await log.deliver(556, 557)  # 555 dropped by the consumer
+    await log.deliver(556, 557)  # the re-read drops 555 as well
+    await log.deliver(555, 556, 557)  # the second re-read has it
+    assert log.seeks == [555, 555]
+    assert log.processed == [555, 556, 557]
+
+
+async def test_where_a_partition_starts_is_asked_not_taken_from_faust() -> None:
+    """A restarted worker got records before Faust had noted its committed offsets: the
+    first one to come, above a hole, passed as the start of the partition."""
+    asked: list[object] = []
+
+    async def start_of(tp: object) -> int:
+        asked.append(tp)
+        return 86
+
+    log = Log(Progress(gated=False), committed=None)
+    log.progress.start_of = start_of
+    await log.deliver(87, 88)  # 86 dropped by the consumer
+    assert log.seeks == [86]
+    assert log.processed == []
+    await log.deliver(86, 87, 88)
+    assert log.processed == [86, 87, 88]
+    assert asked == [TP0]  # asked once: then the records processed say where it is
+
+
+async def test_a_failed_lookup_falls_back_to_fausts_committed_offset(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def start_of(tp: object) -> int:
+        raise ConnectionError("broker away")
+
+    log = Log(Progress(gated=False), committed=10)
+    log.progress.start_of = start_of
+    with caplog.at_level("WARNING", logger="learnstream"):
+        await log.deliver(11)
+    assert log.seeks == [10]
+    assert "plans[0]: could not ask where its records start" in caplog.text
+
+
+async def test_an_assignment_starts_every_partition_over() -> None:
+    """A rebalance run lost a plan to a position left from before a handover: the worker got
+    the partition back after another had read far past it."""
+    log = Log(Progress(gated=False), committed=None)
+    await log.deliver(250, 251, 252)
+    log.progress.forget([TP0])  # revoked; another worker reads 253..554 and commits 555
+    in_flight = log.progress.record(TP0, 253)  # a record finished after the revocation
+    assert await in_flight.__aenter__()
+    log.progress.assign()  # the partition comes back
+    await in_flight.__aexit__(None, None, None)
+    assert log.progress.next_offset(TP0) is None  # not 254: the record was not ours to count
+    log.progress.committed = lambda tp: 555
+    await log.deliver(555, 556)
+    assert log.processed == [250, 251, 252, 555, 556]
+    assert log.seeks == []
 
 
 async def test_a_rewind_that_does_not_take_is_asked_again() -> None:
@@ -195,8 +259,8 @@ async def test_only_records_really_skipped_are_warned_of(caplog: pytest.LogCaptu
     routine; records the consumer really skipped are worth a warning."""
     log = Log(Progress(gated=False), committed=None)
     with caplog.at_level("INFO", logger="learnstream"):
-        await log.deliver(0, 1, 4, 0, 1, 4)  # 2..3 are markers: the re-read jumps them too
-    assert [r.levelname for r in caplog.records] == ["INFO", "INFO"]
+        await log.deliver(0, 1, 4, 4, 4)  # 2..3 are markers: both re-reads jump them too
+    assert [r.levelname for r in caplog.records] == ["INFO", "INFO", "INFO"]
     assert "offsets 2..3 are not in the log" in caplog.records[-1].getMessage()
     caplog.clear()
     with caplog.at_level("INFO", logger="learnstream"):
