@@ -175,31 +175,48 @@ async def test_a_processed_topic_no_assignor_group_knows_does_not_break_the_comm
     assert "leaves processed records behind" not in caplog.text
 
 
-async def test_progress_seeks_on_the_consumer_thread(apps: list[faust.App]) -> None:
-    """Faust's seek touches aiokafka's fetcher from the agents' thread: ours is queued to
-    the consumer's own thread, where it cannot race a drain of fetched records."""
-    app = new_app()
-    apps.append(app)
-    consumer: Any = app.consumer
-    thread, calls, seeks = consumer._thread, [], []
+class Fetching:
+    """Stands in for the aiokafka consumer a worker's consumer thread owns."""
 
-    class Fetching:  # stands in for the aiokafka consumer the thread owns
-        def seek(self, tp: TP, offset: int) -> None:
-            seeks.append((tp, offset))
+    def __init__(self, committed: dict[TP, int]) -> None:
+        self.committed_offsets, self.seeks = committed, []
+
+    async def committed(self, tp: Any) -> int | None:
+        return self.committed_offsets.get(TP(tp.topic, tp.partition))
+
+    async def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
+        return {tp: 3 for tp in tps}
+
+    def seek(self, tp: Any, offset: int) -> None:
+        self.seeks.append((tp, offset))
+
+
+def on_fake_thread(app: faust.App, committed: dict[TP, int]) -> tuple[Fetching, list[Any]]:
+    """Give ``app``'s consumer thread a ``Fetching``; return it and the calls queued there."""
+    thread, calls, fetching = app.consumer._thread, [], Fetching(committed)  # type: ignore[attr-defined]
 
     async def call_thread(fun: Any, *args: Any) -> Any:
         calls.append(fun)
         return await fun(*args)
 
-    thread._consumer, thread.call_thread = Fetching(), call_thread
+    thread._consumer, thread.call_thread = fetching, call_thread
+    return fetching, calls
+
+
+async def test_progress_seeks_on_the_consumer_thread(apps: list[faust.App]) -> None:
+    """Faust's seek touches aiokafka's fetcher from the agents' thread: ours is queued to
+    the consumer's own thread, where it cannot race a drain of fetched records."""
+    app = new_app()
+    apps.append(app)
+    fetching, calls = on_fake_thread(app, {})
     progress = Progress(gated=False)
     guard_commits(app, progress)
     assert progress.seek is not None
     await progress.seek(TP0, 41)
     assert len(calls) == 1  # queued to the consumer's thread...
-    assert seeks == [(TP0, 41)]  # ...and run there
-    await seek_on_consumer_thread(consumer)(TP0, 7)
-    assert seeks[-1] == (TP0, 7)
+    assert fetching.seeks == [(TP0, 41)]  # ...and run there
+    await seek_on_consumer_thread(app.consumer)(TP0, 7)
+    assert fetching.seeks[-1] == (TP0, 7)
     assert len(calls) == 2
 
 
@@ -208,25 +225,7 @@ async def test_where_records_start_is_asked_on_the_consumer_thread(apps: list[fa
     come too late for a new worker): the group's committed offset, else the log start."""
     app = new_app()
     apps.append(app)
-    consumer: Any = app.consumer
-    thread, calls, seeks = consumer._thread, [], []
-    committed = {TP0: 41}
-
-    class Fetching:  # stands in for the aiokafka consumer the thread owns
-        async def committed(self, tp: Any) -> int | None:
-            return committed.get(TP(tp.topic, tp.partition))
-
-        async def beginning_offsets(self, tps: list[Any]) -> dict[Any, int]:
-            return {tp: 3 for tp in tps}
-
-        def seek(self, tp: Any, offset: int) -> None:
-            seeks.append((tp, offset))
-
-    async def call_thread(fun: Any, *args: Any) -> Any:
-        calls.append(fun)
-        return await fun(*args)
-
-    thread._consumer, thread.call_thread = Fetching(), call_thread
+    fetching, calls = on_fake_thread(app, {TP0: 41})
     progress = Progress(gated=False)
     guard_commits(app, progress)
     assert progress.start_of is not None
@@ -234,7 +233,7 @@ async def test_where_records_start_is_asked_on_the_consumer_thread(apps: list[fa
     assert await progress.start_of(TP("plans", 1)) == 3  # nothing committed: the log start
     assert len(calls) == 2  # each asked on the consumer's thread
     assert not await progress.admit(TP0, 43)  # 41 and 42 never came: read from 41 again
-    assert seeks == [(TP0, 41)]
+    assert fetching.seeks == [(TP0, 41)]
 
 
 async def test_a_gated_commit_runs_between_records(apps: list[faust.App]) -> None:
