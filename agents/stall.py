@@ -6,6 +6,8 @@ where the partition's records start); ``streams.stall.StallWatch`` decides which
 waited too long, and the worker seeks those back (see ``streams/stall.py`` for why records
 can be left behind). Records handed over and still queued for a busy agent do not count;
 offsets that hold no record (a re-read handed nothing over) are passed over.
+The same check also finds partitions whose position has stayed below the broker's high
+watermark, nothing fetched, for ``streams.stall.IDLE_AFTER_S``: those are fetched afresh.
 Nothing is checked while a rebalance or table recovery moves the positions.
 """
 
@@ -20,7 +22,7 @@ from faust.types import TP
 from agents.faust_compat import fetch_positions, log_starts
 from agents.runtime import Runtime
 from streams.progress import Progress
-from streams.stall import Stall, StallWatch
+from streams.stall import Idle, IdleWatch, Stall, StallWatch
 
 __all__ = ["CHECK_EVERY_S", "register"]
 
@@ -37,6 +39,7 @@ class Stalls:
         self.app = app
         self.progress = progress
         self.watch: StallWatch[TP] = StallWatch()
+        self.idle: IdleWatch[TP] = IdleWatch()
 
     def inputs(self) -> set[str]:
         """Return the topics the agents read (not the tables' changelogs)."""
@@ -62,8 +65,12 @@ class Stalls:
         if unknown:
             start.update(await log_starts(self.app.consumer, unknown))
         offsets = {tp: (positions[tp], start[tp]) for tp in positions}
-        for tp, stall in self.watch.stalled(time.monotonic(), offsets).items():
+        moment = time.monotonic()
+        for tp, stall in self.watch.stalled(moment, offsets).items():
             await self._act(tp, stall)
+        highwaters = {tp: (at, self.app.consumer.highwater(tp)) for tp, at in positions.items()}
+        for tp, idle in self.idle.idle(moment, highwaters).items():
+            await self._refetch(tp, idle)
 
     async def _act(self, tp: TP, stall: Stall) -> None:
         last = stall.position - 1
@@ -80,6 +87,15 @@ class Stalls:
             tp.topic, tp.partition, stall.offset, last, self.watch.after_s, stall.offset,
         )  # fmt: skip
         await self.progress.seek_to(tp, stall.offset)
+
+    async def _refetch(self, tp: TP, idle: Idle) -> None:
+        log.warning(
+            "%s[%d]: the broker holds records %d..%d, and none was fetched for %gs"
+            " (handed over up to %s, next to process %s): fetching from %d again",
+            tp.topic, tp.partition, idle.position, idle.highwater - 1, self.idle.after_s,
+            self.progress.handed.get(tp), self.progress.expected(tp), idle.position,
+        )  # fmt: skip
+        await self.progress.seek_to(tp, idle.position)
 
 
 def register(runtime: Runtime) -> None:

@@ -24,10 +24,14 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["STALLED_AFTER_S", "Stall", "StallWatch"]
+__all__ = ["IDLE_AFTER_S", "STALLED_AFTER_S", "Idle", "IdleWatch", "Stall", "StallWatch"]
 
 #: How long fetched records may wait to be handed over before the partition is read again.
 STALLED_AFTER_S = 10.0
+
+#: How long a partition may stay behind records the broker holds, fetching none, before it
+#: is fetched afresh.
+IDLE_AFTER_S = 30.0
 
 _P = TypeVar("_P", bound=Hashable)
 
@@ -84,4 +88,52 @@ class StallWatch(Generic[_P]):
                     self._sought[tp] = expected
                 found[tp] = Stall(expected, position, gap)
                 self._waiting[tp] = _Waiting(expected, now)
+        return found
+
+
+@dataclass(frozen=True)
+class Idle:
+    """Offsets ``position``..``highwater - 1`` are on the broker and none was fetched."""
+
+    position: int
+    highwater: int
+
+
+class IdleWatch(Generic[_P]):
+    """Per partition, how long its fetch position has stayed below the high watermark.
+
+    The other side of ``StallWatch``: records the consumer never fetched. Three CI runs on the
+    embedded broker ended with one record unread at the tail of a few partitions for two
+    minutes while the rest was read, and the stall watch saw nothing (the position had not
+    passed them). A partition whose position has not moved for ``after_s`` while the
+    broker's high watermark is above it is fetched afresh (a seek to its position drops
+    what the client holds of it), and said so, every ``after_s`` while it lasts.
+
+    An agent busy with one record that long holds its partitions back the same way; the seek
+    then costs one fetch. The embedded broker's high watermark counts record batches, below
+    the record offsets unless every batch holds one record: there the watch stays quiet.
+    """
+
+    def __init__(self, after_s: float = IDLE_AFTER_S) -> None:
+        self.after_s = after_s
+        self._since: dict[_P, tuple[int, float]] = {}  # position, and since when it held
+
+    def idle(
+        self, now: float, offsets: Mapping[_P, tuple[int | None, int | None]]
+    ) -> dict[_P, Idle]:
+        """Return the partitions whose position (first of each pair) has stayed below their
+        high watermark (second) for ``after_s``; either may be unknown (None)."""
+        for tp in [tp for tp in self._since if tp not in offsets]:
+            del self._since[tp]  # not ours any more
+        found: dict[_P, Idle] = {}
+        for tp, (position, highwater) in offsets.items():
+            if position is None or highwater is None or highwater <= position:
+                self._since.pop(tp, None)
+                continue
+            known = self._since.get(tp)
+            if known is None or known[0] != position:
+                self._since[tp] = (position, now)
+            elif now - known[1] >= self.after_s:
+                found[tp] = Idle(position, highwater)
+                self._since[tp] = (position, now)
         return found

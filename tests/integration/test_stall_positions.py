@@ -31,6 +31,9 @@ class OnThisLoop:
     async def call_thread(self, fun: Any, *args: Any) -> Any:
         return await fun(*args)
 
+    def highwater(self, tp: Any) -> int | None:
+        return self.consumer.highwater(TopicPartition(tp.topic, tp.partition))
+
 
 async def test_positions_follow_what_was_fetched_and_logs_start_at_their_first_record(
     broker: Any, namespace: str
@@ -82,6 +85,49 @@ async def test_records_fetched_and_never_handed_over_are_fetched_again(
         await stalls.check()
         await stalls.check()
         assert await _values(consumer, tp, 2) == [b"1", b"2"]
+    finally:
+        await consumer.stop()
+        monkeypatch.undo()
+        real_thread.thread_loop.close()
+
+
+async def test_a_partition_behind_its_high_watermark_is_fetched_afresh(
+    broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The high watermark is read from the real consumer, and the seek to the position of a
+    partition fetching nothing is taken: the records behind it come."""
+    topics = TopicSettings(prefix=namespace)
+    await create_topics(broker.bootstrap, topics)
+    name = topics.name("plans")
+    await _produce(broker.bootstrap, name, 3)
+    app = faust.App("idle-it", broker="kafka://127.0.0.1:9", store="memory://")
+    app.agent(app.topic(name, value_serializer="raw"), name="plans")(_never_started)
+    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    real_thread = app.consumer._thread
+    try:
+        monkeypatch.setattr(app.consumer, "_thread", OnThisLoop(consumer))
+        tp = TopicPartition(name, 0)
+        consumer.assign([tp])
+        await consumer.seek_to_beginning(tp)
+        batch = await consumer.getmany(tp, timeout_ms=5000, max_records=1)
+        assert [r.value for r in batch[tp]] == [b"0"]
+        assert consumer.highwater(tp) == 3  # records 1 and 2 are on the broker
+        progress, sought = Progress(gated=False), []
+        seek = seek_on_consumer_thread(app.consumer)
+
+        async def seek_and_note(at: Any, offset: int) -> None:
+            sought.append((at, offset))
+            await seek(at, offset)
+
+        progress.seek = seek_and_note
+        progress.handed[TP(name, 0)] = 1
+        stalls = Stalls(app, progress)
+        stalls.idle.after_s = 0.0
+        await stalls.check()
+        await stalls.check()
+        assert sought == [(TP(name, 0), 1)]  # its position, read from the real consumer
+        assert await _values(consumer, tp, 2) == [b"1", b"2"]  # the seek was taken
     finally:
         await consumer.stop()
         monkeypatch.undo()

@@ -11,7 +11,7 @@ from faust.types import TP
 
 from agents.stall import Stalls
 from streams.progress import Progress
-from streams.stall import Stall, StallWatch
+from streams.stall import Idle, IdleWatch, Stall, StallWatch
 
 P0, P1 = TP("plans", 0), TP("plans", 1)
 
@@ -58,11 +58,25 @@ def test_unknown_offsets_and_partitions_no_longer_ours_are_not_watched() -> None
     assert offsets_of(watch.stalled(40.0, {P0: (5, 3), P1: (7, 2)})) == {P0: 3, P1: 2}
 
 
+def test_a_partition_behind_its_high_watermark_fetching_nothing_is_idle() -> None:
+    """Records on the broker the consumer never fetched (seen on the embedded broker)."""
+    watch: IdleWatch[TP] = IdleWatch(after_s=30)
+    assert watch.idle(0.0, {P0: (5, 6), P1: (4, 4)}) == {}  # P1 read to its end
+    assert watch.idle(29.0, {P0: (5, 6), P1: (4, 9)}) == {}  # P1 starts waiting now
+    assert watch.idle(30.0, {P0: (5, 6), P1: (4, 9)}) == {P0: Idle(5, 6)}
+    assert watch.idle(40.0, {P0: (5, 6), P1: (7, 9)}) == {}  # P1 moved: its wait restarts
+    assert watch.idle(60.0, {P0: (5, 6), P1: (7, 9)}) == {P0: Idle(5, 6)}  # every 30 s
+    assert watch.idle(70.0, {P0: (6, 6), P1: (7, 9)}) == {P1: Idle(7, 9)}
+    assert watch.idle(80.0, {P1: (None, 9)}) == {}  # P0 revoked, P1's position unknown
+    assert watch.idle(100.0, {P0: (6, None), P1: (7, 9)}) == {}  # both wait afresh
+
+
 class Thread:
     """Stands in for Faust's consumer thread and the aiokafka consumer it owns."""
 
     def __init__(self, positions: dict[TP, int], starts: dict[TP, int]) -> None:
         self.positions, self.starts = positions, starts
+        self.highwaters: dict[TP, int] = {}
         self.seeks: list[tuple[TP, int]] = []
         self.asked: list[list[TP]] = []
 
@@ -84,6 +98,9 @@ class Thread:
 
     def seek(self, tp: TP, offset: int) -> None:
         self.seeks.append((TP(tp.topic, tp.partition), offset))
+
+    def highwater(self, tp: TP) -> int | None:
+        return self.highwaters.get(tp)
 
 
 @pytest.fixture
@@ -133,3 +150,22 @@ async def test_the_worker_seeks_back_to_the_first_record_fetched_and_not_handed_
 
 async def _seek(thread: Thread, tp: TP, offset: int) -> None:
     thread.seek(tp, offset)
+
+
+async def test_the_worker_fetches_an_idle_partition_afresh(
+    app: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    thread = Thread({P0: 7, P1: 4}, {})
+    thread.highwaters = {P0: 8, P1: 4}  # P0: record 7 is on the broker; P1 read to its end
+    consumer = app.consumer
+    monkeypatch.setattr(consumer, "_thread", thread)  # undone before the app is closed
+    progress = Progress(gated=False)
+    progress.committed = {P0: 7, P1: 4}.get
+    progress.seek = lambda tp, offset: consumer._thread.call_thread(_seek, thread, tp, offset)
+    stalls = Stalls(app, progress)
+    stalls.idle.after_s = 0.0
+    await stalls.check()  # starts the wait
+    with caplog.at_level("WARNING", logger="learnstream"):
+        await stalls.check()
+    assert thread.seeks == [(P0, 7)]  # fetched afresh from its position; P1 left alone
+    assert "plans[0]: the broker holds records 7..7, and none was fetched" in caplog.text
