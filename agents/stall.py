@@ -66,11 +66,13 @@ class Stalls:
             start.update(await log_starts(self.app.consumer, unknown))
         offsets = {tp: (positions[tp], start[tp]) for tp in positions}
         moment = time.monotonic()
-        for tp, stall in self.watch.stalled(moment, offsets).items():
+        stalled = self.watch.stalled(moment, offsets)
+        for tp, stall in stalled.items():
             await self._act(tp, stall)
         highwaters = {tp: (at, self.app.consumer.highwater(tp)) for tp, at in positions.items()}
         for tp, idle in self.idle.idle(moment, highwaters).items():
-            await self._refetch(tp, idle)
+            if tp not in stalled:  # being read again from below its position already
+                await self._refetch(tp, idle)
 
     async def _act(self, tp: TP, stall: Stall) -> None:
         last = stall.position - 1

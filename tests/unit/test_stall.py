@@ -169,3 +169,21 @@ async def test_the_worker_fetches_an_idle_partition_afresh(
         await stalls.check()
     assert thread.seeks == [(P0, 7)]  # fetched afresh from its position; P1 left alone
     assert "plans[0]: the broker holds records 7..7, and none was fetched" in caplog.text
+
+
+async def test_a_partition_read_again_is_not_also_fetched_from_its_position(
+    app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stalled and idle at once: the seek back to the first record not handed over wins."""
+    thread = Thread({P0: 7}, {})
+    thread.highwaters = {P0: 9}
+    consumer = app.consumer
+    monkeypatch.setattr(consumer, "_thread", thread)  # undone before the app is closed
+    progress = Progress(gated=False)
+    progress.committed = {P0: 5}.get
+    progress.seek = lambda tp, offset: consumer._thread.call_thread(_seek, thread, tp, offset)
+    stalls = Stalls(app, progress)
+    stalls.watch.after_s = stalls.idle.after_s = 0.0
+    await stalls.check()
+    await stalls.check()
+    assert thread.seeks == [(P0, 5)]
