@@ -346,8 +346,7 @@ async def _start_now(aiokafka_consumer: AIOKafkaConsumer, tp: TopicPartition) ->
     committed = await aiokafka_consumer.committed(tp)
     if committed is not None and committed >= 0:
         return int(committed)
-    starts: dict[TopicPartition, int] = await aiokafka_consumer.beginning_offsets([tp])
-    return starts.get(tp)
+    return (await _starts_now(aiokafka_consumer, [tp])).get(tp)
 
 
 async def fetch_positions(consumer: Any) -> dict[TP, int]:

@@ -47,7 +47,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = ["REREADS_FOR_A_GAP", "REWIND_AGAIN_AFTER", "Partition", "Progress"]
 
@@ -147,10 +147,7 @@ class Progress:
     async def _expected_now(self, tp: Partition) -> int | None:
         """Return ``expected(tp)``, asking the broker where ``tp`` starts if nothing of it
         was processed or asked for since the assignment."""
-        known = self._next.get(tp)
-        if known is not None:
-            return known
-        if tp not in self._start and self.start_of is not None:
+        if tp not in self._next and tp not in self._start and self.start_of is not None:
             epoch = self._epoch
             try:
                 start = await self.start_of(tp)
@@ -291,7 +288,7 @@ class Progress:
         """Drop revoked partitions: their next owner starts from the committed offsets."""
         self._epoch += 1
         for tp in tps:
-            for known in (self._next, self._committable, self._rewinding, self.handed, self._start):
+            for known in self._per_partition():
                 known.pop(tp, None)
 
     def assign(self) -> None:
@@ -299,5 +296,9 @@ class Progress:
         committed offset (aiokafka's eager protocol hands all of them out again), so nothing
         known from before holds, whatever finished in between."""
         self._epoch += 1
-        for known in (self._next, self._committable, self._rewinding, self.handed, self._start):
+        for known in self._per_partition():
             known.clear()
+
+    def _per_partition(self) -> tuple[dict[Partition, Any], ...]:
+        """Return every map this keeps per partition (what a revocation or assignment drops)."""
+        return (self._next, self._committable, self._rewinding, self.handed, self._start)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from typing import Any
 
 import faust
@@ -57,38 +58,47 @@ async def test_positions_follow_what_was_fetched_and_logs_start_at_their_first_r
         await consumer.stop()
 
 
-async def test_records_fetched_and_never_handed_over_are_fetched_again(
-    broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Faust handed record 0 of a fetched batch over and dropped 1 and 2 (a rebalance or a
-    flow stop mid-batch): the stall watch seeks back and the broker gives them again."""
+@asynccontextmanager
+async def watched(broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch, name: str):
+    """Yield a Faust app with one agent on ``plans`` (3 records on its partition 0) whose
+    consumer thread runs calls on a real aiokafka consumer, assigned that partition, and the
+    partition; everything is stopped after."""
     topics = TopicSettings(prefix=namespace)
     await create_topics(broker.bootstrap, topics)
-    name = topics.name("plans")
-    await _produce(broker.bootstrap, name, 3)
-    app = faust.App("stall-it", broker="kafka://127.0.0.1:9", store="memory://")
-    app.agent(app.topic(name, value_serializer="raw"), name="plans")(_never_started)
+    topic = topics.name("plans")
+    await _produce(broker.bootstrap, topic, 3)
+    app = faust.App(name, broker="kafka://127.0.0.1:9", store="memory://")
+    app.agent(app.topic(topic, value_serializer="raw"), name="plans")(_never_started)
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     await consumer.start()
     real_thread = app.consumer._thread
     try:
         monkeypatch.setattr(app.consumer, "_thread", OnThisLoop(consumer))
-        tp = TopicPartition(name, 0)
+        tp = TopicPartition(topic, 0)
         consumer.assign([tp])
         await consumer.seek_to_beginning(tp)
+        yield app, consumer, tp
+    finally:
+        await consumer.stop()
+        monkeypatch.undo()
+        real_thread.thread_loop.close()
+
+
+async def test_records_fetched_and_never_handed_over_are_fetched_again(
+    broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Faust handed record 0 of a fetched batch over and dropped 1 and 2 (a rebalance or a
+    flow stop mid-batch): the stall watch seeks back and the broker gives them again."""
+    async with watched(broker, namespace, monkeypatch, "stall-it") as (app, consumer, tp):
         assert await _values(consumer, tp, 3) == [b"0", b"1", b"2"]
         progress = Progress(gated=False)
         progress.seek = seek_on_consumer_thread(app.consumer)
-        progress.handed[TP(name, 0)] = 1  # only record 0 reached the agents
+        progress.handed[TP(tp.topic, 0)] = 1  # only record 0 reached the agents
         stalls = Stalls(app, progress)
         stalls.watch.after_s = 0.0
         await stalls.check()
         await stalls.check()
         assert await _values(consumer, tp, 2) == [b"1", b"2"]
-    finally:
-        await consumer.stop()
-        monkeypatch.undo()
-        real_thread.thread_loop.close()
 
 
 async def test_a_partition_behind_its_high_watermark_is_fetched_afresh(
@@ -96,20 +106,7 @@ async def test_a_partition_behind_its_high_watermark_is_fetched_afresh(
 ) -> None:
     """The high watermark is read from the real consumer, and the seek to the position of a
     partition fetching nothing is taken: the records behind it come."""
-    topics = TopicSettings(prefix=namespace)
-    await create_topics(broker.bootstrap, topics)
-    name = topics.name("plans")
-    await _produce(broker.bootstrap, name, 3)
-    app = faust.App("idle-it", broker="kafka://127.0.0.1:9", store="memory://")
-    app.agent(app.topic(name, value_serializer="raw"), name="plans")(_never_started)
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
-    await consumer.start()
-    real_thread = app.consumer._thread
-    try:
-        monkeypatch.setattr(app.consumer, "_thread", OnThisLoop(consumer))
-        tp = TopicPartition(name, 0)
-        consumer.assign([tp])
-        await consumer.seek_to_beginning(tp)
+    async with watched(broker, namespace, monkeypatch, "idle-it") as (app, consumer, tp):
         batch = await consumer.getmany(tp, timeout_ms=5000, max_records=1)
         assert [r.value for r in batch[tp]] == [b"0"]
         assert consumer.highwater(tp) == 3  # records 1 and 2 are on the broker
@@ -121,17 +118,13 @@ async def test_a_partition_behind_its_high_watermark_is_fetched_afresh(
             await seek(at, offset)
 
         progress.seek = seek_and_note
-        progress.handed[TP(name, 0)] = 1
+        progress.handed[TP(tp.topic, 0)] = 1
         stalls = Stalls(app, progress)
         stalls.idle.after_s = 0.0
         await stalls.check()
         await stalls.check()
-        assert sought == [(TP(name, 0), 1)]  # its position, read from the real consumer
+        assert sought == [(TP(tp.topic, 0), 1)]  # its position, read from the real consumer
         assert await _values(consumer, tp, 2) == [b"1", b"2"]  # the seek was taken
-    finally:
-        await consumer.stop()
-        monkeypatch.undo()
-        real_thread.thread_loop.close()
 
 
 async def _produce(bootstrap: str, name: str, count: int) -> None:
