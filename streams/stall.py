@@ -46,10 +46,29 @@ class Stall:
     gap: bool
 
 
-@dataclass(frozen=True)
-class _Waiting:
-    expected: int  # the first offset not handed over
-    since: float  # when the position was first seen past it, with it unchanged
+class _Held(Generic[_P]):
+    """Per partition, since when a value has held unchanged: the wait both watches share."""
+
+    def __init__(self) -> None:
+        self._since: dict[_P, tuple[int, float]] = {}  # value, and since when it held
+
+    def only(self, partitions: Mapping[_P, object]) -> None:
+        """Forget the partitions not in ``partitions`` (not ours any more)."""
+        for tp in [tp for tp in self._since if tp not in partitions]:
+            del self._since[tp]
+
+    def clear(self, tp: _P) -> None:
+        """Stop timing ``tp``: what it waited for is over."""
+        self._since.pop(tp, None)
+
+    def due(self, tp: _P, value: int, now: float, after_s: float) -> bool:
+        """Tell whether ``value`` has held for ``after_s`` at ``tp``; the wait starts
+        afresh when it has, and when the value changed."""
+        known = self._since.get(tp)
+        if known is not None and known[0] == value and now - known[1] < after_s:
+            return False
+        self._since[tp] = (value, now)
+        return known is not None and known[0] == value
 
 
 class StallWatch(Generic[_P]):
@@ -57,7 +76,7 @@ class StallWatch(Generic[_P]):
 
     def __init__(self, after_s: float = STALLED_AFTER_S) -> None:
         self.after_s = after_s
-        self._waiting: dict[_P, _Waiting] = {}
+        self._waiting = _Held[_P]()  # the first offset not handed over, since when
         self._sought: dict[_P, int] = {}  # where each stalled partition was read again from
 
     def stalled(
@@ -71,23 +90,18 @@ class StallWatch(Generic[_P]):
         been past that offset for ``after_s`` with the offset unchanged; it is then watched
         afresh. Stalling again at the offset it was read again from makes it a gap.
         """
-        for known in (self._waiting, self._sought):
-            for tp in [tp for tp in known if tp not in offsets]:
-                del known[tp]  # not ours any more
+        self._waiting.only(offsets)
+        for tp in [tp for tp in self._sought if tp not in offsets]:
+            del self._sought[tp]
         found: dict[_P, Stall] = {}
         for tp, (position, expected) in offsets.items():
             if position is None or expected is None or position <= expected:
-                self._waiting.pop(tp, None)
-                continue
-            waiting = self._waiting.get(tp)
-            if waiting is None or waiting.expected != expected:
-                self._waiting[tp] = _Waiting(expected, now)
-            elif now - waiting.since >= self.after_s:
+                self._waiting.clear(tp)
+            elif self._waiting.due(tp, expected, now, self.after_s):
                 gap = self._sought.pop(tp, None) == expected
                 if not gap:
                     self._sought[tp] = expected
                 found[tp] = Stall(expected, position, gap)
-                self._waiting[tp] = _Waiting(expected, now)
         return found
 
 
@@ -116,24 +130,18 @@ class IdleWatch(Generic[_P]):
 
     def __init__(self, after_s: float = IDLE_AFTER_S) -> None:
         self.after_s = after_s
-        self._since: dict[_P, tuple[int, float]] = {}  # position, and since when it held
+        self._still = _Held[_P]()  # the fetch position, since when it has not moved
 
     def idle(
         self, now: float, offsets: Mapping[_P, tuple[int | None, int | None]]
     ) -> dict[_P, Idle]:
         """Return the partitions whose position (first of each pair) has stayed below their
         high watermark (second) for ``after_s``; either may be unknown (None)."""
-        for tp in [tp for tp in self._since if tp not in offsets]:
-            del self._since[tp]  # not ours any more
+        self._still.only(offsets)
         found: dict[_P, Idle] = {}
         for tp, (position, highwater) in offsets.items():
             if position is None or highwater is None or highwater <= position:
-                self._since.pop(tp, None)
-                continue
-            known = self._since.get(tp)
-            if known is None or known[0] != position:
-                self._since[tp] = (position, now)
-            elif now - known[1] >= self.after_s:
+                self._still.clear(tp)
+            elif self._still.due(tp, position, now, self.after_s):
                 found[tp] = Idle(position, highwater)
-                self._since[tp] = (position, now)
         return found
