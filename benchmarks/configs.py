@@ -72,6 +72,9 @@ class Sizes:
     memory: tuple[str, ...]
     suites: tuple[str, ...]
     max_workers: int = 2
+    #: One worker's input events/s with PII on, for the latency phase at half of it (None:
+    #: the throughput suite's figure of the same run, if it ran).
+    capacity: float | None = None
 
 
 QUICK = Sizes(

@@ -74,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     add("--events", type=int, help="input events per throughput run (full: 20000)")
     add("--plans", type=int, help="plans loaded for the memory figure (full: 100000)")
     add(
+        "--capacity",
+        type=float,
+        metavar="EVENTS_PER_S",
+        help="one worker's input events/s with PII on: latency is also measured at half of it "
+        "(default: the throughput suite's pii-on figure of the same run; none without it)",
+    )
+    add(
         "--stores",
         nargs="+",
         choices=tuple(MEMORY),
@@ -106,6 +113,7 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "events": args.events,
         "plans": args.plans,
         "memory": tuple(args.stores) if args.stores else None,
+        "capacity": args.capacity,
     }
     return replace(sizes, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -117,7 +125,8 @@ async def _run_suites(bench: Bench, sizes: Sizes, profile_out: Path | None) -> d
     if "scaleout" in sizes.suites:
         results["scaleout"] = await suites.run_scaleout(bench, sizes)
     if "latency" in sizes.suites:
-        results["latency"] = await suites.run_latency(bench, sizes)
+        capacity = sizes.capacity or suites.capacity(results.get("throughput"))
+        results["latency"] = await suites.run_latency(bench, sizes, capacity)
     if "memory" in sizes.suites:
         results["memory"] = await suites.run_memory(bench, sizes)
     if "profile" in sizes.suites:

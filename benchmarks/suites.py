@@ -130,19 +130,38 @@ async def run_scaleout(bench: Bench, sizes: Sizes) -> dict[str, Any]:
     return section
 
 
-async def run_latency(bench: Bench, sizes: Sizes) -> dict[str, Any]:
-    """Measure latency percentiles at each offered load (PII on, default config)."""
+def capacity(throughput: dict[str, Any] | None) -> float | None:
+    """Return one worker's measured input events/s with PII on (the default configuration),
+    if the throughput suite measured it."""
+    row = (throughput or {}).get("pii-on") or {}
+    rate = (row.get("median") or {}).get("events_per_s")
+    return float(rate) if rate else None
+
+
+def latency_rates(fixed: tuple[float, ...], capacity: float | None) -> list[tuple[float, bool]]:
+    """Return the offered loads in increasing order, each with whether it is half of
+    ``capacity`` (issue 15's second latency target); that one is left out when unknown."""
+    rates = [(rate, False) for rate in fixed]
+    if capacity:
+        rates.append((float(round(capacity / 2)), True))
+    return sorted(rates)
+
+
+async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None) -> dict[str, Any]:
+    """Measure latency percentiles at each offered load (PII on, default config), and at
+    half of one worker's ``capacity`` when it is known."""
+    plan = latency_rates(sizes.rates, capacity)
+    rates = [rate for rate, _half in plan]
     runs = []
     for r in range(sizes.repeats):
         bench.step = f"latency round {r + 1}/{sizes.repeats}"
-        runs.append(
-            await latency_run(bench, {}, list(sizes.rates), sizes.latency_seconds, SEED + 10 * r)
-        )
+        runs.append(await latency_run(bench, {}, rates, sizes.latency_seconds, SEED + 10 * r))
     keys = ("achieved_per_s", "p50", "p95", "p99", "max")
-    by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(sizes.rates))]
-    for rate, row in zip(sizes.rates, by_rate, strict=True):
+    by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(rates))]
+    for (rate, half), row in zip(plan, by_rate, strict=True):
         row["offered_per_s"] = rate
-    return {"config": CONFIGS["pii-on"].label, "rates": by_rate}
+        row["half_capacity"] = half
+    return {"config": CONFIGS["pii-on"].label, "rates": by_rate, "capacity": capacity}
 
 
 async def run_memory(bench: Bench, sizes: Sizes) -> dict[str, Any]:

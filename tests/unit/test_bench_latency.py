@@ -1,0 +1,48 @@
+"""The latency suite's loads: the fixed ones, and half of one worker's measured capacity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.report import _latency
+from benchmarks.suites import capacity, latency_rates
+
+
+def test_the_capacity_is_the_pii_on_median_of_the_throughput_suite() -> None:
+    throughput = {
+        "pii-off": {"median": {"events_per_s": 700.0}},
+        "pii-on": {"median": {"events_per_s": 577.4}},
+    }
+    assert capacity(throughput) == 577.4
+    assert capacity({"pii-off": {"median": {"events_per_s": 700.0}}}) is None
+    assert capacity({"pii-on": {"median": {}}}) is None  # every run failed
+    assert capacity(None) is None  # the suite did not run
+
+
+def test_half_of_the_capacity_joins_the_fixed_loads_in_order() -> None:
+    assert latency_rates((100.0, 500.0, 1000.0), 577.4) == [
+        (100.0, False),
+        (289.0, True),
+        (500.0, False),
+        (1000.0, False),
+    ]
+    assert latency_rates((100.0, 500.0), None) == [(100.0, False), (500.0, False)]
+
+
+def _row(rate: float, half: bool, p99: float) -> dict[str, Any]:
+    median = {"achieved_per_s": rate, "p50": 10.0, "p95": 50.0, "p99": p99, "max": 200.0}
+    return {"median": median, "offered_per_s": rate, "half_capacity": half, "complete": "3/3"}
+
+
+def test_the_report_judges_p99_at_500_per_s_and_at_half_the_capacity() -> None:
+    section = {
+        "config": "PII on",
+        "capacity": 577.4,
+        "rates": [_row(100.0, False, 120.0), _row(289.0, True, 95.0), _row(500.0, False, 2400.0)],
+    }
+    rows = [line for line in _latency(section) if line.startswith("| ") and "---" not in line]
+    assert rows[1].startswith("| 100 |")
+    assert rows[1].endswith("| 3/3 |  |")  # no target at 100/s
+    assert rows[2].startswith("| 289 (½ of 577/s capacity) |")
+    assert rows[2].endswith("p99 ≤ 100 ms: met |")
+    assert rows[3].endswith("p99 ≤ 100 ms: **missed** |")
