@@ -53,7 +53,7 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     in a kill -9 run, where ``Progress`` rewinds often). ``seek_on_consumer_thread`` runs the
     seek on the consumer's own loop instead; ``fetch_positions`` and ``log_starts`` read the
     consumer's fetch positions and the partitions' first offsets there too (the stall watch,
-    ``agents/stall.py``), and ``start_on_consumer_thread`` asks where a partition's records
+    ``agents/stall.py``), and ``starts_on_consumer_thread`` asks where partitions' records
     start for ``Progress`` (public aiokafka ``committed`` / ``beginning_offsets``).
 
 11. ``Consumer._to_message(tp, record)`` (the aiokafka driver), which ``getmany`` reads
@@ -107,7 +107,7 @@ __all__ = [
     "processing",
     "refresh_metadata",
     "seek_on_consumer_thread",
-    "start_on_consumer_thread",
+    "starts_on_consumer_thread",
     "transactional_id",
     "wait_until_idle",
 ]
@@ -295,7 +295,7 @@ def guard_commits(app: faust.App, progress: Progress) -> None:
         consumer._commit = _drained(buffer, consumer._commit, app.producer.flush)
     progress.committed = consumer._committed_offset.get
     progress.seek = seek_on_consumer_thread(consumer)
-    progress.start_of = start_on_consumer_thread(consumer)
+    progress.starts_of = starts_on_consumer_thread(consumer)
     consumer.force_commit = _quiet(progress, consumer.force_commit)
     consumer._new_offset = _processed(consumer, progress)
     consumer._filter_tps_with_pending_acks = _with_progress(progress)
@@ -324,29 +324,31 @@ async def _seek_now(aiokafka_consumer: AIOKafkaConsumer, tp: TP, offset: int) ->
     aiokafka_consumer.seek(tp, offset)
 
 
-def start_on_consumer_thread(consumer: Any) -> Callable[[Any], Awaitable[int | None]]:
-    """Return a lookup of where a partition's records start for ``consumer``'s group: the
-    committed offset the broker holds, else the first offset in the log (where
+def starts_on_consumer_thread(consumer: Any) -> Callable[[list[Any]], Awaitable[Mapping[Any, int]]]:
+    """Return a lookup of where partitions' records start for ``consumer``'s group: each
+    one's committed offset the broker holds, else its first offset in the log (where
     ``auto_offset_reset=earliest`` starts), asked on its aiokafka thread (seam 10).
 
     Not Faust's ``_committed_offset`` (seam 4): its seek to the committed offsets fills that
     in after a new worker's agents already got records.
     """
 
-    async def start_of(tp: Any) -> int | None:
-        start: int | None = await _on_consumer_thread(
-            consumer, _start_now, TopicPartition(tp.topic, tp.partition)
-        )
-        return start
+    async def starts_of(tps: list[Any]) -> Mapping[Any, int]:
+        wanted = [TopicPartition(tp.topic, tp.partition) for tp in tps]
+        starts = await _on_consumer_thread(consumer, _record_starts_now, wanted)
+        return {TP(tp.topic, tp.partition): offset for tp, offset in starts.items()}
 
-    return start_of
+    return starts_of
 
 
-async def _start_now(aiokafka_consumer: AIOKafkaConsumer, tp: TopicPartition) -> int | None:
-    committed = await aiokafka_consumer.committed(tp)
-    if committed is not None and committed >= 0:
-        return int(committed)
-    return (await _starts_now(aiokafka_consumer, [tp])).get(tp)
+async def _record_starts_now(
+    aiokafka_consumer: AIOKafkaConsumer, tps: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    committed = await asyncio.gather(*(aiokafka_consumer.committed(tp) for tp in tps))
+    starts = {tp: int(c) for tp, c in zip(tps, committed, strict=True) if c is not None and c >= 0}
+    if rest := [tp for tp in tps if tp not in starts]:
+        starts.update(await _starts_now(aiokafka_consumer, rest))
+    return starts
 
 
 async def fetch_positions(consumer: Any) -> dict[TP, int]:

@@ -69,9 +69,9 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
     ):
         module.register(runtime)
 
-    def on_assigned(*_args: Any, **_kwargs: Any) -> None:
+    def on_assigned(*args: Any, **_kwargs: Any) -> None:
         guard_commits(app, runtime.progress)  # the consumer exists now; once is enough
-        runtime.progress.assign()  # Faust seeks every partition to its committed offset
+        runtime.progress.assign(args[1])  # (app, assigned); Faust seeks each to its commit
 
     def on_revoked(*args: Any, **_kwargs: Any) -> None:
         runtime.progress.forget(args[1])  # (app, revoked partitions): Faust just committed them

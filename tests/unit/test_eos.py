@@ -228,10 +228,9 @@ async def test_where_records_start_is_asked_on_the_consumer_thread(apps: list[fa
     fetching, calls = on_fake_thread(app, {TP0: 41})
     progress = Progress(gated=False)
     guard_commits(app, progress)
-    assert progress.start_of is not None
-    assert await progress.start_of(TP0) == 41
-    assert await progress.start_of(TP("plans", 1)) == 3  # nothing committed: the log start
-    assert len(calls) == 2  # each asked on the consumer's thread
+    assert progress.starts_of is not None
+    assert await progress.starts_of([TP0, TP("plans", 1)]) == {TP0: 41, TP("plans", 1): 3}
+    assert len(calls) == 1  # both asked at once, on the consumer's thread (1: nothing committed)
     assert not await progress.admit(TP0, 43)  # 41 and 42 never came: read from 41 again
     assert fetching.seeks == [(TP0, 41)]
 

@@ -101,34 +101,82 @@ async def test_a_reread_that_skipped_its_first_record_is_not_taken_for_a_gap() -
 async def test_where_a_partition_starts_is_asked_not_taken_from_faust() -> None:
     """A restarted worker got records before Faust had noted its committed offsets: the
     first one to come, above a hole, passed as the start of the partition."""
-    asked: list[object] = []
+    asked: list[list[object]] = []
 
-    async def start_of(tp: object) -> int:
-        asked.append(tp)
-        return 86
+    async def starts_of(tps: list[object]) -> dict[object, int]:
+        asked.append(tps)
+        return dict.fromkeys(tps, 86)
 
     log = Log(Progress(gated=False), committed=None)
-    log.progress.start_of = start_of
+    log.progress.starts_of = starts_of
     await log.deliver(87, 88)  # 86 dropped by the consumer
     assert log.seeks == [86]
     assert log.processed == []
     await log.deliver(86, 87, 88)
     assert log.processed == [86, 87, 88]
-    assert asked == [TP0]  # asked once: then the records processed say where it is
+    assert asked == [[TP0]]  # asked once: then the records processed say where it is
 
 
 async def test_a_failed_lookup_falls_back_to_fausts_committed_offset(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def start_of(tp: object) -> int:
+    async def starts_of(tps: list[object]) -> dict[object, int]:
         raise ConnectionError("broker away")
 
     log = Log(Progress(gated=False), committed=10)
-    log.progress.start_of = start_of
+    log.progress.starts_of = starts_of
     with caplog.at_level("WARNING", logger="learnstream"):
         await log.deliver(11)
     assert log.seeks == [10]
     assert "plans[0]: could not ask where its records start" in caplog.text
+
+
+async def test_an_assignment_asks_where_all_its_partitions_start_at_once() -> None:
+    """The first record of each partition waited for a lookup of its own, one after another
+    (latency at the start of traffic, benchmarks/RESULTS.md 25 Nov)."""
+    tp1, late = TP("plans", 1), TP("plans", 2)
+    asked: list[list[object]] = []
+    answer = asyncio.Event()
+
+    async def starts_of(tps: list[object]) -> dict[object, int]:
+        asked.append(tps)
+        await answer.wait()
+        return {tp: 40 + int(getattr(tp, "partition", 0)) for tp in tps if tp != tp1}
+
+    log = Log(Progress(gated=False), committed=None)
+    log.progress.starts_of = starts_of
+    log.progress.assign([TP0, tp1])
+    first = asyncio.ensure_future(log.progress.admit(TP0, 40))  # waits for that lookup
+    await asyncio.sleep(0)
+    assert asked == [[TP0, tp1]]
+    assert not first.done()
+    answer.set()
+    assert await first
+    assert await log.progress.admit(tp1, 9)  # left out of the answer: asked on its own...
+    assert asked == [[TP0, tp1], [tp1]]  # ...and not known there either: taken from here
+    assert not await log.progress.admit(late, 43)  # not assigned then: asked now, 42 missing
+    assert asked[-1] == [late]
+    assert log.seeks == [42]
+
+
+async def test_a_lookup_of_an_earlier_assignment_counts_for_nothing() -> None:
+    answers: list[asyncio.Future[dict[object, int]]] = []
+
+    async def starts_of(tps: list[object]) -> dict[object, int]:
+        answers.append(asyncio.get_running_loop().create_future())
+        return await answers[-1]
+
+    log = Log(Progress(gated=False), committed=None)
+    log.progress.starts_of = starts_of
+    log.progress.assign([TP0])
+    await asyncio.sleep(0)
+    log.progress.assign([TP0])  # a rebalance while the first lookup was out
+    await asyncio.sleep(0)
+    assert answers[0].cancelled()  # the first one was dropped with its assignment
+    answers[1].set_result({TP0: 555})
+    await log.deliver(555)
+    assert log.processed == [555]
+    assert len(answers) == 2
 
 
 async def test_an_assignment_starts_every_partition_over() -> None:
