@@ -38,10 +38,18 @@ class ConsentReader(Service):
     """Read every partition of the consent topic into the view; answer the fence."""
 
     def __init__(
-        self, broker: Broker, topic: str, view: ConsentView, fence: Fence, metrics: Metrics
+        self,
+        broker: Broker,
+        topic: str,
+        view: ConsentView,
+        fence: Fence,
+        metrics: Metrics,
+        also_asked: tuple[str, ...] = (),
     ) -> None:
         super().__init__()
         self.broker, self.topic = broker, topic
+        #: Other topics whose end offsets are asked here (the corrections input).
+        self.also_asked = also_asked
         self.view, self.fence, self.metrics = view, fence, metrics
         self._consumer: AIOKafkaConsumer | None = None  # reads
         self._asker: AIOKafkaConsumer | None = None  # asks for end offsets
@@ -106,8 +114,21 @@ class ConsentReader(Service):
         self._partitions = [TopicPartition(self.topic, p) for p in sorted(partitions)]
         consumer.assign(self._partitions)
         await consumer.seek_to_beginning(*self._partitions)
+        await refresh_metadata(asker)  # it knows no topic yet
+        await asker.end_offsets(self._asked_at_start(asker))
         self._assigned.set()
         return consumer
+
+    def _asked_at_start(self, asker: AIOKafkaConsumer) -> list[TopicPartition]:
+        """Return every partition whose end is asked here, to ask once before any record
+        waits: an asker new to a topic (or to its leader) first waits out a metadata retry,
+        about 0.1 s (the first fence and corrections round of a worker did, RESULTS.md
+        25 Nov)."""
+        asked = list(self._partitions)
+        for topic in self.also_asked:  # unknown yet (None): asked when first needed
+            partitions = sorted(asker.partitions_for_topic(topic) or ())
+            asked += [TopicPartition(topic, p) for p in partitions]
+        return asked
 
     def _new(self, role: str) -> AIOKafkaConsumer:
         return AIOKafkaConsumer(
@@ -158,9 +179,12 @@ def register(runtime: Runtime) -> None:
     """Start a consent reader with the app and register the dead-lettering agent."""
     topic = runtime.topics.consent.get_topic_name()
     broker = app_connection(runtime.app, runtime.settings.broker)
-    reader = ConsentReader(broker, topic, runtime.consent, runtime.fence, runtime.metrics)
+    corrections = runtime.join.watermark.topic
+    reader = ConsentReader(
+        broker, topic, runtime.consent, runtime.fence, runtime.metrics, (corrections,)
+    )
     runtime.fence.end_offsets = reader.end_offsets
-    runtime.join.watermark.ask = _corrections_ends(reader, runtime.join.watermark.topic)
+    runtime.join.watermark.ask = _corrections_ends(reader, corrections)
     runtime.app.add_dependency(reader)
 
     async def handle(event: EventT[bytes]) -> None:
