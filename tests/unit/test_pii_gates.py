@@ -19,7 +19,9 @@ from presidio_analyzer import AnalyzerEngine
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 from pydantic import ValidationError
 
+from agents.worker import build_app
 from streams.privacy import Anonymizer, PrivacyConfig
+from streams.privacy.pii import _NEEDS, _WARM_TEXT
 from streams.privacy.recognizers import build_analyzer
 from streams.settings import DEFAULT_PHONE_REGIONS, Settings
 from streams.usererrors import settings_problem
@@ -198,3 +200,20 @@ def test_the_phone_gate_holds_for_the_shortest_numbering_plans(
     gated: dict[str, tuple[Anonymizer, AnalyzerEngine]], text: str
 ) -> None:
     _assert_gate_passes(*gated["shortest numbers"], text)
+
+
+def test_the_warm_up_text_holds_every_pattern_entity_and_a_secret() -> None:
+    """``Anonymizer.warm`` must reach every recognizer: each finds its entity in the text,
+    so what it loads on first use is loaded at start (and nothing is left in the cache)."""
+    anonymizer = Anonymizer(PrivacyConfig(entities=tuple(sorted(_NEEDS))))
+    _text, found = anonymizer._anonymize_uncached(_WARM_TEXT)
+    assert set(dict(found)) == set(_NEEDS) | {"PASSWORD"}
+    anonymizer.warm()
+    assert anonymizer._cached.cache_info().currsize == 0
+
+
+def test_a_worker_app_comes_with_a_warm_anonymizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    warmed: list[Anonymizer] = []
+    monkeypatch.setattr(Anonymizer, "warm", lambda self: warmed.append(self))
+    build_app(Settings(), "kafka://127.0.0.1:9", embedded=False)
+    assert len(warmed) == 1
