@@ -1,8 +1,10 @@
 """Event-to-sample latency at fixed offered loads, with one warm worker.
 
 For each load the phase's plans are published first and processed (so no event waits
-in the join's grace buffer); then the other events are published at the fixed rate, each
-stamped with its publish time. Latency = the sample's broker timestamp - that stamp.
+in the join's grace buffer), and the worker is left to go quiet (under 5 % of a core for
+0.5 s: the burst's table writes are sent, not queued in front of the first events); then
+the other events are published at the fixed rate, each stamped with its publish time.
+Latency = the sample's broker timestamp - that stamp.
 
 A warm-up phase (``WARM_UP``: 4 s at 50 events/s, not reported) runs first on the same
 worker and topics: the first records a worker and a broker ever see of new topics pay
@@ -19,7 +21,7 @@ from benchmarks.context import Bench
 from benchmarks.load import bench_workload, publish_fast, publish_paced, split_plans
 from benchmarks.machine import load_average
 from benchmarks.readback import latency_ms, read_out, wait_for_records
-from benchmarks.workers import Fleet, wait_metric
+from benchmarks.workers import Fleet, settled_cpu, wait_metric
 from streams.settings import TopicSettings
 
 __all__ = ["WARM_UP", "latency_run"]
@@ -45,6 +47,8 @@ async def _phase(
     plans_in = await asyncio.to_thread(
         wait_metric, fleet, "learnstream_events_total", totals["plans"], 120, source="plans"
     )
+    for pid in fleet.pids():  # and their plan_state writes sent: the burst is set-up, not load
+        await asyncio.to_thread(settled_cpu, pid, 0.5, 30.0)
     bench.progress(f"{rate:g} ev/s: {len(plans):,} plans in, publishing {len(events):,} events")
     achieved = await publish_paced(
         bench.broker.bootstrap, topics, events, rate, bench.broker.embedded

@@ -144,9 +144,7 @@ def _latency(section: dict[str, Any]) -> list[str]:
         p99 = med.get("p99")
         at_target = rate == 500 or half
         target = _target(p99, (p99 or 0) <= 100, "p99 ≤ 100 ms") if at_target else ""
-        offered = (
-            f"{rate:,.0f} (½ of {section['capacity']:,.0f}/s capacity)" if half else f"{rate:,.0f}"
-        )
+        offered = f"{rate:,.0f} (half of one worker's capacity)" if half else f"{rate:,.0f}"
         lines.append(
             f"| {offered} | {_num(med.get('achieved_per_s'))} | {_num(med.get('p50'), 1)} | "
             f"{_num(med.get('p95'), 1)} | {_num(p99, 1)} | {_num(med.get('max'), 1)} | "

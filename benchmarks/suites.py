@@ -13,6 +13,7 @@ from typing import Any
 from benchmarks.configs import CONFIGS, MEMORY, Config, MemoryVariant, Sizes
 from benchmarks.context import Bench
 from benchmarks.latency import latency_run
+from benchmarks.load import bench_workload, split_plans
 from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
 from benchmarks.ner import NER_INSTALL, ner_environment
 from benchmarks.profiling import hot_spots
@@ -138,19 +139,32 @@ def capacity(throughput: dict[str, Any] | None) -> float | None:
     return float(rate) if rate else None
 
 
-def latency_rates(fixed: tuple[float, ...], capacity: float | None) -> list[tuple[float, bool]]:
+def event_share() -> float:
+    """Return the share of the bench workload's records that are not plan snapshots: the
+    latency phases pace those (their plans go out first, all at once)."""
+    plans, events = split_plans(bench_workload(10_000, SEED).records)
+    return len(events) / (len(plans) + len(events))
+
+
+def latency_rates(
+    fixed: tuple[float, ...], capacity: float | None, share: float = 1.0
+) -> list[tuple[float, bool]]:
     """Return the offered loads in increasing order, each with whether it is half of
-    ``capacity`` (issue 15's second latency target); that one is left out when unknown."""
+    ``capacity`` (issue 15's second latency target); that one is left out when unknown.
+
+    ``capacity`` counts every input record, plans included; the phases pace only the
+    ``share`` that are not plans, so half of it is ``capacity * share / 2`` of those.
+    """
     rates = [(rate, False) for rate in fixed]
     if capacity:
-        rates.append((float(round(capacity / 2)), True))
+        rates.append((float(round(capacity * share / 2)), True))
     return sorted(rates)
 
 
 async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None) -> dict[str, Any]:
     """Measure latency percentiles at each offered load (PII on, default config), and at
     half of one worker's ``capacity`` when it is known."""
-    plan = latency_rates(sizes.rates, capacity)
+    plan = latency_rates(sizes.rates, capacity, event_share())
     rates = [rate for rate, _half in plan]
     runs = []
     for r in range(sizes.repeats):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.report import _latency
-from benchmarks.suites import capacity, latency_rates
+from benchmarks.suites import capacity, event_share, latency_rates
 
 
 def test_the_capacity_is_the_pii_on_median_of_the_throughput_suite() -> None:
@@ -26,6 +26,8 @@ def test_half_of_the_capacity_joins_the_fixed_loads_in_order() -> None:
         (500.0, False),
         (1000.0, False),
     ]
+    # 975 input events/s of which 60 % are not plans: the phases pace those, 292.5/s is half
+    assert latency_rates((100.0,), 975.0, share=0.6) == [(100.0, False), (292.0, True)]
     assert latency_rates((100.0, 500.0), None) == [(100.0, False), (500.0, False)]
 
 
@@ -43,6 +45,11 @@ def test_the_report_judges_p99_at_500_per_s_and_at_half_the_capacity() -> None:
     rows = [line for line in _latency(section) if line.startswith("| ") and "---" not in line]
     assert rows[1].startswith("| 100 |")
     assert rows[1].endswith("| 3/3 |  |")  # no target at 100/s
-    assert rows[2].startswith("| 289 (½ of 577/s capacity) |")
+    assert rows[2].startswith("| 289 (half of one worker's capacity) |")
     assert rows[2].endswith("p99 ≤ 100 ms: met |")
     assert rows[3].endswith("p99 ≤ 100 ms: **missed** |")
+
+
+def test_the_phases_pace_the_records_that_are_not_plans() -> None:
+    share = event_share()
+    assert 0.5 < share < 0.75  # the workload: one plan, then its decision, delta or stages
