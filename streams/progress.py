@@ -165,25 +165,35 @@ class Progress:
         if self._asking is not None and not self._asking.done():
             await asyncio.wait({self._asking})  # neither cancels the other, nor raises
         if tp not in self._start:  # assigned since, or that lookup failed
-            await self._ask_starts([tp], self._epoch)
-        return self.expected(tp)
-
-    async def _ask_starts(self, tps: list[Partition], epoch: int) -> None:
-        """Note where ``tps`` start, unless an assignment came meanwhile; a failed lookup
-        leaves them to Faust's committed offset, and says so."""
-        if self.starts_of is None:
-            return
-        try:
-            starts = await self.starts_of(tps)
-        except Exception as exc:  # noqa: BLE001  (Faust's committed offset will do)
-            for tp in tps:
+            failed = await self._ask_starts([tp], self._epoch)
+            if failed is not None:  # Faust's committed offset will do
                 log.warning(
                     "%s[%d]: could not ask where its records start (%r): using %s",
-                    tp.topic, tp.partition, exc, self.committed(tp),
+                    tp.topic, tp.partition, failed, self.committed(tp),
                 )  # fmt: skip
-            return
+        return self.expected(tp)
+
+    async def _ask_starts(self, tps: list[Partition], epoch: int) -> Exception | None:
+        """Note where ``tps`` start, unless an assignment came meanwhile; return why the
+        lookup failed, if it did."""
+        if self.starts_of is None:
+            return None
+        try:
+            starts = await self.starts_of(tps)
+        except Exception as exc:  # noqa: BLE001  (the caller says what it does instead)
+            return exc
         if epoch == self._epoch:
             self._start.update((tp, starts[tp]) for tp in tps if tp in starts)
+        return None
+
+    async def _ask_assigned(self, tps: list[Partition], epoch: int) -> None:
+        failed = await self._ask_starts(tps, epoch)
+        if failed is not None:
+            log.info(
+                "could not ask where the %d assigned partitions start (%r): each is asked "
+                "at its first record",
+                len(tps), failed,
+            )  # fmt: skip
 
     def commit_offset(self, tp: Partition) -> int | None:
         """Return the offset a commit may take for ``tp`` (the released one when ``held``)."""
@@ -332,7 +342,7 @@ class Progress:
         wanted = list(tps)
         self._asking = None
         if wanted and self.starts_of is not None:
-            self._asking = asyncio.ensure_future(self._ask_starts(wanted, self._epoch))
+            self._asking = asyncio.ensure_future(self._ask_assigned(wanted, self._epoch))
 
     def _per_partition(self) -> tuple[dict[Partition, Any], ...]:
         """Return every map this keeps per partition (what a revocation or assignment drops)."""

@@ -319,3 +319,25 @@ async def test_only_records_really_skipped_are_warned_of(caplog: pytest.LogCaptu
         .getMessage()
         .endswith("records 5..6 had been skipped by the consumer: read them again")
     )
+
+
+async def test_a_failed_assignment_lookup_leaves_each_partition_to_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    asked: list[list[object]] = []
+
+    async def starts_of(tps: list[object]) -> dict[object, int]:
+        asked.append(tps)
+        if len(tps) > 1:
+            raise ConnectionError("coordinator moving")
+        return dict.fromkeys(tps, 30)
+
+    log = Log(Progress(gated=False), committed=None)
+    log.progress.starts_of = starts_of
+    with caplog.at_level("INFO", logger="learnstream"):
+        log.progress.assign([TP0, TP("plans", 1)])
+        await log.deliver(31)  # 30 never came: known from its own lookup
+    assert asked == [[TP0, TP("plans", 1)], [TP0]]
+    assert log.seeks == [30]
+    assert "could not ask where the 2 assigned partitions start" in caplog.text
+    assert "could not ask where its records start" not in caplog.text
