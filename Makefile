@@ -66,5 +66,5 @@ bench-extras: $(STAMP)  # RocksDB store + spaCy model, for the memory and NER fi
 bench: bench-extras  ## full benchmarks (~50 min): Apache Kafka if Java is there, appends to benchmarks/RESULTS.md
 	$(PY) -m benchmarks.run
 
-bench-quick: $(STAMP)  ## benchmark smoke run (< 60 s, embedded broker, records nothing)
+bench-quick: $(STAMP)  ## benchmark smoke run (~2 min, embedded broker, records nothing)
 	$(PY) -m benchmarks.run --quick

@@ -73,8 +73,9 @@ class Sizes:
     suites: tuple[str, ...]
     max_workers: int = 2
     #: One worker's input events/s with PII on, for the latency phase at half of it (None:
-    #: the throughput suite's figure of the same run, if it ran).
+    #: the throughput suite's figure of the same run, if it ran and ``half_capacity``).
     capacity: float | None = None
+    half_capacity: bool = True
 
 
 QUICK = Sizes(
@@ -87,6 +88,7 @@ QUICK = Sizes(
     configs=("pii-on",),
     memory=("memory",),
     suites=("throughput", "latency", "memory"),
+    half_capacity=False,  # a smoke run: one latency phase
 )
 FULL = Sizes(
     repeats=3,

@@ -8,7 +8,7 @@ benchmarks/results/<date>-<broker>.json and a table is appended to benchmarks/RE
 No figure is asserted: targets are reported.
 
     python -m benchmarks.run                 # full (make bench): ~50 min on 2 cores
-    python -m benchmarks.run --quick         # smoke (make bench-quick): < 60 s, nothing recorded
+    python -m benchmarks.run --quick         # smoke (make bench-quick): ~2 min, nothing recorded
     python -m benchmarks.run --only latency --repeats 1
 """
 
@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--quick",
         action="store_true",
-        help="smoke run (< 60 s): 1 run of a few suites, tiny sizes, RESULTS.md untouched",
+        help="smoke run (~2 min): 1 run of a few suites, tiny sizes, RESULTS.md untouched",
     )
     add(
         "--only",
@@ -125,7 +125,8 @@ async def _run_suites(bench: Bench, sizes: Sizes, profile_out: Path | None) -> d
     if "scaleout" in sizes.suites:
         results["scaleout"] = await suites.run_scaleout(bench, sizes)
     if "latency" in sizes.suites:
-        capacity = sizes.capacity or suites.capacity(results.get("throughput"))
+        measured = suites.capacity(results.get("throughput")) if sizes.half_capacity else None
+        capacity = sizes.capacity or measured
         results["latency"] = await suites.run_latency(bench, sizes, capacity)
     if "memory" in sizes.suites:
         results["memory"] = await suites.run_memory(bench, sizes)
