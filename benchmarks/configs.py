@@ -76,6 +76,9 @@ class Sizes:
     #: the throughput suite's figure of the same run, if it ran and ``half_capacity``).
     capacity: float | None = None
     half_capacity: bool = True
+    #: The latency suite's unreported first phase: (events per second, seconds). It warms
+    #: the broker as well as the worker (benchmarks/latency.py says what it pays for).
+    warm_up: tuple[float, float] = (300.0, 10.0)
 
 
 QUICK = Sizes(
@@ -89,6 +92,7 @@ QUICK = Sizes(
     memory=("memory",),
     suites=("throughput", "latency", "memory"),
     half_capacity=False,  # a smoke run: one latency phase
+    warm_up=(50.0, 4.0),
 )
 FULL = Sizes(
     repeats=3,

@@ -6,10 +6,16 @@ in the join's grace buffer), and the worker is left to go quiet (under 5 % of a 
 the other events are published at the fixed rate, each stamped with its publish time.
 Latency = the sample's broker timestamp - that stamp.
 
-A warm-up phase (``WARM_UP``: 4 s at 50 events/s, not reported) runs first on the same
-worker and topics: the first records a worker and a broker ever see of new topics pay
-one-time costs (the broker's first writes to new partitions, the client's first requests),
-which the first measured load would otherwise carry (up to ~0.9 s on 25 Nov).
+A warm-up phase (``warm_up``, not reported; ``Sizes.warm_up``: 10 s at 300 events/s in a
+full run) runs first on the same worker and topics. The first records a worker and a broker
+ever see of new topics pay one-time costs (the broker's first writes to new partitions, the
+client's first requests), which the first measured load would otherwise carry (up to ~0.9 s
+on 25 Nov). A freshly started Apache Kafka broker also compiles its hot paths for minutes:
+on 25 Nov, after a 4 s warm-up at 50 events/s, the broker used about one core at 50–100
+events/s and its JIT compiler spent 3.2 s in the first 300 events/s phase (``jstat
+-compiler``), on the two cores the worker shares; that phase's p99 was 634–718 ms and the
+same load right after it 34–126 ms. A production broker is warm: the warm-up runs at a
+measured load long enough for the compilation to settle.
 """
 
 from __future__ import annotations
@@ -24,10 +30,7 @@ from benchmarks.readback import latency_ms, read_out, wait_for_records
 from benchmarks.workers import Fleet, settled_cpu, wait_metric
 from streams.settings import TopicSettings
 
-__all__ = ["WARM_UP", "latency_run"]
-
-#: The unreported first phase: (events per second, seconds).
-WARM_UP = (50.0, 4.0)
+__all__ = ["latency_run"]
 
 
 async def _phase(
@@ -68,7 +71,12 @@ async def _phase(
 
 
 async def latency_run(
-    bench: Bench, env: dict[str, str], rates: list[float], seconds: float, seed: int
+    bench: Bench,
+    env: dict[str, str],
+    rates: list[float],
+    seconds: float,
+    seed: int,
+    warm_up: tuple[float, float],
 ) -> list[dict[str, Any]]:
     """Measure latency percentiles at each offered load in ``rates`` (events per second)."""
     place = bench.place("latency")
@@ -78,8 +86,8 @@ async def latency_run(
     try:
         await asyncio.to_thread(fleet.start)
         await asyncio.sleep(2.0)  # let the first assignment settle
-        bench.progress(f"warm-up at {WARM_UP[0]:g} events/s for {WARM_UP[1]:g} s (not reported)")
-        await _phase(bench, fleet, topics, *WARM_UP, seed - 1, totals)
+        bench.progress(f"warm-up at {warm_up[0]:g} events/s for {warm_up[1]:g} s (not reported)")
+        await _phase(bench, fleet, topics, *warm_up, seed - 1, totals)
         return [
             await _phase(bench, fleet, topics, rate, seconds, seed + i, totals)
             for i, rate in enumerate(rates)

@@ -169,7 +169,11 @@ async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None)
     runs = []
     for r in range(sizes.repeats):
         bench.step = f"latency round {r + 1}/{sizes.repeats}"
-        runs.append(await latency_run(bench, {}, rates, sizes.latency_seconds, SEED + 10 * r))
+        runs.append(
+            await latency_run(
+                bench, {}, rates, sizes.latency_seconds, SEED + 10 * r, warm_up=sizes.warm_up
+            )
+        )
     keys = ("achieved_per_s", "p50", "p95", "p99", "max")
     by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(rates))]
     for (rate, half), row in zip(plan, by_rate, strict=True):
