@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-import uuid
+from functools import lru_cache
 
 __all__ = ["canonical_id", "derived_uuid", "is_uuid4", "sample_id"]
 
@@ -15,9 +15,16 @@ _UUID4 = re.compile(
 
 
 def _v4_from(text: str) -> str:
-    """Return a UUID with version-4 bits whose 122 free bits come from SHA-256 of text."""
-    digest = hashlib.sha256(text.encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16], version=4))
+    """Return a UUID with version-4 bits whose 122 free bits come from SHA-256 of text.
+
+    The same string ``str(uuid.UUID(bytes=digest[:16], version=4))`` gives, without
+    ``uuid.UUID``'s checks (a fifth of the worker's time in ids, 25 Nov profile).
+    """
+    raw = bytearray(hashlib.sha256(text.encode()).digest()[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def sample_id(family: str, source_event_id: str) -> str:
@@ -43,6 +50,7 @@ def derived_uuid(runtime_id: str) -> str:
     return _v4_from(f"mplp-id\x1f{runtime_id}")
 
 
+@lru_cache(maxsize=1 << 16)  # plan and project ids repeat on every event that names them
 def canonical_id(runtime_id: str) -> str:
     """Return the UUID a sample carries for a runtime id: itself (lower case) or its stand-in.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from streams import builders
-from streams.ids import sample_id
+from streams.ids import canonical_id, derived_uuid, sample_id
 from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
 from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.plan_state import PlanState, merge_snapshot
@@ -443,6 +444,24 @@ def test_sample_ids_are_deterministic_uuid4_per_family_and_event() -> None:
 def test_sample_id_is_a_pure_function_of_family_and_event() -> None:
     assert sample_id("intent_resolution", DECISION_EVENT) == "d7a44be8-6c0d-4c83-9295-fb94687f7676"
     assert sample_id("confirm_decision", DECISION_EVENT) == "42fd386b-6ca8-4eae-903f-fa02c1ae74af"
+
+
+@pytest.mark.parametrize("text", ["", "plan-1", "PLAN-1", "é\x1f✓", "x" * 300, "0" * 64])
+def test_derived_ids_are_the_uuid4_the_uuid_module_makes_of_the_digest(text: str) -> None:
+    # Ids already written must not change: trainers deduplicate by them across versions.
+    digest = hashlib.sha256(f"mplp-id\x1f{text}".encode()).digest()
+    assert derived_uuid(text) == str(uuid.UUID(bytes=digest[:16], version=4))
+    digest = hashlib.sha256(f"family\x1f{text}".encode()).digest()
+    assert sample_id("family", text) == str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def test_canonical_ids_lower_a_uuid4_and_stand_in_for_anything_else() -> None:
+    upper = "A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D"
+    assert canonical_id(upper) == canonical_id(upper.lower()) == upper.lower()
+    assert canonical_id("plan-7") == canonical_id("plan-7") == derived_uuid("plan-7")
+    assert canonical_id("PLAN-7") != canonical_id("plan-7")  # only UUIDs are case-blind
+    not_v4 = "a1b2c3d4-e5f6-1a7b-8c9d-0e1f2a3b4c5d"  # version 1
+    assert canonical_id(not_v4) == derived_uuid(not_v4)
 
 
 def test_created_at_is_now_and_nothing_else_reads_a_clock() -> None:
