@@ -50,7 +50,7 @@ def derived_uuid(runtime_id: str) -> str:
     return _v4_from(f"mplp-id\x1f{runtime_id}")
 
 
-@lru_cache(maxsize=1 << 16)  # plan and project ids repeat on every event that names them
+@lru_cache(maxsize=4096)  # ~1 MB: recent plan and project ids repeat on every event naming them
 def canonical_id(runtime_id: str) -> str:
     """Return the UUID a sample carries for a runtime id: itself (lower case) or its stand-in.
 
