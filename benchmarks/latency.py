@@ -11,9 +11,9 @@ full run) runs first on the same worker and topics. The first records a worker a
 ever see of new topics pay one-time costs (the broker's first writes to new partitions, the
 client's first requests), which the first measured load would otherwise carry (up to ~0.9 s
 on 25 Nov). A freshly started Apache Kafka broker also compiles its hot paths for minutes:
-on 25 Nov, after a 4 s warm-up at 50 events/s, the broker used about one core at 50–100
+on 25 Nov, after a 4 s warm-up at 50 events/s, the broker used about one core at 50
 events/s and its JIT compiler spent 3.2 s in the first 300 events/s phase (``jstat
--compiler``), on the two cores the worker shares; that phase's p99 was 634–718 ms and the
+-compiler``), on the two cores the worker shares; that phase's p99 was 321–718 ms and the
 same load right after it 34–126 ms. A production broker is warm: the warm-up runs at a
 measured load long enough for the compilation to settle.
 """
