@@ -25,6 +25,8 @@ __all__ = ["run_latency", "run_memory", "run_profile", "run_scaleout", "run_thro
 SEED = 1000
 BASELINE_FACTOR = 4
 FLOOR_FACTOR = 2
+#: The DIY peer's pipeline in one Faust agent: what a worker of Faust agents can reach at most.
+FPEER = "benchmarks.faust_peer"
 
 
 def summarize(runs: list[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -71,6 +73,10 @@ async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
                 runs.setdefault(f"peer:{key}", []).append(
                     await peer_run(bench, f"peer-{key}", env, events, SEED + r)
                 )
+                bench.step = f"throughput round {r + 1}/{sizes.repeats} faust peer {key}"
+                runs.setdefault(f"fpeer:{key}", []).append(
+                    await peer_run(bench, f"fpeer-{key}", env, events, SEED + r, module=FPEER)
+                )
     return _throughput_section(runs, envs)
 
 
@@ -97,6 +103,17 @@ def _throughput_section(
             "ratio": _ratio(peer_rate, base_rate),
             "floor_ratio": _ratio(peer_rate, floor_rate),
         }
+        if f"fpeer:{key}" in runs:
+            fpeer = summarize(runs[f"fpeer:{key}"], _RATE_KEYS)
+            fpeer_rate = fpeer["median"].get("events_per_s")
+            section[f"fpeer:{key}"] = {
+                "label": "Faust peer: the DIY peer's pipeline in one Faust agent "
+                f"(benchmarks/faust_peer.py), {CONFIGS[key].label}",
+                **fpeer,
+                "ratio": _ratio(fpeer_rate, base_rate),
+                "floor_ratio": _ratio(fpeer_rate, floor_rate),
+                "peer_ratio": _ratio(fpeer_rate, peer_rate),
+            }
     for key, (env, status) in envs.items():
         row: dict[str, Any] = {"label": CONFIGS[key].label, "status": status}
         if env is None:

@@ -96,18 +96,27 @@ async def _pass_through_run(
 
 
 async def peer_run(
-    bench: Bench, name: str, env: dict[str, str], events: int, seed: int, *, unique: bool = True
+    bench: Bench,
+    name: str,
+    env: dict[str, str],
+    events: int,
+    seed: int,
+    *,
+    unique: bool = True,
+    module: str = "benchmarks.peer",
 ) -> dict[str, Any]:
-    """Run the DIY peer (benchmarks/peer.py) with a worker's ``env``; verify it like a worker.
+    """Run a peer (``module``: benchmarks/peer.py, or faust_peer.py, the same pipeline in one
+    Faust agent) with a worker's ``env``; verify it like a worker.
 
     CPU is counted from its ``ready`` line, as a worker's is from Faust's ready: importing
     and building the anonymizer is start-up, not per-event work.
     """
     place = bench.place(name)
     topics, workload = await _preload(bench, place, events, seed, unique)
+    env = {**env, "LEARNSTREAM_DATA_DIR": str(place.workdir / "data")}  # Faust's, if any
     with (place.workdir / "peer.log").open("ab") as log:
         proc = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", "benchmarks.peer"),
+            *(sys.executable, "-m", module),
             cwd=ROOT,
             env={**os.environ, **place.env(bench.broker, env)},
             stdin=subprocess.DEVNULL,
