@@ -3,11 +3,10 @@
 It runs :class:`benchmarks.peer.Peer` (the same decoding, join in plain dicts, builders,
 privacy and codec) per record of one Faust agent over the five input topics, and sends
 through Faust's producer the way the worker does (``app.producer.send``, acks=all, the
-worker's producer settings from ``streams.app.create_app``, and the worker's lean Faust
-monitor, ``agents.sensor``). Like the Faust floor it does
-not wait for each record's acks: Faust acks the record when the agent moves on and commits
-on its timer. It has no tables, changelogs, consent view, corrections watermark, metrics
-or pairs.
+worker's app settings from ``streams.app.create_app`` and its lean monitor from
+``agents.sensor``). Like the Faust floor it does not wait for each record's acks: Faust acks
+the record when the agent moves on and commits on its timer. It has no tables, changelogs,
+consent view, corrections watermark, metrics or pairs.
 
 So it is the most a worker built of Faust agents, one step per record, can reach for the
 same samples on this machine: whatever the worker does beyond it pays for a guarantee (state
@@ -36,9 +35,6 @@ from streams.app import create_app
 from streams.settings import Settings
 
 __all__ = ["FaustSends", "Record", "build_app", "main", "step"]
-
-log = logging.getLogger("learnstream.faust_peer")
-
 
 @dataclass(frozen=True)
 class Record:
