@@ -36,6 +36,7 @@ from streams.settings import Settings
 
 __all__ = ["FaustSends", "Record", "build_app", "main", "step"]
 
+
 @dataclass(frozen=True)
 class Record:
     """A Faust message in the shape the peer reads (aiokafka's: timestamp in milliseconds)."""
