@@ -2,8 +2,9 @@
 
 Every figure comes from real worker processes (``learnstream worker``) on a real broker,
 compared with a raw aiokafka consume -> json.loads -> produce process, a one-agent Faust
-pass-through and the DIY peer (benchmarks/peer.py: the same samples on bare aiokafka),
-all measured in the same run on the same topics. Results go to
+pass-through, the DIY peer (benchmarks/peer.py: the same samples on bare aiokafka) and the
+Faust peer (benchmarks/faust_peer.py: the DIY peer in one Faust agent, the most a worker of
+Faust agents can reach), all measured in the same run on the same topics. Results go to
 benchmarks/results/<date>-<broker>.json and a table is appended to benchmarks/RESULTS.md.
 No figure is asserted: targets are reported.
 
