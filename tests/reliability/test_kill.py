@@ -62,13 +62,15 @@ def _log_digest(log: str, limit: int = 200) -> str:
     return "\n".join(lines[-limit:])
 
 
-def _where_duplicates_sit(got, duplicated: dict[str, int], kills: list[int]) -> str:
-    """Say where the copies of some duplicated samples sit, next to the kill times."""
+def _where_samples_sit(got, sample_ids, kills: list[int]) -> str:
+    """Say where the copies of some samples sit (duplicated or wrong), next to the kill
+    times, with the plan each belongs to."""
     families = {s["sample_id"]: s["sample_family"] for s in got.samples}
+    plans = {s["sample_id"]: s.get("meta", {}).get("plan_id") for s in got.samples}
     lines = [f"kills at (ms): {kills}"]
-    for sample_id in sorted(duplicated)[:10]:
+    for sample_id in sorted(sample_ids)[:10]:
         copies = ", ".join(f"p{p}@{o} t={t}" for p, o, t in got.places[sample_id])
-        lines.append(f"  {sample_id} {families[sample_id]}: {copies}")
+        lines.append(f"  {sample_id} {families[sample_id]} plan {plans[sample_id]}: {copies}")
     return "\n".join(lines)
 
 
@@ -103,8 +105,8 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
         f"to ready {max(recoveries):.1f}s max, drained {waited:.1f}s after the last "
         f"record: {verdict.report()}"
     )
-    if verdict.duplicated:
-        print(_where_duplicates_sit(got, verdict.duplicated, kills))
+    if verdict.duplicated or verdict.wrong:
+        print(_where_samples_sit(got, {*verdict.duplicated, *verdict.wrong}, kills))
         print(_log_digest(worker.log()))
     # A run and its replay produce identical samples (created_at aside): every copy of a
     # sample id is the same, and labels follow event time (verify checks each label).
