@@ -77,7 +77,7 @@ def _where_samples_sit(got, sample_ids, kills: list[int]) -> str:
 async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     topics = TopicSettings(prefix=namespace)
     workload = build_workload(EVENTS, seed=17)
-    corrected = add_corrected_runs(workload, every=40)
+    corrections = add_corrected_runs(workload, every=40)
     worker = start_worker(
         LEARNSTREAM_JOIN__GRACE="1h",
         LEARNSTREAM_SAMPLE_FORMAT="avro",
@@ -85,7 +85,9 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     )
     rate = 400.0  # events/s: the stream lasts ~EVENTS/rate seconds, kills land inside it
     publishing = asyncio.create_task(
-        publish_paced(broker.bootstrap, topics, workload.records, rate, broker.embedded)
+        publish_paced(
+            broker.bootstrap, topics, workload.records, rate, broker.embedded, corrections
+        )
     )
     rng, recoveries, kills = random.Random(5), [], []
     for _ in range(KILLS):
@@ -112,7 +114,7 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     # sample id is the same, and labels follow event time (verify checks each label).
     assert verdict.delivered, verdict.report()
     assert _identical_but_created_at(got.raw) == []
-    assert _decisions_counting_corrections(got.samples) == [], f"{corrected} corrected plans"
+    assert _decisions_counting_corrections(got.samples) == [], f"{len(corrections)} corrected plans"
     assert got.dlq_reasons == []
     if guarantee == "exactly_once":
         assert verdict.duplicated == {}, verdict.report()
