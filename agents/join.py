@@ -206,7 +206,8 @@ def fetched_at(event: EventT[bytes]) -> datetime:
 def attach(runtime: Runtime, routes: dict[str, Route]) -> Join:
     """Build the join over ``routes`` (input topic -> Route) and give it to ``runtime``."""
     topic = runtime.settings.topics.name("delta_intents")
-    watermark = Watermark(topic, runtime.progress)  # its asker: agents/consent.py
+    lateness = runtime.settings.join.corrections_lateness
+    watermark = Watermark(topic, runtime.progress, lateness=lateness)  # asker: agents/consent.py
     runtime.join = Join(runtime, routes, watermark)
 
     def on_revoked(*args: Any, **_kwargs: Any) -> None:

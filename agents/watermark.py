@@ -17,13 +17,19 @@ caught an execute labelled ``good`` that way too). An end counts for an event on
 ListOffsets round that asked for it started after the event was fetched, as for the
 consent fence: both use the shared rounds of streams/rounds.py, one of which answers every
 event fetched before it.
+
+What the broker did not hold yet does not count: Kafka orders records within a partition
+only, so a correction a runtime sent just before an execute can land just after it
+(benchmarks/ordering.py). ``join.corrections_lateness`` moves the moment an end must be asked
+after from the fetch to ``lateness`` past it, as Kafka Streams' ``max.task.idle.ms`` lets a
+task wait for an input: every decision and execute then waits that long.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from faust.types import TP
 
@@ -51,8 +57,16 @@ class Watermark:
     has settled meanwhile.
     """
 
-    def __init__(self, topic: str, progress: Progress, ask: Ask = _unwired) -> None:
+    def __init__(
+        self,
+        topic: str,
+        progress: Progress,
+        ask: Ask = _unwired,
+        lateness: timedelta = timedelta(0),
+    ) -> None:
         self.topic, self.progress, self.ask = topic, progress, ask  # ask: wired later
+        #: Corrections reaching the broker this long after an event was fetched count for it.
+        self.lateness = lateness
         self.rounds: Rounds[int, datetime] = Rounds(self._ask, now, "corrections watermark")
         self._read: dict[int, int] = {}
         #: partition -> plan key -> when its earliest waiting entry was fetched (or parked)
@@ -68,8 +82,13 @@ class Watermark:
         self._read[partition] = max(self._read.get(partition, 0), offset + 1)
 
     async def fresh(self, partition: int, since: datetime) -> None:
-        """Return once an end of ``partition`` asked for after ``since`` is known, or the
-        round asking for it failed (then nothing fetched after ``since`` settles yet)."""
+        """Return once an end of ``partition`` asked for after ``since`` (and the lateness) is
+        known, or the round asking for it failed (then nothing fetched after ``since``
+        settles yet)."""
+        since = self._counting_from(since)
+        pause = (since - now()).total_seconds()
+        if pause > 0:  # only with a lateness: an end asked before this would not count
+            await asyncio.sleep(pause)
         self.rounds.wanted.add(partition)
         for _ in range(2):  # the round in flight may not have asked for ``partition``
             if self.rounds.end(partition, since) is not None:
@@ -79,12 +98,14 @@ class Watermark:
 
     def settled(self, partition: int, since: datetime) -> bool:
         """Tell whether an event of ``partition`` fetched at ``since`` has every correction
-        the broker held then read; without an end asked for after ``since``, ask (in the
-        background) and say no."""
+        the broker held then (and within the lateness) read; without an end asked for after
+        that, ask (in the background, once the lateness is over) and say no."""
+        since = self._counting_from(since)
         self.rounds.wanted.add(partition)
         end = self.rounds.end(partition, since)
         if end is None:
-            self.rounds.after(since)
+            if since <= now():  # a round started earlier would not count: a later look asks
+                self.rounds.after(since)
             return False
         return self._read_to(partition) >= end
 
@@ -109,6 +130,10 @@ class Watermark:
         for partition in partitions:
             self._read.pop(partition, None)
             self.waiting.pop(partition, None)
+
+    def _counting_from(self, fetched: datetime) -> datetime:
+        """Return the moment after which an end counts for an event fetched at ``fetched``."""
+        return fetched + self.lateness if self.lateness else fetched
 
     async def _ask(self, partitions: list[int]) -> Mapping[int, int]:
         return await self.ask(partitions)

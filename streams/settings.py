@@ -320,6 +320,11 @@ class JoinSettings(BaseModel):
     )
     sweep_interval: float = Field(5.0, gt=0, description="seconds between grace sweeps")
     plan_ttl: Duration = Field(timedelta(hours=24), description="terminal plans expire after this")
+    corrections_lateness: Duration = Field(
+        timedelta(0),
+        description="how long after a decision or execution is read a correction reaching "
+        "the broker still counts for it; each waits this long (Kafka Streams' max.task.idle.ms)",
+    )
 
 
 class WindowSettings(BaseModel):

@@ -202,6 +202,13 @@ async def test_parked_delta_and_outcome_replay_in_event_order(h: Harness) -> Non
     assert state.deltas == 1
 
 
+async def test_the_corrections_lateness_reaches_the_watermark(tmp_path: Any) -> None:
+    async with harness(tmp_path) as default:
+        assert default.runtime.join.watermark.lateness == timedelta(0)
+    async with harness(tmp_path, join={"corrections_lateness": "50ms"}) as late:
+        assert late.runtime.join.watermark.lateness == timedelta(milliseconds=50)
+
+
 async def test_delta_then_execute_and_impact(h: Harness) -> None:
     snap = h.sim.plan(WHEN)
     await h.put("plans", js(snap), key=key_of(snap))

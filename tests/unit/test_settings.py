@@ -27,6 +27,7 @@ def test_defaults() -> None:
     assert settings.kafka_url is None
     assert settings.join.grace == timedelta(minutes=5)
     assert settings.join.plan_ttl == timedelta(hours=24)
+    assert settings.join.corrections_lateness == timedelta(0)
     assert settings.learning.opt_out_patterns == ("*.secret", "*.env")
     assert settings.privacy.hash_salt.get_secret_value() == ""
     assert (settings.sample_format, settings.store) == ("avro", "memory://")
@@ -159,7 +160,7 @@ def test_durations_print_as_typed(monkeypatch: pytest.MonkeyPatch, raw: str, sho
             "LEARNSTREAM_JOIN__GRACEE",
             "5",
             "LEARNSTREAM_JOIN__GRACEE is not a setting "
-            "(this section has: grace, plan_ttl, sweep_interval)",
+            "(this section has: corrections_lateness, grace, plan_ttl, sweep_interval)",
         ),
         (
             "LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS",

@@ -126,3 +126,38 @@ async def test_a_round_in_flight_without_the_partition_is_followed_by_one_with_i
     await first
     assert broker.asked == [[0], [0, 1]]
     assert mark.settled(1, fetched)
+
+
+async def _lands_later(broker: Broker, end: int, after_s: float) -> None:
+    await asyncio.sleep(after_s)
+    broker.end = end
+
+
+async def test_without_lateness_a_correction_landing_after_the_fetch_does_not_count() -> None:
+    broker = Broker(end=1)  # offset 0: an older correction; this plan's lands 10 ms later
+    mark, fetched = watermark(broker), now()
+    landing = asyncio.ensure_future(_lands_later(broker, 2, 0.01))
+    await mark.fresh(0, fetched)
+    mark.advance(0, 0)
+    assert mark.settled(0, fetched), "what the broker held at the fetch is read"
+    await landing
+
+
+async def test_a_correction_landing_within_the_lateness_counts() -> None:
+    """``join.corrections_lateness``: the end that counts is asked for once the lateness
+    after the fetch is over, so a correction landing meanwhile must be read first."""
+    broker = Broker(end=1)
+    mark = Watermark("deltas", Progress(gated=False), broker.ask, lateness=timedelta(seconds=0.05))
+    fetched = now()
+    landing = asyncio.ensure_future(_lands_later(broker, 2, 0.01))
+    assert not mark.settled(0, fetched)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert broker.rounds == 0, "an end asked within the lateness would not count"
+    await mark.fresh(0, fetched)
+    assert now() >= fetched + timedelta(seconds=0.05)
+    await landing
+    mark.advance(0, 0)
+    assert not mark.settled(0, fetched), "the correction that landed late is not read yet"
+    mark.advance(0, 1)
+    assert mark.settled(0, fetched)
