@@ -326,6 +326,18 @@ class JoinSettings(BaseModel):
         "the broker still counts for it; each waits this long (Kafka Streams' max.task.idle.ms)",
     )
 
+    @model_validator(mode="after")
+    def _lateness_within_grace(self) -> JoinSettings:
+        # Negative, it would count ends asked before the event was read; past the grace,
+        # every decision and execution would wait longer than any plan may.
+        if not timedelta(0) <= self.corrections_lateness <= self.grace:
+            raise PydanticCustomError(
+                "settings_conflict",
+                "LEARNSTREAM_JOIN__CORRECTIONS_LATENESS must be at least 0 and at most "
+                f"LEARNSTREAM_JOIN__GRACE ({format_duration(self.grace)})",
+            )
+        return self
+
 
 class WindowSettings(BaseModel):
     """Windowed quality-metric tables (DESIGN §7): tumbling by default, on event time."""

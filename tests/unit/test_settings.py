@@ -33,6 +33,13 @@ def test_defaults() -> None:
     assert (settings.sample_format, settings.store) == ("avro", "memory://")
 
 
+def test_a_negative_corrections_lateness_is_refused() -> None:
+    # From the environment "-1" is no duration at all; in code it must not pass either.
+    with pytest.raises(ValidationError, match="CORRECTIONS_LATENESS must be at least 0"):
+        Settings(join={"corrections_lateness": -1})
+    assert Settings(join={"grace": 0}).join.corrections_lateness == timedelta(0)
+
+
 def test_broker_url_flat_alias_and_nested(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LEARNSTREAM_BROKER_URL", "kafka://k1:9092")
     assert Settings().kafka_url == "kafka://k1:9092"
@@ -167,6 +174,12 @@ def test_durations_print_as_typed(monkeypatch: pytest.MonkeyPatch, raw: str, sho
             "*.key",
             "LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS is not valid JSON: lists are written as "
             """JSON, e.g. '["*.secret", "*.env"]'""",
+        ),
+        (
+            "LEARNSTREAM_JOIN__CORRECTIONS_LATENESS",
+            "10m",
+            "LEARNSTREAM_JOIN__CORRECTIONS_LATENESS must be at least 0 and at most "
+            "LEARNSTREAM_JOIN__GRACE (5m)",
         ),
         (
             "LEARNSTREAM_BROKER_URL",
