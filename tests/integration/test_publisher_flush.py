@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from benchmarks.readback import count_topic
 from streams.admin import create_topics
 from streams.publisher import RuntimePublisher
 from streams.settings import TopicSettings
@@ -31,7 +31,7 @@ async def test_flush_returns_once_every_record_published_is_on_the_broker(
             assert pub.publish_raw("delta_intents", b"plan-1", b"%d" % i)
         await pub.flush()
         # Asked at once: a linger of 200 ms would still hold them without the flush.
-        assert await _records_held(broker.bootstrap, name, topics.partitions) == 20
+        assert await count_topic(broker.bootstrap, name) == 20
         assert pub.stats.failed == 0
 
 
@@ -39,15 +39,3 @@ async def test_flush_needs_a_started_publisher(namespace: str) -> None:
     pub = RuntimePublisher("127.0.0.1:9", TopicSettings(prefix=namespace))
     with pytest.raises(RuntimeError, match="not started"):
         await pub.flush()
-
-
-async def _records_held(bootstrap: str, topic: str, partitions: int) -> int:
-    """Return the topic's end offsets summed (one record per batch on the embedded broker)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
-        return sum(ends.values())
-    finally:
-        await consumer.stop()
