@@ -52,15 +52,15 @@ async def measure(
         bootstrap, topics, workload.records, rate, embedded, corrections if flush else ()
     )
     landed = await _append_times(bootstrap, topics, plans)
-    late = sorted(
+    late = [
         delta - execute
         for delta, execute in landed.values()
         if delta is not None and execute is not None and delta > execute
-    )
+    ]
     return {
         "pairs": len(plans),
         "correction_after_execution": len(late),
-        "max_gap_ms": late[-1] if late else 0,
+        "max_gap_ms": max(late, default=0),
         "flush": flush,
     }
 
