@@ -98,27 +98,32 @@ class Emitter:
         current record came; return the samples whose project has not opted out."""
         if not ready:  # a record without samples never waits
             return ready
+        allowed = await self.consented([sample.meta.project_id for sample, _ in ready])
+        return [item for item, keep in zip(ready, allowed, strict=True) if keep]
+
+    async def consented(self, projects: list[str | None]) -> list[bool]:
+        """Wait until the consent view has read every consent record written before the
+        current record came; return, per project id (any spelling), whether it may be
+        collected. Each refusal counts in ``learnstream_opted_out{reason="project"}``."""
         event = current_event()
         # monotonic, stamped when the record was handed over (agents/faust_compat.py seam 11)
         arrived = event.message.time_in if event is not None else None
         started = time.perf_counter()
         await self.fence.wait(arrived)
         self.metrics.consent_fence.observe(time.perf_counter() - started)
-        kept = []
-        for sample, out in ready:
-            if consent_verdict(True, self.consent.get(sample.meta.project_id)):
-                self.metrics.child(self.metrics.opted_out, "project").inc()
-            else:
-                kept.append((sample, out))
-        return kept
+        verdicts = [not consent_verdict(True, self.consent.get(project)) for project in projects]
+        if refused := verdicts.count(False):
+            self.metrics.child(self.metrics.opted_out, "project").inc(refused)
+        return verdicts
 
-    async def send(self, ready: Ready, source: tuple[str, int], *, wait: bool = False) -> None:
+    async def send(self, ready: Ready, source: tuple[str, int], *, wait: bool = False) -> Ready:
         """Send the samples consent admits for the record at ``source`` (topic, partition);
-        ``wait`` for the broker's acks."""
+        ``wait`` for the broker's acks. Return the samples sent."""
         admitted = await self.admit(ready)
         acks = [await self._send_one(sample, out, source) for sample, out in admitted]
         if wait:
             await await_acks(acks)
+        return admitted
 
     async def _send_one(
         self, sample: LearningSample, out: Outgoing, source: tuple[str, int]

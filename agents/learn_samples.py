@@ -3,8 +3,9 @@
 Feedback becomes a ``dialog_response`` sample sent through ``Runtime.prepare``/``send``
 (global switch, opt-out, PII, codec, consent). Its DPO pair and reward sample are built from
 the *anonymized* sample, so they hold nothing the sample does not, and only for samples the
-switch let through. Experiences pass the same privacy step (opt-out globs, then PII).
-``annotator_id`` never enters any of them.
+global switch and the project's consent let through. Experiences pass the same switch, their
+project's consent and privacy step (opt-out globs, then PII). ``annotator_id`` never enters
+any of them.
 """
 
 from __future__ import annotations
@@ -61,10 +62,9 @@ class LearnWriter:
         moment = now()
         built = [build_dialog_response(f, moment) for f in feedbacks]
         by_id = {sample.sample_id: f for sample, f in zip(built, feedbacks, strict=True)}
-        ready = self.runtime.prepare(built)
-        await self.runtime.send(ready, source)
+        sent = await self.runtime.send(self.runtime.prepare(built), source)
         pairs = rewards = 0
-        for sample, _out in ready:
+        for sample, _out in sent:
             clean, _found = apply_privacy(sample.to_dict(), self.runtime.anonymizer)
             anonymized = LearningSample.model_validate(clean)
             pairs += await self.pair(anonymized, source)
@@ -73,7 +73,7 @@ class LearnWriter:
             for kind, name in (("skill", f.skill_name), ("tool", f.tool_name)):
                 if name:
                     self.stats.count_feedback(kind, name, f.score)
-        details = {"samples": len(ready), "pairs": pairs, "reward_samples": rewards}
+        details = {"samples": len(sent), "pairs": pairs, "reward_samples": rewards}
         return FeedbackResult(accepted=len(feedbacks), details=details)
 
     async def pair(self, sample: LearningSample, source: Source) -> int:
@@ -99,13 +99,20 @@ class LearnWriter:
     async def experiences(
         self, items: list[Experience], key: bytes, source: Source
     ) -> ExperienceResult:
-        """Store each transition, anonymized (none while learning is switched off)."""
+        """Store each transition, anonymized: none while learning is switched off, none of a
+        project that opted out."""
         if not self.runtime.settings.learning.enabled:
             self.metrics.child(self.metrics.opted_out, "global").inc(len(items))
             return ExperienceResult(stored=0)
+        if any(item.project_id for item in items):  # only a project can have opted out
+            allowed = await self.runtime.consented([item.project_id for item in items])
+            items = [item for item, keep in zip(items, allowed, strict=True) if keep]
         topic = self.runtime.topics.experiences
         for item in items:
-            clean, found = anonymize_record(item.model_dump(mode="json"), self.runtime.anonymizer)
+            record = item.model_dump(
+                mode="json", exclude={"project_id"} if not item.project_id else None
+            )
+            clean, found = anonymize_record(record, self.runtime.anonymizer)
             await self.runtime.produce(topic, key, orjson.dumps(clean), source)
             for entity, count in found.items():
                 self.metrics.child(self.metrics.pii, entity).inc(count)

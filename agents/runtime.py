@@ -103,9 +103,15 @@ class Runtime:
         """Apply the global switch, privacy and encoding (may raise: before anything moves)."""
         return self.emitter.prepare(samples)
 
-    async def send(self, ready: Ready, source: tuple[str, int], *, wait: bool = False) -> None:
-        """Send prepared samples through consent for the record at ``source``."""
-        await self.emitter.send(ready, source, wait=wait)
+    async def send(self, ready: Ready, source: tuple[str, int], *, wait: bool = False) -> Ready:
+        """Send prepared samples through consent for the record at ``source``; return those
+        sent (what consent let through)."""
+        return await self.emitter.send(ready, source, wait=wait)
+
+    async def consented(self, projects: list[str | None]) -> list[bool]:
+        """Return, after the consent fence, whether each project may be collected (records
+        that are not samples: A2E experiences)."""
+        return await self.emitter.consented(projects)
 
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""

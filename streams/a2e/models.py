@@ -72,7 +72,9 @@ class Feedback(BaseModel):
     """One feedback signal on an agent's turn (A2E Feedback model).
 
     ``skill_name``/``tool_name`` are learnstream extensions: they let the score count in
-    that skill's ``avg_score``.
+    that skill's ``avg_score``. So is ``project_id``: the runtime's project, whose consent
+    (the consent topic) decides whether the feedback's sample, pair and reward sample are
+    kept, and whose erasure (``learnstream erase``) removes them.
     """
 
     model_config = ConfigDict(**_STRICT, json_schema_extra=_CORRECTIVE_RULE)
@@ -89,6 +91,7 @@ class Feedback(BaseModel):
     rated_turn: RatedTurn | None = None
     skill_name: Name | None = None
     tool_name: Name | None = None
+    project_id: RuntimeId | None = None
 
     @model_validator(mode="after")
     def _corrective_has_correction(self) -> Feedback:
@@ -99,10 +102,14 @@ class Feedback(BaseModel):
     def to_preference_pair(
         self, now: datetime, project_id: str | None = None
     ) -> PreferencePair | None:
-        """Return the DPO pair this feedback yields, or None (see :mod:`streams.a2e.samples`)."""
+        """Return the DPO pair this feedback yields, or None (see :mod:`streams.a2e.samples`).
+
+        ``project_id`` defaults to the feedback's own.
+        """
         from streams.a2e.samples import build_dialog_response, dialog_pair
 
-        return dialog_pair(build_dialog_response(self, now, project_id=project_id), now)
+        project = project_id or self.project_id
+        return dialog_pair(build_dialog_response(self, now, project_id=project), now)
 
     def to_reward_sample(self) -> RewardSample | None:
         """Return the reward-model sample (reward = score), or None without a rated turn."""
@@ -131,7 +138,11 @@ class RewardSample(BaseModel):
 
 
 class Experience(BaseModel):
-    """One RL transition for replay (A2E Experience model)."""
+    """One RL transition for replay (A2E Experience model).
+
+    ``project_id`` is a learnstream extension, as on :class:`Feedback`: a project that opted
+    out on the consent topic has its transitions dropped.
+    """
 
     model_config = _STRICT
     state: dict[str, Any]
@@ -139,6 +150,7 @@ class Experience(BaseModel):
     reward: float
     next_state: dict[str, Any]
     done: bool = False
+    project_id: RuntimeId | None = None
 
 
 class SkillPerformanceRecord(BaseModel):

@@ -82,7 +82,10 @@ def _source_key(feedback: Feedback) -> str:
 def build_dialog_response(
     feedback: Feedback, now: datetime, *, project_id: str | None = None
 ) -> LearningSample:
-    """Build the dialog_response sample of one feedback (the rated turn, if any, inside)."""
+    """Build the dialog_response sample of one feedback (the rated turn, if any, inside).
+
+    ``meta.project_id`` is the canonical id of ``project_id``, else of the feedback's own.
+    """
     turn = feedback.rated_turn
     return LearningSample(
         sample_id=sample_id(FAMILY, _source_key(feedback)),
@@ -104,7 +107,7 @@ def build_dialog_response(
             details=_details(feedback),
             quality_label=quality_label(feedback.score),
         ),
-        meta=_meta(feedback, project_id),
+        meta=_meta(feedback, project_id or feedback.project_id),
     )
 
 

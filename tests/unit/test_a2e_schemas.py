@@ -37,9 +37,14 @@ FEEDBACK = Feedback(
     annotator_id="ann-1",
     rated_turn={"prompt": "2+2?", "response": "4"},
     skill_name="math",
+    project_id="proj-1",
 )
 EXPERIENCE = Experience(
-    state={"count": 0, "tags": ["a"]}, action={"type": "inc"}, reward=1.0, next_state={"count": 1}
+    state={"count": 0, "tags": ["a"]},
+    action={"type": "inc"},
+    reward=1.0,
+    next_state={"count": 1},
+    project_id="proj-1",
 )
 
 
@@ -78,6 +83,10 @@ def feedback_json(**changes: Any) -> dict[str, Any]:
         ({"confidence": -0.1}, False),
         ({"polarity": "GOOD"}, False),
         ({"correlation_id": "has space"}, False),
+        ({"project_id": None}, True),
+        ({"project_id": "3f2a9c1e-7b4d-4e8a-9c2b-1d5e6f7a8b9c"}, True),
+        ({"project_id": "has space"}, False),
+        ({"project_id": ""}, False),
         ({"extra": 1}, False),
     ],
 )
@@ -149,3 +158,35 @@ def test_absent_feedback_optionals_stay_absent() -> None:
     record = fastavro.schemaless_reader(BytesIO(out.getvalue()), schema, None)
     assert isinstance(record, dict)
     assert from_record(schema, record) == minimal.model_dump(mode="json", exclude_none=True)
+
+
+def _without_project(schema: dict[str, Any]) -> dict[str, Any]:
+    """Return the schema as it was before the ``project_id`` extension."""
+    fields = [f for f in schema["fields"] if f["name"] != "project_id"]
+    return fastavro.parse_schema(schema | {"fields": fields})
+
+
+@pytest.mark.parametrize(
+    ("file", "model"),
+    [("feedback.avsc", FEEDBACK), ("experience.avsc", EXPERIENCE)],
+)
+def test_project_id_is_an_optional_field_both_reader_generations_read(
+    file: str, model: BaseModel
+) -> None:
+    new = load_schemas(A2E_AVRO)[file][1]
+    old = _without_project(new)
+    (field,) = [f for f in new["fields"] if f["name"] == "project_id"]
+    assert (field["type"], field["default"]) == (["null", "string"], None)
+    data = model.model_dump(mode="json")
+    older = {k: v for k, v in data.items() if k != "project_id"}
+    before = BytesIO()  # written before the extension, read now: project_id absent
+    fastavro.schemaless_writer(before, old, to_record(old, older))
+    record = fastavro.schemaless_reader(BytesIO(before.getvalue()), old, new)
+    assert isinstance(record, dict)
+    assert type(model).model_validate(from_record(new, record)).project_id is None  # type: ignore[attr-defined]
+    after = BytesIO()  # written now, read by an older reader: the field is skipped
+    fastavro.schemaless_writer(after, new, to_record(new, data))
+    record = fastavro.schemaless_reader(BytesIO(after.getvalue()), new, old)
+    assert isinstance(record, dict)
+    assert "project_id" not in record
+    assert from_record(old, record) == {k: v for k, v in older.items() if v is not None}

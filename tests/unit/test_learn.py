@@ -23,6 +23,7 @@ from agents.learn_stats import SkillLabels
 from agents.runtime import Runtime
 from agents.wiring import wire
 from streams.app import create_app
+from streams.ids import canonical_id
 from streams.privacy import build_anonymizer, privacy_config
 from streams.settings import A2ESettings, Settings
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
@@ -210,3 +211,69 @@ def test_replay_reads_experiences_and_counts_the_unreadable() -> None:
     found, bad = read_experiences([good, b"{", None])
     assert [e.reward for e in found] == [1.0]
     assert bad == 2
+
+
+def _opt_out(worker: Worker, project: str) -> None:
+    """Apply an opt-out as the worker's consent reader would (no broker here)."""
+    record = orjson.dumps({"project_id": project, "enabled": False})
+    worker.runtime.consent.apply(project.encode(), record)
+
+
+def _corrective(turn: str, project: str | None) -> dict[str, Any]:
+    return {
+        "correlation_id": turn, "polarity": "CORRECTIVE", "score": -0.5, "correction": "fixed",
+        "rated_turn": {"prompt": "q", "response": "wrong"}, "project_id": project,
+    }  # fmt: skip
+
+
+async def test_an_opted_out_project_gets_no_sample_pair_or_reward(worker: Worker) -> None:
+    _opt_out(worker, "proj-quiet")
+    feedbacks = [
+        _corrective("turn-quiet", "proj-quiet"),
+        _corrective("turn-open", "proj-open"),
+        _corrective("turn-none", None),
+    ]
+    await worker.put(_request("feedback", "r1", {"feedbacks": feedbacks}))
+    samples = worker.values("samples")
+    assert sorted(s["input"]["correlation_id"] for s in samples) == ["turn-none", "turn-open"]
+    open_sample = next(s for s in samples if s["input"]["correlation_id"] == "turn-open")
+    assert open_sample["meta"]["project_id"] == canonical_id("proj-open")
+    assert open_sample["meta"]["id_refs"]["project_id"] == "proj-open"
+    kept = {s["sample_id"] for s in samples}
+    pairs, rewards = worker.values("preference_pairs"), worker.values("reward_samples")
+    assert {p["chosen_sample_id"] for p in pairs} == kept
+    assert {p["project_id"] for p in pairs} == {canonical_id("proj-open"), None}
+    assert {r["sample_id"] for r in rewards} == kept
+    (answer,) = worker.values("learn_responses")
+    assert answer["payload"] == {"accepted": 3, "details": {"samples": 2, "pairs": 2,
+                                                            "reward_samples": 2}}  # fmt: skip
+    registry = worker.runtime.metrics.registry
+    assert registry.get_sample_value("learnstream_opted_out_total", {"reason": "project"}) == 1
+
+
+async def test_consent_matches_any_spelling_of_the_project(worker: Worker) -> None:
+    project = "3F2A9C1E-7B4D-4E8A-9C2B-1D5E6F7A8B9C"
+    _opt_out(worker, project.lower())
+    await worker.put(_request("feedback", "r1", {"feedbacks": [_corrective("t", project)]}))
+    assert worker.values("samples") == []
+    assert worker.values("preference_pairs") == worker.values("reward_samples") == []
+
+
+async def test_an_opted_out_project_gets_no_experiences(worker: Worker) -> None:
+    _opt_out(worker, "proj-quiet")
+    step = {"state": {"n": 0}, "action": {"a": 1}, "reward": 1.0, "next_state": {"n": 1}}
+    experiences = [
+        step | {"project_id": "proj-quiet"},
+        step | {"project_id": "proj-open", "reward": 0.5},
+        step | {"reward": 0.25},
+    ]
+    await worker.put(_request("experience", "r1", {"experiences": experiences}))
+    stored = worker.values("experiences")
+    assert [(e["reward"], e.get("project_id")) for e in stored] == [
+        (0.5, "proj-open"), (0.25, None),
+    ]  # fmt: skip
+    assert "project_id" not in stored[1]  # absent, not null, when the request named none
+    (answer,) = worker.values("learn_responses")
+    assert answer["payload"] == {"stored": 2}
+    registry = worker.runtime.metrics.registry
+    assert registry.get_sample_value("learnstream_opted_out_total", {"reason": "project"}) == 1
