@@ -79,7 +79,8 @@ def export(
     --since / --until select by the record timestamp, set when the worker wrote the sample
     (about its created_at), not by when the agent's event happened; ISO-8601, UTC if no
     zone. The read stops at the topic's end as it was at start. Samples are deduplicated by
-    sample_id; records that do not decode are skipped and counted.
+    sample_id; records that do not decode are skipped and counted. Samples and pairs erased
+    with `learnstream erase` are left out, also before the broker's compaction removed them.
     """
     from rich.console import Console
 

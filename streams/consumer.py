@@ -9,9 +9,13 @@ The range is on the record timestamp (set when the worker wrote the sample, ~ ``
 ``since <= t < until``, read up to the topic's end when called; ``follow=True`` tails the
 topic instead (from ``since``, or from now) and never ends. Records are decoded (Avro or
 JSON), validated, deduplicated by id (a replay re-emits the same sample id) and filtered;
-bad records are skipped and counted in ``stats``. The broker (TLS and SASL included) and topic
-names come from the LEARNSTREAM_* settings unless given: ``bootstrap=`` takes a bootstrap
-string (plaintext) or a KafkaConnection. ``learnstream export`` is built on this.
+bad records are skipped and counted in ``stats``. Erased records (``learnstream erase``)
+are never yielded, before compaction too: a range read skips every record whose key has a
+tombstone after it, which takes a first pass over the range for the tombstones; a tail skips
+tombstones, but cannot take back a record it yielded before its tombstone came. The broker
+(TLS and SASL included) and topic names come from the LEARNSTREAM_* settings unless given:
+``bootstrap=`` takes a bootstrap string (plaintext) or a KafkaConnection. ``learnstream
+export`` is built on this.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def records(
         if until is not None:
             raise ValueError("follow=True reads until stopped: it takes no until")
         return tail(broker, topic, since)
-    return read_range(broker, topic, since, until, progress=progress)
+    return read_range(broker, topic, since, until, progress=progress, live_only=True)
 
 
 def decode_sample(value: bytes) -> LearningSample:

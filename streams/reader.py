@@ -162,12 +162,17 @@ async def read_range(
     progress: RangeProgress | None = None,
     idle_timeout: float = 10.0,
     isolation_level: str = "read_committed",
+    live_only: bool = False,
 ) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
     """Yield the records of ``topic`` with ``since <= timestamp < until``, up to today's end.
 
     The end offsets are taken at start: records written later are not read (use
     :func:`tail`). Stops early after ``idle_timeout`` seconds with no record, saying so in
     ``progress.idle``. The timestamp is the record's (CreateTime: set when it was written).
+
+    ``live_only`` reads what compaction will leave: no tombstones, and no record whose key
+    has a tombstone after it (``learnstream erase``), whenever the tombstone was written. That
+    takes a first pass over the same offsets for the tombstones, so the read costs two.
     """
     progress = progress if progress is not None else RangeProgress()
     low, high = _ms(since), _ms(until)
@@ -181,10 +186,20 @@ async def read_range(
         await _seek(consumer, tps, low)
         ends = await consumer.end_offsets(tps)
         at = {tp: await consumer.position(tp) for tp in tps}
-        progress.total = progress.left = sum(max(0, ends[tp] - at[tp]) for tp in tps)
+        offsets = sum(max(0, ends[tp] - at[tp]) for tp in tps)
+        progress.total = progress.left = offsets * (2 if live_only else 1)
+        erased: dict[tuple[int, bytes], int] = {}
+        if live_only:
+            erased = await _tombstones(consumer, ends, dict(at), progress, idle_timeout, offsets)
+            if progress.idle:  # an erasure may be among the unread: yield nothing
+                return
+            for tp, offset in at.items():
+                consumer.seek(tp, offset)
         async for record in _bounded(consumer, ends, at, progress, idle_timeout):
             # Some brokers (the embedded Tansu) answer every offsets_for_times with 0, so the
             # seek may start at the beginning: this filter is what keeps the range there.
+            if live_only and _erased(record, erased):
+                continue
             if (low is None or record.timestamp >= low) and (
                 high is None or record.timestamp < high
             ):
@@ -193,14 +208,43 @@ async def read_range(
         await consumer.stop()
 
 
+def _erased(record: ConsumerRecord[bytes, bytes], tombstones: dict[tuple[int, bytes], int]) -> bool:
+    """Tell whether ``record`` is a tombstone or has one at a later offset."""
+    if record.value is None:
+        return True
+    if record.key is None:
+        return False
+    return tombstones.get((record.partition, record.key), -1) > int(record.offset)
+
+
+async def _tombstones(
+    consumer: AIOKafkaConsumer,
+    ends: dict[TopicPartition, int],
+    at: dict[TopicPartition, int],
+    progress: RangeProgress,
+    idle_timeout: float,
+    after: int,
+) -> dict[tuple[int, bytes], int]:
+    """Return the offset of the last tombstone of each (partition, key) up to ``ends``."""
+    found: dict[tuple[int, bytes], int] = {}
+    async for record in _bounded(consumer, ends, at, progress, idle_timeout, after):
+        if record.value is None and record.key is not None:
+            found[(record.partition, record.key)] = record.offset
+    return found
+
+
 async def _bounded(
     consumer: AIOKafkaConsumer,
     ends: dict[TopicPartition, int],
     at: dict[TopicPartition, int],
     progress: RangeProgress,
     idle_timeout: float,
+    after: int = 0,
 ) -> AsyncIterator[ConsumerRecord[bytes, bytes]]:
-    """Yield records until every partition reaches its end offset or nothing comes for a while."""
+    """Yield records until every partition reaches its end offset or nothing comes for a while.
+
+    ``after``: offsets a later pass will read, counted in ``progress.left`` too.
+    """
     remaining = {tp for tp in ends if at[tp] < ends[tp]}
     loop = asyncio.get_running_loop()
     quiet_since = loop.time()
@@ -214,7 +258,7 @@ async def _bounded(
             at[tp] = await consumer.position(tp)
             if at[tp] >= ends[tp]:
                 remaining.discard(tp)
-        progress.left = sum(max(0, ends[tp] - at[tp]) for tp in remaining)
+        progress.left = after + sum(max(0, ends[tp] - at[tp]) for tp in remaining)
         if remaining and loop.time() - quiet_since > idle_timeout:
             progress.idle = True
             return
@@ -230,7 +274,8 @@ async def tail(
     """Yield the records of ``topic`` from ``since`` (default: from now on), never ending.
 
     Partitions are those the topic has at start; records before ``since`` are skipped here
-    too (brokers that cannot look a timestamp up start at the beginning).
+    too (brokers that cannot look a timestamp up start at the beginning). Tombstones are
+    skipped; a record already yielded cannot be taken back when its tombstone comes later.
     """
     low = _ms(since)
     consumer = await _consumer(broker, isolation_level, **_FLAT)
@@ -246,7 +291,7 @@ async def tail(
         while True:
             for records in (await consumer.getmany(timeout_ms=1000)).values():
                 for record in records:
-                    if low is None or record.timestamp >= low:
+                    if record.value is not None and (low is None or record.timestamp >= low):
                         yield record
     finally:
         await consumer.stop()
