@@ -12,6 +12,7 @@ import click
 
 from agents.cli_audit import audit
 from agents.cli_common import connection_of_settings, settings_or_fail
+from agents.cli_erase import erase
 from agents.cli_learn import learn
 from agents.cli_trainers import export, quality
 from streams.usererrors import UserError
@@ -167,6 +168,7 @@ def dlq_replay(reason: str | None, yes: bool) -> None:
 main.add_command(export)
 main.add_command(quality)
 main.add_command(audit)
+main.add_command(erase)
 main.add_command(learn)
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ PURE = {
     "streams.confirm_fill",
     "streams.consent",
     "streams.decode",
+    "streams.erasure",
     "streams.errors",
     "streams.expiry",
     "streams.export",
