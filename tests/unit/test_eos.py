@@ -143,12 +143,15 @@ async def test_a_transaction_that_leaves_processed_records_behind_is_reported(
     plans, decisions = TP("plans", 3), TP("decisions", 3)
     network, progress = Network(app, {plans, decisions}), Progress(gated=True)
     guard_commits(app, progress)
+    buffer = await slow_publisher(app, network.log, delay=0)  # idle: the commit need not wait
     await processed(progress, plans, range(5))
     await processed(progress, decisions, range(7))
     consumer: Any = app.consumer
     consumer.assignment = lambda: {plans}  # decisions[3] looks revoked to Faust
     with caplog.at_level("WARNING", logger="learnstream"):
         assert await consumer.force_commit()
+    await buffer.stop()
+    assert "send buffer busy" not in caplog.text
     (txn,) = network.log[-1][1]
     assert network.log[-1][1][txn] == {plans: 5}
     assert "a commit leaves processed records behind: decisions[3] at None of 7" in caplog.text
@@ -166,10 +169,13 @@ async def test_a_processed_topic_no_assignor_group_knows_does_not_break_the_comm
     plans, stray = TP("plans", 3), TP("not-a-subscribed-topic", 0)
     network, progress = Network(app, {plans}), Progress(gated=True)
     guard_commits(app, progress)
+    buffer = await slow_publisher(app, network.log, delay=0)  # idle: the commit need not wait
     await processed(progress, plans, range(5))
     await processed(progress, stray, range(3))
     with caplog.at_level("WARNING", logger="learnstream"):
         assert await app.consumer.force_commit()
+    await buffer.stop()
+    assert "send buffer busy" not in caplog.text
     (txn,) = network.log[-1][1]
     assert network.log[-1][1][txn] == {plans: 5}
     assert "leaves processed records behind" not in caplog.text
