@@ -26,9 +26,20 @@ from streams.a2e import models as a2e_models
 from streams.resources import schema_root
 from streams.samples import LearningSample
 
-__all__ = ["SCHEMA_DIR", "generated", "main", "stale", "validate_sample", "write"]
+__all__ = [
+    "OFFICIAL_MPLP_DIR",
+    "SCHEMA_DIR",
+    "generated",
+    "main",
+    "stale",
+    "validate_sample",
+    "write",
+]
 
 SCHEMA_DIR: Path = schema_root() / "json"
+#: Unchanged copies of the official MPLP v1.0 schemas (Apache-2.0, see its NOTICE). They share
+#: ``$id``s with our learning-sample copies, so they stay out of our validators' registry.
+OFFICIAL_MPLP_DIR: Path = SCHEMA_DIR / "mplp" / "official"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 BASE_ID = "https://learnstream.dev/schemas/"
 _HEX = "[0-9a-fA-F]"
@@ -151,6 +162,7 @@ def _validators() -> dict[str, Any]:
     files = {
         p.relative_to(SCHEMA_DIR).as_posix(): json.loads(p.read_text(encoding="utf-8"))
         for p in sorted(SCHEMA_DIR.rglob("*.json"))
+        if not p.is_relative_to(OFFICIAL_MPLP_DIR)
     }
     registry = Registry().with_resources(
         (s["$id"], Resource.from_contents(s)) for s in files.values()

@@ -58,38 +58,34 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def mplp_schema_dir() -> Path | str:
-    """Return the official MPLP schema directory, or why there is none (a message)."""
+#: Unchanged copies of the official MPLP v1.0 schemas the project ships (NOTICE, SHA256SUMS).
+SHIPPED_MPLP = REPO_ROOT / "schemas" / "json" / "mplp" / "official"
+
+
+def official_mplp_override() -> Path | None:
+    """Return the directory ``LEARNSTREAM_MPLP_SCHEMAS`` names (relative to the repo), if set.
+
+    Set but not a directory fails the test: a typo must not fall back to the shipped copies.
+    """
     configured = os.environ.get("LEARNSTREAM_MPLP_SCHEMAS")
-    if configured:
-        path = Path(configured)
-        path = path if path.is_absolute() else REPO_ROOT / path
-        if not path.is_dir():
-            pytest.fail(f"LEARNSTREAM_MPLP_SCHEMAS is set but {path} is not a directory")
-        return path
-    sibling = REPO_ROOT.parent / "shared" / "mplp-v1"
-    if sibling.is_dir():
-        return sibling
-    if os.environ.get("CI") == "true":
-        pytest.fail("CI: set LEARNSTREAM_MPLP_SCHEMAS to the official MPLP v1.0 schemas")
-    return (
-        "official MPLP v1.0 schemas not found: set LEARNSTREAM_MPLP_SCHEMAS "
-        f"(or put them at {sibling})"
-    )
+    if not configured:
+        return None
+    path = Path(configured)
+    path = path if path.is_absolute() else REPO_ROOT / path
+    if not path.is_dir():
+        pytest.fail(f"LEARNSTREAM_MPLP_SCHEMAS is set but {path} is not a directory")
+    return path
+
+
+def mplp_schema_dir() -> Path:
+    """Return the official MPLP v1.0 schemas: ``LEARNSTREAM_MPLP_SCHEMAS``, else the shipped."""
+    return official_mplp_override() or SHIPPED_MPLP
 
 
 @pytest.fixture(scope="session")
 def mplp_schemas() -> Path:
-    """Return the directory of the official MPLP v1.0 JSON schemas (never copied here).
-
-    From ``LEARNSTREAM_MPLP_SCHEMAS`` (relative paths from the repo root; set but missing
-    fails), else ``../shared/mplp-v1`` beside the repo. Neither: fail under ``CI=true``,
-    else skip, saying so (users' machines have no shared/).
-    """
-    found = mplp_schema_dir()
-    if isinstance(found, str):
-        pytest.skip(found)
-    return found
+    """Return the directory of the official MPLP v1.0 JSON schemas (see ``mplp_schema_dir``)."""
+    return mplp_schema_dir()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from streams.samples import LearningSample
 from streams.settings import TopicSettings
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
-from tests.support.mplp_learning import PROJECT_COPIES, learning_validators, mplp_errors
+from tests.support.mplp_learning import learning_validators, mplp_errors
 
 pytestmark = pytest.mark.integration
 
@@ -201,8 +200,7 @@ def raw(obj: dict[str, Any]) -> bytes:
 @pytest.fixture(scope="module")
 def validators() -> dict[str, Any]:
     """Return the official learning schemas' validators (our agreeing copies without them)."""
-    found = mplp_schema_dir()
-    return learning_validators(found / "learning" if isinstance(found, Path) else PROJECT_COPIES)
+    return learning_validators(mplp_schema_dir() / "learning")
 
 
 def plain_consumer_read(value: bytes) -> dict[str, Any]:

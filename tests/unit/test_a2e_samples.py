@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples import FAMILIES, LearningSample, family_errors
 from streams.schemas import validate_sample
 from tests.conftest import mplp_schema_dir
-from tests.support.mplp_learning import PROJECT_COPIES, learning_validators, mplp_errors
+from tests.support.mplp_learning import learning_validators, mplp_errors
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TURN = {"prompt": "What is 2+2?", "response": "4"}
@@ -45,8 +44,7 @@ FEEDBACKS = [
 
 @pytest.fixture(scope="module")
 def validators() -> dict[str, Draft7Validator]:
-    found = mplp_schema_dir()
-    return learning_validators(found / "learning" if isinstance(found, Path) else PROJECT_COPIES)
+    return learning_validators(mplp_schema_dir() / "learning")
 
 
 def test_dialog_response_is_a_family() -> None:

@@ -49,16 +49,15 @@ NOW = WHEN + timedelta(minutes=5)
 
 
 @pytest.fixture(scope="session")
-def official_dir() -> Path | None:
-    """Return the official schema directory, or None outside CI when it is absent."""
-    found = mplp_schema_dir()
-    return found if isinstance(found, Path) else None
+def official_dir() -> Path:
+    """Return the official schema directory (the shipped copies unless overridden)."""
+    return mplp_schema_dir()
 
 
 @pytest.fixture(scope="session")
-def learning_dir(official_dir: Path | None) -> Path:
-    """Return the official learning schemas, or our copies (they must agree) without them."""
-    return official_dir / "learning" if official_dir else PROJECT_COPIES
+def learning_dir(official_dir: Path) -> Path:
+    """Return the official learning schemas."""
+    return official_dir / "learning"
 
 
 @pytest.fixture(scope="session")
@@ -249,11 +248,7 @@ def validating(node: Any) -> Any:
 
 
 @pytest.mark.parametrize("name", LEARNING)
-def test_project_copies_validate_exactly_as_the_official(
-    official_dir: Path | None, name: str
-) -> None:
-    if official_dir is None:
-        pytest.fail("set LEARNSTREAM_MPLP_SCHEMAS to the official MPLP v1.0 schemas directory")
+def test_project_copies_validate_exactly_as_the_official(official_dir: Path, name: str) -> None:
     official = json.loads((official_dir / "learning" / name).read_text("utf-8"))
     ours = json.loads((PROJECT_COPIES / name).read_text("utf-8"))
     assert validating(ours) == validating(official)
