@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streams.formatters import Formatter, default_formatter, messages
+from streams.ids import canonical_id
 from streams.pairs import PreferencePair
 from streams.samples import QUALITIES, LearningSample
 
@@ -54,7 +55,11 @@ class ExportError(ValueError):
 
 @dataclass(frozen=True)
 class SampleFilter:
-    """Keep samples (or pairs) of these families, qualities and project; empty = any."""
+    """Keep samples (or pairs) of these families, qualities and project; empty = any.
+
+    ``project`` is compared as the worker writes it (:func:`streams.ids.canonical_id`): the
+    runtime's own id (``proj-acme``) and the UUID in ``meta.project_id`` are one project.
+    """
 
     families: frozenset[str] = frozenset()
     qualities: frozenset[str] = frozenset()
@@ -65,14 +70,17 @@ class SampleFilter:
         return (
             (not self.families or sample.sample_family in self.families)
             and (not self.qualities or sample.feedback.quality_label in self.qualities)
-            and (self.project is None or sample.meta.project_id == self.project)
+            and self._owns(sample.meta.project_id)
         )
 
     def accepts_pair(self, pair: PreferencePair) -> bool:
         """Tell whether ``pair`` passes the family and project filters."""
-        return (not self.families or pair.family in self.families) and (
-            self.project is None or pair.project_id == self.project
-        )
+        return (not self.families or pair.family in self.families) and self._owns(pair.project_id)
+
+    def _owns(self, project_id: str | None) -> bool:
+        if self.project is None:
+            return True
+        return project_id is not None and canonical_id(project_id) == canonical_id(self.project)
 
 
 def export_filter(

@@ -431,3 +431,13 @@ def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
     with export_progress(ReadStats(), Console(file=quiet, force_terminal=False)):
         pass
     assert quiet.getvalue() == ""
+
+
+def test_the_project_filter_takes_the_runtime_id_or_the_uuid_in_any_case() -> None:
+    from streams.ids import canonical_id
+
+    mine = sample("intent_resolution", "good", project=canonical_id("proj-acme"))
+    theirs = sample("intent_resolution", "good", project=OTHER)
+    for given in ("proj-acme", canonical_id("proj-acme"), canonical_id("proj-acme").upper()):
+        where = export_filter("mplp", [], [], given)
+        assert [where.accepts(s) for s in (mine, theirs)] == [True, False], given
