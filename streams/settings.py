@@ -48,14 +48,25 @@ __all__ = [
 
 # Validation errors never echo a value: it may be a salt or a password (str(exc), logs).
 _FROZEN = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
-#: PII found by default: offline pattern recognizers only (streams.privacy adds URL, NER).
+#: PII found by default by offline pattern recognizers (PRIVACY.md); NER adds PERSON and
+#: LOCATION (``privacy.ner``, on by default), streams.privacy offers URL besides. The national
+#: ids are those of the default phone regions: US, GB, DE, FR, IN.
 DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
     "PHONE_NUMBER",
     "CREDIT_CARD",
     "IP_ADDRESS",
+    "MAC_ADDRESS",
     "IBAN_CODE",
     "US_SSN",
+    "UK_NINO",
+    "DE_TAX_ID",
+    "FR_NIR",
+    "IN_AADHAAR",
+    "IN_PAN",
+    "PASSPORT",
+    "DATE_OF_BIRTH",
+    "STREET_ADDRESS",
 )
 #: Regions whose national phone formats are recognized (international "+CC ..." numbers are
 #: found whatever the list). US covers every +1 country (CA too); each region is one more
@@ -300,7 +311,7 @@ class PrivacySettings(BaseModel):
     operator: PiiOperator = "replace"
     hash_salt: SecretStr = SecretStr("")
     ner: bool = Field(
-        False, description="spaCy NER for PERSON/LOCATION (pip install learnstream[ner])"
+        True, description="find names and places (PERSON, LOCATION) with spaCy's small model"
     )
     detect_secrets: bool = Field(
         True, description="replace cloud keys, tokens, private keys and passwords (detect-secrets)"

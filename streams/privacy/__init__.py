@@ -1,9 +1,9 @@
 """Privacy for LearningSamples: opt-out globs, then offline PII and secret anonymization.
 
-Nothing here touches the network: recognizers are regex/phonenumbers based, the NLP engine
-is a no-op unless ``ner=True`` (spaCy ``en_core_web_sm`` must then be installed), email
-domains are validated with tldextract's bundled public-suffix snapshot, and detect-secrets
-plugins are called in-process without their verification step. PRIVACY.md lists every path.
+Nothing here touches the network: recognizers are regex/phonenumbers based with check
+digits and keywords, names and places come from spaCy's small English model (a package
+dependency, loaded with its NER component only), and detect-secrets plugins are called
+in-process without their verification step. PRIVACY.md lists every path.
 """
 
 from streams.privacy.config import (
@@ -15,10 +15,11 @@ from streams.privacy.config import (
     privacy_config,
 )
 from streams.privacy.idkeys import is_wellformed_id
+from streams.privacy.ner import NER_INSTALL_HINT
 from streams.privacy.optout import OPTED_OUT, PATH_FIELDS, strip_opted_out
+from streams.privacy.patterns import AnyDomainEmailRecognizer
 from streams.privacy.pii import CACHE_SIZE, Anonymizer, build_anonymizer
 from streams.privacy.pipeline import PAYLOAD_SECTIONS, apply_privacy
-from streams.privacy.recognizers import NER_INSTALL_HINT, OfflineEmailRecognizer
 from streams.privacy.secrets import SECRET_ENTITIES, find_secrets
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
     "PAYLOAD_SECTIONS",
     "SECRET_ENTITIES",
     "Anonymizer",
-    "OfflineEmailRecognizer",
+    "AnyDomainEmailRecognizer",
     "Operator",
     "PrivacyConfig",
     "apply_privacy",

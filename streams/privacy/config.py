@@ -23,7 +23,7 @@ DEFAULT_ENTITIES: tuple[str, ...] = DEFAULT_PII_ENTITIES
 #: Entities detected by offline pattern recognizers (no NLP model). ``URL`` is supported but
 #: not a default: agent samples are full of harmless links, and only scheme URLs are matched.
 PATTERN_ENTITIES: tuple[str, ...] = (*DEFAULT_ENTITIES, "URL")
-#: Entities added by the optional spaCy NER (``ner=True``).
+#: Entities spaCy's NER adds (``ner=True``, the default).
 NER_ENTITIES: tuple[str, ...] = ("PERSON", "LOCATION")
 _OPERATORS: frozenset[str] = frozenset({"replace", "mask", "hash", "redact"})
 
@@ -44,7 +44,7 @@ class PrivacyConfig:
     entities: tuple[str, ...] = DEFAULT_ENTITIES
     operator: Operator = "replace"
     hash_salt: str = field(default="", repr=False)  # a secret: never in a repr, log or error
-    ner: bool = False
+    ner: bool = True
     score_threshold: float = 0.3
     detect_secrets: bool = True
     phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS

@@ -42,6 +42,8 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from streams.privacy.tokens import GATE_WORDS, token_spans
+
 __all__ = ["SECRET_ENTITIES", "Span", "find_secrets", "may_hold_secret"]
 
 Span = tuple[str, int, int]  # (entity, start, end)
@@ -81,6 +83,8 @@ _PLUGINS: tuple[tuple[BasePlugin, str], ...] = (
     (JwtTokenDetector(), "JWT"),
     (BasicAuthDetector(), "BASIC_AUTH_PASSWORD"),
 )
+#: Entities only streams/privacy/tokens.py finds.
+_TOKEN_ENTITIES = ("HUGGINGFACE_TOKEN",)
 _KEYWORD = KeywordDetector()
 _KEYWORD_GROUPS = (CONFIG_DENYLIST_REGEX_TO_GROUP, QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
 _ENTROPY = Base64HighEntropyString()
@@ -99,6 +103,7 @@ _MIN_VALUE = 8
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-+/=.]+")
 SECRET_ENTITIES: tuple[str, ...] = (
     *dict.fromkeys(entity for _, entity in _PLUGINS),
+    *_TOKEN_ENTITIES,
     "PRIVATE_KEY",
     "PASSWORD",
     "HIGH_ENTROPY_SECRET",
@@ -107,9 +112,13 @@ SECRET_ENTITIES: tuple[str, ...] = (
 #: What every plugin needs to see first (a necessary condition; tests/unit/test_secrets.py
 #: checks gated results equal ungated ones): a long token (cloud keys, vendor tokens, the 44+
 #: character IBM keys, high-entropy strings), a JWT header, a Slack prefix, a key block, a
-#: credential URL, npm's ``_authToken`` or a password keyword.
+#: credential URL, npm's ``_authToken``, a password keyword, or what streams/privacy/tokens.py
+#: needs (a token prefix or a credential word in an assignment's name).
 _GATE = re.compile(
-    r"[a-z0-9+/=_\-]{16}|eyj|xox[a-z]-|private key|putty|://\S*@|_authtoken|" + "|".join(DENYLIST)
+    r"[a-z0-9+/=_\-]{16}|eyj|xox[a-z]-|private key|putty|://\S*@|_authtoken|"
+    + "|".join(DENYLIST)
+    + "|"
+    + GATE_WORDS
 )
 
 
@@ -163,6 +172,7 @@ def _in_line(line: str) -> Iterator[Span]:
             yield "PASSWORD", start, end
     for start, end in _guarded(line, _entropy_hits, line):
         yield "HIGH_ENTROPY_SECRET", start, end
+    yield from token_spans(line)
 
 
 def _guarded(

