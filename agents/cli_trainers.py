@@ -41,7 +41,9 @@ def _qualities(value: str | None) -> list[str]:
     help="only this family (repeat for several)",
 )
 @click.option("--quality", "quality_list", default=None, help="e.g. good,acceptable")
-@click.option("--project", default=None, help="only this meta.project_id")
+@click.option(
+    "--project", default=None, help="only this project: the runtime's id or its meta.project_id"
+)
 @click.option("--chat", is_flag=True, help="user/assistant messages instead of plain text")
 @click.option(
     "--formatter",
