@@ -26,7 +26,16 @@ CONFIGS: dict[str, Config] = {
     c.key: c
     for c in (
         Config("pii-off", "PII off", {"LEARNSTREAM_LEARNING__ANONYMIZE_PII": "false"}, peer=True),
-        Config("pii-on", "PII on (patterns, default)", peer=True),
+        Config("pii-on", "PII on (default: patterns + spaCy NER)", peer=True),
+        Config(
+            "pii-on-old",
+            "PII on, the earlier defaults (six pattern entities, NER off)",
+            {
+                "LEARNSTREAM_PRIVACY__NER": "false",
+                "LEARNSTREAM_PRIVACY__ENTITIES": '["EMAIL_ADDRESS","PHONE_NUMBER","CREDIT_CARD",'
+                '"IP_ADDRESS","IBAN_CODE","US_SSN"]',
+            },
+        ),
         Config("pii-on-json", "PII on, JSON output", {"LEARNSTREAM_SAMPLE_FORMAT": "json"}),
         Config("pii-on-ner", "PII on + spaCy NER", ner=True),
         Config(

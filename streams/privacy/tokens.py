@@ -33,6 +33,8 @@ _TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:AKIA|ASIA)[A-Z0-9]{16}[^\n]{1,60}?(?<![A-Za-z0-9/+])"
             r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
         ),
+        # scheme://user:password@host, whatever characters the password holds
+        ("BASIC_AUTH_PASSWORD", r"://[^\s:/@]+:(?P<value>[^\s@/]+)@"),
         # NAME_PASSWORD=…, api_key: "…", --db-password=…: any name ending in a credential
         # word; an upper-case name ending in _KEY too. Type hints and calls are not values.
         (
