@@ -4,7 +4,9 @@ Every figure comes from real worker processes (``learnstream worker``) on a real
 compared with a raw aiokafka consume -> json.loads -> produce process, a one-agent Faust
 pass-through, the DIY peer (benchmarks/peer.py: the same samples on bare aiokafka) and the
 Faust peer (benchmarks/faust_peer.py: the DIY peer in one Faust agent, the most a worker of
-Faust agents can reach), all measured in the same run on the same topics. Results go to
+Faust agents can reach), all measured in the same run on the same topics. The privacy suite
+(benchmarks/privacy_recall.py: recall and precision of the worker's anonymizer on a generated
+corpus) runs in this process before the broker starts. Results go to
 benchmarks/results/<date>-<broker>.json and a table is appended to benchmarks/RESULTS.md.
 No figure is asserted: targets are reported.
 
@@ -26,16 +28,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import suites
+from benchmarks import privacy_recall, suites
 from benchmarks.brokers import BenchBroker, choose_kind, open_broker
 from benchmarks.configs import CONFIGS, FULL, MEMORY, QUICK, SUITES, Sizes
 from benchmarks.context import Bench
 from benchmarks.machine import commit, describe, load_average
+from benchmarks.recall.table import render as render_privacy
 from benchmarks.report import render
 
 __all__ = ["main"]
 
 HERE = Path(__file__).resolve().parent
+#: In-process suite, no broker: benchmarks/privacy_recall.py (a smaller corpus with --quick).
+PRIVACY = "privacy"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,9 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     add(
         "--only",
         nargs="+",
-        choices=SUITES,
+        choices=(*SUITES, PRIVACY),
         metavar="SUITE",
-        help=f"run only these suites, of: {' '.join(SUITES)}",
+        help=f"run only these suites, of: {' '.join((*SUITES, PRIVACY))}",
     )
     add(
         "--configs",
@@ -108,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 def _sizes(args: argparse.Namespace) -> Sizes:
     sizes = QUICK if args.quick else FULL
     overrides = {
-        "suites": tuple(args.only) if args.only else None,
+        "suites": tuple(args.only) if args.only else (*sizes.suites, PRIVACY),
         "configs": tuple(args.configs) if args.configs else None,
         "repeats": args.repeats,
         "events": args.events,
@@ -139,6 +144,12 @@ async def _run_suites(bench: Bench, sizes: Sizes, profile_out: Path | None) -> d
     return results
 
 
+def _render(res: dict[str, Any]) -> str:
+    """Return the Markdown of the broker suites, then of the privacy suite if it ran."""
+    text = render(res)
+    return text + "\n" + render_privacy(res[PRIVACY]) if PRIVACY in res else text
+
+
 def _broker_info(broker: BenchBroker) -> dict[str, str]:
     return {"kind": broker.kind, "version": broker.version, "bootstrap": broker.bootstrap}
 
@@ -155,14 +166,14 @@ def _json_path(out: Path, broker: BenchBroker) -> Path:
 def _record(res: dict[str, Any], args: argparse.Namespace, broker: BenchBroker) -> str:
     """Write the JSON and append the Markdown; return the Markdown."""
     if args.no_record:
-        return render(res)
+        return _render(res)
     args.out.mkdir(parents=True, exist_ok=True)
     path = _json_path(args.out, broker)
     res["json"] = (
         str(path.relative_to(HERE.parent)) if path.is_relative_to(HERE.parent) else str(path)
     )
     path.write_text(json.dumps(res, indent=2) + "\n")
-    text = render(res)
+    text = _render(res)
     with args.results_md.open("a") as md:
         md.write("\n" + text)
     return text
@@ -181,11 +192,12 @@ def main(argv: list[str] | None = None) -> None:
     """Run the benchmarks the command line asks for and report them."""
     args = _parser().parse_args(argv)
     if args.render is not None:
-        print(render(json.loads(args.render.read_text())))
+        print(_render(json.loads(args.render.read_text())))
         return
     _interruptible()
     args.no_record = args.no_record or args.quick
     sizes, meta = _sizes(args), describe()
+    privacy = {PRIVACY: privacy_recall.suite(args.quick)} if PRIVACY in sizes.suites else {}
     with tempfile.TemporaryDirectory(prefix="learnstream-bench-") as scratch:
         kind = choose_kind(args.broker or ("embedded" if args.quick else "auto"))
         with open_broker(kind, Path(scratch)) as broker:
@@ -201,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
             "mode": "quick" if args.quick else "full",
             "sizes": asdict(sizes),
             **results,
+            **privacy,
         }
         print(_record(res, args, broker))
 
