@@ -50,7 +50,9 @@ def test_every_shipped_file_has_its_released_digest() -> None:
 def test_what_the_tests_read_is_shipped() -> None:
     names = shipped_files()
     assert {"NOTICE", "taxonomy/learning-taxonomy.yaml", "common/identifiers.schema.json"} <= names
-    learning = {f"learning/mplp-learning-sample-{f}.schema.json" for f in ("core", "intent", "delta")}
+    learning = {
+        f"learning/mplp-learning-sample-{f}.schema.json" for f in ("core", "intent", "delta")
+    }
     assert learning <= names
     assert {n for n in names if n.startswith("events/")} >= {
         "events/mplp-pipeline-stage-event.schema.json",
