@@ -5,23 +5,58 @@ are ``sum / count`` at read time, and p95 comes from a :class:`DurationSketch`. 
 form (:meth:`SkillStats.to_dict`) is what a table stores.
 
 - ``calls_total`` counts every call; ``calls_success``/``calls_failed`` those whose outcome
-  is known (a call may have neither, so success + failed <= total).
+  is known (a call may have neither, so success + failed <= total). These, the score and
+  the duration fields are exact counts for reporting: they never decay.
 - ``avg_duration_ms`` and ``p95_duration_ms`` cover calls that reported a duration.
 - ``avg_score`` is the mean feedback score (-1..1) of the scores recorded.
+
+Rolling counters, for adaptation: the known outcomes, successes, scores, score sum and
+sum of squares also accumulate with exponential decay by event time. An update at time
+``t`` weighs ``2 ** -((T - t) / half_life)`` at a later time ``T``, whatever order updates
+arrive in, so decayed stats still merge by adding (after both are brought to the later
+``as_of``). The default half-life is 30 minutes (:data:`DEFAULT_HALF_LIFE_S`): at ``r``
+pulls a second the counters remember about ``r * half_life / ln 2`` pulls (some 260 at a
+pull every 10 s), enough to tell arms 0.1 apart, short enough that a new best arm takes
+over within 1,000 pulls (an hour's half-life, 520 pulls, left epsilon-greedy at 55 %);
+``python -m benchmarks.bandits`` measures it. An update
+without a time adds at ``as_of`` (no decay). :meth:`SkillStats.arm` gives a strategy's
+:class:`~streams.a2e.strategies.Arm` from either the rolling or the exact counts.
+
+Idempotence: an update names its source record (:class:`SourceRecord`: topic, partition,
+offset, and an item number for several updates from one record). Each stats value keeps the
+highest (offset, item) applied per source topic-partition and kind (call or score) and
+skips any update at or below it: Kafka delivers a partition in offset order, so a record
+replayed after a crash is exactly one at or below the mark. The memory is one mark per
+source topic-partition and kind that fed this value (a table keyed by source partition,
+as agents/learn_stats.py keys it, holds one per source topic and kind).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.sketch import DurationSketch
+from streams.a2e.strategies import Arm
 from streams.a2e.wire import describe
 
-__all__ = ["SkillStats", "StatsState"]
+__all__ = ["DEFAULT_HALF_LIFE_S", "SkillStats", "SourceRecord", "StatsState"]
+
+DEFAULT_HALF_LIFE_S = 1800.0
+# Positions in the decayed counters.
+_OUTCOMES, _WINS, _SCORES, _SCORE_SUM, _SCORE_SQ = range(5)
+
+
+class SourceRecord(NamedTuple):
+    """The record an update comes from: replaying it must not count it again."""
+
+    topic: str
+    partition: int
+    offset: int
+    item: int = 0
 
 
 class StatsState(BaseModel):
@@ -35,50 +70,142 @@ class StatsState(BaseModel):
     duration_sum_ms: float = Field(0.0, ge=0)
     score_count: int = Field(0, ge=0)
     score_sum: float = 0.0
+    score_sq_sum: float = Field(0.0, ge=0)
     durations: dict[str, Any] | None = None
+    half_life_s: float = Field(DEFAULT_HALF_LIFE_S, gt=0)
+    as_of: float | None = None
+    decayed: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    watermarks: dict[str, tuple[int, int]] = Field(default_factory=dict)
+
+
+def _decay(seconds: float, half_life_s: float) -> float:
+    return math.exp(-math.log(2.0) * max(seconds, 0.0) / half_life_s)
 
 
 class SkillStats:
-    """Mergeable counts, sums and a duration sketch for one skill or tool."""
+    """Mergeable exact counts, decayed counters and a duration sketch for one skill or tool."""
 
-    def __init__(self) -> None:
+    def __init__(self, half_life_s: float = DEFAULT_HALF_LIFE_S) -> None:
+        if not (math.isfinite(half_life_s) and half_life_s > 0):
+            raise ValueError("half_life_s must be a finite number > 0")
         self.calls_total = self.calls_success = self.calls_failed = 0
         self.duration_count = self.score_count = 0
-        self.duration_sum_ms = self.score_sum = 0.0
+        self.duration_sum_ms = self.score_sum = self.score_sq_sum = 0.0
         self.durations = DurationSketch()
+        self.half_life_s = half_life_s
+        self.as_of: float | None = None
+        self.decayed = [0.0] * 5
+        self.watermarks: dict[str, tuple[int, int]] = {}
 
-    def add_call(self, success: bool | None = None, duration_ms: float | None = None) -> None:
-        """Count one call: its outcome (None: unknown) and duration (None: not reported)."""
+    def add_call(
+        self,
+        success: bool | None = None,
+        duration_ms: float | None = None,
+        *,
+        at: float | None = None,
+        source: SourceRecord | None = None,
+    ) -> bool:
+        """Count one call at event time ``at`` (epoch s); return False for a replayed source."""
         if duration_ms is not None and not (math.isfinite(duration_ms) and duration_ms >= 0):
             raise ValueError("duration_ms must be a finite number >= 0")
+        if not self._fresh("call", source):
+            return False
         self.calls_total += 1
         self.calls_success += success is True
         self.calls_failed += success is False
+        if success is not None:
+            self._add_decayed(at, {_OUTCOMES: 1.0, _WINS: float(success)})
         if duration_ms is not None:
             self.duration_count += 1
             self.duration_sum_ms += duration_ms
             self.durations.add(duration_ms)
+        return True
 
-    def add_score(self, score: float) -> None:
-        """Count one feedback score in [-1, 1]."""
+    def add_score(
+        self, score: float, *, at: float | None = None, source: SourceRecord | None = None
+    ) -> bool:
+        """Count one feedback score in [-1, 1]; return False for a replayed source."""
         if not -1.0 <= score <= 1.0:
             raise ValueError("score must be within [-1, 1]")
+        if not self._fresh("score", source):
+            return False
         self.score_count += 1
         self.score_sum += score
+        self.score_sq_sum += score * score
+        self._add_decayed(at, {_SCORES: 1.0, _SCORE_SUM: score, _SCORE_SQ: score * score})
+        return True
+
+    def _fresh(self, kind: str, source: SourceRecord | None) -> bool:
+        if source is None:
+            return True
+        key, mark = f"{kind}|{source.topic}|{source.partition}", (source.offset, source.item)
+        if key in self.watermarks and mark <= self.watermarks[key]:
+            return False
+        self.watermarks[key] = mark
+        return True
+
+    def _add_decayed(self, at: float | None, deltas: dict[int, float]) -> None:
+        if at is not None and not math.isfinite(at):
+            raise ValueError("at must be a finite event time")
+        weight = 1.0
+        if at is not None and self.as_of is not None and at < self.as_of:
+            weight = _decay(self.as_of - at, self.half_life_s)
+        elif at is not None:
+            self._advance(at)
+        for slot, delta in deltas.items():
+            self.decayed[slot] += weight * delta
+
+    def _advance(self, to: float) -> None:
+        if self.as_of is not None:
+            factor = _decay(to - self.as_of, self.half_life_s)
+            self.decayed = [value * factor for value in self.decayed]
+        self.as_of = to if self.as_of is None else max(self.as_of, to)
+
+    def rolling(self, now: float | None = None) -> list[float]:
+        """Return the decayed (outcomes, wins, scores, score sum, squares) as of ``now``."""
+        if now is None or self.as_of is None:
+            return list(self.decayed)
+        factor = _decay(now - self.as_of, self.half_life_s)
+        return [value * factor for value in self.decayed]
+
+    def arm(
+        self,
+        name: str,
+        *,
+        now: float | None = None,
+        reward: Literal["success", "score"] = "success",
+        rolling: bool = True,
+    ) -> Arm:
+        """Return the strategy's view: successes of known outcomes, or scores mapped to [0, 1]."""
+        if rolling:
+            outcomes, wins, count, total, squares = self.rolling(now)
+        else:
+            outcomes, wins = self.calls_success + self.calls_failed, self.calls_success
+            count, total, squares = self.score_count, self.score_sum, self.score_sq_sum
+        if reward == "success":
+            return Arm(name, float(outcomes), float(wins), float(wins))
+        # r = (score + 1) / 2, so sum r = (S + n) / 2 and sum r^2 = (Q + 2 S + n) / 4
+        return Arm(name, count, (total + count) / 2, (squares + 2 * total + count) / 4, False)
 
     def merge(self, other: SkillStats) -> None:
-        """Add ``other``'s calls, scores and durations to these."""
-        self.calls_total += other.calls_total
-        self.calls_success += other.calls_success
-        self.calls_failed += other.calls_failed
-        self.duration_count += other.duration_count
-        self.duration_sum_ms += other.duration_sum_ms
-        self.score_count += other.score_count
-        self.score_sum += other.score_sum
+        """Add ``other``'s calls, scores, durations, decayed counters and marks to these."""
+        if other.half_life_s != self.half_life_s:
+            raise ValueError("stats with different half-lives do not merge")
+        for name in ("calls_total", "calls_success", "calls_failed", "duration_count"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("duration_sum_ms", "score_count", "score_sum", "score_sq_sum"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
         self.durations.merge(other.durations)
+        theirs = other.rolling(self.as_of) if self.as_of is not None else other.decayed
+        if other.as_of is not None and (self.as_of is None or other.as_of > self.as_of):
+            self._advance(other.as_of)
+            theirs = list(other.decayed)
+        self.decayed = [a + b for a, b in zip(self.decayed, theirs, strict=True)]
+        for key, mark in other.watermarks.items():
+            self.watermarks[key] = max(mark, self.watermarks.get(key, mark))
 
     def record(self, name: str) -> SkillPerformanceRecord:
-        """Return the A2E record of these stats under ``name``."""
+        """Return the A2E record of these stats' exact counts under ``name``."""
         return SkillPerformanceRecord(
             name=name,
             calls_total=self.calls_total,
@@ -96,9 +223,14 @@ class SkillStats:
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form (JSON types only)."""
         fields = {
-            name: getattr(self, name) for name in StatsState.model_fields if name != "durations"
+            name: getattr(self, name)
+            for name in StatsState.model_fields
+            if name not in ("durations", "decayed")
         }
-        return StatsState(**fields, durations=self.durations.to_dict()).model_dump()
+        state = StatsState(
+            **fields, decayed=tuple(self.decayed), durations=self.durations.to_dict()
+        )
+        return state.model_dump(mode="json")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SkillStats:
@@ -107,9 +239,10 @@ class SkillStats:
             state = StatsState.model_validate(data)
         except ValidationError as exc:
             raise ValueError(f"not skill stats: {describe(exc)}") from None
-        out = cls()
-        for name, value in state.model_dump(exclude={"durations"}).items():
+        out = cls(state.half_life_s)
+        for name, value in state.model_dump(exclude={"durations", "decayed"}).items():
             setattr(out, name, value)
+        out.decayed, out.watermarks = list(state.decayed), dict(state.watermarks)
         if state.durations is not None:
             out.durations = DurationSketch.from_dict(state.durations)
         return out
@@ -117,7 +250,7 @@ class SkillStats:
     @classmethod
     def merged(cls, parts: list[SkillStats]) -> SkillStats:
         """Return one stats holding every part (e.g. the per-partition entries of a skill)."""
-        out = cls()
+        out = cls(parts[0].half_life_s if parts else DEFAULT_HALF_LIFE_S)
         for part in parts:
             out.merge(part)
         return out

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from streams.a2e.sketch import RELATIVE_ACCURACY, DurationSketch
-from streams.a2e.stats import SkillStats
+from streams.a2e.stats import SkillStats, SourceRecord
 
 N = 100_000
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.999)
@@ -173,3 +173,98 @@ def test_skill_stats_refuse_bad_values(duration: float) -> None:
     with pytest.raises(ValueError, match="not skill stats: calls_total") as caught:
         SkillStats.from_dict({"calls_total": "secret"})
     assert "secret" not in str(caught.value)
+
+
+# --- rolling counters, idempotence --------------------------------------------------------------
+
+HOUR = 3600.0
+
+
+def test_decayed_counters_halve_each_half_life_by_hand() -> None:
+    stats = SkillStats(half_life_s=HOUR)
+    stats.add_call(True, at=0.0)
+    stats.add_call(False, at=HOUR)  # the first call now weighs 1/2
+    assert stats.rolling() == pytest.approx([1.5, 0.5, 0, 0, 0])
+    assert stats.rolling(now=3 * HOUR) == pytest.approx([0.375, 0.125, 0, 0, 0])
+    arm = stats.arm("s", now=3 * HOUR)
+    assert (arm.pulls, arm.total, arm.binary) == pytest.approx((0.375, 0.125, True))
+    assert (stats.calls_total, stats.calls_success, stats.calls_failed) == (2, 1, 1)
+
+
+def test_late_updates_weigh_as_if_in_order() -> None:
+    forward, backward = SkillStats(HOUR), SkillStats(HOUR)
+    for t, ok in ((0.0, True), (1800.0, False), (5400.0, True)):
+        forward.add_call(ok, at=t)
+    for t, ok in ((5400.0, True), (0.0, True), (1800.0, False)):
+        backward.add_call(ok, at=t)
+    assert backward.rolling(7200.0) == pytest.approx(forward.rolling(7200.0))
+    assert backward.as_of == forward.as_of == 5400.0
+
+
+def test_merge_of_partitions_equals_one_stats() -> None:
+    whole, left, right = SkillStats(HOUR), SkillStats(HOUR), SkillStats(HOUR)
+    for i in range(40):
+        ok, t = i % 3 == 0, i * 600.0
+        whole.add_call(ok, at=t)
+        whole.add_score(0.5 if ok else -0.5, at=t)
+        (left if i % 2 else right).add_call(ok, at=t)
+        (left if i % 2 else right).add_score(0.5 if ok else -0.5, at=t)
+    merged = SkillStats.merged([left, right])
+    assert merged.rolling(30_000.0) == pytest.approx(whole.rolling(30_000.0))
+    assert merged.to_dict()["calls_total"] == 40
+
+
+def test_score_arm_maps_scores_to_unit_rewards() -> None:
+    stats = SkillStats()
+    for score in (1.0, -1.0, 0.5):
+        stats.add_score(score)
+    exact = stats.arm("s", reward="score", rolling=False)
+    # rewards 1, 0, 0.75: sum 1.75, squares 1 + 0 + 0.5625
+    assert (exact.pulls, exact.total, exact.squares) == pytest.approx((3, 1.75, 1.5625))
+    assert not exact.binary
+    assert stats.arm("s", reward="score") == exact  # no time given: nothing decays
+
+
+def test_a_replayed_record_counts_once() -> None:
+    stats = SkillStats()
+    first = SourceRecord("a2e.learn.requests", 3, 100)
+    assert stats.add_call(True, 12.0, at=0.0, source=first)
+    assert stats.add_score(0.5, at=0.0, source=first)  # a score and a call: both count
+    assert not stats.add_call(True, 12.0, at=0.0, source=first)
+    assert not stats.add_call(False, at=0.0, source=SourceRecord("a2e.learn.requests", 3, 99))
+    assert stats.add_call(False, at=0.0, source=SourceRecord("a2e.learn.requests", 4, 99))
+    assert stats.add_call(False, at=0.0, source=first._replace(item=1))  # 2nd item of 100
+    assert (stats.calls_total, stats.score_count, stats.duration_count) == (3, 1, 1)
+    assert stats.rolling()[:2] == [3.0, 1.0]
+    assert len(stats.watermarks) == 3  # one mark per source partition and kind
+
+
+def test_watermarks_survive_json_and_merge() -> None:
+    stats = SkillStats()
+    stats.add_call(True, at=10.0, source=SourceRecord("t", 0, 7))
+    restored = SkillStats.from_dict(json.loads(json.dumps(stats.to_dict())))
+    assert not restored.add_call(True, at=10.0, source=SourceRecord("t", 0, 7))
+    other = SkillStats()
+    other.add_call(True, at=20.0, source=SourceRecord("t", 0, 9))
+    restored.merge(other)
+    assert not restored.add_call(True, at=30.0, source=SourceRecord("t", 0, 8))
+    assert restored.calls_total == 2
+    assert restored.to_dict() == SkillStats.from_dict(restored.to_dict()).to_dict()
+
+
+def test_exact_counts_stay_exact_over_many_calls() -> None:
+    stats = SkillStats(half_life_s=60.0)
+    for i in range(10_000):
+        stats.add_call(i % 4 != 0, 5.0, at=i * 60.0, source=SourceRecord("t", 0, i))
+        stats.add_call(True, 5.0, at=i * 60.0, source=SourceRecord("t", 0, i))  # replayed
+    record = stats.record("s")
+    assert (record.calls_total, record.calls_success, record.calls_failed) == (10_000, 7500, 2500)
+    assert record.avg_duration_ms == 5.0
+    assert stats.rolling()[0] == pytest.approx(2.0, rel=1e-3)  # sum of 2^-k: the memory is 2
+
+
+def test_different_half_lives_do_not_merge() -> None:
+    with pytest.raises(ValueError, match="half-lives"):
+        SkillStats(60.0).merge(SkillStats(120.0))
+    with pytest.raises(ValueError, match="half_life_s"):
+        SkillStats(0.0)
