@@ -295,4 +295,7 @@ def test_any_string_is_handled(text: str) -> None:
     assert isinstance(may_hold_secret(text), bool)
     out, counts = Anonymizer(PrivacyConfig()).anonymize_text(text)
     assert isinstance(out, str)
-    assert sum(counts.values()) >= len(spans) > 0 or not spans
+    # a PII hit that bridges two secrets (an address "gho_…@glpat-…" cut at the end) merges
+    # them into one replaced span: fewer counts, but no secret survives
+    assert sum(counts.values()) >= 1 or not spans
+    assert all(text[start:end] not in out for _, start, end in spans if end - start >= 8)
