@@ -25,10 +25,10 @@ demo: $(STAMP)  ## embedded broker + worker + simulated runtime, live view (Ctrl
 prometheus-tools:  ## promtool + prometheus for the ops tests, unpacked into .venv/tools (installs nothing)
 	VENV=$(VENV) ops/prometheus/ensure-promtool.sh
 
-test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (no Java needed)
+test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (no Java needed, ~15 min on 2 cores)
 	$(PY) -m pytest tests/unit tests/integration
 
-test-unit: $(STAMP)  ## unit tests only (no broker)
+test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min): the edit-test loop
 	$(PY) -m pytest tests/unit
 
 test-kafka: $(STAMP) prometheus-tools  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17)
