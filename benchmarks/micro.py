@@ -37,8 +37,8 @@ from streams.privacy import (
     build_anonymizer,
     strip_opted_out,
 )
+from streams.privacy.gates import MAY_HOLD_PII as _MAY_HOLD_PII  # the worker's pre-filter
 from streams.privacy.idkeys import is_wellformed_id
-from streams.privacy.pii import _MAY_HOLD_PII  # the very pre-filter the worker uses
 from streams.privacy.secrets import find_secrets, may_hold_secret
 from streams.settings import DEFAULT_PHONE_REGIONS
 from streams.sim.workload import Record

@@ -17,14 +17,13 @@ from presidio_analyzer.predefined_recognizers import (
     IbanRecognizer,
     IpRecognizer,
     MacAddressRecognizer,
-    PhoneRecognizer,
     UrlRecognizer,
-    UsSsnRecognizer,
 )
 
 from streams.privacy.addresses import StreetAddressRecognizer
 from streams.privacy.config import PrivacyConfig
 from streams.privacy.context import date_of_birth, passport
+from streams.privacy.numbers import CuedSsnRecognizer, DialablePhoneRecognizer
 from streams.privacy.patterns import PATTERN_FACTORIES
 
 __all__ = ["NoContextEnhancer", "build_analyzer"]
@@ -36,13 +35,13 @@ def _scheme_url_recognizer() -> UrlRecognizer:
     return UrlRecognizer(patterns=patterns)
 
 
-def _phone_recognizer(config: PrivacyConfig) -> PhoneRecognizer:
+def _phone_recognizer(config: PrivacyConfig) -> DialablePhoneRecognizer:
     """Build a phone recognizer for the configured regions only.
 
     It runs one phonenumbers matcher per region over the text (~0.35 ms each on a sentence):
     Presidio's eight default regions were a tenth of a worker's CPU.
     """
-    return PhoneRecognizer(supported_regions=config.phone_regions)
+    return DialablePhoneRecognizer(supported_regions=config.phone_regions)
 
 
 def _ignoring_config(
@@ -57,7 +56,7 @@ _FACTORIES: dict[str, Callable[[PrivacyConfig], EntityRecognizer]] = {
     "PHONE_NUMBER": _phone_recognizer,
     "IP_ADDRESS": lambda _: IpRecognizer(),
     "IBAN_CODE": lambda _: IbanRecognizer(),
-    "US_SSN": lambda _: UsSsnRecognizer(),
+    "US_SSN": lambda _: CuedSsnRecognizer(),
     "MAC_ADDRESS": lambda _: MacAddressRecognizer(),
     "DATE_OF_BIRTH": lambda _: date_of_birth(),
     "PASSPORT": lambda _: passport(),

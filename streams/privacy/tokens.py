@@ -45,6 +45,15 @@ _TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?!(?:str|int|bytes|bool|None|Optional|SecretStr)\b)(?![\w.]*\()"
             r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s,;'\"]+)",
         ),
+        # smtp_key = '…', "vault_key": "…": a lower-case *_key names a cache or sort key as
+        # often as a credential, so its value must look like one (a symbol, or mixed case
+        # and digits, 8+ characters).
+        (
+            "PASSWORD",
+            r"(?<![\w-])[A-Za-z][\w.-]*_key[\"']?\s*[:=]\s*[\"']?"
+            r"(?P<value>(?=[^\s,;'\"]*[!#$%&*+=?@^~]|(?=[^\s,;'\"]*[a-z])(?=[^\s,;'\"]*[A-Z])"
+            r"[^\s,;'\"]*\d)[^\s,;'\"]{8,})",
+        ),
     )
 )
 #: Words the secret gate must let through for the patterns above (lower-cased text).

@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from agents.worker import build_app
 from streams.privacy import Anonymizer, PrivacyConfig
-from streams.privacy.pii import _NEEDS, _WARM_TEXT
+from streams.privacy.gates import NEEDS as _NEEDS
+from streams.privacy.gates import WARM_TEXT as _WARM_TEXT
 from streams.privacy.recognizers import build_analyzer
 from streams.settings import DEFAULT_PHONE_REGIONS, Settings
 from streams.usererrors import settings_problem

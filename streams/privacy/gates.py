@@ -1,0 +1,77 @@
+"""Cheap tests that tell which pattern recognizers could match a text, and the warm-up text.
+
+Presidio runs every recognizer it is asked for over the whole text; most agent strings hold
+no digit, "@" or ":" at all, so asking only the recognizers whose necessary condition the
+text meets saves most of the pattern step (tests/unit/test_pii_gates.py checks the gated
+result equals the ungated one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
+
+__all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
+
+#: Safe for every pattern entity: emails need "@", scheme URLs ":" and ".", phone / card /
+#: national ids / IBAN / IPv4 / addresses / dates need digits, IPv6 ":", a MAC ":", "-" or
+#: ".". Names and places are NER's, gated by ``names.worth_ner`` instead.
+MAY_HOLD_PII = re.compile(r"[\d@:.-]")
+_DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
+_BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")
+_PASSPORT = re.compile(rf"(?i)(?<!\w)(?:{PASSPORT_WORDS})(?!\w)")
+Gate = tuple[int, Callable[[str], bool] | None]
+
+#: What a string needs before a pattern recognizer can find its entity in it: (digits it
+#: must hold at least, a test of the text). A card is >= 12 digits, an SSN 9, an IBAN 2
+#: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
+#: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a date of birth
+#: or passport number its keyword. No region's numbers are shorter than 4 digits in
+#: phonenumbers' metadata, so a phone needs 4 whatever ``phone_regions`` holds.
+NEEDS: dict[str, Gate] = {
+    "EMAIL_ADDRESS": (0, lambda t: "@" in t),
+    "URL": (0, lambda t: "://" in t),
+    "PHONE_NUMBER": (4, None),
+    "CREDIT_CARD": (12, None),
+    "US_SSN": (9, None),
+    "UK_NINO": (6, None),
+    "DE_TAX_ID": (11, None),
+    "FR_NIR": (13, None),
+    "IN_AADHAAR": (12, None),
+    "IN_PAN": (4, None),
+    "IBAN_CODE": (2, lambda t: len(t) >= 13),
+    "IP_ADDRESS": (
+        0,
+        lambda t: t.count(":") >= 2 or (t.count(".") >= 3 and bool(_DIGIT.search(t))),
+    ),
+    "MAC_ADDRESS": (0, lambda t: t.count(":") >= 5 or t.count("-") >= 5 or t.count(".") >= 2),
+    "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
+    "PASSPORT": (1, lambda t: _PASSPORT.search(t) is not None),
+    "STREET_ADDRESS": (1, None),
+}
+
+#: Made-up text holding one of each pattern entity, a name and a secret's shape:
+#: ``Anonymizer.warm`` runs it once so that what the recognizers load on first use (phone
+#: metadata per region, compiled patterns, secret plugins, the NER model's first call) is
+#: loaded at start, not while the first records wait.
+WARM_TEXT = (
+    "Ask Dana Whitfield: call +1 415-555-0100 or 020 7946 0000, mail jane@ops.acme.local, see "
+    "https://example.com/x, card 4111 1111 1111 1111, SSN 536-22-8726, NINO AB 12 34 56 C, "
+    "Steuer-ID 86095742719, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, PAN ABCPD1234E, "
+    "passport C01X00T47, born 1973-07-08, at 1777 Kramer Court, Johnsonfurt, NE 80119, "
+    "IBAN DE89370400440532013000, hosts 192.0.2.1, 2001:db8::1 and 00:1a:2b:3c:4d:5e, "
+    "token api_key=EXAMPLEexample0123456789abcdef"
+)
+
+
+def candidates(entities: list[str], text: str) -> list[str]:
+    """Return the entities whose recognizer could match ``text`` (ungated ones always)."""
+    digits = len(_DIGIT.findall(text))
+    return [
+        entity
+        for entity in entities
+        if (gate := NEEDS.get(entity)) is None
+        or (digits >= gate[0] and (gate[1] is None or gate[1](text)))
+    ]

@@ -1,0 +1,134 @@
+"""Person and place spans: NER's spans checked for shape, and names found by their use.
+
+The small NER model tags tool names, word ids, class names and imperative verbs; a name has
+none of their marks (digits, ``-``/``_``/``/``/``.`` inside a word, lower case, a URL or code
+around it). It also misses names it has not seen, so a run of name-shaped words after a
+person cue ("escalate to", "ask", "Dr"), before ``'s`` or before "approved", "is", "said" is
+taken as a name too, and a PERSON span grows over the name words next to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from streams.privacy.words import (
+    AFTER_VERBS,
+    CUES,
+    HONORIFICS,
+    PARTICLES,
+    Token,
+    is_name_word,
+    is_product,
+    tokens,
+)
+
+__all__ = ["name_spans", "worth_ner"]
+
+Span = tuple[str, int, int]
+#: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
+_CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
+
+
+def worth_ner(text: str) -> bool:
+    """Tell whether text holds a name-shaped word that does not open a clause."""
+    return any(not t.opens_clause and is_name_word(t.core) for t in tokens(text))
+
+
+def name_spans(text: str, found: list[Span]) -> list[Span]:
+    """Return NER's spans that pass the shape checks, widened and joined by context finds."""
+    words = tokens(text)
+    code = [m.span() for m in _CODE.finditer(text)]
+    kept = [s for s in found if _plausible(text, s, words, code)]
+    people = [_widen(s, words) if s[0] == "PERSON" else s for s in kept]
+    people += [("PERSON", a, b) for a, b in _by_use(words) if not _inside(a, b, code)]
+    return _merge(people)
+
+
+def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:
+    """Tell whether a NER span is shaped like a name or a place, not code, an id or a verb."""
+    entity, start, end = span
+    covered = [t for t in words if t.start < end and start < t.end]
+    if not covered or _inside(start, end, code) or any(c.isdigit() for c in text[start:end]):
+        return False
+    if not all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in covered):
+        return False
+    if len(covered) == 1 and covered[0].opens_clause:  # "Summarise", "Deploy": imperatives
+        i = words.index(covered[0])
+        return i + 1 < len(words) and is_name_word(words[i + 1].core)
+    before = words[words.index(covered[0]) - 1] if words.index(covered[0]) else None
+    return not (entity == "PERSON" and before is not None and before.core.isdigit())
+
+
+def _inside(start: int, end: int, code: list[tuple[int, int]]) -> bool:
+    """Tell whether [start, end) overlaps a URL, code or a pathed word."""
+    return any(a < end and start < b for a, b in code)
+
+
+def _by_use(words: list[Token]) -> list[tuple[int, int]]:
+    """Return runs of name words that a cue, an honorific, ``'s`` or a verb marks as a name."""
+    found = []
+    for i, j in _runs(words):
+        prev = words[i - 1].core.lower().rstrip(".") if i else ""
+        nxt = words[j].core if j < len(words) else ""
+        cued = i > 0 and not words[i - 1].closes and (prev in CUES or prev in HONORIFICS)
+        acting = nxt in AFTER_VERBS and not words[j - 1].closes
+        if cued or acting or words[j - 1].possessive or (j - i >= 2 and nxt.islower()):
+            found.append((words[i].start, words[j - 1].end))
+    return found
+
+
+def _runs(words: list[Token]) -> list[tuple[int, int]]:
+    """Return [i, j) ranges of 1-3 name words in a row (particles inside allowed)."""
+    runs, i = [], 0
+    while i < len(words):
+        j = i
+        while j < len(words) and j - i < 4 and _in_run(words, i, j):
+            j += 1
+            if words[j - 1].closes or words[j - 1].possessive:
+                break
+        if j > i and is_name_word(words[j - 1].core):
+            runs.append((i, j))
+        i = max(j, i + 1)
+    return runs
+
+
+def _in_run(words: list[Token], i: int, j: int) -> bool:
+    """Tell whether word j may continue a run of name words that starts at word i."""
+    word = words[j]
+    if j == i and word.opens_clause and word.core.lower() not in HONORIFICS:
+        nxt = words[j + 1].core if j + 1 < len(words) else ""
+        return is_name_word(word.core) and not word.closes and is_name_word(nxt)
+    if is_name_word(word.core):
+        return True
+    return j > i and word.core.lower() in PARTICLES and not words[j - 1].closes
+
+
+def _widen(span: Span, words: list[Token]) -> Span:
+    """Grow a PERSON span over the name words right before and after it, within its clause."""
+    entity, start, end = span
+    idx = [k for k, t in enumerate(words) if t.start < end and start < t.end]
+    lo, hi = idx[0], idx[-1]
+    while lo > 0 and _joins(words[lo - 1], words[lo - 1].opens_clause) and not words[lo - 1].closes:
+        lo -= 1
+    while hi + 1 < len(words) and not words[hi].closes and _joins(words[hi + 1], False):
+        hi += 1
+    return entity, min(start, words[lo].start), max(end, words[hi].end)
+
+
+def _joins(word: Token, opens: bool) -> bool:
+    """Tell whether a neighbouring word belongs to the name beside it."""
+    low = word.core.lower()
+    return is_name_word(word.core) and not is_product(word.core) and not (opens and low in CUES)
+
+
+def _merge(spans: list[Span]) -> list[Span]:
+    """Return spans with overlapping or touching ones joined (PERSON wins over LOCATION)."""
+    out: list[Span] = []
+    for entity, start, end in sorted(spans, key=lambda s: (s[1], -s[2])):
+        if out and start <= out[-1][2]:
+            last = out[-1]
+            kind = "PERSON" if "PERSON" in (last[0], entity) else last[0]
+            out[-1] = (kind, last[1], max(last[2], end))
+        else:
+            out.append((entity, start, end))
+    return out

@@ -1,0 +1,65 @@
+"""Turn pattern hits, secrets and name spans into the one list of results Presidio replaces."""
+
+from __future__ import annotations
+
+import hashlib
+
+from presidio_anonymizer import OperatorConfig, RecognizerResult
+
+from streams.privacy.config import PrivacyConfig
+from streams.privacy.secrets import Span
+
+__all__ = ["absorb", "names_beside", "operator"]
+
+
+def operator(config: PrivacyConfig) -> OperatorConfig:
+    """Translate the configured operator into a Presidio operator config."""
+    if config.operator == "mask":
+        params = {"masking_char": "*", "chars_to_mask": 1_000_000, "from_end": False}
+        return OperatorConfig("mask", params)
+    if config.operator == "hash":
+        salt = hashlib.sha256(config.hash_salt.encode()).hexdigest()  # >= 16 bytes, stable
+        return OperatorConfig("hash", {"hash_type": "sha256", "salt": salt})
+    if config.operator == "redact":
+        return OperatorConfig("redact", {})
+    return OperatorConfig("replace", {})
+
+
+def names_beside(
+    found: list[RecognizerResult], secrets: list[Span], names: list[Span]
+) -> list[RecognizerResult]:
+    """Return the name spans that overlap no pattern hit and no secret, as results.
+
+    A pattern hit or a secret is the more precise of the two: the small model sometimes
+    takes a whole short text with an IBAN or a token in it for a name, which would hide
+    the kind found and merge neighbouring secrets into one.
+    """
+    taken = [(hit.start, hit.end) for hit in found] + [(s, e) for _, s, e in secrets]
+    return [
+        RecognizerResult(entity, start, end, 0.85)
+        for entity, start, end in names
+        if not any(s < end and start < e for s, e in taken)
+    ]
+
+
+def absorb(pii: list[RecognizerResult], secrets: list[Span]) -> list[RecognizerResult]:
+    """Return secrets and PII as results, a secret taking in every PII hit it overlaps.
+
+    The secret's whole value must go: an email inside ``https://bob:pw@corp.com`` must not
+    leave half of the password behind, so overlapping spans become one secret span.
+    """
+    spans, rest, changed = list(secrets), list(pii), True
+    while changed:  # an absorbed hit widens a span, which may then overlap another hit
+        changed = False
+        for hit in list(rest):
+            touching = [s for s in spans if hit.start < s[2] and s[1] < hit.end]
+            if touching:
+                starts, ends = (
+                    [hit.start, *(s[1] for s in touching)],
+                    [hit.end, *(s[2] for s in touching)],
+                )
+                spans = [s for s in spans if s not in touching]
+                spans.append((touching[0][0], min(starts), max(ends)))
+                rest.remove(hit)
+                changed = True
+    return rest + [RecognizerResult(entity, start, end, 1.0) for entity, start, end in spans]

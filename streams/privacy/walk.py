@@ -1,0 +1,91 @@
+"""Walk a sample's sections and anonymize every string leaf a detector must read."""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_wellformed_id
+
+__all__ = ["TextAnonymizer", "sample_strings", "walk_sample"]
+
+TextAnonymizer = Callable[[str], tuple[str, Counter[str]]]
+
+
+def sample_strings(sample: dict[str, Any]) -> list[str]:
+    """Return every string leaf of a sample except its sample_id."""
+    return [t for k, v in sample.items() if k != "sample_id" for t in _strings(v)]
+
+
+def _strings(value: Any) -> list[str]:
+    """Return every string leaf below value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _strings(v)]
+    return []
+
+
+def walk_sample(
+    sample: dict[str, Any], anonymize: TextAnonymizer
+) -> tuple[dict[str, Any], Counter[str]]:
+    """Return a new sample with input, state, output and feedback.details anonymized.
+
+    Well-formed ids under id keys ("id", "*_id", "*_ids") are kept. In meta, the fields
+    taken from the runtime's input are read too: ``id_refs`` and ``source_flow_id`` as ids,
+    ``ambiguity_flags`` as text. sample_id, sample_family, created_at, the rest of meta
+    and feedback.source/type/quality_label are copied untouched.
+    """
+    counts: Counter[str] = Counter()
+    return {k: _section(k, v, anonymize, counts) for k, v in sample.items()}, counts
+
+
+def _section(key: str, value: Any, anonymize: TextAnonymizer, counts: Counter[str]) -> Any:
+    """Return the anonymized copy of one top-level section of a sample."""
+    if key in ("input", "state", "output"):
+        return _walk(value, anonymize, counts)
+    if key == "feedback" and isinstance(value, dict):
+        return {
+            k: _walk(v, anonymize, counts) if k == "details" else copy.deepcopy(v)
+            for k, v in value.items()
+        }
+    if key == "meta" and isinstance(value, dict):
+        return {k: _meta_field(k, v, anonymize, counts) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
+def _meta_field(key: str, value: Any, anonymize: TextAnonymizer, counts: Counter[str]) -> Any:
+    """Return one meta field: runtime ids and text anonymized, our provenance copied."""
+    if key in META_IDS and isinstance(value, dict):  # id_refs: {path: runtime id}
+        return {k: _walk(v, anonymize, counts, under_id=True) for k, v in value.items()}
+    if key in META_IDS or key in META_TEXT:
+        return _walk(value, anonymize, counts, under_id=key in META_IDS)
+    return copy.deepcopy(value)
+
+
+def _walk(
+    value: Any, anonymize: TextAnonymizer, counts: Counter[str], under_id: bool = False
+) -> Any:
+    """Return a copy of value with every string leaf anonymized.
+
+    Under an id key only well-formed ids are kept unread: ``customer_id: "jane@corp.com"``
+    is scanned like any other string.
+    """
+    if isinstance(value, str):
+        if under_id and is_wellformed_id(value):  # nothing a detector reads: kept as is
+            return value
+        text, found = anonymize(value)
+        counts.update(found)
+        return text
+    if isinstance(value, dict):
+        return {k: _walk(v, anonymize, counts, is_id_key(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_walk(v, anonymize, counts, under_id) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if value is None or isinstance(value, int | float):  # immutable: nothing to copy
+        return value
+    return copy.deepcopy(value)

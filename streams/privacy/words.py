@@ -1,0 +1,120 @@
+"""Word-level facts the name finder reads: tokens, name-shaped words, cues and known products.
+
+Everything here is about the shape and the use of words, never a list of people or places:
+a name is found by how text uses it ("ask X", "X approved", "X's"), and a capitalised word
+is kept only when nothing about its shape says it is code, an id or a product.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "AFTER_VERBS",
+    "CUES",
+    "HONORIFICS",
+    "PARTICLES",
+    "Token",
+    "is_name_word",
+    "is_product",
+    "tokens",
+]
+
+
+def _words(text: str) -> frozenset[str]:
+    """Return the space-separated words of text as a set."""
+    return frozenset(text.split())
+
+
+#: Infrastructure and product names that agent text mentions in title case. A precision
+#: guard only: a name the model or a cue would otherwise mask ("Add a Grafana alert").
+_PRODUCTS = _words(
+    "kafka grafana prometheus kubernetes postgres postgresql redis mysql mongodb elasticsearch "
+    "opensearch kibana jenkins docker helm terraform ansible nginx envoy istio consul vault "
+    "jira confluence slack github gitlab bitbucket sentry datadog splunk pagerduty opsgenie "
+    "airflow spark flink faust zookeeper rabbitmq celery django flask fastapi python java "
+    "golang rust node linux ubuntu debian windows aws azure gcp cloudflare snowflake bigquery "
+    "tableau looker stripe twilio okta auth0 openai anthropic loki tempo jaeger argo argocd "
+    "rocksdb cassandra clickhouse minio ceph"
+)
+#: Days and months: capitalised by spelling, never a person ("by Thursday", "to May").
+_CALENDAR = _words(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december"
+)
+#: Words that, right before a name, say it names a person (lower-cased, one or two words).
+CUES = _words(
+    "ask asked ping pinged cc bcc from to by with contact contacted assign assigned owner "
+    "reviewer reviewers approver approvers escalate escalated notify notified tell told "
+    "thank thanks call email mail message dm invite invited behalf for and "
+    "assignee requester reporter manager colleague"
+)
+#: Lower-case words that, right after a name, say it is a person acting.
+AFTER_VERBS = _words(
+    "approved rejected said says asked asks wrote writes owns owned wants wanted confirmed "
+    "reported requested signed agreed declined is was has had will can should already "
+    "joined left reviewed merged opened"
+)
+HONORIFICS = _words("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
+#: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
+PARTICLES = _words("van von de der den da di du del della la le bin binti ibn al ter zu")
+
+_WORD = re.compile(r"\S+")
+_LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
+_POSSESSIVE = re.compile(r"['’]s?$")
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_CLAUSE_END = frozenset(".;:!?")
+#: A lower-case letter then a capital inside a word: where camel-case humps join.
+_HUMP = re.compile(r"(?<=[^\W\d_])(?<=[^\W\dA-Z_])[A-Z]")
+
+
+@dataclass(frozen=True)
+class Token:
+    """A whitespace-delimited word: its core (punctuation stripped) and where it stands."""
+
+    core: str
+    start: int  # of the core
+    end: int  # of the core, before a possessive
+    possessive: bool
+    opens_clause: bool  # first word of the text or after . ; : ! ?
+    closes: bool  # punctuation after it ends a run of name words
+
+
+def tokens(text: str) -> list[Token]:
+    """Return the words of text with their cores and clause positions."""
+    out: list[Token] = []
+    for m in _WORD.finditer(text):
+        raw = m.group()
+        core = raw.lstrip(_LEAD)
+        start = m.start() + len(raw) - len(core)
+        trail = core[len(core.rstrip(_TRAIL)) :]
+        core = core.rstrip(_TRAIL)
+        possessive = bool(_POSSESSIVE.search(core)) and len(core) > 2
+        if possessive:
+            core = _POSSESSIVE.sub("", core)
+        opens = not out or out[-1].closes and bool(set(text[out[-1].end : start]) & _CLAUSE_END)
+        initial = len(core) == 1 and core.isupper() and trail == "."  # "Dana K. Whitfield"
+        out.append(
+            Token(core, start, start + len(core), possessive, opens, bool(trail) and not initial)
+        )
+    return out
+
+
+def is_product(word: str) -> bool:
+    """Tell whether a word is a known product or a calendar word (never a person)."""
+    low = word.lower()
+    return low in _PRODUCTS or low in _CALENDAR
+
+
+def is_name_word(word: str) -> bool:
+    """Tell whether a word is shaped like a name: capitalised letters, no code or id marks."""
+    if not word or not word[0].isupper() or not _NAME_WORD.fullmatch(word):
+        return False
+    if word.isupper() and len(word) > 1:  # HTTP, INC, SLA: acronyms, not names
+        return False
+    humps = [m.start() for m in _HUMP.finditer(word)]
+    if len(humps) > 1 or (humps and humps[0] > 3):
+        return False  # SessionStore, KafkaConsumerGroup: code; McDonald, DeShawn, LaToya: names
+    parts = re.split(r"[-'’]", word)
+    return all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) and not is_product(word)

@@ -1,0 +1,107 @@
+"""Names found by use, NER's look-alikes kept, bare SSNs and short digit runs.
+
+Each case is one the recall benchmark (benchmarks/privacy_recall.py) measured: a name the
+small model missed, or a clean sentence it changed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from streams.privacy import Anonymizer, PrivacyConfig
+from streams.privacy.names import name_spans, worth_ner
+from streams.privacy.words import is_name_word
+
+
+@pytest.fixture(scope="module")
+def anonymizer() -> Anonymizer:
+    """Build the default anonymizer once (loading the NER model is slow)."""
+    return Anonymizer(PrivacyConfig())
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Schedule a handover call with Nirvonhan Tourul about the billing migration", "Tourul"),
+        ("Ask Tostourk T. Fethis to review the rollback plan", "Tostourk"),
+        ("Rejected: Nyundlend S. Bostark is on leave until Monday", "Nyundlend"),
+        ("Thedru Brolinkei already owns this service; talk to them first.", "Thedru"),
+        ("Escalate to Dr Ludwig van Drossel before the window", "Drossel"),
+        ("Send it to Émile Dumont instead", "Émile"),
+        ("Is this Kezes Reitindgwos's ticket?", "Reitindgwos"),
+    ],
+)
+def test_names_no_list_holds_are_masked(anonymizer: Anonymizer, text: str, name: str) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert name not in out
+    assert counts["PERSON"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Summarise https://wiki.corp.internal/runbooks/payments for the team",
+        "Duplicate of INC-438 and plan-438; see decision-0438",
+        "Add a Grafana alert when auth-gateway exceeds p99 613 ms",
+        "at com.acme.PaymentIntentMapper.process(PaymentIntentMapper.java:305) after KeyError",
+        "Should SessionStore own the retry budget or the notifier client?",
+        "Upgrade orders-api from v6.8.12 to v6.8.12-rc.800",
+        "Keep notifier under 760 GiB at 517 req/s, HTTP 404 below 0.1 %",
+        "Deploy commit 04086615325e1d4ff3953131922107ba264a2f20 (0408661) to canary",
+        "Summarise https://github.com/acme/billing-worker/pull/1691 for the team",
+        "Move the job to Monday and ping the Kafka team",
+    ],
+)
+def test_clean_text_is_left_alone(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_ner_spans_with_code_marks_are_dropped() -> None:
+    text = "Summarise decision-0438 at https://x.io/Dana now"
+    words = ("Summarise", "decision-0438", "Dana")
+    spans = [("PERSON", text.index(w), text.index(w) + len(w)) for w in words]
+    assert name_spans(text, spans) == []
+
+
+def test_a_person_span_grows_over_the_name_beside_it() -> None:
+    text = "Rejected: Conor Field is on leave"
+    assert name_spans(text, [("PERSON", 16, 21)]) == [("PERSON", 10, 21)]
+
+
+def test_ner_runs_only_where_a_name_word_does_not_open_the_text() -> None:
+    assert not worth_ner("Deploy the build to canary")
+    assert not worth_ner("decision-0438")
+    assert worth_ner("Deploy the build for Dana Whitfield")
+
+
+@pytest.mark.parametrize(
+    ("word", "shaped"),
+    [("McDonald", True), ("O'Brien", True), ("Jean-Luc", True), ("SessionStore", False),
+     ("HTTP", False), ("auth-gateway", False), ("Kafka", False), ("Thursday", False)],
+)  # fmt: skip
+def test_name_word_shapes(word: str, shaped: bool) -> None:
+    assert is_name_word(word) is shaped
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Check 536228726 against the HR system", True),
+        ("Fill in the onboarding form for the new hire, 536228726", True),
+        ("The applicant's SSN is 536228726", True),
+        ("Build 536228726 finished in 3 minutes", False),
+        ("Check 666228726 against the HR system", False),  # area 666 is never issued
+        ("Check 536008726 against the HR system", False),  # group 00 is never issued
+    ],
+)
+def test_bare_ssn_needs_a_cue_and_valid_groups(
+    anonymizer: Anonymizer, text: str, found: bool
+) -> None:
+    assert (anonymizer.anonymize_text(text)[1]["US_SSN"] == 1) is found
+
+
+def test_lower_case_key_assignment_with_a_secret_shape_is_masked(anonymizer: Anonymizer) -> None:
+    out, _ = anonymizer.anonymize_text("Use smtp_key = 'Marble#6018' for the job")
+    assert "Marble#6018" not in out
+    text = "Set partition_key = 'user_id' on the topic"
+    assert anonymizer.anonymize_text(text)[0] == text
