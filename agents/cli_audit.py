@@ -82,15 +82,20 @@ def _inputs(detect: Detect) -> Scan:
     return scan
 
 
-def _detector(settings: Settings, ner: bool) -> Detect:
-    """Return the worker's detector, PII on whatever the settings say, NER if asked."""
+def _detector(settings: Settings, ner: bool | None) -> Detect:
+    """Return the worker's detector, PII on whatever the settings say.
+
+    Names and places follow ``LEARNSTREAM_PRIVACY__NER`` as the worker does, unless ``ner``
+    forces them on or off: an audit that skipped them would pass samples full of names.
+    """
     from streams.privacy import privacy_config
 
-    config = dataclasses.replace(privacy_config(settings), anonymize_pii=True, ner=ner)
+    config = privacy_config(settings)
+    config = dataclasses.replace(config, anonymize_pii=True, ner=config.ner if ner is None else ner)
     try:
         return detector(config)
     except (ImportError, OSError) as exc:
-        raise UserError(f"--ner needs a spaCy model: {exc}") from exc
+        raise UserError(f"finding names and places needs the spaCy model: {exc}") from exc
 
 
 def _topic(settings: Settings, topic: str | None) -> str:
@@ -103,14 +108,20 @@ def _topic(settings: Settings, topic: str | None) -> str:
 @click.command()
 @click.option("--since", type=When(), required=True, help="from this record time (inclusive)")
 @click.option("--until", type=When(), required=True, help="to this record time (exclusive)")
-@click.option("--ner", is_flag=True, help="also find names and places (spaCy model needed)")
+@click.option(
+    "--ner/--no-ner",
+    default=None,
+    help="find names and places (PERSON, LOCATION) or not; default: as the worker does, "
+    "LEARNSTREAM_PRIVACY__NER (on unless set to false)",
+)
 @click.option("--topic", default=None, help=f"a raw input topic: {', '.join(_INPUTS)} or a name")
-def audit(since: datetime, until: datetime, ner: bool, topic: str | None) -> None:
+def audit(since: datetime, until: datetime, ner: bool | None, topic: str | None) -> None:
     """Re-scan the samples topic for PII the anonymizer left; exit 1 if any is found.
 
     Each finding prints as one line: the entity kind, the sample_id (topic/partition/offset
     with --topic) and the JSON path, never the matched text; a summary line follows on
-    stderr. The detector is the worker's: the LEARNSTREAM_PRIVACY__* entities, the secret
+    stderr. The detector is the worker's: the LEARNSTREAM_PRIVACY__* entities, names and
+    places unless LEARNSTREAM_PRIVACY__NER=false (--ner / --no-ner override it), the secret
     detector and its score threshold. <EMAIL_ADDRESS>-style replacements are not findings.
     With --topic, a raw input topic is scanned instead, every field of every record.
     """

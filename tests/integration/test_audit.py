@@ -1,5 +1,6 @@
 """`learnstream audit` end to end: PII of every configured kind planted in runtime events;
-the samples topic audits clean (exit 0), the raw input topic shows every kind (exit 1)."""
+the samples topic audits clean (exit 0), the raw input topic shows every kind (exit 1),
+names included unless the audit is told --no-ner."""
 
 from __future__ import annotations
 
@@ -15,21 +16,38 @@ import pytest
 from streams.codecs import decode_any
 from streams.publisher import RuntimePublisher
 from streams.reader import read_topic, read_until
-from streams.settings import DEFAULT_PII_ENTITIES, TopicSettings
+from streams.settings import TopicSettings
 from streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 
-#: Every configured entity kind, and a secret: the simulator's values plus IBAN and SSN.
+#: A value of each kind the audit must find: the simulator's values, IBAN, SSN, a secret,
+#: a street address, a date of birth and a name.
 PLANTED = {
     **PII_SAMPLES,
     "iban": "DE89 3704 0044 0532 0130 00",
     "ssn": "219-09-9999",
     "aws": "AKIA" + "QLEAKQLEAKQLEAK7",
+    "address": "14 Harrowgate Lane, Bexbridge BX4 7QT",
+    "dob": "1973-07-08",
+    "name": "Quillon Brevatt",  # made up: only the NER model finds it
+}
+KINDS = {
+    "EMAIL_ADDRESS",
+    "PHONE_NUMBER",
+    "CREDIT_CARD",
+    "IP_ADDRESS",
+    "IBAN_CODE",
+    "US_SSN",
+    "AWS_ACCESS_KEY",
+    "STREET_ADDRESS",
+    "DATE_OF_BIRTH",
+    "PERSON",
 }
 TEXT = (
+    "Refund the duplicate charge for {name}. "
     "Write to {email} or call {phone}; card {card}; block {ip}; "
-    "refund to IBAN {iban}; SSN {ssn}; rotate key {aws}"
+    "refund to IBAN {iban}; SSN {ssn}; rotate key {aws}; ship to {address}; born {dob}"
 ).format(**PLANTED)
 
 # The audit command as `learnstream audit` runs it, whether cli.py registers it yet or not.
@@ -87,7 +105,8 @@ async def test_audit_finds_no_pii_in_samples_and_every_kind_in_inputs(
     ]
     wire = json.dumps(samples)
     # The planted text reached the samples, replaced: the clean audit below is not vacuous.
-    for token in ("<EMAIL_ADDRESS>", "<IBAN_CODE>", "<US_SSN>", "<CREDIT_CARD>", "<IP_ADDRESS>"):
+    replaced = ("<EMAIL_ADDRESS>", "<IBAN_CODE>", "<US_SSN>", "<CREDIT_CARD>", "<IP_ADDRESS>")
+    for token in (*replaced, "<PERSON>"):
         assert token in wire, token
     until = _iso(datetime.now(UTC) + timedelta(seconds=5))
 
@@ -100,7 +119,8 @@ async def test_audit_finds_no_pii_in_samples_and_every_kind_in_inputs(
 
     raw = _audit(worker_env, "--since", _iso(since), "--until", until, "--topic", "plans")
     assert raw.returncode == 1, raw.stderr
-    assert set(DEFAULT_PII_ENTITIES) | {"AWS_ACCESS_KEY"} <= _kinds(raw.stdout)
+    # The worker's NER setting (on by default) holds in the audit too, without a flag.
+    assert _kinds(raw.stdout) >= KINDS
     summary = raw.stderr.strip().splitlines()
     assert len(summary) == 1
     assert summary[0].startswith("PII found: ")
@@ -111,6 +131,21 @@ async def test_audit_finds_no_pii_in_samples_and_every_kind_in_inputs(
     assert any(line.startswith("EMAIL_ADDRESS at ") and line.endswith(" $") for line in lines)
     for value in PLANTED.values():  # kinds and paths only, never the matched text
         assert value not in raw.stdout + raw.stderr + clean.stdout + clean.stderr
+
+    no_ner = _audit(
+        {**worker_env, "LEARNSTREAM_PRIVACY__NER": "false"},
+        *("--since", _iso(since), "--until", until, "--topic", "plans"),
+    )
+    forced = _audit(
+        {**worker_env, "LEARNSTREAM_PRIVACY__NER": "false"},
+        *("--since", _iso(since), "--until", until, "--topic", "plans", "--ner"),
+    )
+    nameless = _audit(
+        worker_env, "--since", _iso(since), "--until", until, "--topic", "plans", "--no-ner"
+    )
+    assert "PERSON" not in _kinds(no_ner.stdout) | _kinds(nameless.stdout)
+    assert "EMAIL_ADDRESS" in _kinds(no_ner.stdout) & _kinds(nameless.stdout)
+    assert "PERSON" in _kinds(forced.stdout)
 
 
 async def test_audit_refuses_a_backwards_range(worker_env):

@@ -158,3 +158,38 @@ def test_sample_scanner_counts_undecodable_and_reads_each_sample_once():
     found = [scan(_record(data), report) for data in (sample, sample, b"\xc3\x01garbage", None)]
     assert [len(f) for f in found] == [1, 0, 0, 0]
     assert report.undecodable == 2
+
+
+#: A made-up name (no list holds it): only the NER model can find it.
+NAMED = "Refund the duplicate charge for Quillon Brevatt before the deploy window."
+
+
+@pytest.mark.parametrize(
+    ("setting", "flag", "finds"),
+    [
+        (None, None, True),  # NER is on by default, in the worker and so in the audit
+        ("false", None, False),  # the audit follows the worker's opt-out
+        ("false", True, True),  # --ner
+        (None, False, False),  # --no-ner
+    ],
+)
+def test_the_audit_finds_names_as_the_worker_does_unless_told(monkeypatch, setting, flag, finds):
+    from agents.cli_audit import _detector
+    from streams.settings import Settings
+
+    monkeypatch.delenv("LEARNSTREAM_PRIVACY__NER", raising=False)
+    if setting is not None:
+        monkeypatch.setenv("LEARNSTREAM_PRIVACY__NER", setting)
+    found = list(_detector(Settings(), flag)(NAMED))
+    assert ("PERSON" in found) is finds, found
+
+
+def test_audit_help_says_where_the_ner_default_comes_from():
+    from click.testing import CliRunner
+
+    from agents.cli_audit import audit
+
+    shown = CliRunner().invoke(audit, ["--help"])
+    assert shown.exit_code == 0
+    assert "--ner / --no-ner" in shown.output
+    assert "LEARNSTREAM_PRIVACY__NER" in shown.output
