@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -104,8 +105,17 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """Return the user + system CPU seconds a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    """Return the user + system CPU seconds a process has used so far (NaN once it is gone).
+
+    A process that exits between the harness's last check and this read (a peer that drained
+    and stopped, or one that crashed) has no /proc entry left: its run is still reported,
+    with its CPU unknown, instead of losing every figure of the suite.
+    """
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return math.nan
+    fields = text.rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

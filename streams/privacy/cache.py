@@ -25,6 +25,8 @@ class DigestCache(Generic[V]):
         self._size = size
         self._key = config_key
         self._items: OrderedDict[bytes, V] = OrderedDict()
+        self.hits = 0  # lookups answered from the cache, for benchmarks and tests
+        self.misses = 0
 
     def digest(self, text: str) -> bytes:
         """Return the cache key of a text."""
@@ -34,7 +36,10 @@ class DigestCache(Generic[V]):
     def get(self, key: bytes) -> V | None:
         """Return the cached result for key, marking it recently used, or None."""
         value = self._items.get(key)
-        if value is not None:
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
             self._items.move_to_end(key)
         return value
 

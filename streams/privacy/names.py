@@ -22,15 +22,29 @@ from streams.privacy.words import (
     tokens,
 )
 
-__all__ = ["name_spans", "worth_ner"]
+__all__ = ["may_hold_name", "name_spans", "worth_ner"]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
+#: A word after the first whose first letter may be a capital (any non-ASCII letter counts).
+_LATER_CAPITAL = re.compile(r"\s[(\[{\"'«“‘]*[^\W\d_a-z]")
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
+
+
+def may_hold_name(text: str) -> bool:
+    """Tell cheaply whether text could hold a name span: a capital after its first word.
+
+    Every span ``name_spans`` keeps holds a name word that is not the text's first word (a
+    lone first word is an imperative as often as a name), so most agent strings ("Collect
+    deploy logs") skip the name step whole.
+    """
+    return _LATER_CAPITAL.search(text) is not None
 
 
 def worth_ner(text: str) -> bool:
     """Tell whether text holds a name-shaped word that does not open a clause."""
+    if not may_hold_name(text):
+        return False
     return any(not t.opens_clause and is_name_word(t.core) for t in tokens(text))
 
 

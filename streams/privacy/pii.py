@@ -12,8 +12,8 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 from streams.privacy.cache import DigestCache
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
-from streams.privacy.names import name_spans, worth_ner
-from streams.privacy.ner import NerDetector, may_name
+from streams.privacy.names import may_hold_name, name_spans, worth_ner
+from streams.privacy.ner import NerDetector
 from streams.privacy.recognizers import build_analyzer
 from streams.privacy.results import absorb, names_beside, operator
 from streams.privacy.secrets import find_secrets, may_hold_secret
@@ -73,7 +73,7 @@ class Anonymizer:
         """Tell whether any configured detector could find something in text."""
         if not self._enabled or not text:
             return False
-        if self._ner is not None and may_name(text):
+        if self._ner is not None and may_hold_name(text):
             return True
         return self._may_hold_pii(text) or (self._secrets and may_hold_secret(text))
 
@@ -89,11 +89,11 @@ class Anonymizer:
 
     def _anonymize_uncached(self, text: str, ahead: _Spans | None = None) -> tuple[str, _Counts]:
         """Analyze and anonymize one string (memoized by anonymize_text)."""
-        found = []
-        if self._analyzer is not None and (entities := self.candidates(text)):
-            found = self._analyzer.analyze(text, language="en", entities=entities)
+        found, analyzer = [], self._analyzer
+        if analyzer is not None and MAY_HOLD_PII.search(text) and (todo := self.candidates(text)):
+            found = analyzer.analyze(text, language="en", entities=todo)
         pii = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
-        secrets = find_secrets(text) if self._secrets else []
+        secrets = find_secrets(text) if self._secrets else []  # gated inside
         pii += names_beside(pii, secrets, self._names(text, ahead))
         results = absorb(pii, secrets) if secrets else pii
         if not results:
@@ -105,7 +105,7 @@ class Anonymizer:
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text: NER's, checked, and those found by use."""
-        if self._ner is None or not may_name(text):
+        if self._ner is None or not may_hold_name(text):
             return []
         if ahead is None:
             ahead = self._ner.find([text])[0] if worth_ner(text) else []
@@ -117,7 +117,7 @@ class Anonymizer:
             return
         todo = {}
         for text in texts:
-            key = self._cache.digest(text) if text and worth_ner(text) else None
+            key = self._cache.digest(text) if worth_ner(text) else None
             if key is not None and key not in todo and self._cache.get(key) is None:
                 todo[key] = text
         if todo:

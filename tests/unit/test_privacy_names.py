@@ -105,3 +105,16 @@ def test_lower_case_key_assignment_with_a_secret_shape_is_masked(anonymizer: Ano
     assert "Marble#6018" not in out
     text = "Set partition_key = 'user_id' on the topic"
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_a_text_recurring_across_samples_is_read_once() -> None:
+    anonymizer = Anonymizer(PrivacyConfig())
+    objective = "Call Dana Whitfield back about the failed deploy"
+    for family in ("intent_resolution", "confirm_decision", "pipeline_outcome"):
+        out, counts = anonymizer.anonymize_sample(
+            {"sample_family": family, "input": {"objective": objective}}
+        )
+        assert "Whitfield" not in out["input"]["objective"]
+        assert counts["PERSON"] == 1
+    # the first sample misses twice (NER read-ahead, then the walk), the later ones hit twice
+    assert (anonymizer._cache.hits, anonymizer._cache.misses) == (4, 2)
