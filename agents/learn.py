@@ -5,10 +5,17 @@ and experience writes are in agents/learn_samples.py, the skill stats in
 agents/learn_stats.py, the HTTP views in agents/learn_http.py. An invalid request goes to
 the DLQ (``runtime.guarded``) and, when its correlation id is readable, gets an error
 response too; so does one whose strategy is unknown (that one is no DLQ matter).
+
+Stats and adapt answer from every partition's stats (agents/learn_view.py), once the
+worker's reader has caught up with the changelog. ``adapt`` ranks by the rolling success
+rate as of the wiring's clock, with the request's seed or one derived from the query
+(streams/a2e/stats_view.py), so two workers asked the same give the same ranking.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any, cast
 
 import orjson
@@ -31,8 +38,8 @@ from streams.a2e.messages import (
     LearnResponse,
     StatsResult,
 )
-from streams.a2e.models import SkillPerformanceRecord
-from streams.a2e.strategies import StrategyError, rank
+from streams.a2e.stats_view import adapt_seed, rank_skills
+from streams.a2e.strategies import StrategyError
 from streams.a2e.wire import encode, parse_request
 from streams.errors import InvalidEvent
 from streams.settings import A2ESettings
@@ -73,20 +80,29 @@ def error_response(data: bytes | None, code: str, message: str) -> LearnResponse
 
 
 def strategy_params(strategy: str, a2e: A2ESettings, given: dict[str, float]) -> dict[str, float]:
-    """Return the strategy's parameters: the settings', overridden by the request's."""
-    defaults = {
-        "ucb1": {"c": a2e.ucb1_c},
-        "epsilon_greedy": {"epsilon": a2e.epsilon},
-        "softmax": {"temperature": a2e.temperature},
+    """Return the strategy's parameters: the settings', overridden by the request's.
+
+    A fixed ``epsilon``/``temperature`` in the settings applies unless the request gives
+    its own ``c`` (it asks for the decaying form) or its own fixed value.
+    """
+    fixed = {
+        "epsilon_greedy": ("epsilon", a2e.epsilon),
+        "softmax": ("temperature", a2e.temperature),
     }
-    return defaults.get(strategy, {}) | given
+    c = {"ucb1": a2e.ucb1_c, "epsilon_greedy": a2e.epsilon_c, "softmax": a2e.softmax_c}
+    params = {"c": c[strategy]} if strategy in c else {}
+    name, value = fixed.get(strategy, ("", None))
+    if value is not None and "c" not in given:
+        params[name] = value
+    return params | given
 
 
 class _Learn:
     """The learn agent's steps over the runtime, the writer and the skill stats."""
 
-    def __init__(self, runtime: Runtime, stats: SkillTable) -> None:
+    def __init__(self, runtime: Runtime, stats: SkillTable, clock: Callable[[], float]) -> None:
         self.runtime, self.stats, self.metrics = runtime, stats, runtime.metrics
+        self.clock = clock
         self.writer = LearnWriter(runtime, stats)
 
     async def handle(self, event: EventT[bytes]) -> None:
@@ -131,6 +147,7 @@ class _Learn:
         if isinstance(request, LearnExperienceRequest):
             key = request.correlation_id.encode()
             return await self.writer.experiences(request.payload.experiences, key, source)
+        await self.stats.caught_up()
         if isinstance(request, LearnAdaptRequest):
             return self.adapt(request)
         return self.stats.result(request.payload)
@@ -138,17 +155,16 @@ class _Learn:
     def adapt(self, request: LearnAdaptRequest) -> AdaptResult:
         """Rank the skills (plus the one named, as an untried arm, if unseen), seeded."""
         query, a2e = request.payload, self.runtime.settings.a2e
-        records = self.stats.records("skill")
-        if query.skill_name and query.skill_name not in {r.name for r in records}:
-            records.append(SkillPerformanceRecord(name=query.skill_name))
         params = strategy_params(query.strategy, a2e, dict(query.params))
-        ranked = rank(records, query.strategy, params, seed=a2e.seed, custom=query.custom)
+        seed = adapt_seed(query, a2e.seed)
+        ranked = rank_skills(self.stats.stats("skill"), query, params, seed, self.clock())
         return AdaptResult(records=ranked)
 
 
-def register(runtime: Runtime) -> None:
-    """Register the learn agent (with the skill stats table) and the ``/learn/*`` views."""
-    steps = _Learn(runtime, SkillTable.of(runtime))
+def register(runtime: Runtime, clock: Callable[[], float] = time.time) -> None:
+    """Register the learn agent (with the skill stats table) and the ``/learn/*`` views;
+    ``clock`` (epoch seconds) is when adapt ranks the rolling stats."""
+    steps = _Learn(runtime, SkillTable.of(runtime), clock)
 
     @runtime.app.agent(runtime.topics.learn_requests, name="learnstream.learn")
     async def learn(stream: StreamT[bytes]) -> None:

@@ -8,8 +8,9 @@ header (else a fresh UUID). A view validates (400 naming the field, never a valu
 the request on ``a2e.learn.requests`` and awaits its response, read by a
 :class:`ResponseListener` of this worker: samples leave from inside the learn agent only.
 The body answered is the learn/*/resp message; 504 when none came within
-``a2e.response_timeout``. ``GET /learn/stats`` answers from this worker's own skill-stats
-table (the partitions it holds), without the round trip: it sends nothing.
+``a2e.response_timeout``. ``GET /learn/stats`` answers on the worker asked, without the
+round trip (it sends nothing), from every partition's stats once its changelog reader has
+caught up (agents/learn_view.py).
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ class Gateway:
         self._started: asyncio.Task[None] | None = None
 
     async def answer(self, request: LearnRequest) -> LearnResponse:
-        """Return the response to ``request``: stats from this worker's table, the rest
+        """Return the response to ``request``: stats from this worker's view, the rest
         through the requests topic and the learn agent."""
         if isinstance(request, LearnStatsRequest):
-            result = SkillTable.of(self.runtime).result(request.payload)
+            stats = SkillTable.of(self.runtime)
+            await stats.caught_up()
+            result = stats.result(request.payload)
             return LearnStatsResponse(correlation_id=request.correlation_id, payload=result)
         return await self.exchange(request)
 

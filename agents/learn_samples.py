@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 import orjson
+from faust.streams import current_event
 
 from agents.learn_stats import SkillTable
 from agents.runtime import Runtime, now
@@ -51,6 +52,14 @@ def reward_of(sample: LearningSample, feedback: Feedback) -> RewardSample | None
     )
 
 
+def _record_time() -> float | None:
+    """Return the Kafka timestamp (epoch s) of the record being processed: feedback's event
+    time for the rolling stats."""
+    event = current_event()
+    stamp = event.message.timestamp if event is not None else None
+    return float(stamp) if stamp else None
+
+
 class LearnWriter:
     """Send what feedback and experience requests yield, in the source record's transaction."""
 
@@ -69,10 +78,11 @@ class LearnWriter:
             anonymized = LearningSample.model_validate(clean)
             pairs += await self.pair(anonymized, source)
             rewards += await self.reward(anonymized, by_id[sample.sample_id], source)
-        for f in feedbacks:
+        at = _record_time()
+        for item, f in enumerate(feedbacks):
             for kind, name in (("skill", f.skill_name), ("tool", f.tool_name)):
                 if name:
-                    self.stats.count_feedback(kind, name, f.score)
+                    self.stats.count_feedback(kind, name, f.score, at=at, item=item)
         details = {"samples": len(sent), "pairs": pairs, "reward_samples": rewards}
         return FeedbackResult(accepted=len(feedbacks), details=details)
 

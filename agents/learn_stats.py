@@ -1,24 +1,28 @@
-"""Skill and tool stats in a Faust table, merged on read, and their bounded metric labels.
+"""Skill and tool stats in a Faust table, read on every worker, and their bounded labels.
 
 Faust writes a table change to the current record's partition, so a key is
 ``kind|name|source partition`` (kind ``skill`` or ``tool``), as agents/quality.py keys its
-counts: every key lives in one changelog partition, and a read merges a name's entries
-(:meth:`SkillStats.merged`). A plain table: a worker's answer covers the partitions it holds
-(all of them with one worker); the feedback and stage records of the others are not in it.
+counts: every key lives in one changelog partition. Reads go through the
+:class:`~streams.a2e.stats_view.StatsView` that agents/learn_view.py fills from the table's
+changelog on every worker, so any worker answers for every partition. Each update passes
+its event time (rolling stats) and its source record, so a record processed again after a
+crash is not counted twice (streams/a2e/stats.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from faust.streams import current_event
 
+from agents.learn_view import StatsReader
 from agents.runtime import Runtime
 from streams.a2e.messages import StatsQuery, StatsResult
 from streams.a2e.models import SkillPerformanceRecord
-from streams.a2e.stats import SkillStats
+from streams.a2e.stats import SkillStats, SourceRecord
+from streams.a2e.stats_view import StatsView, parse_key, stats_key
+from streams.connection import app_connection
 from streams.models import StageEvent
 
 __all__ = ["KINDS", "SkillLabels", "SkillTable"]
@@ -50,13 +54,7 @@ class SkillLabels:
         return OTHER
 
 
-def _key(kind: str, name: str, partition: int) -> str:
-    return f"{kind}|{name}|{partition}"
-
-
-def _parse(key: str) -> tuple[str, str]:
-    kind, rest = key.split("|", 1)
-    return kind, rest.rsplit("|", 1)[0]
+_key, _parse = stats_key, parse_key
 
 
 class SkillTable:
@@ -72,53 +70,85 @@ class SkillTable:
             options=settings.table_options(),
         )
         self.labels = SkillLabels(settings.a2e.skills, settings.a2e.max_skills)
+        self.half_life_s = settings.a2e.half_life_s
+        #: Every partition's entries, filled by the reader of the table's changelog.
+        self.view = StatsView()
+        broker = app_connection(runtime.app, settings.broker)
+        changelog = self.table.changelog_topic.get_topic_name()
+        self.reader = StatsReader(broker, changelog, self.view)
 
     @classmethod
     def of(cls, runtime: Runtime) -> SkillTable:
         """Return the runtime's table, declaring it on first use (outcomes and learn share it)."""
         if runtime.skill_stats is None:
             runtime.skill_stats = cls(runtime)
+            runtime.app.add_dependency(runtime.skill_stats.reader)
         return runtime.skill_stats
+
+    async def caught_up(self) -> bool:
+        """Wait (boundedly) until the view holds every partition's changes made so far."""
+        return await self.reader.caught_up()
 
     def count_stage(self, event: StageEvent) -> None:
         """Count an execute stage's outcome for the skill and tool its payload names."""
         if not event.is_outcome:
             return
-        payload = event.payload
+        payload, at = event.payload, event.timestamp.timestamp()
         duration = payload.duration_ms
         ms = float(duration) if isinstance(duration, int | float) and duration >= 0 else None
         for kind, name in (("skill", payload.skill_name), ("tool", payload.tool_name)):
             if name:
-                self.count_call(kind, name, event.status == "completed", ms)
+                self.count_call(kind, name, event.status == "completed", ms, at=at)
 
-    def _update(self, kind: str, name: str, change: Any) -> None:
+    def _update(
+        self, kind: str, name: str, change: Callable[[SkillStats, SourceRecord], bool], item: int
+    ) -> bool:
+        """Apply ``change`` to the entry of ``name`` from the current record's partition;
+        return False when that record was counted before."""
         event = current_event()
         if event is None:  # outside stream iteration: no partition to write the change to
             raise RuntimeError("skill stats change only while a record is processed")
-        key = _key(kind, name, event.message.partition)
+        msg = event.message
+        key = stats_key(kind, name, msg.partition)
         raw = self.table.get(key)
-        stats = SkillStats.from_dict(raw) if raw else SkillStats()
-        change(stats)
+        stats = SkillStats.from_dict(raw) if raw else SkillStats(self.half_life_s)
+        if not change(stats, SourceRecord(msg.topic, msg.partition, msg.offset, item)):
+            return False
         self.table[key] = stats.to_dict()
+        return True
 
     def count_call(
-        self, kind: str, name: str, success: bool | None, duration_ms: float | None = None
+        self,
+        kind: str,
+        name: str,
+        success: bool | None,
+        duration_ms: float | None = None,
+        *,
+        at: float | None = None,
+        item: int = 0,
     ) -> None:
-        """Count one call of ``name`` (its outcome, if known, and duration, if reported)."""
-        self._update(kind, name, lambda s: s.add_call(success, duration_ms))
-        outcome = "unknown" if success is None else "success" if success else "failed"
-        self.metrics.child(self.metrics.skill_calls, kind, self.labels(name), outcome).inc()
+        """Count one call of ``name`` at event time ``at`` (its outcome, if known, and
+        duration, if reported); ``item`` numbers the updates one record makes."""
 
-    def count_feedback(self, kind: str, name: str, score: float) -> None:
+        def change(stats: SkillStats, source: SourceRecord) -> bool:
+            return stats.add_call(success, duration_ms, at=at, source=source)
+
+        if self._update(kind, name, change, item):
+            outcome = "unknown" if success is None else "success" if success else "failed"
+            self.metrics.child(self.metrics.skill_calls, kind, self.labels(name), outcome).inc()
+
+    def count_feedback(
+        self, kind: str, name: str, score: float, *, at: float | None = None, item: int = 0
+    ) -> None:
         """Count one feedback on ``name``: its score, and a call of the score's sign."""
 
-        def change(stats: SkillStats) -> None:
-            stats.add_call(score > 0 if score else None)
-            stats.add_score(score)
+        def change(stats: SkillStats, source: SourceRecord) -> bool:
+            fresh = stats.add_call(score > 0 if score else None, at=at, source=source)
+            return stats.add_score(score, at=at, source=source) or fresh
 
-        self._update(kind, name, change)
-        outcome = "unknown" if not score else "success" if score > 0 else "failed"
-        self.metrics.child(self.metrics.skill_calls, kind, self.labels(name), outcome).inc()
+        if self._update(kind, name, change, item):
+            outcome = "unknown" if not score else "success" if score > 0 else "failed"
+            self.metrics.child(self.metrics.skill_calls, kind, self.labels(name), outcome).inc()
 
     def result(self, query: StatsQuery) -> StatsResult:
         """Answer a stats query: every name (none given), else the named skill and/or tool."""
@@ -129,9 +159,8 @@ class SkillTable:
 
     def records(self, kind: str, name: str | None = None) -> list[SkillPerformanceRecord]:
         """Return the merged record of every ``kind`` name (or of ``name`` only), by name."""
-        parts: dict[str, list[SkillStats]] = {}
-        for key, raw in list(self.table.items()):
-            found_kind, found_name = _parse(key)
-            if found_kind == kind and name in (None, found_name) and raw:
-                parts.setdefault(found_name, []).append(SkillStats.from_dict(raw))
-        return [SkillStats.merged(parts[n]).record(n) for n in sorted(parts)]
+        return [stats.record(n) for n, stats in self.stats(kind, name).items()]
+
+    def stats(self, kind: str, name: str | None = None) -> dict[str, SkillStats]:
+        """Return every partition's merged stats of each ``kind`` name (or ``name``)."""
+        return self.view.stats(kind, name, list(self.table.items()))

@@ -61,6 +61,8 @@ class AdaptQuery(BaseModel):
 
     ``params`` overrides the strategy's settings (``c``, ``epsilon``, ``temperature``);
     ``custom`` names the ``learnstream.strategies`` entry point when strategy is custom.
+    ``seed`` fixes the ranking's randomness; without it the host derives one from the query,
+    so the same query on the same stats ranks the same on every worker.
     """
 
     model_config = _STRICT
@@ -68,6 +70,7 @@ class AdaptQuery(BaseModel):
     strategy: Strategy = "ucb1"
     params: dict[Name, float] = Field(default_factory=dict, max_length=16)
     custom: Name | None = None
+    seed: int | None = Field(None, ge=0, lt=2**63)
 
 
 class AdaptResult(BaseModel):

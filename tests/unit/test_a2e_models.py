@@ -144,7 +144,7 @@ def test_request_round_trip_and_defaults() -> None:
         (
             {"type": "learn/adapt/req", "correlation_id": "r", "payload": {"strategy": SECRET}},
             "schema_violation",
-            "'ucb1', 'epsilon_greedy', 'softmax' or 'custom'",
+            "'softmax', 'thompson' or 'custom'",
         ),
     ],
 )

@@ -58,21 +58,28 @@ def test_error_response_needs_a_readable_id() -> None:
 
 
 def test_strategy_params_take_settings_then_the_request() -> None:
-    a2e = A2ESettings(ucb1_c=0.5, epsilon=0.2, temperature=0.3)
-    assert strategy_params("ucb1", a2e, {}) == {"c": 0.5}
-    assert strategy_params("epsilon_greedy", a2e, {"epsilon": 0.9}) == {"epsilon": 0.9}
-    assert strategy_params("softmax", a2e, {}) == {"temperature": 0.3}
+    a2e = A2ESettings(ucb1_c=0.7, epsilon_c=4.0, softmax_c=0.3)
+    assert strategy_params("ucb1", a2e, {}) == {"c": 0.7}
+    assert strategy_params("epsilon_greedy", a2e, {}) == {"c": 4.0}
+    assert strategy_params("epsilon_greedy", a2e, {"epsilon": 0.9}) == {"c": 4.0, "epsilon": 0.9}
+    assert strategy_params("softmax", a2e, {}) == {"c": 0.3}
+    assert strategy_params("thompson", a2e, {}) == {}
     assert strategy_params("custom", a2e, {"k": 1.0}) == {"k": 1.0}
+    fixed = A2ESettings(epsilon=0.2, temperature=0.3)
+    assert strategy_params("epsilon_greedy", fixed, {})["epsilon"] == 0.2
+    assert strategy_params("softmax", fixed, {})["temperature"] == 0.3
+    assert "epsilon" not in strategy_params("epsilon_greedy", fixed, {"c": 2.0})  # asks decay
 
 
 def test_a2e_defaults_match_the_strategies() -> None:
+    from streams.a2e.stats import DEFAULT_HALF_LIFE_S
     from streams.a2e.strategies import DEFAULTS
 
     a2e = A2ESettings()
-    assert (a2e.ucb1_c, a2e.epsilon, a2e.temperature) == (
-        DEFAULTS["ucb1"]["c"], DEFAULTS["epsilon_greedy"]["epsilon"],
-        DEFAULTS["softmax"]["temperature"],
+    assert (a2e.ucb1_c, a2e.epsilon_c, a2e.softmax_c) == (
+        DEFAULTS["ucb1"]["c"], DEFAULTS["epsilon_greedy"]["c"], DEFAULTS["softmax"]["c"],
     )  # fmt: skip
+    assert (a2e.epsilon, a2e.temperature, a2e.half_life_s) == (None, None, DEFAULT_HALF_LIFE_S)
     assert a2e.response_timeout.total_seconds() == 10
 
 
@@ -277,3 +284,22 @@ async def test_an_opted_out_project_gets_no_experiences(worker: Worker) -> None:
     assert answer["payload"] == {"stored": 2}
     registry = worker.runtime.metrics.registry
     assert registry.get_sample_value("learnstream_opted_out_total", {"reason": "project"}) == 1
+
+
+async def test_a_feedback_replayed_after_a_crash_counts_once(worker: Worker) -> None:
+    feedback = {"correlation_id": "t1", "polarity": "POSITIVE", "score": 1.0,
+                "skill_name": "search"}  # fmt: skip
+    request = _request("feedback", "r1", {"feedbacks": [feedback, feedback]})
+    await worker.put(request)
+    # A crash before the offset commit: the table kept the change, the record comes again.
+    worker.runtime.progress.forget(list(worker.runtime.progress.partitions()))
+    worker.feed.offsets.clear()
+    await worker.put(request)
+    assert len(worker.values("samples")) == 4  # processed twice: samples dedupe by id
+    await worker.put(_request("stats", "r2", {"skill_name": "search"}))
+    stats = worker.values("learn_responses")[-1]
+    (record,) = stats["payload"]["skills"]
+    assert (record["calls_total"], record["calls_success"]) == (2, 2)  # two items, once each
+    labels = {"kind": "skill", "name": "search", "outcome": "success"}
+    registry = worker.runtime.metrics.registry
+    assert registry.get_sample_value("learnstream_skill_calls_total", labels) == 2

@@ -1,0 +1,104 @@
+"""Two workers, one answer: stats and adapt from every partition, whichever worker is asked.
+
+Feedback for several skills goes to both workers over HTTP under fresh correlation ids, so
+it lands on every partition of the requests topic and each worker counts only part of it;
+then ``GET /learn/stats`` and ``POST /learn/adapt`` on either worker give the same stats
+and the same ranking (adapt requests are answered by the learn agent of whichever worker
+owns their partition: both answer some).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+import uuid
+from typing import Any
+
+import aiohttp
+import pytest
+
+pytestmark = pytest.mark.integration
+
+#: Skill -> (positive, negative) feedbacks: a clear order of success rates.
+FEEDBACK = {"alpha": (9, 1), "beta": (6, 4), "gamma": (3, 7), "delta": (1, 9)}
+TOTAL = sum(p + n for p, n in FEEDBACK.values())
+
+
+async def _metric(http: aiohttp.ClientSession, base: str, prefix: str) -> list[str]:
+    async with http.get(f"{base}/metrics") as answer:
+        return [line for line in (await answer.text()).splitlines() if line.startswith(prefix)]
+
+
+async def _post(http: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    headers = {"X-Correlation-Id": str(uuid.uuid4())}
+    async with http.post(url, json=body, headers=headers) as answer:
+        assert answer.status == 200, await answer.text()
+        result: dict[str, Any] = await answer.json()
+        return result
+
+
+async def _feed(http: aiohttp.ClientSession, bases: list[str]) -> None:
+    sent = 0
+    for skill, (good, bad) in FEEDBACK.items():
+        for score in [1.0] * good + [-1.0] * bad:
+            polarity = "POSITIVE" if score > 0 else "NEGATIVE"
+            body = {"correlation_id": f"turn-{sent}", "polarity": polarity, "score": score,
+                    "skill_name": skill}  # fmt: skip
+            await _post(http, f"{bases[sent % 2]}/learn/feedback", body)
+            sent += 1
+
+
+async def _stats(http: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    async with http.get(f"{base}/learn/stats") as answer:
+        assert answer.status == 200
+        payload: dict[str, Any] = (await answer.json())["payload"]
+        return payload
+
+
+async def _adapt_counts(http: aiohttp.ClientSession, base: str) -> float:
+    lines = await _metric(http, base, "learnstream_learn_requests_total{")
+    return sum(float(x.rsplit(" ", 1)[1]) for x in lines if 'type="adapt"' in x)
+
+
+async def test_two_workers_answer_stats_and_adapt_the_same(
+    broker, start_worker, namespace, tmp_path
+):
+    env = {"LEARNSTREAM_A2E__RESPONSE_TIMEOUT": "60s", "LEARNSTREAM_SAMPLE_FORMAT": "json"}
+    workers = [start_worker(**env, LEARNSTREAM_DATA_DIR=str(tmp_path / f"d{i}")) for i in (0, 1)]
+    bases = [f"http://127.0.0.1:{w.web_port}" for w in workers]
+    timeout = aiohttp.ClientTimeout(total=90)
+    async with aiohttp.ClientSession(timeout=timeout) as http:
+        await _feed(http, bases)  # a rebalance as the second joins holds answers meanwhile
+
+        for _ in range(60):  # the last writes may still be on their way to the changelog
+            answers = [await _stats(http, b) for b in bases]
+            totals = [sum(s["calls_total"] for s in a["skills"]) for a in answers]
+            if totals == [TOTAL, TOTAL]:
+                break
+            await asyncio.sleep(0.5)
+        assert answers[0] == answers[1]
+        got = {s["name"]: (s["calls_success"], s["calls_failed"]) for s in answers[0]["skills"]}
+        assert got == FEEDBACK
+
+        rankings: dict[str, set[tuple[str, ...]]] = {}
+        for strategy in ("ucb1", "epsilon_greedy", "softmax", "thompson"):
+            for body in ({"strategy": strategy, "seed": 11}, {"strategy": strategy}):
+                for i in range(8):  # fresh ids: answered on both workers' partitions
+                    answer = await _post(http, f"{bases[i % 2]}/learn/adapt", body)
+                    names = tuple(r["name"] for r in answer["payload"]["records"])
+                    rankings.setdefault(f"{body}", set()).add(names)
+        assert all(len(seen) == 1 for seen in rankings.values()), rankings
+        assert rankings[str({"strategy": "ucb1", "seed": 11})] == {
+            ("alpha", "beta", "gamma", "delta")
+        }
+        counts = [await _adapt_counts(http, b) for b in bases]
+        assert all(n > 0 for n in counts), counts  # each worker's agent ranked some
+
+        # The cost of one answer: a stats request waits for one end-offset round trip.
+        took = []
+        for i in range(40):
+            start = time.perf_counter()
+            await _stats(http, bases[i % 2])
+            took.append(time.perf_counter() - start)
+        print(f"GET /learn/stats, 2 workers: median {statistics.median(took) * 1000:.1f} ms")

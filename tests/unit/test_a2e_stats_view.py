@@ -1,0 +1,98 @@
+"""The stats view every worker answers from: changelog entries, own entries, ranking, seed."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from streams.a2e.payloads import AdaptQuery
+from streams.a2e.stats import SkillStats, SourceRecord
+from streams.a2e.stats_view import StatsView, adapt_seed, decode_entry, rank_skills, stats_key
+
+T0 = 1_800_000_000.0
+
+
+def _stats(wins: int, losses: int, at: float = T0, score: float | None = None) -> SkillStats:
+    stats = SkillStats()
+    for i in range(wins + losses):
+        stats.add_call(i < wins, at=at + i, source=SourceRecord("req", 0, i))
+    if score is not None:
+        stats.add_score(score, at=at)
+    return stats
+
+
+def _entries() -> list[tuple[str, SkillStats]]:
+    return [
+        (stats_key("skill", "search", 0), _stats(8, 2)),
+        (stats_key("skill", "search", 1), _stats(1, 1)),
+        (stats_key("skill", "deploy", 2), _stats(3, 7)),
+        (stats_key("tool", "search", 0), _stats(1, 0)),
+    ]
+
+
+def _view(entries: list[tuple[str, SkillStats]]) -> StatsView:
+    view = StatsView()
+    for key, stats in entries:
+        view.apply(*decode_entry(key.encode(), orjson.dumps(stats.to_dict())))
+    return view
+
+
+def test_the_view_merges_every_partition_of_a_name() -> None:
+    stats = _view(_entries()).stats("skill")
+    assert list(stats) == ["deploy", "search"]
+    search = stats["search"].record("search")
+    assert (search.calls_total, search.calls_success, search.calls_failed) == (12, 9, 3)
+    assert _view(_entries()).stats("tool", "search")["search"].calls_total == 1
+
+
+def test_decode_entry_reads_json_keys_and_tombstones_and_rejects_others() -> None:
+    assert decode_entry(b'"skill|a|0"', None) == ("skill|a|0", None)
+    view = _view(_entries())
+    view.apply(*decode_entry(stats_key("skill", "deploy", 2).encode(), None))
+    assert list(view.stats("skill")) == ["search"]
+    for key, value in ((None, b"{}"), (b"nobar", b"{}"), (b"skill|a|0", b"[1]")):
+        with pytest.raises(ValueError, match="changelog"):
+            decode_entry(key, value)
+
+
+def test_own_entries_win_when_they_hold_more_updates() -> None:
+    key = stats_key("skill", "search", 0)
+    view = _view([(key, _stats(1, 0))])
+    ahead, behind = _stats(2, 1).to_dict(), SkillStats().to_dict()
+    assert view.stats("skill", local=[(key, ahead)])["search"].calls_total == 3
+    assert view.stats("skill", local=[(key, behind)])["search"].calls_total == 1
+
+
+def test_the_same_entries_rank_the_same_in_any_order_of_arrival() -> None:
+    query = AdaptQuery(strategy="epsilon_greedy")
+    seed = adapt_seed(query, 0)
+    first, second = _view(_entries()), _view(list(reversed(_entries())))
+    for strategy in ("ucb1", "epsilon_greedy", "softmax", "thompson"):
+        q = AdaptQuery(strategy=strategy, skill_name="fresh")
+        ranked = [
+            [r.name for r in rank_skills(v.stats("skill"), q, {}, seed, T0 + 60)]
+            for v in (first, second)
+        ]
+        assert ranked[0] == ranked[1]
+        assert ranked[0][0] == "fresh"  # untried first
+
+
+def test_rolling_stats_let_a_recent_failure_outrank_old_success() -> None:
+    old_good = _stats(50, 0, at=T0)
+    new_good = _stats(5, 0, at=T0 + 20 * 3600)  # far fewer calls, all recent
+    for i in range(30):  # the old favourite breaks today
+        old_good.add_call(False, at=T0 + 20 * 3600 + i, source=SourceRecord("req", 1, i))
+    stats = {"a": old_good, "b": new_good}
+    query = AdaptQuery(strategy="ucb1")
+    ranked = rank_skills(stats, query, {}, 0, T0 + 20 * 3600 + 60)
+    assert [r.name for r in ranked] == ["b", "a"]
+    assert ranked[1].calls_total == 80  # the records keep exact counts
+
+
+def test_adapt_seed_is_the_requests_or_derived_from_the_query() -> None:
+    assert adapt_seed(AdaptQuery(seed=7), 0) == 7
+    base = adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 0)
+    assert base == adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 0)
+    assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.4}), 0)
+    assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 1)
+    assert 0 <= base < 2**63
