@@ -29,6 +29,7 @@ __all__ = [
     "build_app",
     "freeze_startup_objects",
     "guarantee_problem",
+    "library_log_level",
     "preflight",
     "run_worker",
 ]
@@ -101,11 +102,22 @@ def preflight(settings: Settings) -> None:
         check_handshake(KafkaConnection.of(settings.broker, settings.kafka_url))
 
 
+def library_log_level(level: str) -> str:
+    """Return the level for every logger but learnstream's: never below info.
+
+    Faust, aiokafka and Presidio print whole record keys and values, and the text they
+    analyse, in their debug lines: raw plans and samples before masking. Debug turns on
+    learnstream's own lines, which name records by topic, partition and offset only.
+    """
+    number = logging.getLevelName(level.upper())
+    return "INFO" if isinstance(number, int) and number < logging.INFO else level.upper()
+
+
 def run_worker(settings: Settings) -> None:
     """Run the worker until SIGINT/SIGTERM."""
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    outside = library_log_level(settings.log_level)
+    logging.basicConfig(level=outside, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    log.setLevel(settings.log_level.upper())
     preflight(settings)
     with broker_for(settings) as (url, embedded):
         log.info("processing guarantee: %s", settings.processing_guarantee)
@@ -113,7 +125,7 @@ def run_worker(settings: Settings) -> None:
             log.info("one record per producer batch (embedded broker offsets count batches)")
         asyncio.run(create_topics(KafkaConnection.of(settings.broker, url), settings.topics))
         app = build_app(settings, url, embedded)
-        worker = faust.Worker(app, loglevel=settings.log_level, quiet=True)
+        worker = faust.Worker(app, loglevel=outside, quiet=True)
         log.info(
             "%d start-up objects frozen out of the garbage collector", freeze_startup_objects()
         )

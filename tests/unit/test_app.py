@@ -77,3 +77,20 @@ def test_exactly_once_on_the_embedded_broker_is_refused_with_a_reason() -> None:
     assert "transactions" in problem
     assert guarantee_problem(eos, embedded=False) is None
     assert guarantee_problem(Settings(), embedded=True) is None
+
+
+@pytest.mark.parametrize(
+    ("asked", "libraries"),
+    [
+        ("debug", "INFO"),
+        ("DEBUG", "INFO"),
+        ("notset", "INFO"),
+        ("info", "INFO"),
+        ("warning", "WARNING"),
+    ],
+)
+def test_debug_is_learnstreams_own_never_the_libraries(asked: str, libraries: str) -> None:
+    """Faust's, aiokafka's and Presidio's debug lines print raw records and analysed text."""
+    from agents.worker import library_log_level
+
+    assert library_log_level(asked) == libraries
