@@ -23,12 +23,20 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from streams.a2e.correlate import Correlator, LearnTimeout
 from streams.a2e.messages import LearnRequest, LearnResponse
+from streams.a2e.sync_client import SyncLearnAPI
 from streams.a2e.wire import encode, parse_response
 from streams.connection import Broker, connection_of
 from streams.errors import InvalidEvent
 from streams.reader import consumer_at_end
 
-__all__ = ["PATHS", "HttpTransport", "KafkaTransport", "ResponseListener"]
+__all__ = [
+    "PATHS",
+    "HttpTransport",
+    "KafkaTransport",
+    "ResponseListener",
+    "learn_over_http",
+    "learn_over_kafka",
+]
 
 log = logging.getLogger("learnstream")
 
@@ -164,3 +172,23 @@ def _error_text(body: bytes) -> str:
         return str(orjson.loads(body).get("error", ""))
     except (orjson.JSONDecodeError, AttributeError):
         return body.decode(errors="replace")[:200]
+
+
+def learn_over_http(
+    base_url: str, token: str | None = None, *, timeout: float = 10.0
+) -> SyncLearnAPI:
+    """Return a synchronous learn client of the worker at ``base_url``."""
+    return SyncLearnAPI(lambda: HttpTransport(base_url, token, timeout=timeout), timeout=timeout)
+
+
+def learn_over_kafka(
+    broker: Broker,
+    requests: str = "a2e.learn.requests",
+    responses: str = "a2e.learn.responses",
+    *,
+    timeout: float = 10.0,
+) -> SyncLearnAPI:
+    """Return a synchronous learn client over the requests and responses topics."""
+    return SyncLearnAPI(
+        lambda: KafkaTransport(broker, requests, responses, timeout=timeout), timeout=timeout
+    )

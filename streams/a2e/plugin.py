@@ -1,0 +1,134 @@
+"""``LearnPlugin``: seed 003's four hooks, and learnstream's in-process implementation.
+
+A host plugs in its own storage or strategy by subclassing :class:`LearnPlugin` (record
+feedback, store experiences, adapt, get stats); :meth:`LearnPlugin.answer` turns a learn/*
+request into its response through those hooks, and :meth:`LearnPlugin.request` makes any
+plugin a transport of :class:`~streams.a2e.client.LearnAPI` (or of
+:class:`~streams.a2e.sync_client.SyncLearnAPI`), with no broker. :class:`MemoryLearn` is
+learnstream's own: rolling per-skill stats (streams/a2e/stats.py) and the built-in
+strategies, as of an injected clock; the Kafka worker keeps the same stats in a table.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from streams.a2e.messages import (
+    RESPONSE_OF,
+    AdaptResult,
+    ExperienceResult,
+    FeedbackResult,
+    LearnAdaptRequest,
+    LearnError,
+    LearnExperienceRequest,
+    LearnFeedbackRequest,
+    LearnRequest,
+    LearnResponse,
+    StatsResult,
+)
+from streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
+from streams.a2e.payloads import AdaptQuery
+from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
+from streams.a2e.stats_view import adapt_seed, rank_skills
+from streams.a2e.strategies import StrategyError
+
+__all__ = ["LearnPlugin", "MemoryLearn"]
+
+
+class LearnPlugin(ABC):
+    """The learn capability as four hooks; answer protocol messages through them."""
+
+    name = "learn"
+    priority = 5
+
+    @abstractmethod
+    def _record_feedback(self, feedbacks: Sequence[Feedback]) -> tuple[int, dict[str, Any]]:
+        """Record feedbacks; return (accepted, details of what was derived)."""
+
+    @abstractmethod
+    def _store_experiences(self, experiences: Sequence[Experience]) -> int:
+        """Store transitions for replay; return how many were stored."""
+
+    @abstractmethod
+    def _adapt(
+        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int | None
+    ) -> list[SkillPerformanceRecord]:
+        """Return the skills ranked best first (raise StrategyError for an unknown one)."""
+
+    @abstractmethod
+    def _get_stats(self, skill_name: str | None, tool_name: str | None) -> dict[str, Any]:
+        """Return ``{"skills": [records], "tools": [records]}`` for the names given."""
+
+    def answer(self, request: LearnRequest) -> LearnResponse:
+        """Return the response to ``request``; an unknown strategy is an error response."""
+        model = RESPONSE_OF[request.type]
+        try:
+            payload = self._payload(request)
+        except StrategyError as exc:
+            error = LearnError(code="unknown_strategy", message=str(exc))
+            return cast(
+                LearnResponse, model(correlation_id=request.correlation_id, ok=False, error=error)
+            )
+        return cast(LearnResponse, model(correlation_id=request.correlation_id, payload=payload))
+
+    async def request(self, message: LearnRequest) -> LearnResponse:
+        """Answer ``message`` in process (the transport protocol of LearnAPI)."""
+        return self.answer(message)
+
+    def _payload(self, request: LearnRequest) -> Any:
+        if isinstance(request, LearnFeedbackRequest):
+            accepted, details = self._record_feedback(request.payload.feedbacks)
+            return FeedbackResult(accepted=accepted, details=details)
+        if isinstance(request, LearnExperienceRequest):
+            return ExperienceResult(stored=self._store_experiences(request.payload.experiences))
+        if isinstance(request, LearnAdaptRequest):
+            adapt = request.payload
+            ranked = self._adapt(adapt.skill_name, adapt.strategy, dict(adapt.params), adapt.seed)
+            return AdaptResult(records=ranked)
+        stats = request.payload
+        return StatsResult.model_validate(self._get_stats(stats.skill_name, stats.tool_name))
+
+
+class MemoryLearn(LearnPlugin):
+    """Learnstream's plugin in one process: rolling skill stats, built-in strategies."""
+
+    def __init__(
+        self, clock: Callable[[], float], half_life_s: float = DEFAULT_HALF_LIFE_S, seed: int = 0
+    ) -> None:
+        self.clock, self.half_life_s, self.seed = clock, half_life_s, seed
+        self.stats: dict[tuple[str, str], SkillStats] = {}
+        self.experiences: list[Experience] = []
+
+    def _stats_of(self, kind: str, name: str) -> SkillStats:
+        return self.stats.setdefault((kind, name), SkillStats(self.half_life_s))
+
+    def _record_feedback(self, feedbacks: Sequence[Feedback]) -> tuple[int, dict[str, Any]]:
+        at = self.clock()
+        for f in feedbacks:
+            for kind, name in (("skill", f.skill_name), ("tool", f.tool_name)):
+                if name:
+                    stats = self._stats_of(kind, name)
+                    stats.add_call(f.score > 0 if f.score else None, at=at)
+                    stats.add_score(f.score, at=at)
+        return len(feedbacks), {}
+
+    def _store_experiences(self, experiences: Sequence[Experience]) -> int:
+        self.experiences.extend(experiences)
+        return len(experiences)
+
+    def _adapt(
+        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int | None
+    ) -> list[SkillPerformanceRecord]:
+        query = AdaptQuery(skill_name=skill_name, strategy=strategy, params=params, seed=seed)
+        skills = {n: s for (k, n), s in sorted(self.stats.items()) if k == "skill"}
+        return rank_skills(skills, query, params, adapt_seed(query, self.seed), self.clock())
+
+    def _get_stats(self, skill_name: str | None, tool_name: str | None) -> dict[str, Any]:
+        both = skill_name is None and tool_name is None
+        out: dict[str, Any] = {}
+        for kind, name in (("skill", skill_name), ("tool", tool_name)):
+            found = sorted((n, s) for (k, n), s in self.stats.items() if k == kind)
+            out[f"{kind}s"] = [s.record(n) for n, s in found if both or n == name]
+        return out
