@@ -45,6 +45,14 @@ _TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?!(?:str|int|bytes|bool|None|Optional|SecretStr)\b)(?![\w.]*\()"
             r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s,;'\"]+)",
         ),
+        # signing secret 'rtHVY+0tm…': a quoted run of key characters, both cases and digits
+        # mixed, right after a credential word, whatever its entropy score.
+        (
+            "HIGH_ENTROPY_SECRET",
+            r"(?i:secret|token|password|passwd|pwd|key|credentials?)(?:\s+(?:is|was|of))?\s*"
+            r"[\"'](?P<value>(?=[^\"'\s]*\d)(?=[^\"'\s]*[a-z])(?=[^\"'\s]*[A-Z])"
+            r"[A-Za-z0-9+/=_.~-]{16,})[\"']",
+        ),
         # smtp_key = '…', "vault_key": "…": a lower-case *_key names a cache or sort key as
         # often as a credential, so its value must look like one (a symbol, or mixed case
         # and digits, 8+ characters).

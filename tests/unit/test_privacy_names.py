@@ -1,4 +1,4 @@
-"""Names found by use, NER's look-alikes kept, bare SSNs and short digit runs.
+"""Names found by use, NER's look-alikes kept, bare SSNs, short digit runs, quoted keys.
 
 Each case is one the recall benchmark (benchmarks/privacy_recall.py) measured: a name the
 small model missed, or a clean sentence it changed.
@@ -118,3 +118,12 @@ def test_a_text_recurring_across_samples_is_read_once() -> None:
         assert counts["PERSON"] == 1
     # the first sample misses twice (NER read-ahead, then the walk), the later ones hit twice
     assert (anonymizer._cache.hits, anonymizer._cache.misses) == (4, 2)
+
+
+def test_a_quoted_key_after_a_credential_word_is_masked(anonymizer: Anonymizer) -> None:
+    text = "Rotate signing secret 'rtHVY+0tm17m+ouzjn3XruHngSrpu9p11PYtUgQ3' before Friday"
+    out, counts = anonymizer.anonymize_text(text)
+    assert "rtHVY" not in out
+    assert counts["HIGH_ENTROPY_SECRET"] == 1
+    clean = 'The cache key "user_profile_v2_cache" expired'
+    assert anonymizer.anonymize_text(clean)[0] == clean
