@@ -128,10 +128,11 @@ class LearnAPI:
         strategy: str = "ucb1",
         params: Mapping[str, float] | None = None,
         custom: str | None = None,
+        seed: int | None = None,
     ) -> list[SkillPerformanceRecord]:
-        """Return the skills ranked by ``strategy``, best first."""
+        """Return the skills ranked by ``strategy``, best first (``seed``: see AdaptQuery)."""
         query = {"skill_name": skill_name, "strategy": strategy, "params": dict(params or {})}
-        payload = _valid(AdaptQuery, query | {"custom": custom})
+        payload = _valid(AdaptQuery, query | {"custom": custom, "seed": seed})
         request = LearnAdaptRequest(correlation_id=self._new_id(), payload=payload)
         return _payload(await self.send(request), AdaptResult).records
 

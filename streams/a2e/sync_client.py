@@ -79,9 +79,10 @@ class SyncLearnAPI:
         strategy: str = "ucb1",
         params: Mapping[str, float] | None = None,
         custom: str | None = None,
+        seed: int | None = None,
     ) -> Records:
         """Return the skills ranked by ``strategy``, best first."""
-        return self._call(self._api.adapt(skill_name, strategy, params, custom))
+        return self._call(self._api.adapt(skill_name, strategy, params, custom, seed))
 
     def stats(
         self, skill_name: str | None = None, tool_name: str | None = None

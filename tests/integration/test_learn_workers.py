@@ -1,4 +1,5 @@
-"""Two workers, one answer: stats and adapt from every partition, whichever worker is asked.
+"""Two workers, one answer: stats and adapt from every partition, whichever worker is asked;
+and the README's synchronous client example, run as it is.
 
 Feedback for several skills goes to both workers over HTTP under fresh correlation ids, so
 it lands on every partition of the requests topic and each worker counts only part of it;
@@ -10,15 +11,21 @@ owns their partition: both answer some).
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Skill -> (positive, negative) feedbacks: a clear order of success rates.
 FEEDBACK = {"alpha": (9, 1), "beta": (6, 4), "gamma": (3, 7), "delta": (1, 9)}
@@ -102,3 +109,35 @@ async def test_two_workers_answer_stats_and_adapt_the_same(
             await _stats(http, bases[i % 2])
             took.append(time.perf_counter() - start)
         print(f"GET /learn/stats, 2 workers: median {statistics.median(took) * 1000:.1f} ms")
+
+
+README_EXAMPLE = "<!-- tests/integration/test_learn_workers.py runs this block as it is -->"
+
+
+def _readme_example() -> str:
+    after = (ROOT / "README.md").read_text().split(README_EXAMPLE, 1)[1]
+    return after.split("```python\n", 1)[1].split("```\n", 1)[0]
+
+
+def test_the_readme_sync_client_example_runs(start_worker, tmp_path):
+    """The synchronous client snippet, unchanged, against a fresh worker over HTTP."""
+    worker = start_worker()
+    script = tmp_path / "learn_example.py"
+    script.write_text(_readme_example())
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env=os.environ | {"LEARNSTREAM_URL": f"http://127.0.0.1:{worker.web_port}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "next: search, deploy, browse",
+        "browse: 2/6 ok, avg score -0.33",
+        "deploy: 0/1 ok, avg score -0.50",
+        "search: 6/6 ok, avg score +1.00",
+    ]
+    shown = "On a fresh worker it prints `next: search, deploy, browse`"
+    assert shown in (ROOT / "README.md").read_text()
