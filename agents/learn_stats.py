@@ -21,7 +21,7 @@ from agents.runtime import Runtime
 from streams.a2e.messages import StatsQuery, StatsResult
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.stats import SkillStats, SourceRecord
-from streams.a2e.stats_view import StatsView, parse_key, stats_key
+from streams.a2e.stats_view import StatsView, aligned, parse_key, stats_key
 from streams.connection import app_connection
 from streams.models import StageEvent
 
@@ -72,7 +72,7 @@ class SkillTable:
         self.labels = SkillLabels(settings.a2e.skills, settings.a2e.max_skills)
         self.half_life_s = settings.a2e.half_life_s
         #: Every partition's entries, filled by the reader of the table's changelog.
-        self.view = StatsView()
+        self.view = StatsView(self.half_life_s)
         broker = app_connection(runtime.app, settings.broker)
         changelog = self.table.changelog_topic.get_topic_name()
         self.reader = StatsReader(broker, changelog, self.view)
@@ -112,6 +112,7 @@ class SkillTable:
         key = stats_key(kind, name, msg.partition)
         raw = self.table.get(key)
         stats = SkillStats.from_dict(raw) if raw else SkillStats(self.half_life_s)
+        stats = aligned(stats, self.half_life_s)  # written before the setting changed
         if not change(stats, SourceRecord(msg.topic, msg.partition, msg.offset, item)):
             return False
         self.table[key] = stats.to_dict()

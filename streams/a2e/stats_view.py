@@ -21,10 +21,18 @@ import orjson
 
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.payloads import AdaptQuery
-from streams.a2e.stats import SkillStats
+from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
 from streams.a2e.strategies import rank
 
-__all__ = ["StatsView", "adapt_seed", "decode_entry", "parse_key", "rank_skills", "stats_key"]
+__all__ = [
+    "StatsView",
+    "adapt_seed",
+    "aligned",
+    "decode_entry",
+    "parse_key",
+    "rank_skills",
+    "stats_key",
+]
 
 Entries = Iterable[tuple[str, dict[str, Any] | None]]
 
@@ -60,6 +68,14 @@ def decode_entry(key: bytes | None, value: bytes | None) -> tuple[str, dict[str,
     return text, data
 
 
+def aligned(stats: SkillStats, half_life_s: float) -> SkillStats:
+    """Return ``stats`` under ``half_life_s``: stats written before the setting changed keep
+    their exact counts and decayed counters, which decay at the new rate from then on."""
+    if stats.half_life_s == half_life_s:
+        return stats
+    return SkillStats.from_dict(stats.to_dict() | {"half_life_s": half_life_s})
+
+
 def _updates(stats: SkillStats) -> int:
     return stats.calls_total + stats.score_count
 
@@ -67,7 +83,8 @@ def _updates(stats: SkillStats) -> int:
 class StatsView:
     """The changelog's stats entries, merged with a worker's own on read."""
 
-    def __init__(self) -> None:
+    def __init__(self, half_life_s: float = DEFAULT_HALF_LIFE_S) -> None:
+        self.half_life_s = half_life_s
         self._entries: dict[str, SkillStats] = {}
 
     def apply(self, key: str, data: dict[str, Any] | None) -> None:
@@ -75,7 +92,7 @@ class StatsView:
         if data is None:
             self._entries.pop(key, None)
         else:
-            self._entries[key] = SkillStats.from_dict(data)
+            self._entries[key] = aligned(SkillStats.from_dict(data), self.half_life_s)
 
     def stats(
         self, kind: str, name: str | None = None, local: Entries = ()
@@ -85,7 +102,7 @@ class StatsView:
         chosen = dict(self._entries)
         for key, raw in local:
             if raw:
-                mine = SkillStats.from_dict(raw)
+                mine = aligned(SkillStats.from_dict(raw), self.half_life_s)
                 if key not in chosen or _updates(mine) >= _updates(chosen[key]):
                     chosen[key] = mine
         parts: dict[str, list[SkillStats]] = {}

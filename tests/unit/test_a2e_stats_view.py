@@ -96,3 +96,13 @@ def test_adapt_seed_is_the_requests_or_derived_from_the_query() -> None:
     assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.4}), 0)
     assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 1)
     assert 0 <= base < 2**63
+
+
+def test_stats_written_under_another_half_life_still_merge() -> None:
+    key_a, key_b = stats_key("skill", "search", 0), stats_key("skill", "search", 1)
+    old = SkillStats(half_life_s=3600)
+    old.add_call(True, at=T0)
+    view = StatsView(half_life_s=600)
+    view.apply(*decode_entry(key_a.encode(), orjson.dumps(old.to_dict())))
+    merged = view.stats("skill", local=[(key_b, _stats(1, 1).to_dict())])["search"]
+    assert (merged.half_life_s, merged.calls_total) == (600, 3)
