@@ -3,8 +3,9 @@
 The small NER model tags tool names, word ids, class names and imperative verbs; a name has
 none of their marks (digits, ``-``/``_``/``/``/``.`` inside a word, lower case, a URL or code
 around it). It also misses names it has not seen, so a run of name-shaped words after a
-person cue ("escalate to", "ask", "Dr"), before ``'s`` or before "approved", "is", "said" is
-taken as a name too, and a PERSON span grows over the name words next to it.
+person cue ("escalate to", "ask", "Dr"), before ``'s`` or before "approved", "is", "said", or
+two or three in a row inside a sentence, is taken as a name too, and a PERSON span grows over
+the name words next to it.
 """
 
 from __future__ import annotations
@@ -79,14 +80,22 @@ def _inside(start: int, end: int, code: list[tuple[int, int]]) -> bool:
 
 
 def _by_use(words: list[Token]) -> list[tuple[int, int]]:
-    """Return runs of name words that a cue, an honorific, ``'s`` or a verb marks as a name."""
+    """Return runs of name words that their use marks as a name.
+
+    A cue or an honorific before the run, ``'s`` or a verb after it, or two or three name
+    words in a row ("lists Dana Whitfield."; a clause-opening pair needs a lower-case word
+    after it, so a title-cased heading alone is kept). Title-cased phrases inside a
+    sentence ("the Incident Review Board") are masked too: a name left is a leak, a phrase
+    masked is a lost word.
+    """
     found = []
     for i, j in _runs(words):
         prev = words[i - 1].core.lower().rstrip(".") if i else ""
         nxt = words[j].core if j < len(words) else ""
         cued = i > 0 and not words[i - 1].closes and (prev in CUES or prev in HONORIFICS)
         acting = nxt in AFTER_VERBS and not words[j - 1].closes
-        if cued or acting or words[j - 1].possessive or (j - i >= 2 and nxt.islower()):
+        several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
+        if cued or acting or several or words[j - 1].possessive:
             found.append((words[i].start, words[j - 1].end))
     return found
 

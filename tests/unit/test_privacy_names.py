@@ -29,6 +29,8 @@ def anonymizer() -> Anonymizer:
         ("Escalate to Dr Ludwig van Drossel before the window", "Drossel"),
         ("Send it to Émile Dumont instead", "Émile"),
         ("Is this Kezes Reitindgwos's ticket?", "Reitindgwos"),
+        ("The incident doc lists Drergir Fondlork.", "Fondlork"),  # no cue: two name words
+        ("The reviewer was Nimundde Nafiand.", "Nimundde"),
     ],
 )
 def test_names_no_list_holds_are_masked(anonymizer: Anonymizer, text: str, name: str) -> None:
