@@ -17,6 +17,7 @@ from streams.privacy.words import (
     CUES,
     HONORIFICS,
     PARTICLES,
+    SPEECH_VERBS,
     Token,
     is_name_word,
     is_product,
@@ -29,6 +30,8 @@ Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
 #: A word after the first whose first letter may be a capital (any non-ASCII letter counts).
 _LATER_CAPITAL = re.compile(r"\s[(\[{\"'«“‘]*[^\W\d_a-z]")
+#: A text opening with a word and a verb of speech ("Dana said it is fine").
+_SPEAKER = re.compile(rf"\W*[^\W\d_]+\s+(?:{'|'.join(sorted(SPEECH_VERBS))})(?!\w)")
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
@@ -36,10 +39,10 @@ def may_hold_name(text: str) -> bool:
     """Tell cheaply whether text could hold a name span: a capital after its first word.
 
     Every span ``name_spans`` keeps holds a name word that is not the text's first word (a
-    lone first word is an imperative as often as a name), so most agent strings ("Collect
-    deploy logs") skip the name step whole.
+    lone first word is an imperative as often as a name) unless a verb of speech follows
+    it, so most agent strings ("Collect deploy logs") skip the name step whole.
     """
-    return _LATER_CAPITAL.search(text) is not None
+    return _LATER_CAPITAL.search(text) is not None or _SPEAKER.match(text) is not None
 
 
 def worth_ner(text: str) -> bool:
@@ -93,7 +96,7 @@ def _by_use(words: list[Token]) -> list[tuple[int, int]]:
         prev = words[i - 1].core.lower().rstrip(".") if i else ""
         nxt = words[j].core if j < len(words) else ""
         cued = i > 0 and not words[i - 1].closes and (prev in CUES or prev in HONORIFICS)
-        acting = nxt in AFTER_VERBS and not words[j - 1].closes
+        acting = (nxt in AFTER_VERBS or nxt in SPEECH_VERBS) and not words[j - 1].closes
         several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
         if cued or acting or several or words[j - 1].possessive:
             found.append((words[i].start, words[j - 1].end))
@@ -120,7 +123,8 @@ def _in_run(words: list[Token], i: int, j: int) -> bool:
     word = words[j]
     if j == i and word.opens_clause and word.core.lower() not in HONORIFICS:
         nxt = words[j + 1].core if j + 1 < len(words) else ""
-        return is_name_word(word.core) and not word.closes and is_name_word(nxt)
+        named = is_name_word(nxt) or nxt in SPEECH_VERBS
+        return is_name_word(word.core) and not word.closes and named
     if is_name_word(word.core):
         return True
     return j > i and word.core.lower() in PARTICLES and not words[j - 1].closes

@@ -15,6 +15,7 @@ __all__ = [
     "CUES",
     "HONORIFICS",
     "PARTICLES",
+    "SPEECH_VERBS",
     "Token",
     "is_name_word",
     "is_product",
@@ -55,6 +56,12 @@ AFTER_VERBS = _words(
     "approved rejected said says asked asks wrote writes owns owned wants wanted confirmed "
     "reported requested signed agreed declined is was has had will can should already "
     "joined left reviewed merged opened"
+)
+#: Verbs of speech: after a lone capitalised word opening a clause, only a person fits
+#: ("Dana said", unlike "Deploy is" or "Rollback approved").
+SPEECH_VERBS = _words(
+    "said says asked asks wrote writes replied replies agreed thinks thought mentioned "
+    "suggested explained"
 )
 HONORIFICS = _words("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").

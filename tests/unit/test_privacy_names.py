@@ -31,6 +31,7 @@ def anonymizer() -> Anonymizer:
         ("Is this Kezes Reitindgwos's ticket?", "Reitindgwos"),
         ("The incident doc lists Drergir Fondlork.", "Fondlork"),  # no cue: two name words
         ("The reviewer was Nimundde Nafiand.", "Nimundde"),
+        ("Nyundlend said the rollback is fine", "Nyundlend"),  # a verb of speech after it
     ],
 )
 def test_names_no_list_holds_are_masked(anonymizer: Anonymizer, text: str, name: str) -> None:
@@ -52,6 +53,7 @@ def test_names_no_list_holds_are_masked(anonymizer: Anonymizer, text: str, name:
         "Deploy commit 04086615325e1d4ff3953131922107ba264a2f20 (0408661) to canary",
         "Summarise https://github.com/acme/billing-worker/pull/1691 for the team",
         "Move the job to Monday and ping the Kafka team",
+        "Deploy is blocked until the rollback is approved",
     ],
 )
 def test_clean_text_is_left_alone(anonymizer: Anonymizer, text: str) -> None:
