@@ -311,7 +311,9 @@ class PrivacySettings(BaseModel):
     operator: PiiOperator = "replace"
     hash_salt: SecretStr = SecretStr("")
     ner: bool = Field(
-        True, description="find names and places (PERSON, LOCATION) with spaCy's small model"
+        True,
+        description="find names and places (PERSON, LOCATION): spaCy's small model, and names "
+        "by how text uses them ('ask Dana Whitfield'); false leaves names in place",
     )
     detect_secrets: bool = Field(
         True, description="replace cloud keys, tokens, private keys and passwords (detect-secrets)"
