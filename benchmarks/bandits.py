@@ -3,17 +3,21 @@
 Each pull asks ``streams.a2e.strategies.rank`` (default parameters) for a ranking, takes
 the first skill, draws its outcome and updates the stats. Rewards come from one stream of
 uniforms (Bernoulli) or normals (scores) per seed, shared by every strategy and by the
-MABWiser anchor, so the runs face the same luck. Reported per suite and strategy, mean over
-seeds (and min): cumulative pseudo-regret over all pulls, and the best arm's share of the
-last 1,000 pulls; for the change suite, the new best arm's share of the 1,000 pulls after
-the change, with rolling stats (default half-life, a pull every ``--interval`` seconds)
-and with cumulative counts. MABWiser (UCB1 alpha 1, EpsilonGreedy, Softmax,
-ThompsonSampling at their defaults) plays each arm once, then predicts and learns one pull
-at a time; it runs on the first ``--anchor-seeds`` seeds, and regret is compared with ours
-on those same seeds.
+MABWiser anchor, so the runs face the same luck. Every suite runs as the worker's ``adapt``
+does, on rolling stats (default half-life, a pull every ``--interval`` seconds), and on
+cumulative counts as a control. Reported per suite and strategy, mean over seeds (and
+min): cumulative pseudo-regret over all pulls, and the best arm's share of the last 1,000
+pulls (change suite: the new best arm's share of the 1,000 pulls after the change).
+
+MABWiser (UCB1 alpha 1, EpsilonGreedy, Softmax, ThompsonSampling at their defaults) plays
+each arm once, then predicts and learns one pull at a time, on the first
+``--anchor-seeds`` seeds. It keeps no decayed stats, so regret is compared like for like
+with our cumulative control on those seeds, as a paired test: per seed ``d = ours -
+MABWiser``; a row passes when ``mean(d) <= 0`` or when the 95 % Student-t interval of
+``mean(d)`` includes 0 (no significant excess). The table names the rule that decided.
 
     python -m benchmarks.bandits            # the full sweep (a few CPU minutes)
-    python -m benchmarks.bandits --quick    # 3 seeds, 1 anchor seed
+    python -m benchmarks.bandits --quick    # 3 seeds, 2 anchor seeds
 """
 
 from __future__ import annotations
@@ -178,24 +182,24 @@ def run_anchor(suite: Suite, strategy: str, seed: int) -> dict[str, float]:
     return _score(suite, choices)
 
 
-def _task(job: tuple[str, Suite, str, int, bool, float]) -> dict[str, float]:
-    who, suite, strategy, seed, rolling, interval = job
+def _task(job: tuple[str, Suite, str, int, float]) -> dict[str, float]:
+    who, suite, strategy, seed, interval = job
     if who == "mabwiser":
         return run_anchor(suite, strategy, seed)
-    return run_ours(suite, strategy, seed, rolling, interval)
+    return run_ours(suite, strategy, seed, who == "rolling", interval)
 
 
 def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, ...]]:
     jobs: list[tuple[Any, ...]] = []
     for suite in suites:
         seeds = min(suite.seeds, args.seeds)
-        modes = (True, False) if suite.change_at is not None else (False,)
+        anchor = 0 if suite.change_at is not None or args.no_anchor else args.anchor_seeds
+        # the cumulative control pairs with MABWiser's seeds (all seeds on the change suite)
+        control = seeds if suite.change_at is not None else min(seeds, anchor)
         for strategy in OURS:
-            for rolling in modes:
-                jobs += [("ours", suite, strategy, s, rolling, args.interval) for s in range(seeds)]
-            if suite.change_at is None and not args.no_anchor:
-                anchor_seeds = min(seeds, args.anchor_seeds)
-                jobs += [("mabwiser", suite, strategy, s, False, 0.0) for s in range(anchor_seeds)]
+            jobs += [("rolling", suite, strategy, s, args.interval) for s in range(seeds)]
+            jobs += [("cumulative", suite, strategy, s, 0.0) for s in range(control)]
+            jobs += [("mabwiser", suite, strategy, s, 0.0) for s in range(min(seeds, anchor))]
     return jobs
 
 
@@ -211,34 +215,56 @@ def _summary(runs: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
+# two-sided 95 % Student t quantiles by degrees of freedom (1.96 beyond the table)
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
+_T95 |= {9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 19: 2.093, 24: 2.064, 29: 2.045}
+
+
+def paired(ours: dict[int, float], theirs: dict[int, float]) -> dict[str, float] | None:
+    """Return mean and 95 % CI half-width of ``ours - theirs`` over the seeds both ran."""
+    diffs = [ours[s] - theirs[s] for s in sorted(ours.keys() & theirs.keys())]
+    if len(diffs) < 2:
+        return None
+    n = len(diffs)
+    t = _T95.get(n - 1) or min((v for k, v in _T95.items() if k <= n - 1), default=1.96)
+    half = t * statistics.stdev(diffs) / n**0.5
+    return {"mean": statistics.fmean(diffs), "half": half, "n": n}
+
+
+def _regret_rule(diff: dict[str, float]) -> str:
+    if diff["mean"] <= 0:
+        return "mean<=0"
+    return "CI has 0" if diff["mean"] - diff["half"] <= 0 else "worse"
+
+
 def collect(args: argparse.Namespace, suites: Sequence[Suite]) -> list[dict[str, Any]]:
     """Run every job (in ``args.jobs`` processes); return one row per suite and strategy."""
     jobs = _jobs(args, suites)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(_task, jobs, chunksize=4))
-    grouped: dict[tuple[str, str, str], list[tuple[int, dict[str, float]]]] = {}
+    grouped: dict[tuple[str, str, str], dict[int, dict[str, float]]] = {}
     for job, result in zip(jobs, results, strict=True):
-        who = "rolling" if job[4] else ("cumulative" if job[1].change_at else job[0])
-        grouped.setdefault((job[1].name, job[2], who), []).append((job[3], result))
-    return _rows(suites, grouped, args.anchor_seeds)
+        grouped.setdefault((job[1].name, job[2], job[0]), {})[job[3]] = result
+    return _rows(suites, grouped)
 
 
 def _rows(
-    suites: Sequence[Suite],
-    grouped: dict[tuple[str, str, str], list[tuple[int, dict[str, float]]]],
-    anchor_seeds: int,
+    suites: Sequence[Suite], grouped: dict[tuple[str, str, str], dict[int, dict[str, float]]]
 ) -> list[dict[str, Any]]:
     rows = []
     for suite in suites:
         for strategy in OURS:
             row: dict[str, Any] = {"suite": suite.name, "strategy": strategy}
-            for who in ("ours", "mabwiser", "rolling", "cumulative"):
+            for who in ("rolling", "cumulative", "mabwiser"):
                 runs = grouped.get((suite.name, strategy, who))
                 if runs:
-                    row[who] = _summary([r for _, r in runs])
-            if "ours" in row and "mabwiser" in row:
-                same = [r["regret"] for s, r in grouped[(suite.name, strategy, "ours")]]
-                row["ours"]["regret_anchor_seeds"] = statistics.fmean(same[:anchor_seeds])
+                    row[who] = _summary(list(runs.values()))
+            if "mabwiser" in row:
+                regret = {
+                    who: {s: r["regret"] for s, r in grouped[(suite.name, strategy, who)].items()}
+                    for who in ("cumulative", "mabwiser")
+                }
+                row["paired"] = paired(regret["cumulative"], regret["mabwiser"])
             row["verdict"] = _verdict(suite, row)
             rows.append(row)
     return rows
@@ -248,38 +274,42 @@ def _verdict(suite: Suite, row: dict[str, Any]) -> str:
     if suite.change_at is not None:
         ok = row["rolling"]["share_mean"] >= 0.7 and row["cumulative"]["share_mean"] < 0.3
         return "PASS" if ok else "FAIL"
-    checks = []
+    checks, rule = [], ""
     if suite.target:
-        checks.append(row["ours"]["share_mean"] >= 0.9)
-    if "mabwiser" in row:
-        checks.append(row["ours"]["regret_anchor_seeds"] <= row["mabwiser"]["regret_mean"])
+        checks.append(row["rolling"]["share_mean"] >= 0.9)
+    if row.get("paired"):
+        rule = _regret_rule(row["paired"])
+        checks.append(rule != "worse")
     if not checks:
         return "-"
-    return "PASS" if all(checks) else "FAIL"
+    return ("PASS" if all(checks) else "FAIL") + (f" (regret: {rule})" if rule else "")
 
 
 def _fmt(cell: dict[str, float] | None) -> str:
     if cell is None:
-        return f"{'':>24}"
-    return (
-        f"{cell['share_mean'] * 100:5.1f}% ({cell['share_min'] * 100:5.1f}%)"
-        f" {cell['regret_mean']:8.1f}"
-    )
+        return f"{'':>22}"
+    share = f"{cell['share_mean'] * 100:5.1f}% ({cell['share_min'] * 100:5.1f}%)"
+    return f"{share} {cell['regret_mean']:7.1f}"
+
+
+def _fmt_diff(diff: dict[str, float] | None) -> str:
+    if not diff:
+        return f"{'':>17}"
+    return f"{diff['mean']:+7.1f} ± {diff['half']:5.1f} ({diff['n']:.0f})"
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    """Return the table: late share mean (min) and mean regret, ours and MABWiser's."""
-    head = f"{'suite':<28}{'strategy':<16}{'ours: share (min)  regret':>26}"
-    head += f"{'MABWiser: share (min) regret':>31}  verdict"
+    """Return the table: rolling (what adapt does), cumulative control, MABWiser, paired."""
+    head = f"{'suite':<27}{'strategy':<15}{'rolling: share (min) regret':>28}"
+    head += f"{'cumulative':>23}{'MABWiser':>23}{'cum-MW regret ±CI (n)':>23}  verdict"
     lines = [head, "-" * len(head)]
     for row in rows:
-        ours = row.get("ours") or row.get("rolling")
-        other = row.get("mabwiser") or row.get("cumulative")
-        label = row["strategy"] + (" (roll/cum)" if "rolling" in row else "")
+        cells = [_fmt(row.get(who)) for who in ("rolling", "cumulative", "mabwiser")]
         lines.append(
-            f"{row['suite']:<28}{label:<16}  {_fmt(ours)}     {_fmt(other)}  {row['verdict']}"
+            f"{row['suite']:<27}{row['strategy']:<15} {cells[0]} {cells[1]} {cells[2]}"
+            f"   {_fmt_diff(row.get('paired'))}  {row['verdict']}"
         )
-    fails = sum(row["verdict"] == "FAIL" for row in rows)
+    fails = sum(row["verdict"].startswith("FAIL") for row in rows)
     lines.append(f"targets: {'PASS' if not fails else f'FAIL ({fails} rows)'}")
     return "\n".join(lines)
 
@@ -288,11 +318,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.bandits",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog="Rows: stationary suites compare ours with MABWiser; the change suite compares "
-        "rolling stats (left) with cumulative counts (right). Share is of the last 1,000 of "
-        "6,000 pulls (change suite: of the 1,000 after the change).",
+        epilog="Columns: ours on rolling stats (what adapt does), ours on cumulative counts "
+        "(control), MABWiser, and the paired regret difference cumulative - MABWiser. Share "
+        "is of the last 1,000 of 6,000 pulls (change suite: of the 1,000 after the change).",
     )
-    parser.add_argument("--quick", action="store_true", help="3 seeds, 1 MABWiser seed")
+    parser.add_argument("--quick", action="store_true", help="3 seeds, 2 MABWiser seeds")
     parser.add_argument("--seeds", type=int, default=20, help="seeds per suite (default 20)")
     parser.add_argument(
         "--anchor-seeds", type=int, default=5, help="seeds MABWiser plays (default 5)"
@@ -316,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the suites, print the table; exit 1 when a target fails."""
     args = _parser().parse_args(argv)
     if args.quick:
-        args.seeds, args.anchor_seeds = min(args.seeds, 3), 1
+        args.seeds, args.anchor_seeds = min(args.seeds, 3), 2
     suites = [s for s in SUITES if not args.suite or any(w in s.name for w in args.suite)]
     rows = collect(args, suites)
     if args.json == "-":
@@ -326,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(rows, out, indent=2)
-    return 1 if any(row["verdict"] == "FAIL" for row in rows) else 0
+    return 1 if any(row["verdict"].startswith("FAIL") for row in rows) else 0
 
 
 if __name__ == "__main__":

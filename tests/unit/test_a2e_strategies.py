@@ -106,7 +106,7 @@ def test_rankings_are_reproducible_per_seed() -> None:
         ("ucb1", {"epsilon": 0.1}, "ucb1 takes only the parameters c"),
         ("epsilon_greedy", {"epsilon": 1.5}, "epsilon must be within [0.0, 1.0]"),
         ("softmax", {"temperature": 0}, "temperature must be within"),
-        ("epsilon_greedy", {"temperature": 1}, "takes only the parameters c, epsilon"),
+        ("epsilon_greedy", {"temperature": 1}, "takes only the parameters c, floor, epsilon"),
         ("thompson", {"c": 1}, "thompson takes no parameters"),
         ("exp3", {}, "strategy must be one of ucb1, epsilon_greedy, softmax, thompson, custom"),
     ],
@@ -151,8 +151,18 @@ def test_glie_epsilon_by_hand() -> None:
     assert epsilon_at(5, 25, 10) == 1.0
     assert epsilon_at(5, 0, 10) == 1.0
     # 100 pulls of 3 arms: eps = 10 * 3 / 100 = 0.3, exploring draws b 1/3 of the time
-    firsts = Counter(rank(ARMS, "epsilon_greedy", {}, s)[0].name for s in range(20_000))
+    glie = {"c": 10.0, "floor": 0.0}
+    firsts = Counter(rank(ARMS, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
     assert firsts["b"] / 20_000 == pytest.approx(1 - 0.3 * 2 / 3, abs=0.01)
+
+
+def test_epsilon_floor_bounds_the_decaying_rate() -> None:
+    # defaults c = 1, floor 0.07: 1 * 3 / 100 = 0.03 < 0.07, so the floor explores
+    firsts = Counter(rank(ARMS, "epsilon_greedy", {}, s)[0].name for s in range(20_000))
+    assert firsts["b"] / 20_000 == pytest.approx(1 - 0.07 * 2 / 3, abs=0.006)
+    few = [arm("a", 2, 1), arm("b", 4, 3)]  # 1 * 2 / 6 = 0.33 > 0.07: GLIE explores
+    firsts = Counter(rank(few, "epsilon_greedy", {}, s)[0].name for s in range(20_000))
+    assert firsts["a"] / 20_000 == pytest.approx(1 / 3 / 2, abs=0.01)
 
 
 def test_boltzmann_gumbel_scales_noise_by_pulls() -> None:
@@ -215,7 +225,7 @@ def test_glie_recovers_from_an_unlucky_start_where_fixed_epsilon_locks() -> None
     # GLIE recovers with high probability, not surely: seed 0 needs more than 2,000 pulls
     for seed in (1, 2):
         fixed = play("epsilon_greedy", {"epsilon": 0.05}, p, n0, s0, 2000, seed)[-500:]
-        glie = play("epsilon_greedy", {}, p, n0, s0, 2000, seed)[-500:]
+        glie = play("epsilon_greedy", {"c": 10.0, "floor": 0.0}, p, n0, s0, 2000, seed)[-500:]
         assert fixed.count(0) / 500 < 0.1
         assert glie.count(0) / 500 > 0.8
 
@@ -267,8 +277,44 @@ def best_arm_share(strategy: str, params: dict[str, float], seed: int) -> float:
 
 @pytest.mark.parametrize(
     ("strategy", "params"),
-    [("ucb1", {}), ("epsilon_greedy", {}), ("softmax", {}), ("thompson", {})],
+    # on cumulative counts UCB1 needs the wider bonus: c = 0.1 locks seed 1 onto a rival
+    [("ucb1", {"c": 0.5}), ("epsilon_greedy", {}), ("softmax", {}), ("thompson", {})],
 )
 @pytest.mark.parametrize("seed", range(3))
 def test_bandit_finds_the_best_arm(strategy: str, params: dict[str, float], seed: int) -> None:
     assert best_arm_share(strategy, params, seed) >= 0.9
+
+
+def play_rolling(
+    strategy: str,
+    params: dict[str, float],
+    before: Sequence[float],
+    after: Sequence[float],
+    seed: int,
+    rolling: bool = True,
+) -> list[int]:
+    """Pull 2,500 times on stats as the worker keeps them (a pull every 10 s), arms' means
+    ``before`` pull 1,500 and ``after`` from it; return the arms chosen."""
+    env, stats, chosen = random.Random(seed), [SkillStats() for _ in before], []
+    for t in range(2500):
+        arms = [s.arm(f"arm{i}", now=t * 10.0, rolling=rolling) for i, s in enumerate(stats)]
+        i = int(rank(arms, strategy, params, seed * 100_000 + t)[0].name[3:])
+        stats[i].add_call(env.random() < (before if t < 1500 else after)[i], at=t * 10.0)
+        chosen.append(i)
+    return chosen
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_default_epsilon_greedy_follows_a_change_only_on_rolling_stats(seed: int) -> None:
+    before, after = (0.7, 0.5, 0.2), (0.45, 0.5, 0.75)
+    rolling = play_rolling("epsilon_greedy", {}, before, after, seed)[1500:]
+    cumulative = play_rolling("epsilon_greedy", {}, before, after, seed, rolling=False)[1500:]
+    assert rolling.count(2) / 1000 >= 0.7
+    assert cumulative.count(2) / 1000 < 0.3
+
+
+@pytest.mark.parametrize("strategy", ["ucb1", "epsilon_greedy", "softmax"])
+def test_defaults_hold_the_best_arm_on_rolling_stats(strategy: str) -> None:
+    means = (0.6, 0.5, 0.45, 0.3, 0.2)
+    chosen = play_rolling(strategy, {}, means, means, seed=3)[-1000:]
+    assert chosen.count(0) / 1000 >= 0.9
