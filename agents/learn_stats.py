@@ -75,7 +75,7 @@ class SkillTable:
         self.view = StatsView(self.half_life_s)
         broker = app_connection(runtime.app, settings.broker)
         changelog = self.table.changelog_topic.get_topic_name()
-        self.reader = StatsReader(broker, changelog, self.view)
+        self.reader = StatsReader(broker, changelog, self.view, self._partial)
 
     @classmethod
     def of(cls, runtime: Runtime) -> SkillTable:
@@ -84,6 +84,9 @@ class SkillTable:
             runtime.skill_stats = cls(runtime)
             runtime.app.add_dependency(runtime.skill_stats.reader)
         return runtime.skill_stats
+
+    def _partial(self, reason: str) -> None:
+        self.metrics.child(self.metrics.learn_view_partial, reason).inc()
 
     async def caught_up(self) -> bool:
         """Wait (boundedly) until the view holds every partition's changes made so far."""

@@ -8,8 +8,10 @@ would fail, or answer partially, whenever one is slow or rebalancing. The cost i
 of each change by every worker (one changelog record per skill or tool a feedback or
 stage names, per worker) and, per stats or adapt answer, one end-offset request: the
 answer waits until the reader holds what the changelog held when asked, at most
-:data:`CATCH_UP_S` (then it answers from what it has). Two connections, as the consent
-reader has: an end-offset request must not queue behind the reader's long poll.
+:data:`CATCH_UP_S`, then answers from what it has; it answers at once, from what it has,
+while the reader holds no partitions yet (worker start, changelog not created) or when the
+broker fails the end-offset request, and ``partial`` counts why. Two connections, as the
+consent reader has: an end-offset request must not queue behind the reader's long poll.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
 from mode import Service
 
 from agents.faust_compat import refresh_metadata
@@ -36,9 +40,15 @@ CATCH_UP_S = 2.0
 class StatsReader(Service):
     """Read every partition of the stats changelog into the view; say when caught up."""
 
-    def __init__(self, broker: Broker, topic: str, view: StatsView) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        topic: str,
+        view: StatsView,
+        partial: Callable[[str], None] = lambda _reason: None,
+    ) -> None:
         super().__init__()
-        self.broker, self.topic, self.view = broker, topic, view
+        self.broker, self.topic, self.view, self.partial = broker, topic, view, partial
         self._consumer: AIOKafkaConsumer | None = None
         self._asker: AIOKafkaConsumer | None = None
         self._partitions: list[TopicPartition] = []
@@ -46,22 +56,32 @@ class StatsReader(Service):
         self._assigned, self._moved = asyncio.Event(), asyncio.Event()
 
     async def caught_up(self, within: float = CATCH_UP_S) -> bool:
-        """Wait until the view holds what the changelog held now; False after ``within`` s
-        (or when the reader does not run, as in unit tests: the worker's own table answers)."""
+        """Wait until the view holds what the changelog held now; False after ``within`` s,
+        at once while no partition is assigned or when the broker fails the request, and
+        when the reader does not run (as in unit tests: the worker's own table answers)."""
         if not self.started or self.should_stop:
             return False
-        deadline = time.monotonic() + within
+        if not self._assigned.is_set() or self._asker is None:
+            self.partial("unassigned")
+            return False
         try:
-            await asyncio.wait_for(self._assigned.wait(), within)
-            if self._asker is None:
-                return False
-            ends = await asyncio.wait_for(self._asker.end_offsets(self._partitions), within)
-            while any(self._positions.get(tp, 0) < end for tp, end in ends.items()):
-                self._moved.clear()
-                await asyncio.wait_for(self._moved.wait(), deadline - time.monotonic())
+            await self._reach(self._asker, time.monotonic() + within)
         except (TimeoutError, ValueError):  # ValueError: the deadline passed before the wait
+            self.partial("timeout")
+            return False
+        except (KafkaError, ConnectionError, RuntimeError) as exc:  # RuntimeError: stopped
+            log.warning("stats reader: end offsets failed (%s)", type(exc).__name__)
+            self.partial("broker_error")
             return False
         return True
+
+    async def _reach(self, asker: AIOKafkaConsumer, deadline: float) -> None:
+        """Return once the reader's positions reach the changelog's current end offsets."""
+        left = deadline - time.monotonic()
+        ends = await asyncio.wait_for(asker.end_offsets(self._partitions), left)
+        while any(self._positions.get(tp, 0) < end for tp, end in ends.items()):
+            self._moved.clear()
+            await asyncio.wait_for(self._moved.wait(), deadline - time.monotonic())
 
     async def on_stop(self) -> None:
         """Close the consumers."""

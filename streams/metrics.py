@@ -14,7 +14,7 @@ from streams.models import ID_FIELDS, TIME_FIELDS
 from streams.pairs import NO_PAIR_REASONS, PAIR_KINDS
 from streams.samples import FAMILIES, QUALITIES
 
-__all__ = ["SOURCES", "Metrics"]
+__all__ = ["SOURCES", "VIEW_PARTIAL_REASONS", "Metrics"]
 
 SOURCES = (
     "plans",
@@ -26,6 +26,11 @@ SOURCES = (
     "pair_intents",
     "learn",
 )
+
+#: Why a stats/adapt answer did not wait for the stats view (agents/learn_view.py): its
+#: reader holds no changelog partitions yet, the catch-up ran out of time, or the broker
+#: failed while it was asked for end offsets.
+VIEW_PARTIAL_REASONS = ("unassigned", "timeout", "broker_error")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
@@ -72,6 +77,12 @@ class Metrics:
         )
         self.learn_requests = _counter(
             r, "learnstream_learn_requests", "A2E learn requests answered", "type", "result"
+        )
+        self.learn_view_partial = _counter(
+            r,
+            "learnstream_learn_view_partial",
+            "A2E stats/adapt answers given before the stats view caught up with the changelog",
+            "reason",
         )
         self.join_misses = Counter(
             "learnstream_join_misses", "Events whose plan never came", registry=r
@@ -173,6 +184,8 @@ class Metrics:
         for kind in ("feedback", "experience", "adapt", "stats"):
             for result in ("ok", "error"):
                 self.learn_requests.labels(kind, result)
+        for reason in VIEW_PARTIAL_REASONS:
+            self.learn_view_partial.labels(reason)
         for why in ("global", "project"):
             self.opted_out.labels(why)
         for name in ID_FIELDS:

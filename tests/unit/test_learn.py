@@ -6,6 +6,7 @@ replaced by one mock per topic.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -15,13 +16,17 @@ from unittest.mock import AsyncMock
 import faust
 import orjson
 import pytest
+from aiokafka import TopicPartition
+from aiokafka.errors import KafkaConnectionError
 from prometheus_client import generate_latest
 
 from agents.learn import error_response, strategy_params
 from agents.learn_samples import anonymize_record
 from agents.learn_stats import SkillLabels
+from agents.learn_view import StatsReader
 from agents.runtime import Runtime
 from agents.wiring import wire
+from streams.a2e.stats_view import StatsView
 from streams.app import create_app
 from streams.ids import canonical_id
 from streams.privacy import build_anonymizer, privacy_config
@@ -303,3 +308,52 @@ async def test_a_feedback_replayed_after_a_crash_counts_once(worker: Worker) -> 
     labels = {"kind": "skill", "name": "search", "outcome": "success"}
     registry = worker.runtime.metrics.registry
     assert registry.get_sample_value("learnstream_skill_calls_total", labels) == 2
+
+
+class _Asker:
+    """An end-offset client that fails as a broker (or a stopped client) would."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def end_offsets(self, partitions: Any) -> Any:
+        raise self.error
+
+
+def _reader(asker: Any, assigned: bool) -> tuple[StatsReader, list[str]]:
+    reasons: list[str] = []
+    reader = StatsReader(None, "stats-changelog", StatsView(), reasons.append)  # type: ignore[arg-type]
+    reader._started.set()  # as if running, without its Kafka consumers
+    reader._partitions = [TopicPartition("stats-changelog", 0)]
+    reader._asker = asker
+    if assigned:
+        reader._assigned.set()
+    return reader, reasons
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConnectionError("peer 10.0.0.7 reset"),
+        RuntimeError("consumer 10.0.0.7 is stopped"),
+        KafkaConnectionError("no broker at 10.0.0.7"),
+    ],
+)
+async def test_a_broker_error_while_catching_up_answers_from_what_the_view_has(
+    error: Exception, caplog: pytest.LogCaptureFixture
+) -> None:
+    reader, reasons = _reader(_Asker(error), assigned=True)
+    with caplog.at_level(logging.WARNING, "learnstream"):
+        assert await reader.caught_up(within=1.0) is False
+    assert reasons == ["broker_error"]
+    assert type(error).__name__ in caplog.text
+    assert "10.0.0.7" not in caplog.text  # the type only, never the text
+
+
+async def test_an_unassigned_view_answers_at_once() -> None:
+    reader, reasons = _reader(_Asker(AssertionError("must not be asked")), assigned=False)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    assert await reader.caught_up(within=2.0) is False
+    assert loop.time() - start < 0.1  # no wait for the full catch-up time
+    assert reasons == ["unassigned"]
