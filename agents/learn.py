@@ -8,8 +8,10 @@ response too; so does one whose strategy is unknown (that one is no DLQ matter).
 
 Stats and adapt answer from every partition's stats (agents/learn_view.py), once the
 worker's reader has caught up with the changelog. ``adapt`` ranks by the rolling success
-rate as of the wiring's clock, with the request's seed or one derived from the query
-(streams/a2e/stats_view.py), so two workers asked the same give the same ranking.
+rate as of the request's ``as_of``, else its record's Kafka timestamp (the wiring's clock
+only for a record without one), with the request's seed or one derived from its correlation
+id (streams/a2e/stats_view.py): two workers asked the same request weigh and draw alike,
+and successive requests explore.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ class _Learn:
     async def handle(self, event: EventT[bytes]) -> None:
         """Answer one request; an invalid or failing one gets an error answer, then raises."""
         msg, source = event.message, (event.message.topic, event.message.partition)
+        at = msg.timestamp if msg.timestamp else self.clock()
         try:
             request = parse_request(msg.value or b"")
         except InvalidEvent as exc:
@@ -115,7 +118,7 @@ class _Learn:
             raise
         try:
             response = respond(
-                request.type, request.correlation_id, await self.dispatch(request, source)
+                request.type, request.correlation_id, await self.dispatch(request, source, at)
             )
         except StrategyError as exc:
             error = LearnError(code="unknown_strategy", message=str(exc))
@@ -140,8 +143,8 @@ class _Learn:
         kind, result = response.type.split("/")[1], "ok" if response.ok else "error"
         self.metrics.child(self.metrics.learn_requests, kind, result).inc()
 
-    async def dispatch(self, request: LearnRequest, source: Source) -> Payload:
-        """Do what ``request`` asks; return the payload of its response."""
+    async def dispatch(self, request: LearnRequest, source: Source, at: float) -> Payload:
+        """Do what ``request`` asks (received at ``at``); return its response's payload."""
         if isinstance(request, LearnFeedbackRequest):
             return await self.writer.feedback(request.payload.feedbacks, source)
         if isinstance(request, LearnExperienceRequest):
@@ -149,21 +152,23 @@ class _Learn:
             return await self.writer.experiences(request.payload.experiences, key, source)
         await self.stats.caught_up()
         if isinstance(request, LearnAdaptRequest):
-            return self.adapt(request)
+            return self.adapt(request, at)
         return self.stats.result(request.payload)
 
-    def adapt(self, request: LearnAdaptRequest) -> AdaptResult:
-        """Rank the skills (plus the one named, as an untried arm, if unseen), seeded."""
+    def adapt(self, request: LearnAdaptRequest, at: float) -> AdaptResult:
+        """Rank the skills (plus the one named, as an untried arm, if unseen), seeded, as of
+        the query's ``as_of``, else ``at``."""
         query, a2e = request.payload, self.runtime.settings.a2e
         params = strategy_params(query.strategy, a2e, dict(query.params))
-        seed = adapt_seed(query, a2e.seed)
-        ranked = rank_skills(self.stats.stats("skill"), query, params, seed, self.clock())
+        seed = adapt_seed(query, a2e.seed, request.correlation_id)
+        now = query.as_of if query.as_of is not None else at
+        ranked = rank_skills(self.stats.stats("skill"), query, params, seed, now)
         return AdaptResult(records=ranked)
 
 
 def register(runtime: Runtime, clock: Callable[[], float] = time.time) -> None:
     """Register the learn agent (with the skill stats table) and the ``/learn/*`` views;
-    ``clock`` (epoch seconds) is when adapt ranks the rolling stats."""
+    ``clock`` (epoch seconds) stands in for a request record without a timestamp."""
     steps = _Learn(runtime, SkillTable.of(runtime), clock)
 
     @runtime.app.agent(runtime.topics.learn_requests, name="learnstream.learn")

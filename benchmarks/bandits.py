@@ -32,7 +32,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from streams.a2e.payloads import AdaptQuery
 from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
+from streams.a2e.stats_view import adapt_seed
 from streams.a2e.strategies import Arm, rank
 
 __all__ = ["SUITES", "Suite", "main"]
@@ -150,12 +152,18 @@ def _score(suite: Suite, choices: Sequence[int]) -> dict[str, float]:
 def run_ours(
     suite: Suite, strategy: str, seed: int, rolling: bool, interval: float
 ) -> dict[str, float]:
-    """Play one seed with ``rank``; return regret and share."""
+    """Play one seed with ``rank``; return regret and share.
+
+    Each pull is one unseeded adapt request: its seed is the worker's (``adapt_seed`` of the
+    query, the default base 0 and the pull's own correlation id).
+    """
     env, k = Env(suite, seed), len(suite.means)
     counts = _Rolling(k, not suite.scores, interval) if rolling else _Counts(k, not suite.scores)
     index, choices = {f"arm{i:02d}": i for i in range(k)}, []
+    query = AdaptQuery(strategy=strategy)
     for t in range(PULLS):
-        chosen = index[rank(counts.arms(t), strategy, None, seed * 100_000 + t)[0].name]
+        drawn = adapt_seed(query, 0, f"bandits-{suite.name}-{seed}-{t}")
+        chosen = index[rank(counts.arms(t), strategy, None, drawn)[0].name]
         counts.update(t, chosen, env.pull(t, chosen))
         choices.append(chosen)
     return _score(suite, choices)

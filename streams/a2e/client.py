@@ -129,10 +129,12 @@ class LearnAPI:
         params: Mapping[str, float] | None = None,
         custom: str | None = None,
         seed: int | None = None,
+        as_of: float | None = None,
     ) -> list[SkillPerformanceRecord]:
-        """Return the skills ranked by ``strategy``, best first (``seed``: see AdaptQuery)."""
+        """Return the skills ranked by ``strategy``, best first (``seed``, ``as_of``: see
+        AdaptQuery)."""
         query = {"skill_name": skill_name, "strategy": strategy, "params": dict(params or {})}
-        payload = _valid(AdaptQuery, query | {"custom": custom, "seed": seed})
+        payload = _valid(AdaptQuery, query | {"custom": custom, "seed": seed, "as_of": as_of})
         request = LearnAdaptRequest(correlation_id=self._new_id(), payload=payload)
         return _payload(await self.send(request), AdaptResult).records
 

@@ -61,8 +61,10 @@ class AdaptQuery(BaseModel):
 
     ``params`` overrides the strategy's settings (``c``, ``epsilon``, ``temperature``);
     ``custom`` names the ``learnstream.strategies`` entry point when strategy is custom.
-    ``seed`` fixes the ranking's randomness; without it the host derives one from the query,
-    so the same query on the same stats ranks the same on every worker.
+    ``seed`` fixes the ranking's randomness; without it the host derives one from the
+    request's correlation id and the query, so the same request ranks the same on every
+    worker and successive requests explore. ``as_of`` (epoch seconds) is when the rolling
+    stats are weighed; without it the worker takes the request record's Kafka timestamp.
     """
 
     model_config = _STRICT
@@ -71,6 +73,7 @@ class AdaptQuery(BaseModel):
     params: dict[Name, float] = Field(default_factory=dict, max_length=16)
     custom: Name | None = None
     seed: int | None = Field(None, ge=0, lt=2**63)
+    as_of: float | None = Field(None, ge=0)
 
 
 class AdaptResult(BaseModel):

@@ -42,6 +42,8 @@ class LearnPlugin(ABC):
 
     name = "learn"
     priority = 5
+    #: Base of the seed derived for an adapt request that gives none (stats_view.adapt_seed).
+    seed = 0
 
     @abstractmethod
     def _record_feedback(self, feedbacks: Sequence[Feedback]) -> tuple[int, dict[str, Any]]:
@@ -53,9 +55,10 @@ class LearnPlugin(ABC):
 
     @abstractmethod
     def _adapt(
-        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int | None
+        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int
     ) -> list[SkillPerformanceRecord]:
-        """Return the skills ranked best first (raise StrategyError for an unknown one)."""
+        """Return the skills ranked best first (raise StrategyError for an unknown one);
+        ``seed`` is the request's, else one derived from its correlation id."""
 
     @abstractmethod
     def _get_stats(self, skill_name: str | None, tool_name: str | None) -> dict[str, Any]:
@@ -85,7 +88,8 @@ class LearnPlugin(ABC):
             return ExperienceResult(stored=self._store_experiences(request.payload.experiences))
         if isinstance(request, LearnAdaptRequest):
             adapt = request.payload
-            ranked = self._adapt(adapt.skill_name, adapt.strategy, dict(adapt.params), adapt.seed)
+            seed = adapt_seed(adapt, self.seed, request.correlation_id)
+            ranked = self._adapt(adapt.skill_name, adapt.strategy, dict(adapt.params), seed)
             return AdaptResult(records=ranked)
         stats = request.payload
         return StatsResult.model_validate(self._get_stats(stats.skill_name, stats.tool_name))
@@ -119,11 +123,11 @@ class MemoryLearn(LearnPlugin):
         return len(experiences)
 
     def _adapt(
-        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int | None
+        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int
     ) -> list[SkillPerformanceRecord]:
         query = AdaptQuery(skill_name=skill_name, strategy=strategy, params=params, seed=seed)
         skills = {n: s for (k, n), s in sorted(self.stats.items()) if k == "skill"}
-        return rank_skills(skills, query, params, adapt_seed(query, self.seed), self.clock())
+        return rank_skills(skills, query, params, seed, self.clock())
 
     def _get_stats(self, skill_name: str | None, tool_name: str | None) -> dict[str, Any]:
         both = skill_name is None and tool_name is None

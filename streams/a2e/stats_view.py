@@ -7,8 +7,12 @@ entries of the worker's own table, which are ahead of the changelog for the part
 processes. Of two copies of an entry the one with more updates wins (counts only grow), so
 a worker answers its own writes at once and everyone else's once its reader has them.
 
-:func:`adapt_seed` gives a ranking's seed: the request's, else one derived from the query
-and the configured base, so the same query on the same stats ranks the same on every worker.
+:func:`adapt_seed` gives a ranking's seed: the request's, else one derived from the
+request's correlation id, the query and the configured base. The id makes the seed the same
+on every worker asked that request (two workers rank it alike) and different from request to
+request, so successive requests explore: a seed fixed per query would replay one coin flip
+(epsilon-greedy), one Gumbel bias per skill (softmax) or one posterior quantile (Thompson)
+on every call.
 """
 
 from __future__ import annotations
@@ -113,11 +117,13 @@ class StatsView:
         return {n: SkillStats.merged(parts[n]) for n in sorted(parts)}
 
 
-def adapt_seed(query: AdaptQuery, base: int) -> int:
-    """Return the query's seed, else one derived from ``base`` and what the query asks."""
+def adapt_seed(query: AdaptQuery, base: int, correlation_id: str) -> int:
+    """Return the query's seed, else one derived from ``base``, the request's
+    ``correlation_id`` and what the query asks."""
     if query.seed is not None:
         return query.seed
-    asked = [base, query.strategy, query.custom, query.skill_name, sorted(query.params.items())]
+    asked = [base, correlation_id, query.strategy, query.custom, query.skill_name]
+    asked.append(sorted(query.params.items()))
     digest = hashlib.blake2b(orjson.dumps(asked), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1
 

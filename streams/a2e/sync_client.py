@@ -80,9 +80,10 @@ class SyncLearnAPI:
         params: Mapping[str, float] | None = None,
         custom: str | None = None,
         seed: int | None = None,
+        as_of: float | None = None,
     ) -> Records:
         """Return the skills ranked by ``strategy``, best first."""
-        return self._call(self._api.adapt(skill_name, strategy, params, custom, seed))
+        return self._call(self._api.adapt(skill_name, strategy, params, custom, seed, as_of))
 
     def stats(
         self, skill_name: str | None = None, tool_name: str | None = None

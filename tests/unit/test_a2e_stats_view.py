@@ -65,7 +65,7 @@ def test_own_entries_win_when_they_hold_more_updates() -> None:
 
 def test_the_same_entries_rank_the_same_in_any_order_of_arrival() -> None:
     query = AdaptQuery(strategy="epsilon_greedy")
-    seed = adapt_seed(query, 0)
+    seed = adapt_seed(query, 0, "req-1")
     first, second = _view(_entries()), _view(list(reversed(_entries())))
     for strategy in ("ucb1", "epsilon_greedy", "softmax", "thompson"):
         q = AdaptQuery(strategy=strategy, skill_name="fresh")
@@ -89,13 +89,30 @@ def test_rolling_stats_let_a_recent_failure_outrank_old_success() -> None:
     assert ranked[1].calls_total == 80  # the records keep exact counts
 
 
-def test_adapt_seed_is_the_requests_or_derived_from_the_query() -> None:
-    assert adapt_seed(AdaptQuery(seed=7), 0) == 7
-    base = adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 0)
-    assert base == adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 0)
-    assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.4}), 0)
-    assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 1)
+def test_adapt_seed_is_the_requests_or_derived_from_the_request_and_query() -> None:
+    assert adapt_seed(AdaptQuery(seed=7), 0, "req-1") == 7
+    query = AdaptQuery(strategy="softmax", params={"c": 0.3})
+    base = adapt_seed(query, 0, "req-1")
+    assert base == adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.3}), 0, "req-1")
+    assert base != adapt_seed(query, 0, "req-2")  # the next request draws afresh
+    assert base != adapt_seed(AdaptQuery(strategy="softmax", params={"c": 0.4}), 0, "req-1")
+    assert base != adapt_seed(query, 1, "req-1")
     assert 0 <= base < 2**63
+
+
+def test_unseeded_requests_explore_from_request_to_request() -> None:
+    """A seed fixed per query replays one coin: epsilon-greedy would never explore again."""
+    stats = {"a": _stats(40, 0), "b": _stats(20, 20), "c": _stats(5, 35)}
+    query = AdaptQuery(strategy="epsilon_greedy")
+    params = {"epsilon": 0.5}
+    firsts = [
+        rank_skills(stats, query, params, adapt_seed(query, 0, f"req-{i}"), T0)[0].name
+        for i in range(60)
+    ]
+    assert {"a", "b", "c"} <= set(firsts)  # explored
+    assert firsts.count("a") > 30  # and mostly exploits
+    again = rank_skills(stats, query, params, adapt_seed(query, 0, "req-0"), T0)
+    assert again[0].name == firsts[0]  # the same request ranks the same anywhere
 
 
 def test_stats_written_under_another_half_life_still_merge() -> None:
