@@ -28,6 +28,27 @@ TEMPLATES: dict[str, tuple[tuple[str, str], ...]] = {
         ("prompt", "Draft a reply to {v} explaining why the refund took five days"),
         ("prompt", "Who approved the access request from {v} last quarter?"),
     ),
+    # Held out: written after the name finder's cue, label and verb lists, and on purpose
+    # not from them (several labels, verbs and positions below are in none of its lists), so
+    # recall here says how the finder does on shapes it was not tuned to.
+    "person_heldout": (
+        ("reason", "Reviewer: {v}"),
+        ("reason", "DRI: {v}"),
+        ("step", "Escalation path: {v}, then the platform lead"),
+        ("objective", "Point of contact for the migration: {v}"),
+        ("reason", "{v} approved the change yesterday"),
+        ("reason", "{v} is out today, so the window moves"),
+        ("correction", "{v} needs the dashboard by noon"),
+        ("correction", "{v} can't make the review; push it a day"),
+        ("reason", "Blocked. {v} wants a canary first."),
+        ("prompt", "Per '{v}', the canary stays at 5 %"),
+        ("prompt", 'Forward the incident summary to "{v}"'),
+        ("step", "Pair with {v}"),
+        ("correction", "Thanks, {v}"),
+        ("objective", "Rotate the pager so it is not {v} again"),
+        ("reason", "Last touched by {v}"),
+        ("prompt", "What did {v} decide about the retention policy?"),
+    ),
     "place": (
         ("objective", "Ship the replacement router to {v} by Thursday"),
         ("objective", "Verify the invoice address {v} against the contract"),
@@ -102,6 +123,8 @@ def _kinds() -> tuple[Kind, ...]:
           TEXTUAL),
         k("person_name_unseen", "person names no list holds", people.unseen_name, "person",
           TEXTUAL),
+        k("person_name_heldout", "person names, held-out templates (lone, titled, listed)",
+          people.heldout_name, "person_heldout", TEXTUAL),
         k("postal_address", "postal addresses (Faker: US, GB, DE, FR)", people.address, "place",
           TEXTUAL),
         k("postal_address_unseen", "postal addresses, made-up streets and towns",

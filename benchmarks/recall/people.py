@@ -15,6 +15,7 @@ __all__ = [
     "date_of_birth",
     "email_internal",
     "email_public",
+    "heldout_name",
     "person_name",
     "unseen_address",
     "unseen_name",
@@ -54,6 +55,33 @@ def unseen_name(src: Source) -> Value:
     if src.rng.random() < 0.2:
         return plain(f"{first} {_word(src, 1)[0]}. {last}", "initial")
     return plain(f"{first} {last}", "first last")
+
+
+_TITLES = ("Dr.", "Mrs.", "Mr.", "Ms.", "Prof.", "Dr")
+
+
+def _first(src: Source) -> str:
+    """Return a first name: Faker's of a random locale or a made-up one, half each."""
+    if src.rng.random() < 0.5:
+        return src.locale()[1].first_name()
+    return _word(src, src.rng.randint(2, 3))
+
+
+def heldout_name(src: Source) -> Value:
+    """Return a name in a shape the templated kinds lack: lone, titled, or a list of names."""
+    rng = src.rng
+    shape = rng.choice(("lone first name", "title + last name", "first last", "two names",
+                        "three names"))  # fmt: skip
+    if shape == "lone first name":
+        return plain(_first(src), shape)
+    if shape == "title + last name":
+        last = src.locale()[1].last_name() if rng.random() < 0.5 else _word(src, 3)
+        return Value(f"{rng.choice(_TITLES)} {last}", (last,), shape)
+    if shape == "first last":
+        return plain(f"{_first(src)} {_word(src, rng.randint(2, 3))}", shape)
+    names = [_first(src) for _ in range(2 if shape == "two names" else 3)]
+    text = " and ".join(names) if len(names) == 2 else f"{names[0]}, {names[1]} and {names[2]}"
+    return Value(text, tuple(names), shape)
 
 
 def address(src: Source) -> Value:

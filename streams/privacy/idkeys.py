@@ -5,13 +5,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["META_IDS", "META_TEXT", "is_id_key", "is_wellformed_id"]
+__all__ = ["META_IDS", "META_TEXT", "is_id_key", "is_person_key", "is_wellformed_id"]
 
 #: meta fields copied from the runtime's input: ids (read under the id rule) and free text.
 META_IDS: tuple[str, ...] = ("id_refs", "source_flow_id")
 META_TEXT: tuple[str, ...] = ("ambiguity_flags",)
 
 _DIGIT = re.compile(r"\d")
+#: Keys whose value is who did something: ``decided_by`` (read as ``decided_by_role``),
+#: ``approved_by``, ``reviewer``, ``assignee``... in snake, kebab or camel case.
+_PERSON_KEY = re.compile(
+    r"(?:.*[_-])?(?:(?:decided|approved|rejected|requested|reported|reviewed|assigned|signed"
+    r"|created|updated|owned|submitted)[_-]?by(?:[_-]?role)?|reviewers?|approvers?|assignees?"
+    r"|owners?|authors?|contacts?|requester|reporter|user|username|on[_-]?call|cc)",
+    re.IGNORECASE,
+)
 _PREFIXED_UUID = re.compile(
     r"(?:[A-Za-z][A-Za-z0-9]*[-_])*[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
 )
@@ -22,6 +30,11 @@ def is_id_key(key: Any) -> bool:
     """Tell whether a dict key names an identifier ("id", "*_id", "*_ids")."""
     k = key.lower() if isinstance(key, str) else ""
     return k == "id" or k.endswith(("_id", "_ids"))
+
+
+def is_person_key(key: Any) -> bool:
+    """Tell whether a dict key names the person who did something ("decided_by", "reviewer")."""
+    return isinstance(key, str) and _PERSON_KEY.fullmatch(key) is not None
 
 
 def is_wellformed_id(value: str) -> bool:

@@ -2,11 +2,13 @@
 
 The small NER model tags tool names, word ids, class names and imperative verbs; a name has
 none of their marks (digits, ``-``/``_``/``/``/``.`` inside a word, lower case, a URL or code
-around it). It also misses names it has not seen, so a run of name-shaped words after a
-person cue ("escalate to", "ask", "Dr"), before ``'s`` or before "approved", "is", "said", or
-two or three in a row inside a sentence, is taken as a name too, and a PERSON span grows over
-the name words next to it.
-"""
+around it). It also misses names it has not seen, so name-shaped words are taken as a name
+by their use: after a person cue ("escalate to", "ask") or a person label and a colon
+("Reviewer: Dana"), behind an honorific ("Dr. Smith"), before ``'s`` or a verb ("approved",
+"is", "said"), two or three in a row inside a sentence, or listed with one ("Dana and
+Priya approved"). A lone word opening a text or clause needs a use no step or tool has
+("Dana wants", "Olusegun will review", "Jürgen approved it", "Dana, please"). A PERSON span
+grows over the name words next to it."""
 
 from __future__ import annotations
 
@@ -14,24 +16,43 @@ import re
 
 from streams.privacy.words import (
     AFTER_VERBS,
+    CONNECTORS,
     CUES,
+    DONE_VERBS,
+    FUNCTION_WORDS,
     HONORIFICS,
+    LABELS,
+    MODALS,
+    OBJECTS,
     PARTICLES,
+    PERSON_VERBS,
     SPEECH_VERBS,
+    TASK_VERBS,
     Token,
     is_name_word,
     is_product,
     tokens,
 )
 
-__all__ = ["may_hold_name", "name_spans", "worth_ner"]
+__all__ = ["is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
 #: A word after the first whose first letter may be a capital (any non-ASCII letter counts).
 _LATER_CAPITAL = re.compile(r"\s[(\[{\"'«“‘]*[^\W\d_a-z]")
-#: A text opening with a word and a verb of speech ("Dana said it is fine").
-_SPEAKER = re.compile(rf"\W*[^\W\d_]+\s+(?:{'|'.join(sorted(SPEECH_VERBS))})(?!\w)")
+
+
+def _alt(words: frozenset[str]) -> str:
+    return "|".join(sorted(words))
+
+
+#: A text opening with a lone word its use marks as a person's: "Dana said", "Dana wants",
+#: "Jürgen approved it", "Olusegun will review", "Dana's call", "Dana, please ship it".
+_SPEAKER = re.compile(
+    rf"(?i)\W*[^\W\d_]+(?:['’]s(?!\w)|,\s+please(?!\w)|\s+(?:{_alt(PERSON_VERBS)})(?!\w)"
+    rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
+    rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
+)
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
@@ -52,13 +73,27 @@ def worth_ner(text: str) -> bool:
     return any(not t.opens_clause and is_name_word(t.core) for t in tokens(text))
 
 
+def is_whole_name(text: str) -> bool:
+    """Tell whether the whole text is one to four name words ("Dana", "Dr. Priya Raman").
+
+    Read only where a sample's key says the value is a person (``decided_by``): alone, a
+    capitalised word is as often a step, a status or an enum value as a name.
+    """
+    words = tokens(text)
+    if not 0 < len(words) <= 4 or words[0].core.lower() in FUNCTION_WORDS or _CODE.search(text):
+        return False
+    return all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in words)
+
+
 def name_spans(text: str, found: list[Span]) -> list[Span]:
     """Return NER's spans that pass the shape checks, widened and joined by context finds."""
     words = tokens(text)
     code = [m.span() for m in _CODE.finditer(text)]
     kept = [s for s in found if _plausible(text, s, words, code)]
     people = [_widen(s, words) if s[0] == "PERSON" else s for s in kept]
-    people += [("PERSON", a, b) for a, b in _by_use(words) if not _inside(a, b, code)]
+    known = [(a, b) for entity, a, b in people if entity == "PERSON"]
+    used = _by_use(text, words, known)
+    people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
     return _merge(people)
 
 
@@ -70,8 +105,11 @@ def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, 
         return False
     if not all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in covered):
         return False
-    if len(covered) == 1 and covered[0].opens_clause:  # "Summarise", "Deploy": imperatives
-        i = words.index(covered[0])
+    named = [t for t in covered if t.core.lower() not in PARTICLES]
+    if not named:  # "van" alone
+        return False
+    if len(named) == 1 and named[0].opens_clause:  # "Summarise", "Deploy": imperatives
+        i = words.index(named[0])
         return i + 1 < len(words) and is_name_word(words[i + 1].core)
     before = words[words.index(covered[0]) - 1] if words.index(covered[0]) else None
     return not (entity == "PERSON" and before is not None and before.core.isdigit())
@@ -82,25 +120,69 @@ def _inside(start: int, end: int, code: list[tuple[int, int]]) -> bool:
     return any(a < end and start < b for a, b in code)
 
 
-def _by_use(words: list[Token]) -> list[tuple[int, int]]:
+def _by_use(text: str, words: list[Token], known: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Return runs of name words that their use marks as a name.
 
-    A cue or an honorific before the run, ``'s`` or a verb after it, or two or three name
-    words in a row ("lists Dana Whitfield."; a clause-opening pair needs a lower-case word
-    after it, so a title-cased heading alone is kept). Title-cased phrases inside a
-    sentence ("the Incident Review Board") are masked too: a name left is a leak, a phrase
-    masked is a lost word.
+    A cue, a person label and a colon, or an honorific before the run, ``'s`` or a verb
+    after it, or two or three name words in a row ("lists Dana Whitfield."; a
+    clause-opening pair needs a lower-case word after it, so a title-cased heading alone is
+    kept). A lone word opening a clause is a name only by a use no step or tool has
+    ("Dana wants", "Olusegun will review", "Dana, please"). Runs joined by "," or "and"
+    are one list: all names when one of them is (by use or in a ``known`` NER span), or
+    when a verb follows the list.
+    Title-cased phrases inside a sentence ("the Incident Review Board") are masked too: a
+    name left is a leak, a phrase masked is a lost word.
     """
-    found = []
-    for i, j in _runs(words):
-        prev = words[i - 1].core.lower().rstrip(".") if i else ""
-        nxt = words[j].core if j < len(words) else ""
-        cued = i > 0 and not words[i - 1].closes and (prev in CUES or prev in HONORIFICS)
-        acting = (nxt in AFTER_VERBS or nxt in SPEECH_VERBS) and not words[j - 1].closes
-        several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
-        if cued or acting or several or words[j - 1].possessive:
-            found.append((words[i].start, words[j - 1].end))
-    return found
+    runs = _runs(words)
+    named = [_named(text, words, i, j) for i, j in runs]
+    for group in _lists(text, words, runs):
+        last = runs[group[-1]][1]
+        after = words[last].core if last < len(words) and not words[last - 1].closes else ""
+        spans = [(words[runs[g][0]].start, words[runs[g][1] - 1].end) for g in group]
+        listed = any(named[g] or _inside(*spans[k], known) for k, g in enumerate(group))
+        if listed or after in AFTER_VERBS or after in SPEECH_VERBS:
+            for g in group:
+                named[g] = True
+    return [
+        (words[i].start, words[j - 1].end) for (i, j), ok in zip(runs, named, strict=True) if ok
+    ]
+
+
+def _named(text: str, words: list[Token], i: int, j: int) -> bool:
+    """Tell whether the run of words [i, j) is used as a person's name."""
+    if j - i == 1 and words[i].core.lower() in FUNCTION_WORDS | HONORIFICS:
+        return False  # "It wants", "Dr. wants": grammar or a title, no name
+    prev = words[i - 1].core.lower().rstrip(".") if i else ""
+    nxt = words[j].core if j < len(words) else ""
+    cued = i > 0 and not words[i - 1].closes and (prev in CUES or prev in HONORIFICS)
+    labelled = i > 0 and prev in LABELS and text[words[i - 1].end : words[i].start].strip() == ":"
+    titled = j - i >= 2 and words[i].core.lower() in HONORIFICS
+    several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
+    if cued or labelled or titled or several or words[j - 1].possessive:
+        return True
+    if words[j - 1].closes:
+        return j < len(words) and nxt.lower() == "please" and "," in text[words[j - 1].end :]
+    if not words[i].opens_clause:
+        return nxt in AFTER_VERBS or nxt in SPEECH_VERBS
+    then = words[j + 1].core.lower() if j + 1 < len(words) else ""
+    return (
+        nxt in PERSON_VERBS
+        or (nxt in DONE_VERBS and then in OBJECTS)
+        or (nxt in MODALS and then in TASK_VERBS)
+    )
+
+
+def _lists(text: str, words: list[Token], runs: list[tuple[int, int]]) -> list[list[int]]:
+    """Return the indices of runs joined into lists by "," "and" "or" (two runs or more)."""
+    groups: list[list[int]] = []
+    for k in range(1, len(runs)):
+        gap = " ".join(text[words[runs[k - 1][1] - 1].end : words[runs[k][0]].start].split())
+        if gap in CONNECTORS:
+            if groups and groups[-1][-1] == k - 1:
+                groups[-1].append(k)
+            else:
+                groups.append([k - 1, k])
+    return groups
 
 
 def _runs(words: list[Token]) -> list[tuple[int, int]]:
@@ -121,10 +203,8 @@ def _runs(words: list[Token]) -> list[tuple[int, int]]:
 def _in_run(words: list[Token], i: int, j: int) -> bool:
     """Tell whether word j may continue a run of name words that starts at word i."""
     word = words[j]
-    if j == i and word.opens_clause and word.core.lower() not in HONORIFICS:
-        nxt = words[j + 1].core if j + 1 < len(words) else ""
-        named = is_name_word(nxt) or nxt in SPEECH_VERBS
-        return is_name_word(word.core) and not word.closes and named
+    if j == i and word.opens_clause and word.core.lower() in CUES:
+        return False  # "Ask Dana": the cue, not part of the name
     if is_name_word(word.core):
         return True
     return j > i and word.core.lower() in PARTICLES and not words[j - 1].closes

@@ -12,7 +12,7 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 from streams.privacy.cache import DigestCache
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
-from streams.privacy.names import may_hold_name, name_spans, worth_ner
+from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
 from streams.privacy.recognizers import build_analyzer
 from streams.privacy.results import absorb, names_beside, operator
@@ -68,6 +68,14 @@ class Anonymizer:
             done = self._anonymize_uncached(text, self._ahead.pop(key, None))
             self._cache.put(key, done)
         return done[0], Counter(dict(done[1]))
+
+    def anonymize_person(self, text: str) -> tuple[str, Counter[str]]:
+        """Return the value of a person key (``decided_by``): all of it a name if shaped so."""
+        if self._ner is None or not is_whole_name(text):
+            return self.anonymize_text(text)
+        whole = [RecognizerResult("PERSON", 0, len(text), 1.0)]
+        out = self._engine.anonymize(text, whole, operators=self._operators)
+        return out.text, Counter(PERSON=1)
 
     def _needs_reading(self, text: str) -> bool:
         """Tell whether any configured detector could find something in text."""
@@ -127,7 +135,7 @@ class Anonymizer:
         """Return a new sample with its payload's PII and secrets replaced (see ``walk.py``)."""
         self._read_names_ahead(sample_strings(sample))
         try:
-            return walk_sample(sample, self.anonymize_text)
+            return walk_sample(sample, self.anonymize_text, self.anonymize_person)
         finally:
             self._ahead = {}
 

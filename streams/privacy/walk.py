@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_wellformed_id
+from streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_person_key, is_wellformed_id
 
 __all__ = ["TextAnonymizer", "sample_strings", "walk_sample"]
 
@@ -31,45 +32,52 @@ def _strings(value: Any) -> list[str]:
 
 
 def walk_sample(
-    sample: dict[str, Any], anonymize: TextAnonymizer
+    sample: dict[str, Any], anonymize: TextAnonymizer, whole_name: TextAnonymizer | None = None
 ) -> tuple[dict[str, Any], Counter[str]]:
     """Return a new sample with input, state, output and feedback.details anonymized.
 
     Well-formed ids under id keys ("id", "*_id", "*_ids") are kept. In meta, the fields
     taken from the runtime's input are read too: ``id_refs`` and ``source_flow_id`` as ids,
     ``ambiguity_flags`` as text. sample_id, sample_family, created_at, the rest of meta
-    and feedback.source/type/quality_label are copied untouched.
+    and feedback.source/type/quality_label are copied untouched. A string under a person
+    key (``decided_by``, ``reviewer``, see ``is_person_key``) goes to ``whole_name``: a
+    lone "Dana" there is a name, where in free text it is as often "Deploy" or "Pending".
     """
     counts: Counter[str] = Counter()
-    return {k: _section(k, v, anonymize, counts) for k, v in sample.items()}, counts
+    read = _Read(anonymize, whole_name or anonymize, counts)
+    return {k: _section(k, v, read) for k, v in sample.items()}, counts
 
 
-def _section(key: str, value: Any, anonymize: TextAnonymizer, counts: Counter[str]) -> Any:
+@dataclass(frozen=True)
+class _Read:
+    """How string leaves are read, and the counts of what was found."""
+
+    text: TextAnonymizer
+    person: TextAnonymizer
+    counts: Counter[str]
+
+
+def _section(key: str, value: Any, read: _Read) -> Any:
     """Return the anonymized copy of one top-level section of a sample."""
     if key in ("input", "state", "output"):
-        return _walk(value, anonymize, counts)
+        return _walk(value, read)
     if key == "feedback" and isinstance(value, dict):
-        return {
-            k: _walk(v, anonymize, counts) if k == "details" else copy.deepcopy(v)
-            for k, v in value.items()
-        }
+        return {k: _walk(v, read) if k == "details" else copy.deepcopy(v) for k, v in value.items()}
     if key == "meta" and isinstance(value, dict):
-        return {k: _meta_field(k, v, anonymize, counts) for k, v in value.items()}
+        return {k: _meta_field(k, v, read) for k, v in value.items()}
     return copy.deepcopy(value)
 
 
-def _meta_field(key: str, value: Any, anonymize: TextAnonymizer, counts: Counter[str]) -> Any:
+def _meta_field(key: str, value: Any, read: _Read) -> Any:
     """Return one meta field: runtime ids and text anonymized, our provenance copied."""
     if key in META_IDS and isinstance(value, dict):  # id_refs: {path: runtime id}
-        return {k: _walk(v, anonymize, counts, under_id=True) for k, v in value.items()}
+        return {k: _walk(v, read, under_id=True) for k, v in value.items()}
     if key in META_IDS or key in META_TEXT:
-        return _walk(value, anonymize, counts, under_id=key in META_IDS)
+        return _walk(value, read, under_id=key in META_IDS)
     return copy.deepcopy(value)
 
 
-def _walk(
-    value: Any, anonymize: TextAnonymizer, counts: Counter[str], under_id: bool = False
-) -> Any:
+def _walk(value: Any, read: _Read, under_id: bool = False, person: bool = False) -> Any:
     """Return a copy of value with every string leaf anonymized.
 
     Under an id key only well-formed ids are kept unread: ``customer_id: "jane@corp.com"``
@@ -78,13 +86,13 @@ def _walk(
     if isinstance(value, str):
         if under_id and is_wellformed_id(value):  # nothing a detector reads: kept as is
             return value
-        text, found = anonymize(value)
-        counts.update(found)
+        text, found = (read.person if person else read.text)(value)
+        read.counts.update(found)
         return text
     if isinstance(value, dict):
-        return {k: _walk(v, anonymize, counts, is_id_key(k)) for k, v in value.items()}
+        return {k: _walk(v, read, is_id_key(k), is_person_key(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        items = [_walk(v, anonymize, counts, under_id) for v in value]
+        items = [_walk(v, read, under_id, person) for v in value]
         return tuple(items) if isinstance(value, tuple) else items
     if value is None or isinstance(value, int | float):  # immutable: nothing to copy
         return value

@@ -12,10 +12,18 @@ from dataclasses import dataclass
 
 __all__ = [
     "AFTER_VERBS",
+    "CONNECTORS",
     "CUES",
+    "DONE_VERBS",
+    "FUNCTION_WORDS",
     "HONORIFICS",
+    "LABELS",
+    "MODALS",
+    "OBJECTS",
     "PARTICLES",
+    "PERSON_VERBS",
     "SPEECH_VERBS",
+    "TASK_VERBS",
     "Token",
     "is_name_word",
     "is_product",
@@ -42,15 +50,23 @@ _PRODUCTS = _words(
 #: Days and months: capitalised by spelling, never a person ("by Thursday", "to May").
 _CALENDAR = _words(
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
-    "may june july august september october november december"
+    "may june july august september october november december today tonight tomorrow yesterday"
 )
 #: Words that, right before a name, say it names a person (lower-cased, one or two words).
 CUES = _words(
     "ask asked ping pinged cc bcc from to by with contact contacted assign assigned owner "
     "reviewer reviewers approver approvers escalate escalated notify notified tell told "
-    "thank thanks call email mail message dm invite invited behalf for and "
-    "assignee requester reporter manager colleague"
+    "thank thanks call email mail message dm invite invited behalf for "
+    "assignee requester reporter manager colleague hi hello hey dear"
 )
+#: Labels that, before a colon, say the value after it is a person ("Reviewer: Dana",
+#: "Approved by: Dana"): the cues, and role nouns that only label a person.
+LABELS = CUES | _words(
+    "author authors approvers assignees owners contacts attendees participants members lead "
+    "on-call oncall signed-off-by co-authored-by reviewed-by acked-by"
+)
+#: Words joining names into one list ("Dana and Priya", "Dana, Priya and Ravi").
+CONNECTORS = frozenset({",", "and", "or", "&", ", and", ", or"})
 #: Lower-case words that, right after a name, say it is a person acting.
 AFTER_VERBS = _words(
     "approved rejected said says asked asks wrote writes owns owned wants wanted confirmed "
@@ -62,6 +78,28 @@ AFTER_VERBS = _words(
 SPEECH_VERBS = _words(
     "said says asked asks wrote writes replied replies agreed thinks thought mentioned "
     "suggested explained"
+)
+#: Verbs that, after a lone word opening a clause, only a person fits ("Dana wants", unlike
+#: "Deploy is" or "Retry will run").
+PERSON_VERBS = SPEECH_VERBS | _words(
+    "wants wanted agrees declined declines prefers preferred promised thinks insists"
+)
+#: Past tenses a step can take too ("Rollback approved"): a person's only with an object.
+DONE_VERBS = _words("approved rejected reviewed signed confirmed merged owns owned vetoed")
+OBJECTS = _words("it this that these those the a an them us me our my his her their off")
+#: "Olusegun will review": a modal, then a task only a person takes on.
+MODALS = _words("will would can could should must")
+TASK_VERBS = _words(
+    "review approve sign decide confirm reply respond join lead own handle take call ping email "
+    "present chair"
+)
+#: Capitalised at the start of a clause by grammar, never a name on their own ("It wants",
+#: "We will review", "Let's", "Yes, please").
+FUNCTION_WORDS = _words(
+    "i you he she it we they me him her us them this that these those there here who what "
+    "which when where why how let everyone everybody someone somebody anyone anybody nobody "
+    "nothing something team all both each either neither none one yes no ok okay sure thanks "
+    "hi hello hey also then now please so but and or if"
 )
 HONORIFICS = _words("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
@@ -101,7 +139,8 @@ def tokens(text: str) -> list[Token]:
         if possessive:
             core = _POSSESSIVE.sub("", core)
         opens = not out or out[-1].closes and bool(set(text[out[-1].end : start]) & _CLAUSE_END)
-        initial = len(core) == 1 and core.isupper() and trail == "."  # "Dana K. Whitfield"
+        # "Dana K. Whitfield", "Dr. Smith": an initial or an honorific does not end the name
+        initial = trail == "." and (len(core) == 1 and core.isupper() or core.lower() in HONORIFICS)
         out.append(
             Token(core, start, start + len(core), possessive, opens, bool(trail) and not initial)
         )

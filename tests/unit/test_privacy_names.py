@@ -7,9 +7,12 @@ small model missed, or a clean sentence it changed.
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from streams.privacy import Anonymizer, PrivacyConfig
-from streams.privacy.names import name_spans, worth_ner
+from streams.privacy.names import may_hold_name, name_spans, worth_ner
+from streams.privacy.ner import NerDetector
 from streams.privacy.words import is_name_word
 
 
@@ -131,3 +134,120 @@ def test_a_quoted_key_after_a_credential_word_is_masked(anonymizer: Anonymizer) 
     assert counts["HIGH_ENTROPY_SECRET"] == 1
     clean = 'The cache key "user_profile_v2_cache" expired'
     assert anonymizer.anonymize_text(clean)[0] == clean
+
+
+#: (text, the name parts that must not survive): honorifics with a period, person labels
+#: before a colon, a lone name opening a text or clause, names listed with "and" or ",".
+NAME_SHAPES = [
+    ("Ask Dr. Smith first.", ("Smith",)),
+    ("Dr. Smith approved", ("Smith",)),
+    ("cc Mrs. Jones on the rollout", ("Jones",)),
+    ("Ping Prof. Oyelaran today", ("Oyelaran",)),
+    ("Ms. Vantreece will review it", ("Vantreece",)),
+    ("Ask Mr. Brathwaite and Ms. Okonkwo", ("Brathwaite", "Okonkwo")),
+    ("Reviewer: Dana", ("Dana",)),
+    ("Approved by: Dana", ("Dana",)),
+    ("Assignee: Priya Raman", ("Priya", "Raman")),
+    ("Contact: Olusegun Obasanjo", ("Olusegun", "Obasanjo")),
+    ("Owner: Tovrik Salande", ("Tovrik", "Salande")),
+    ("Rejected: Dana wants the canary first.", ("Dana",)),
+    ("Rollback. Dana wants a canary first.", ("Dana",)),
+    ("Blocked. Halvard wants more soak time.", ("Halvard",)),
+    ("Dana and Priya approved", ("Dana", "Priya")),
+    ("Thessaly, Oriane and Bastien signed off", ("Thessaly", "Oriane", "Bastien")),
+    ("Dana's call.", ("Dana",)),
+    ("Zorvek's laptop is the one with the key", ("Zorvek",)),
+    ("Jürgen approved it", ("Jürgen",)),
+    ("Olusegun will review", ("Olusegun",)),
+    ("Brindelle will sign the change", ("Brindelle",)),
+    ("Dana, please ship it", ("Dana",)),
+    ("Kestrava, please hold the deploy", ("Kestrava",)),
+]
+
+
+@pytest.mark.parametrize(("text", "parts"), NAME_SHAPES)
+def test_names_by_title_label_position_and_list_are_masked(
+    anonymizer: Anonymizer, text: str, parts: tuple[str, ...]
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert not [p for p in parts if p in out], out
+    assert counts["PERSON"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deploy and Rollback",
+        "Build and Test",
+        "Canary and Staging are green",
+        "Deploy approved",
+        "Retry will run at 5",
+        "Status: Approved",
+        "Owner: platform team",
+        "Reviewer: TBD",
+        "Summary: Deploy the build",
+        "It wants more memory",
+        "I will review the plan",
+        "We will review it",
+        "Let's ship it",
+        "It's broken",
+        "Yes, please ship it",
+        "Today's deploy failed",
+        "See Fig. 3 and Table 2",
+        "Stop. Wait for the canary.",
+    ],
+)
+def test_capitalised_words_a_step_or_grammar_explains_are_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_a_lone_name_is_masked_under_a_person_key_only(anonymizer: Anonymizer) -> None:
+    # alone in free text "Dana" cannot be told from "Deploy" or "Pending"; under a key
+    # naming who decided, it is a person
+    assert anonymizer.anonymize_text("Dana")[0] == "Dana"
+    sample = {
+        "sample_family": "confirm_decision",
+        "input": {"objective": "Pending", "approvedBy": "Priya Raman"},
+        "feedback": {"details": {"decided_by_role": "Dana", "reason": "Dana"}},
+        "output": {"reviewer": "role-reviewer-001", "owner": "platform team"},
+    }
+    out, counts = anonymizer.anonymize_sample(sample)
+    assert out["feedback"]["details"] == {"decided_by_role": "<PERSON>", "reason": "Dana"}
+    assert out["input"] == {"objective": "Pending", "approvedBy": "<PERSON>"}
+    assert out["output"] == sample["output"]
+    assert counts["PERSON"] == 2
+
+
+_WORDS = st.sampled_from(
+    ["Dana", "Priya", "Raman", "Olusegun", "Dr.", "Mrs.", "Deploy", "Rollback", "It", "Kafka",
+     "and", "ask", "cc", "wants", "approved", "will", "review", "please", "the", "it", "to",
+     "Reviewer:", "Approved", "by:", "Dana's", "Dana,", "Priya.", "canary", "first.", "van"]
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ner() -> NerDetector:
+    return NerDetector()
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_WORDS, min_size=1, max_size=7).map(" ".join))
+def test_the_name_gates_change_nothing(ner: NerDetector, text: str) -> None:
+    ungated = name_spans(text, ner.find([text])[0])
+    gated = (
+        name_spans(text, ner.find([text])[0] if worth_ner(text) else [])
+        if may_hold_name(text)
+        else []
+    )
+    assert gated == ungated
+
+
+@pytest.mark.parametrize(("text", "_parts"), NAME_SHAPES)
+def test_the_name_gates_pass_every_name_shape(ner: NerDetector, text: str, _parts: object) -> None:
+    assert may_hold_name(text)
+    found = ner.find([text])[0]
+    assert name_spans(text, found if worth_ner(text) else []) == name_spans(text, found)
