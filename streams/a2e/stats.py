@@ -17,8 +17,8 @@ arrive in, so decayed stats still merge by adding (after both are brought to the
 ``as_of``). The default half-life is 30 minutes (:data:`DEFAULT_HALF_LIFE_S`): at ``r``
 pulls a second the counters remember about ``r * half_life / ln 2`` pulls (some 260 at a
 pull every 10 s), enough to tell arms 0.1 apart, short enough that a new best arm takes
-over within 1,000 pulls (an hour's half-life, 520 pulls, left epsilon-greedy at 55 %);
-``python -m benchmarks.bandits`` measures it. An update
+over within 1,000 pulls (a longer memory follows a change more slowly);
+``python -m benchmarks.bandits`` measures it (benchmarks/RESULTS.md). An update
 without a time adds at ``as_of`` (no decay). :meth:`SkillStats.arm` gives a strategy's
 :class:`~streams.a2e.strategies.Arm` from either the rolling or the exact counts.
 

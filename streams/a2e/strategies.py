@@ -11,30 +11,28 @@ first, in a seeded random order, so each is tried once before any estimate is tr
 - ``ucb1`` (``c``, default 0.1): ``index_i = x_i + c * sqrt(ln N / n_i)``. The worker
   ranks on decayed counts, which hold only the last ``r * half_life / ln 2`` pulls (about
   260 at a pull every 10 s and the default half-life), so ``N`` stops growing and the bonus
-  never shrinks below ``c * sqrt(ln N / n_i)`` at that memory: 0.5 keeps 20 arms 0.1 apart
-  at about a third of pulls on the best; 0.1 exploits (about 84 %) and still follows a
-  change of best arm within 1,000 pulls. On cumulative counts 0.1 can lock onto a rival
-  (one seed in three on 5 arms 0.2 apart): pass ``c = 0.5`` there.
+  never shrinks below ``c * sqrt(ln N / n_i)`` at that memory: a small ``c`` is what lets
+  the best arm take most pulls, and the decay alone keeps every arm revisited often enough
+  to follow a change of best arm. On cumulative counts nothing else explores, so 0.1 can
+  lock onto a rival: pass ``c = 0.5`` there (benchmarks/RESULTS.md has the figures).
 - ``epsilon_greedy`` (``c``, default 1; ``floor``, default 0.07; or a fixed ``epsilon``):
   with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm drawn uniformly takes
   first place, the others rank by ``v_i``. The decaying part (GLIE on the effective,
   possibly decayed, pull count ``N``) explores every arm about ``c ln N`` times early on;
   the floor keeps each arm sampled ``floor / K`` of the time, which on decayed counts is
-  what lets an arm's estimate follow its quality (0.05 left 56 % on the new best arm
-  1,000 pulls after a change; 0.07, 75 %) and undoes a lock-in once its evidence decays.
-  A larger ``c`` costs share on many arms when ``N`` is a decayed count (10 spent 77 % of
-  pulls exploring 20 arms). ``floor = 0`` with cumulative counts is pure GLIE; a fixed
-  ``epsilon`` replaces both.
+  what lets an arm's estimate follow its quality after a change, and undoes a lock-in once
+  its evidence decays; it is as low as still follows a change within 1,000 pulls. A larger
+  ``c`` costs share on many arms, since a decayed ``N`` never outgrows ``c * K``.
+  ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` replaces both.
 - ``softmax`` (``c``, default 0.05; or a fixed ``temperature`` tau): Boltzmann-Gumbel
   exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c / sqrt(n_i) * G_i`` with
   ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its estimate firms up. On
-  decayed counts ``n_i`` stays small, so ``c`` sets how much is explored for good: on 20
-  arms 0.1 apart 0.25 left 33 % of pulls on the best, 0.1 65 %, 0.05 82 %; 0.05 still
-  follows a change of best arm (75 % within 1,000 pulls, 83 % at 0.1). On cumulative
-  counts 0.05 can lock onto a rival: pass ``c = 0.25`` there.
+  decayed counts ``n_i`` stays small, so ``c`` sets how much is explored for good: 0.05 is
+  the smallest that still follows a change of best arm, and the share on many arms falls
+  as ``c`` grows. On cumulative counts 0.05 can lock onto a rival: pass ``c = 0.25`` there.
   With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
   comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
-  a share a fixed tau caps whatever the evidence (20 arms 0.1 apart at tau 0.05: 28 %).
+  a share a fixed tau caps whatever the evidence.
 - ``thompson`` (no parameters): draw ``theta_i`` from the posterior, sort by it. Binary
   rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior). Other rewards (scores mapped to
   [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i = (q_i - n_i x_i^2 + 1/4) / (n_i + 1)``
