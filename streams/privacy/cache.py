@@ -43,6 +43,10 @@ class DigestCache(Generic[V]):
             self._items.move_to_end(key)
         return value
 
+    def __contains__(self, key: object) -> bool:
+        """Tell whether a result is held, without counting a lookup or marking it used."""
+        return key in self._items
+
     def put(self, key: bytes, value: V) -> None:
         """Store a result, dropping the least recently used one beyond the size."""
         self._items[key] = value

@@ -126,7 +126,7 @@ class Anonymizer:
         todo = {}
         for text in texts:
             key = self._cache.digest(text) if worth_ner(text) else None
-            if key is not None and key not in todo and self._cache.get(key) is None:
+            if key is not None and key not in todo and key not in self._cache:
                 todo[key] = text
         if todo:
             self._ahead = dict(zip(todo, self._ner.find(list(todo.values())), strict=True))
