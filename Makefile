@@ -50,7 +50,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix streams agents tests
 
 schemas: $(STAMP)  ## regenerate schemas/json from the models
-	$(PY) -m streams.schemas
+	$(PY) -m streams.encoding.schemas
 
 clean:
 	rm -rf $(VENV) .learnstream .pytest_cache

@@ -15,7 +15,7 @@ from agents.cli_common import connection_of_settings, settings_or_fail
 from agents.cli_erase import erase
 from agents.cli_learn import learn
 from agents.cli_trainers import export, quality
-from streams.usererrors import UserError
+from streams.config.usererrors import UserError
 
 __all__ = ["main"]
 
@@ -24,7 +24,7 @@ def _one_line(exc: BaseException) -> str | None:
     """Return the one-line message of an error the user can fix, or None for a bug."""
     from aiokafka.errors import KafkaConnectionError
 
-    from streams.embedded import EmbeddedBrokerError
+    from streams.io.embedded import EmbeddedBrokerError
 
     if isinstance(exc, UserError | EmbeddedBrokerError):
         return str(exc)
@@ -86,7 +86,7 @@ def demo(rate: float, duration: float, web_port: int | None) -> None:
 
     Ctrl-C (or SIGTERM) stops it and prints a summary; nothing is left behind.
     """
-    from streams.sim.demo import run_demo
+    from streams.io.demo import run_demo
 
     sys.exit(run_demo(settings_or_fail(), rate=rate, duration=duration, web_port=web_port))
 
@@ -95,7 +95,7 @@ def demo(rate: float, duration: float, web_port: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="nested JSON instead of variables")
 def config(as_json: bool) -> None:
     """Print every effective setting once, as LEARNSTREAM_* variables (secrets masked)."""
-    from streams.configview import effective, env_lines
+    from streams.config.effective import effective, env_lines
 
     settings = settings_or_fail()
     if as_json:
@@ -112,7 +112,7 @@ def topics() -> None:
 @topics.command("create")
 def topics_create() -> None:
     """Create every topic with its partitions and configs (idempotent)."""
-    from streams.admin import create_topics
+    from streams.io.admin import create_topics
 
     settings = settings_or_fail()
     for name, status in asyncio.run(
@@ -132,7 +132,7 @@ def dlq() -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
 def dlq_show(limit: int, reason: str | None, as_json: bool) -> None:
     """Print dead letters: reason, source topic/partition/offset, error, value."""
-    from streams.dlq_tools import load_dead_letters
+    from streams.io.dlq_tools import load_dead_letters
 
     settings = settings_or_fail()
     letters = asyncio.run(
@@ -150,7 +150,7 @@ def dlq_show(limit: int, reason: str | None, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="do not ask for confirmation")
 def dlq_replay(reason: str | None, yes: bool) -> None:
     """Re-publish dead letters, unchanged, to the topic they came from."""
-    from streams.dlq_tools import load_dead_letters, replay
+    from streams.io.dlq_tools import load_dead_letters, replay
 
     settings = settings_or_fail()
     broker = connection_of_settings(settings)

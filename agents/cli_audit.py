@@ -12,11 +12,11 @@ import click
 from aiokafka import ConsumerRecord
 
 from agents.cli_common import When, connection_of_settings, settings_or_fail
-from streams.audit import AuditReport, Detect, Finding, detector, scan_input, scan_sample
-from streams.connection import Broker
-from streams.reader import RangeProgress, read_range
-from streams.settings import Settings
-from streams.usererrors import UserError
+from streams.config.settings import Settings
+from streams.config.usererrors import UserError
+from streams.io.connection import Broker
+from streams.io.reader import RangeProgress, read_range
+from streams.privacy.audit import AuditReport, Detect, Finding, detector, scan_input, scan_sample
 
 __all__ = ["audit", "audit_topic"]
 
@@ -48,7 +48,7 @@ async def audit_topic(
 
 def _samples(detect: Detect) -> Scan:
     """Return a scanner of samples (Avro or JSON), each sample_id audited once."""
-    from streams.codecs import decode_any
+    from streams.encoding.codecs import decode_any
 
     seen: set[str] = set()
 
@@ -68,8 +68,8 @@ def _samples(detect: Detect) -> Scan:
 
 def _inputs(detect: Detect) -> Scan:
     """Return a scanner of raw input records; one that is not JSON is read as text."""
-    from streams.decode import load_json
-    from streams.errors import InvalidEvent
+    from streams.dlq.errors import InvalidEvent
+    from streams.mplp.decode import load_json
 
     def scan(record: Record, report: AuditReport) -> list[Finding]:
         where = f"{record.topic}/{record.partition}/{record.offset}"

@@ -9,11 +9,11 @@ import click
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from streams.settings import Settings
-from streams.usererrors import UserError, check_broker, settings_problem
+from streams.config.settings import Settings
+from streams.config.usererrors import UserError, check_broker, settings_problem
 
 if TYPE_CHECKING:
-    from streams.connection import KafkaConnection
+    from streams.io.connection import KafkaConnection
 
 __all__ = ["When", "broker_variable", "connection_of_settings", "settings_or_fail"]
 
@@ -37,8 +37,8 @@ def connection_of_settings(settings: Settings) -> KafkaConnection:
     The one place the commands get their broker from: an unreachable broker, a refused
     password or an untrusted certificate is one line here, before any client retries.
     """
-    from streams.broker_check import check_handshake
-    from streams.connection import KafkaConnection
+    from streams.io.broker_check import check_handshake
+    from streams.io.connection import KafkaConnection
 
     if not settings.kafka_url:
         raise UserError(

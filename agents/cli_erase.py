@@ -16,11 +16,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agents.cli_common import When, connection_of_settings, settings_or_fail
-from streams.connection import Broker, connection_of
-from streams.erasure import Scope, Selection, choose_pairs, choose_rewards, choose_samples
-from streams.reader import RangeProgress, read_range
-from streams.settings import TopicSettings
-from streams.usererrors import UserError
+from streams.config.settings import TopicSettings
+from streams.config.usererrors import UserError
+from streams.io.connection import Broker, connection_of
+from streams.io.reader import RangeProgress, read_range
+from streams.privacy.erasure import Scope, Selection, choose_pairs, choose_rewards, choose_samples
 
 __all__ = ["Erasure", "erase", "find", "write"]
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agents.cli_common import When, connection_of_settings, settings_or_fail
-from streams.export import FORMATS
-from streams.samples import FAMILIES, QUALITIES
-from streams.settings import Settings
-from streams.usererrors import UserError
+from streams.config.settings import Settings
+from streams.config.usererrors import UserError
+from streams.export.rows import FORMATS
+from streams.samples.sample import FAMILIES, QUALITIES
 
 if TYPE_CHECKING:
     import urllib.request
@@ -49,7 +49,7 @@ def _qualities(value: str | None) -> list[str]:
     "--formatter",
     default=None,
     help="module:function(family, input, output) -> (prompt, completion) replacing the "
-    "default (streams/formatters.py)",
+    "default (streams/export/formatters.py)",
 )
 @click.option(
     "--out",
@@ -87,9 +87,9 @@ def export(
     from rich.console import Console
 
     from agents.export_view import export_progress, summary
-    from streams.consumer import ReadStats, export_to
-    from streams.export import ExportError, RowMaker, export_filter
-    from streams.formatters import FormatterError, default_formatter, load_formatter
+    from streams.export.formatters import FormatterError, default_formatter, load_formatter
+    from streams.export.rows import ExportError, RowMaker, export_filter
+    from streams.io.consumer import ReadStats, export_to
 
     settings = settings_or_fail()
     if not out.parent.is_dir():
@@ -128,7 +128,7 @@ def _authorized(url: str, settings: Settings) -> urllib.request.Request:
 
 
 def _batch_quality(settings: Settings, since: datetime, until: datetime) -> dict[str, Any]:
-    from streams.quality_batch import quality_report
+    from streams.io.quality_batch import quality_report
 
     if until <= since:
         raise UserError("--until must be after --since")
@@ -163,7 +163,7 @@ def quality(url: str | None, as_json: bool, since: datetime | None, until: datet
 
     from rich.console import Console
 
-    from streams.quality import report_table
+    from streams.quality.windows import report_table
 
     settings = settings_or_fail()
     if since is not None or until is not None:

@@ -9,9 +9,9 @@ from typing import Any
 import faust
 from faust.types import EventT
 
-from streams.dlq import DlqRecord, dlq_headers
-from streams.join import ParkedEvent
-from streams.metrics import Metrics
+from streams.dlq.record import DlqRecord, dlq_headers
+from streams.join.rules import ParkedEvent
+from streams.observe.metrics import Metrics
 
 __all__ = ["DeadLetters", "Produce"]
 

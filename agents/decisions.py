@@ -7,14 +7,14 @@ from functools import partial
 
 from faust.types import StreamT
 
-from agents.join import Route
+from agents.plan_join import Route
 from agents.runtime import Runtime
-from streams.decode import RecordOrigin, decode_decision
-from streams.fields import InputNotes
-from streams.join import Outcome, ParkedEvent, on_decision
-from streams.models import DecisionEvent
-from streams.plan_state import PlanState
-from streams.settings import Settings
+from streams.config.settings import Settings
+from streams.join.plan_state import PlanState
+from streams.join.rules import Outcome, ParkedEvent, on_decision
+from streams.mplp.decode import RecordOrigin, decode_decision
+from streams.mplp.fields import InputNotes
+from streams.mplp.models import DecisionEvent
 
 __all__ = ["register", "routes"]
 

@@ -10,14 +10,14 @@ from datetime import datetime
 
 from faust.types import StreamT
 
-from agents.join import Route
+from agents.plan_join import Route
 from agents.runtime import Runtime
-from streams.decode import RecordOrigin, decode_delta
-from streams.fields import InputNotes
-from streams.join import Outcome, ParkedEvent, on_delta
-from streams.models import DeltaIntentEvent
-from streams.plan_state import PlanState
-from streams.settings import Settings
+from streams.config.settings import Settings
+from streams.join.plan_state import PlanState
+from streams.join.rules import Outcome, ParkedEvent, on_delta
+from streams.mplp.decode import RecordOrigin, decode_delta
+from streams.mplp.fields import InputNotes
+from streams.mplp.models import DeltaIntentEvent
 
 __all__ = ["register", "routes"]
 

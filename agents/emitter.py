@@ -13,15 +13,15 @@ from typing import Any
 from faust.streams import current_event
 
 from agents.deadletters import Produce
-from streams.codecs import SampleCodec
-from streams.consent import ConsentView
-from streams.fence import Fence
-from streams.metrics import Metrics
-from streams.outbox import Outgoing, consent_verdict, prepare
+from streams.config.settings import Settings
+from streams.consent.fence import Fence
+from streams.consent.view import ConsentView
+from streams.encoding.codecs import SampleCodec
+from streams.io.topics import Topics
+from streams.observe.metrics import Metrics
 from streams.privacy import Anonymizer
-from streams.samples import LearningSample
-from streams.settings import Settings
-from streams.topics import Topics
+from streams.samples.outbox import Outgoing, consent_verdict, prepare
+from streams.samples.sample import LearningSample
 
 __all__ = ["ACK_WARN_S", "Emitter", "OnSent", "Ready", "await_acks", "now"]
 

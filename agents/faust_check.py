@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from streams.usererrors import UserError
+from streams.config.usererrors import UserError
 
 __all__ = ["PINNED", "SEAMS", "Seam", "check"]
 

@@ -5,7 +5,7 @@ seam is listed below: what we use, where it lives, why, and what breaks without 
 ``check()`` (``agents/faust_check.py``, run by ``agents.wiring.wire`` before a worker
 starts) verifies each against the installed packages, and pyproject.toml pins both to the
 versions checked.
-The bookkeeping the commit seams feed is pure: ``streams/progress.py``.
+The bookkeeping the commit seams feed is pure: ``streams/offsets/progress.py``.
 
 faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
 
@@ -53,7 +53,7 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     in a kill -9 run, where ``Progress`` rewinds often). ``seek_on_consumer_thread`` runs the
     seek on the consumer's own loop instead; ``fetch_positions`` and ``log_starts`` read the
     consumer's fetch positions and the partitions' first offsets there too (the stall watch,
-    ``agents/stall.py``), and ``starts_on_consumer_thread`` asks where partitions' records
+    ``agents/stall_watch.py``), and ``starts_on_consumer_thread`` asks where partitions' records
     start for ``Progress`` (public aiokafka ``committed`` / ``beginning_offsets``).
 
 11. ``Consumer._to_message(tp, record)`` (the aiokafka driver), which ``getmany`` reads
@@ -64,7 +64,8 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     asked for after that moment: one round then serves every record fetched before it,
     instead of one round per record. The wrap also notes the offset handed over last, per
     partition (``Progress.handed``): records fetched and never handed over (``getmany``
-    stops a batch early) are found by comparing it with the fetch position (``agents/stall.py``).
+    stops a batch early) are found by comparing it with the fetch position
+    (``agents/stall_watch.py``).
 
 aiokafka:
 
@@ -93,7 +94,7 @@ from aiokafka.errors import IllegalStateError
 from faust import streams as faust_streams
 from faust.types import TP, EventT
 
-from streams.progress import Progress
+from streams.offsets.progress import Progress
 
 __all__ = [
     "DRAIN_LIMIT_S",

@@ -43,8 +43,8 @@ from streams.a2e.messages import (
 from streams.a2e.stats_view import adapt_seed, rank_skills
 from streams.a2e.strategies import StrategyError
 from streams.a2e.wire import encode, parse_request
-from streams.errors import InvalidEvent
-from streams.settings import A2ESettings
+from streams.config.settings import A2ESettings
+from streams.dlq.errors import InvalidEvent
 
 __all__ = ["error_response", "register", "respond", "strategy_params"]
 

@@ -32,9 +32,9 @@ from streams.a2e.messages import (
     LearnStatsResponse,
 )
 from streams.a2e.wire import encode, parse_request
-from streams.a2e_transport import ResponseListener
-from streams.connection import app_connection
-from streams.errors import InvalidEvent
+from streams.dlq.errors import InvalidEvent
+from streams.io.a2e_transport import ResponseListener
+from streams.io.connection import app_connection
 
 __all__ = ["STATUS_OF", "Gateway", "register"]
 

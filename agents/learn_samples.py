@@ -22,7 +22,7 @@ from streams.a2e.messages import ExperienceResult, FeedbackResult
 from streams.a2e.models import Experience, Feedback, RewardSample
 from streams.a2e.samples import build_dialog_response, dialog_pair
 from streams.privacy import Anonymizer, apply_privacy, strip_opted_out
-from streams.samples import LearningSample
+from streams.samples.sample import LearningSample
 
 __all__ = ["LearnWriter", "anonymize_record", "reward_of"]
 

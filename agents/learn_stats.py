@@ -1,7 +1,7 @@
 """Skill and tool stats in a Faust table, read on every worker, and their bounded labels.
 
 Faust writes a table change to the current record's partition, so a key is
-``kind|name|source partition`` (kind ``skill`` or ``tool``), as agents/quality.py keys its
+``kind|name|source partition`` (kind ``skill`` or ``tool``), as agents/quality_tables.py keys its
 counts: every key lives in one changelog partition. Reads go through the
 :class:`~streams.a2e.stats_view.StatsView` that agents/learn_view.py fills from the table's
 changelog on every worker, so any worker answers for every partition. Each update passes
@@ -22,8 +22,8 @@ from streams.a2e.messages import StatsQuery, StatsResult
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.stats import SkillStats, SourceRecord
 from streams.a2e.stats_view import StatsView, aligned, parse_key, stats_key
-from streams.connection import app_connection
-from streams.models import StageEvent
+from streams.io.connection import app_connection
+from streams.mplp.models import StageEvent
 
 __all__ = ["KINDS", "SkillLabels", "SkillTable"]
 

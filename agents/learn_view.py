@@ -1,7 +1,7 @@
 """Each worker's own reader of the skill-stats changelog, so any worker answers for all.
 
 Why a changelog reader and not a fan-out over HTTP: the table already writes every change
-to its compacted changelog, so reading it on every worker (as agents/consent.py reads the
+to its compacted changelog, so reading it on every worker (as agents/consent_reader.py reads the
 consent topic: every partition from the beginning, outside the consumer group) adds no
 record per feedback and no peer discovery; a fan-out would need every worker's address and
 would fail, or answer partially, whenever one is slow or rebalancing. The cost is a read
@@ -27,7 +27,7 @@ from mode import Service
 
 from agents.faust_compat import refresh_metadata
 from streams.a2e.stats_view import StatsView, decode_entry
-from streams.connection import Broker, connection_of
+from streams.io.connection import Broker, connection_of
 
 __all__ = ["CATCH_UP_S", "StatsReader"]
 

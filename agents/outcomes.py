@@ -6,15 +6,15 @@ from datetime import datetime
 
 from faust.types import EventT, StreamT
 
-from agents.join import Route
 from agents.learn_stats import SkillTable
+from agents.plan_join import Route
 from agents.runtime import Runtime
-from streams.decode import RecordOrigin, decode_stage
-from streams.fields import InputNotes
-from streams.join import Outcome, ParkedEvent, on_stage
-from streams.models import StageEvent
-from streams.plan_state import PlanState
-from streams.settings import Settings
+from streams.config.settings import Settings
+from streams.join.plan_state import PlanState
+from streams.join.rules import Outcome, ParkedEvent, on_stage
+from streams.mplp.decode import RecordOrigin, decode_stage
+from streams.mplp.fields import InputNotes
+from streams.mplp.models import StageEvent
 
 __all__ = ["register", "routes"]
 

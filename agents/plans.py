@@ -1,4 +1,4 @@
-"""Agent: plan snapshots -> plan_state (last writer wins, agents/join.py), then complete
+"""Agent: plan snapshots -> plan_state (last writer wins, agents/plan_join.py), then complete
 parked joins."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime
-from streams.decode import decode_plan
-from streams.fields import InputNotes
-from streams.join import plan_key
+from streams.join.rules import plan_key
+from streams.mplp.decode import decode_plan
+from streams.mplp.fields import InputNotes
 
 __all__ = ["register"]
 

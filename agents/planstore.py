@@ -7,8 +7,8 @@ from typing import Any
 
 import faust
 
-from streams.expiry import ExpiryIndex
-from streams.plan_state import PlanState
+from streams.join.expiry import ExpiryIndex
+from streams.join.plan_state import PlanState
 
 __all__ = ["STATE_CACHE_SIZE", "PlanStore"]
 

@@ -3,7 +3,8 @@
 ``Runtime`` composes small parts, each with one job: the plan-state store
 (agents/planstore.py), the sample emitter (privacy, encoding, the consent fence and verdict;
 agents/emitter.py), the dead letters (agents/deadletters.py) and the join
-(agents/join.py, set by ``agents.wiring.wire``). It keeps the two things every agent shares: the
+(agents/plan_join.py, set by ``agents.wiring.wire``). It keeps the two things every agent
+shares: the
 guard each record runs under, and the one way to produce a record. Nothing else touches Kafka.
 """
 
@@ -22,24 +23,24 @@ from agents import faust_compat
 from agents.deadletters import DeadLetters
 from agents.emitter import Emitter, OnSent, Ready, now
 from agents.planstore import PlanStore
-from streams.codecs import SampleCodec
-from streams.consent import ConsentView
-from streams.dlq import DlqRecord
-from streams.errors import InvalidEvent, describe_failure
-from streams.expiry import ExpiryIndex
-from streams.fence import Fence
-from streams.metrics import Metrics
-from streams.plan_state import PlanState
+from streams.config.settings import Settings
+from streams.consent.fence import Fence
+from streams.consent.view import ConsentView
+from streams.dlq.errors import InvalidEvent, describe_failure
+from streams.dlq.record import DlqRecord
+from streams.encoding.codecs import SampleCodec
+from streams.io.tables import Tables
+from streams.io.topics import Topics
+from streams.join.expiry import ExpiryIndex
+from streams.join.plan_state import PlanState
+from streams.observe.metrics import Metrics
+from streams.offsets.progress import Progress
 from streams.privacy import Anonymizer
-from streams.progress import Progress
-from streams.samples import LearningSample
-from streams.settings import Settings
-from streams.tables import Tables
-from streams.topics import Topics
+from streams.samples.sample import LearningSample
 
 if TYPE_CHECKING:
-    from agents.join import Join
     from agents.learn_stats import SkillTable
+    from agents.plan_join import Join
 
 __all__ = ["Runtime", "now"]
 
@@ -59,15 +60,15 @@ class Runtime:
     codec: SampleCodec
     #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
     expiry: ExpiryIndex
-    #: Records processed per partition; what offset commits take (streams/progress.py).
+    #: Records processed per partition; what offset commits take (streams/offsets/progress.py).
     progress: Progress
-    #: Called with every sample sent (e.g. the windowed quality tables of agents/quality.py).
+    #: Called with every sample sent (e.g. the windowed quality tables of agents/quality_tables.py).
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
     #: Awaited with every sample sent, as written, in its source's transaction (the pairs miner).
     on_sent: list[OnSent] = field(default_factory=list)
     #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]] = field(default_factory=list)
-    #: Every project's consent, read by this worker (agents/consent.py feeds both).
+    #: Every project's consent, read by this worker (agents/consent_reader.py feeds both).
     consent: ConsentView = field(default_factory=ConsentView)
     #: Holds samples until ``consent`` has read what was written before their record came.
     fence: Fence = field(default_factory=Fence)

@@ -14,7 +14,7 @@ from typing import Any
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime, now
-from streams.plan_state import expired
+from streams.join.plan_state import expired
 
 __all__ = ["register"]
 

@@ -15,7 +15,7 @@ Nor is the end the consumer last fetched: aiokafka leaves a partition with buffe
 records out of its next fetch, so that end can be older than the event (a kill -9 run
 caught an execute labelled ``good`` that way too). An end counts for an event only if the
 ListOffsets round that asked for it started after the event was fetched, as for the
-consent fence: both use the shared rounds of streams/rounds.py, one of which answers every
+consent fence: both use the shared rounds of streams/offsets/rounds.py, one of which answers every
 event fetched before it.
 
 What the broker did not hold yet does not count: Kafka orders records within a partition
@@ -34,8 +34,8 @@ from datetime import datetime, timedelta
 from faust.types import TP
 
 from agents.emitter import now
-from streams.progress import Progress
-from streams.rounds import Rounds
+from streams.offsets.progress import Progress
+from streams.offsets.rounds import Rounds
 
 __all__ = ["Ask", "Watermark"]
 
@@ -51,7 +51,7 @@ class Watermark:
     """The corrections topic's progress per partition, and who waits for it.
 
     Inputs are co-partitioned, so an event of partition p waits for partition p of the
-    corrections topic only. ``ask`` answers ends, in shared rounds (streams/rounds.py).
+    corrections topic only. ``ask`` answers ends, in shared rounds (streams/offsets/rounds.py).
     Entries waiting are completed after the next correction read (``due``) or by the next
     grace sweep, which runs every ``join.sweep_interval`` and completes whatever an answer
     has settled meanwhile.

@@ -7,30 +7,30 @@ from typing import Any
 import faust
 
 from agents import (
-    consent,
+    consent_reader,
     decisions,
     deltas,
     learn,
     outcomes,
-    pairs,
+    pair_miner,
     plans,
-    quality,
+    quality_tables,
     sensor,
-    stall,
+    stall_watch,
     sweeper,
 )
 from agents.faust_check import check
 from agents.faust_compat import deliver_every_record, guard_commits
-from agents.join import attach as attach_join
+from agents.plan_join import attach as attach_join
 from agents.runtime import Runtime
-from streams.codecs import codec_for
-from streams.expiry import ExpiryIndex
-from streams.metrics import Metrics
+from streams.config.settings import Settings
+from streams.encoding.codecs import codec_for
+from streams.io.tables import Tables
+from streams.io.topics import Topics
+from streams.join.expiry import ExpiryIndex
+from streams.observe.metrics import Metrics
+from streams.offsets.progress import Progress
 from streams.privacy import build_anonymizer, privacy_config
-from streams.progress import Progress
-from streams.settings import Settings
-from streams.tables import Tables
-from streams.topics import Topics
 
 __all__ = ["wire"]
 
@@ -60,12 +60,12 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
         decisions,
         deltas,
         outcomes,
-        consent,
+        consent_reader,
         sweeper,
-        quality,
-        pairs,
+        quality_tables,
+        pair_miner,
         learn,
-        stall,
+        stall_watch,
     ):
         module.register(runtime)
 

@@ -15,14 +15,14 @@ from collections.abc import Iterator
 import faust
 
 from agents.wiring import wire
-from streams.admin import create_topics
-from streams.app import create_app, one_record_per_batch
-from streams.broker_check import check_handshake
-from streams.connection import KafkaConnection
-from streams.embedded import EmbeddedBroker
-from streams.settings import Settings
-from streams.usererrors import UserError, check_broker, check_port_free
-from streams.web_auth import exposed_writes_problem
+from streams.config.settings import Settings
+from streams.config.usererrors import UserError, check_broker, check_port_free
+from streams.io.admin import create_topics
+from streams.io.app import create_app, one_record_per_batch
+from streams.io.broker_check import check_handshake
+from streams.io.connection import KafkaConnection
+from streams.io.embedded import EmbeddedBroker
+from streams.io.web_auth import exposed_writes_problem
 
 __all__ = [
     "broker_for",

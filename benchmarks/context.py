@@ -13,8 +13,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks.brokers import BenchBroker
 from benchmarks.workers import RunPlace
-from streams.admin import create_topics
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.admin import create_topics
 
 __all__ = ["Bench"]
 

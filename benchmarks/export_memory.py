@@ -29,9 +29,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from benchmarks.load import _producer
 from benchmarks.workers import rss_mb
-from streams.codecs import codec_for
-from streams.ids import sample_id
-from streams.samples import LearningSample
+from streams.encoding.codecs import codec_for
+from streams.samples.ids import sample_id
+from streams.samples.sample import LearningSample
 
 __all__ = ["main"]
 
@@ -149,7 +149,7 @@ def main() -> None:
     with ExitStack() as stack:
         url = os.environ.get("LEARNSTREAM_BROKER_URL")
         if url is None:
-            from streams.embedded import EmbeddedBroker
+            from streams.io.embedded import EmbeddedBroker
 
             url = stack.enter_context(EmbeddedBroker()).url
         prefix = f"bench{uuid.uuid4().hex[:8]}."

@@ -33,7 +33,7 @@ def build_app(args: argparse.Namespace, datadir: str) -> faust.App:
         key_serializer="raw",
         value_serializer="raw",
         producer_acks=-1,
-        # The same batching as the worker (streams/app.py): one record per batch on Tansu.
+        # The same batching as the worker (streams/io/app.py): one record per batch on Tansu.
         producer_max_batch_size=1 if args.embedded else 1024 * 1024,
         topic_allow_declare=False,
         broker_rebalance_timeout=5,

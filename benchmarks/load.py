@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaProducer
 
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
 from streams.sim.workload import Record, Workload, build_workload
 
 __all__ = [

@@ -22,7 +22,7 @@ from benchmarks.context import Bench
 from benchmarks.load import publish_fast, unique_texts
 from benchmarks.machine import load_average
 from benchmarks.workers import Fleet, rss_mb, wait_metric
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
 from streams.sim.simulate import Simulator
 from streams.sim.workload import Record
 

@@ -25,11 +25,11 @@ from typing import Any, TypeVar
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
 from benchmarks.load import bench_workload, split_plans
-from streams.codecs import codec_for
-from streams.decode import decode_decision, decode_delta, decode_plan, decode_stage
-from streams.join import Outcome, on_decision, on_delta, on_stage
-from streams.outbox import learning_event
-from streams.plan_state import PlanState, merge_snapshot
+from streams.config.settings import DEFAULT_PHONE_REGIONS
+from streams.encoding.codecs import codec_for
+from streams.join.plan_state import PlanState, merge_snapshot
+from streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
 from streams.privacy import (
     PAYLOAD_SECTIONS,
     Anonymizer,
@@ -40,7 +40,7 @@ from streams.privacy import (
 from streams.privacy.gates import MAY_HOLD_PII as _MAY_HOLD_PII  # the worker's pre-filter
 from streams.privacy.idkeys import is_wellformed_id
 from streams.privacy.secrets import find_secrets, may_hold_secret
-from streams.settings import DEFAULT_PHONE_REGIONS
+from streams.samples.outbox import learning_event
 from streams.sim.workload import Record
 
 __all__ = ["main", "measure"]

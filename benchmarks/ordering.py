@@ -24,7 +24,7 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from benchmarks.brokers import choose_kind, open_broker
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
 from streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, publish_paced
 

@@ -1,11 +1,11 @@
 """The DIY peer: learnstream's pipeline hand-rolled on aiokafka, what a user would write instead.
 
-It consumes the same five input topics, decodes with :mod:`streams.decode`, joins
+It consumes the same five input topics, decodes with :mod:`streams.mplp.decode`, joins
 decisions, corrections and outcomes with plan snapshots in plain dicts under the same
 grace rule (DESIGN §5: a parked event waits for its plan, completed in event-time order,
 dead-lettered as ``plan_state_missing`` after ``join.grace``), decides with the same pure
-deciders and builders (:mod:`streams.join`, :mod:`streams.builders`), anonymizes and
-encodes with :func:`streams.outbox.prepare`, produces each sample and its
+deciders and builders (:mod:`streams.join.rules`, :mod:`streams.samples.builders`), anonymizes and
+encodes with :func:`streams.samples.outbox.prepare`, produces each sample and its
 ``learning_events`` copy with acks=all, and commits a batch's offsets only after every send
 of the batch was acknowledged.
 
@@ -31,25 +31,31 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from streams import join
-from streams.codecs import codec_for
-from streams.decode import RecordOrigin, decode_decision, decode_delta, decode_plan, decode_stage
-from streams.dlq import DlqRecord, dlq_headers
-from streams.errors import InvalidEvent, describe_failure
-from streams.ids import canonical_id
-from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.outbox import prepare
-from streams.plan_state import PlanState, merge_snapshot
+from streams.config.settings import Settings
+from streams.dlq.errors import InvalidEvent, describe_failure
+from streams.dlq.record import DlqRecord, dlq_headers
+from streams.encoding.codecs import codec_for
+from streams.join import rules as join
+from streams.join.plan_state import PlanState, merge_snapshot
+from streams.mplp.decode import (
+    RecordOrigin,
+    decode_decision,
+    decode_delta,
+    decode_plan,
+    decode_stage,
+)
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.privacy import build_anonymizer, privacy_config
-from streams.samples import LearningSample
-from streams.settings import Settings
+from streams.samples.ids import canonical_id
+from streams.samples.outbox import prepare
+from streams.samples.sample import LearningSample
 
 __all__ = ["Join", "Parked", "Peer", "complete", "main"]
 
 log = logging.getLogger("learnstream.peer")
 
 Event = DecisionEvent | DeltaIntentEvent | StageEvent
-#: Input topic fields (streams.settings.TopicSettings), the same five the worker reads.
+#: Input topic fields (streams.config.settings.TopicSettings), the same five the worker reads.
 INPUT_FIELDS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
 
 
@@ -230,7 +236,7 @@ class Peer:
 async def run(settings: Settings) -> None:
     """Consume, join, send, and commit each batch once its sends are acknowledged."""
     bootstrap = (settings.kafka_url or "").removeprefix("kafka://").rstrip("/").replace(";", ",")
-    # The worker's producer settings (streams/app.py): acks=all, its batch size and linger.
+    # The worker's producer settings (streams/io/app.py): acks=all, its batch size and linger.
     batch = 1 if settings.broker.one_record_per_batch else settings.broker.max_batch_bytes
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap,

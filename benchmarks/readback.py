@@ -13,8 +13,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from agents.faust_compat import refresh_metadata
 from benchmarks.load import Progress
-from streams.codecs import decode_any
-from streams.reader import read_topic
+from streams.encoding.codecs import decode_any
+from streams.io.reader import read_topic
 
 __all__ = [
     "OutRecord",

@@ -21,9 +21,9 @@ from benchmarks.load import bench_workload, publish_fast
 from benchmarks.machine import load_average
 from benchmarks.readback import OutRecord, count_topic, read_out, wait_for_records, window
 from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled, settled_cpu
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.topics import INPUTS
 from streams.sim.workload import Workload, verify
-from streams.topics import INPUTS
 
 __all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from streams.embedded import EmbeddedBroker
-from streams.sim.worker_process import WorkerProcess
+from streams.io.embedded import EmbeddedBroker
+from streams.io.worker_process import WorkerProcess
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 from benchmarks.recall.corpus import Corpus
 from benchmarks.recall.score import score
+from streams.config.settings import Settings
 from streams.privacy import apply_privacy, build_anonymizer, privacy_config
-from streams.settings import Settings
 
 __all__ = ["FIELDS", "Configuration", "configurations", "measure", "setting", "worker_anonymizer"]
 

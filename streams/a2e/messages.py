@@ -25,7 +25,7 @@ from streams.a2e.payloads import (
     StatsQuery,
     StatsResult,
 )
-from streams.fields import RuntimeId
+from streams.mplp.fields import RuntimeId
 
 __all__ = [
     "ERROR_CODES",

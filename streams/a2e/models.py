@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
-from streams.fields import RuntimeId
+from streams.mplp.fields import RuntimeId
 
 if TYPE_CHECKING:
-    from streams.pairs import PreferencePair
+    from streams.samples.pairs import PreferencePair
 
 __all__ = [
     "DIMENSIONS",

@@ -19,7 +19,7 @@ from ddsketch import LogCollapsingLowestDenseDDSketch
 from ddsketch.store import DenseStore
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from streams.errors import field_path
+from streams.dlq.errors import field_path
 
 __all__ = ["BIN_LIMIT", "RELATIVE_ACCURACY", "DurationSketch", "SketchState"]
 

@@ -3,7 +3,7 @@
 It runs :class:`~streams.a2e.client.LearnAPI` on its own event loop in a background thread,
 so a script without asyncio calls ``learn.feedback(...)`` and gets the answer back. The
 transport is opened on that loop when the client is made and closed by :meth:`close` (or
-the ``with`` block); ``streams.a2e_transport.learn_over_http``/``learn_over_kafka`` build one.
+the ``with`` block); ``streams.io.a2e_transport.learn_over_http``/``learn_over_kafka`` build one.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from streams.a2e.messages import REQUEST_TYPES, LearnRequest, LearnResponse
-from streams.errors import InvalidEvent, field_path
+from streams.dlq.errors import InvalidEvent, field_path
 
 __all__ = ["describe", "encode", "parse_request", "parse_response"]
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from streams.config.settings import (
+    DEFAULT_PHONE_REGIONS,
+    DEFAULT_PII_ENTITIES,
+    PiiOperator,
+    Settings,
+)
 from streams.privacy.secrets import SECRET_ENTITIES
-from streams.settings import DEFAULT_PHONE_REGIONS, DEFAULT_PII_ENTITIES, PiiOperator, Settings
 
 __all__ = [
     "privacy_config",

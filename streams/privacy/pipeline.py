@@ -7,7 +7,7 @@ from typing import Any
 
 from streams.privacy.optout import OPTED_OUT, strip_opted_out
 from streams.privacy.pii import Anonymizer
-from streams.samples import LearningSample, family_errors
+from streams.samples.sample import LearningSample, family_errors
 
 __all__ = ["PAYLOAD_SECTIONS", "apply_privacy"]
 

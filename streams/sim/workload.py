@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from streams.ids import sample_id
+from streams.samples.ids import sample_id
 from streams.sim.simulate import Simulator
 
 __all__ = ["Record", "Verdict", "Workload", "build_workload", "verify"]

@@ -16,14 +16,14 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from streams.codecs import decode_any
-from streams.embedded import free_port
-from streams.publisher import RuntimePublisher
-from streams.reader import read_until
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.embedded import free_port
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_until
+from streams.io.topics import topic_specs
+from streams.io.worker_process import WorkerProcess
 from streams.sim.simulate import Simulator
-from streams.sim.worker_process import WorkerProcess
-from streams.topics import topic_specs
 
 pytestmark = pytest.mark.integration
 
@@ -314,7 +314,7 @@ def test_verbose_or_debug_shows_the_traceback(variables, flags):
     )
     assert done.returncode == 1
     assert done.stderr.startswith("Traceback (most recent call last):")
-    assert "streams.usererrors.UserError: cannot reach the Kafka broker" in done.stderr
+    assert "streams.config.usererrors.UserError: cannot reach the Kafka broker" in done.stderr
 
 
 def test_version():

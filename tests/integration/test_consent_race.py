@@ -19,13 +19,13 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from streams.admin import create_topics
-from streams.codecs import decode_any
-from streams.ids import canonical_id, sample_id
-from streams.reader import read_topic
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.admin import create_topics
+from streams.io.reader import read_topic
+from streams.io.worker_process import WorkerProcess
+from streams.samples.ids import canonical_id, sample_id
 from streams.sim.simulate import Simulator
-from streams.sim.worker_process import WorkerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 ROUNDS = 20

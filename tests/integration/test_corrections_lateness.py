@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from streams.codecs import decode_any
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic, read_until
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic, read_until
 from streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration

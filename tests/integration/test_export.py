@@ -18,14 +18,14 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from datasets import load_dataset
 
-from streams.codecs import codec_for, decode_any
-from streams.export import RowMaker
-from streams.ids import sample_id
-from streams.pairs import PreferencePair
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic, read_until
-from streams.samples import LearningSample
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import codec_for, decode_any
+from streams.export.rows import RowMaker
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic, read_until
+from streams.samples.ids import sample_id
+from streams.samples.pairs import PreferencePair
+from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
 from tests.integration.test_reader import create
 
@@ -249,7 +249,7 @@ async def test_export_every_format_from_a_worker_scenario(
 
 
 async def test_the_consumer_api_reads_a_range_and_tails_live(broker, namespace):
-    from streams.consumer import ReadStats, aiter_samples, iter_samples
+    from streams.io.consumer import ReadStats, aiter_samples, iter_samples
 
     topic = f"{namespace}samples"
     await create(broker.bootstrap, topic, 2)

@@ -74,7 +74,7 @@ def test_a_clone_passes_the_schema_tests_without_a_skip(clone: Path) -> None:
 
 def test_the_clone_reads_its_own_schemas(clone: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(clone)}
-    code = "from streams.schemas import OFFICIAL_MPLP_DIR as d; print(d.resolve())"
+    code = "from streams.encoding.schemas import OFFICIAL_MPLP_DIR as d; print(d.resolve())"
     found = subprocess.run(
         [sys.executable, "-c", code], cwd=clone, env=env, capture_output=True, text=True, check=True
     )

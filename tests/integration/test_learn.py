@@ -21,11 +21,11 @@ from click.testing import CliRunner
 
 from agents.cli_learn import learn
 from streams.a2e.client import LearnAPI
-from streams.a2e_transport import HttpTransport, KafkaTransport
-from streams.codecs import decode_any
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic, read_until
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.a2e_transport import HttpTransport, KafkaTransport
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic, read_until
 from streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from streams.embedded import free_port
-from streams.sim.worker_process import WorkerProcess
+from streams.io.embedded import free_port
+from streams.io.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.integration
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.codecs import decode_any
-from streams.pairs import pair_id
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic, read_until
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic, read_until
+from streams.samples.pairs import pair_id
 from streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration

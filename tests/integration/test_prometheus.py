@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 import yaml
 
-from streams.embedded import free_port
-from streams.publisher import RuntimePublisher
-from streams.reader import read_until
-from streams.samples import FAMILIES, QUALITIES
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.embedded import free_port
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_until
+from streams.samples.sample import FAMILIES, QUALITIES
 from streams.sim.simulate import Simulator
 from tests.support.prometheus_bin import HOW, prometheus_tool
 

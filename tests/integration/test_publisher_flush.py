@@ -1,7 +1,7 @@
 """``RuntimePublisher.flush()``: what was published before it is on the broker when it returns.
 
 A runtime awaits it between a correction and the execution it should count for, since
-Kafka orders records within a partition only (streams/publisher.py).
+Kafka orders records within a partition only (streams/io/publisher.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from benchmarks.readback import count_topic
-from streams.admin import create_topics
-from streams.publisher import RuntimePublisher
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.admin import create_topics
+from streams.io.publisher import RuntimePublisher
 
 pytestmark = pytest.mark.integration
 

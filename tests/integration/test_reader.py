@@ -1,4 +1,4 @@
-"""streams/reader.py reads a topic to its end, a topic created after it started included,
+"""streams/io/reader.py reads a topic to its end, a topic created after it started included,
 through aiokafka's public API only (no private client: agents/faust_compat.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from streams.reader import _consumer, read_topic, topic_partitions
+from streams.io.reader import _consumer, read_topic, topic_partitions
 
 pytestmark = pytest.mark.integration
 

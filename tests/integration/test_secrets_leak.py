@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic, read_until
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic, read_until
 from streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration

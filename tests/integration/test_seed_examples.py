@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from streams.codecs import decode_any
-from streams.ids import canonical_id
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic, read_until
-from streams.samples import LearningSample
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic, read_until
+from streams.samples.ids import canonical_id
+from streams.samples.sample import LearningSample
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import learning_validators, mplp_errors

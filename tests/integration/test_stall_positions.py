@@ -11,10 +11,10 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from faust.types import TP
 
 from agents.faust_compat import fetch_positions, log_starts, seek_on_consumer_thread
-from agents.stall import Stalls
-from streams.admin import create_topics
-from streams.progress import Progress
-from streams.settings import TopicSettings
+from agents.stall_watch import Stalls
+from streams.config.settings import TopicSettings
+from streams.io.admin import create_topics
+from streams.offsets.progress import Progress
 
 pytestmark = pytest.mark.integration
 

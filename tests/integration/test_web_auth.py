@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from agents.cli import main
 from streams.a2e.client import LearnAPI
-from streams.a2e_transport import HttpTransport
+from streams.io.a2e_transport import HttpTransport
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streams.publisher import RuntimePublisher
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.publisher import RuntimePublisher
 from streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration

@@ -20,11 +20,11 @@ from click.testing import CliRunner
 
 from agents.cli_erase import erase
 from agents.cli_trainers import export
-from streams.codecs import decode_any
-from streams.consumer import aiter_pairs, aiter_samples
-from streams.ids import canonical_id
-from streams.reader import read_topic
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.consumer import aiter_pairs, aiter_samples
+from streams.io.reader import read_topic
+from streams.samples.ids import canonical_id
 from tests.integration.test_erase import feedback, publish, records_of
 from tests.support.kafka_server import ApacheKafka
 

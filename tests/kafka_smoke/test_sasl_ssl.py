@@ -23,15 +23,15 @@ from click.testing import CliRunner
 from pydantic import SecretStr
 
 from agents.cli import main
-from streams.codecs import decode_any
-from streams.connection import KafkaConnection
-from streams.embedded import free_port
-from streams.publisher import RuntimePublisher
-from streams.reader import read_until
-from streams.schemas import validate_sample
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.encoding.schemas import validate_sample
+from streams.io.connection import KafkaConnection
+from streams.io.embedded import free_port
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_until
+from streams.io.worker_process import WorkerProcess
 from streams.sim.simulate import BAD_RECORDS, Simulator
-from streams.sim.worker_process import WorkerProcess
 from tests.support.kafka_server import ApacheKafka, SaslSslListener
 from tests.support.tls import Authority
 

@@ -8,13 +8,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from streams.codecs import decode_any
-from streams.publisher import RuntimePublisher
-from streams.reader import read_topic
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.encoding.codecs import decode_any
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_topic
+from streams.io.topics import MAX_MESSAGE_BYTES
 from streams.sim.simulate import Simulator
 from streams.sim.workload import Record, Verdict, Workload, verify
-from streams.topics import MAX_MESSAGE_BYTES
 
 __all__ = ["Collected", "add_corrected_runs", "collect", "publish_paced", "wait_delivered"]
 

@@ -24,8 +24,8 @@ import time
 
 import pytest
 
-from streams.reader import read_topic
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.reader import read_topic
 from streams.sim.workload import build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 from tests.reliability.test_kill import _identical_but_created_at

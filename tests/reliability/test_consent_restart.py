@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streams.reader import read_topic
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.reader import read_topic
 from streams.sim.simulate import Simulator
 from tests.integration.test_consent_race import Round, Runtime, leaked, samples_of, story
 from tests.reliability.test_kill import _log_digest

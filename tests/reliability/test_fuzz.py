@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
 from streams.sim.simulate import Simulator
 from streams.sim.workload import Record, build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
@@ -202,7 +202,7 @@ async def test_fuzzed_bad_records_all_dead_lettered(broker, start_worker, namesp
 
 
 async def _dead_letters(bootstrap: str, topics: TopicSettings, count: int) -> dict[bytes, str]:
-    from streams.reader import read_until
+    from streams.io.reader import read_until
 
     dead = await read_until(bootstrap, topics.name("dlq"), count, max_wait=300)
     out: dict[bytes, str] = {}

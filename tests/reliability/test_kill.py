@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
 from streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, publish_paced, wait_delivered
 
@@ -27,7 +27,7 @@ KILLS = 5
 
 def _identical_but_created_at(raw: dict[str, list[bytes]]) -> list[str]:
     """Return the ids whose duplicates differ in anything but ``created_at``."""
-    from streams.codecs import decode_any
+    from streams.encoding.codecs import decode_any
 
     differing = []
     for sample_id, copies in raw.items():
@@ -51,7 +51,8 @@ def _decisions_counting_corrections(samples: list[dict]) -> list[str]:
 _TELLING = re.compile(
     r"=== start|transactional producers|Commit invoked|Exception in|[Ff]enced|Discarded commit"
     r"|Revoking previously|Executing _on_partitions_assigned|Ignoring missing|WARNING|ERROR"
-    # what Progress and the stall watch read again (streams/progress.py, streams/stall.py)
+    # what Progress and the stall watch read again (streams/offsets/progress.py,
+    # streams/observe/stall.py)
     r"|came before|not in the log|re-read started|not handed over|hold no records"
 )
 

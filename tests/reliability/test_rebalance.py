@@ -34,18 +34,18 @@ import aiohttp
 import orjson
 import pytest
 
-from streams.ids import sample_id
-from streams.reader import read_topic
-from streams.settings import TopicSettings
-from streams.sim.worker_process import WorkerProcess
+from streams.config.settings import TopicSettings
+from streams.io.reader import read_topic
+from streams.io.topics import INPUTS
+from streams.io.worker_process import WorkerProcess
+from streams.samples.ids import sample_id
 from streams.sim.workload import Workload, build_workload
-from streams.topics import INPUTS
 from tests.reliability.harness import publish_paced, wait_delivered
 from tests.reliability.test_kill import _identical_but_created_at, _log_digest
 
 # On both brokers. The embedded broker once lost samples that need plan state after a
 # handover: Faust dropped the plan snapshot right after the committed offset (RELIABILITY.md,
-# "Faust's offsets are its acks"); streams/progress.py re-reads such holes now.
+# "Faust's offsets are its acks"); streams/offsets/progress.py re-reads such holes now.
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
 EVENTS = int(os.environ.get("LEARNSTREAM_REBALANCE_EVENTS", "9000"))
 RATE = float(os.environ.get("LEARNSTREAM_REBALANCE_RATE", "300"))

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streams.publisher import RuntimePublisher
-from streams.reader import read_until
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.publisher import RuntimePublisher
+from streams.io.reader import read_until
 from streams.sim.simulate import Simulator
 from tests.reliability.harness import collect
 

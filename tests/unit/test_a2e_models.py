@@ -15,7 +15,7 @@ from streams.a2e.messages import (
 )
 from streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
 from streams.a2e.wire import describe, encode, parse_request, parse_response
-from streams.errors import InvalidEvent
+from streams.dlq.errors import InvalidEvent
 
 SECRET = "jane.doe@example.com"
 

@@ -10,12 +10,12 @@ from jsonschema import Draft7Validator
 
 from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response, dialog_pair, quality_label
-from streams.codecs import AvroSampleCodec
-from streams.ids import derived_uuid, is_uuid4
-from streams.pairs import PreferencePair
+from streams.encoding.codecs import AvroSampleCodec
+from streams.encoding.schemas import validate_sample
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
-from streams.samples import FAMILIES, LearningSample, family_errors
-from streams.schemas import validate_sample
+from streams.samples.ids import derived_uuid, is_uuid4
+from streams.samples.pairs import PreferencePair
+from streams.samples.sample import FAMILIES, LearningSample, family_errors
 from tests.conftest import mplp_schema_dir
 from tests.support.mplp_learning import learning_validators, mplp_errors
 

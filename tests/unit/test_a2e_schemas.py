@@ -21,9 +21,9 @@ from streams.a2e.messages import (
 )
 from streams.a2e.models import Experience, Feedback
 from streams.a2e.wire import encode
-from streams.avro import SCHEMA_DIR as AVRO_DIR
-from streams.avro import from_record, load_schemas, to_record
-from streams.schemas import MODELS, SCHEMA_DIR, generated, stale
+from streams.encoding.avro import SCHEMA_DIR as AVRO_DIR
+from streams.encoding.avro import from_record, load_schemas, to_record
+from streams.encoding.schemas import MODELS, SCHEMA_DIR, generated, stale
 from tests.unit.test_schemas import LATER_KEYWORDS, keywords
 
 A2E_JSON = sorted(name for name in MODELS if name.startswith("a2e_"))

@@ -21,11 +21,11 @@ import pytest
 import agents.outcomes
 from agents.runtime import Runtime
 from agents.wiring import wire
-from streams.app import create_app
-from streams.dlq import parse_headers
-from streams.expiry import partition_of
-from streams.schemas import validate_sample
-from streams.settings import Settings
+from streams.config.settings import Settings
+from streams.dlq.record import parse_headers
+from streams.encoding.schemas import validate_sample
+from streams.io.app import create_app
+from streams.join.expiry import partition_of
 from streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import AGENT_OF, Feed, corrections_end, mock_outputs
@@ -55,7 +55,7 @@ class Harness:
         """Deliver ``values`` in order to the agent consuming topic ``field``.
 
         Consent records also reach the worker's consent view, as its reader would deliver them
-        (agents/consent.py; no broker here, and ``mock_outputs`` counts the view caught up).
+        (agents/consent_reader.py; no broker here, and ``mock_outputs`` counts the view caught up).
         """
         topic = self.runtime.settings.topics.name(field)
         if field == "consent":

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agents.wiring import wire
-from streams.app import create_app
-from streams.settings import BrokerSettings, RocksDbSettings, Settings
+from streams.config.settings import BrokerSettings, RocksDbSettings, Settings
+from streams.io.app import create_app
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +68,7 @@ def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
 
 def test_exactly_once_on_the_embedded_broker_is_refused_with_a_reason() -> None:
     from agents.worker import guarantee_problem
-    from streams.settings import Settings
+    from streams.config.settings import Settings
 
     eos = Settings(processing_guarantee="exactly_once")
     problem = guarantee_problem(eos, embedded=True)

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from streams.audit import AuditReport, Finding, detector, scan_input, scan_sample
 from streams.privacy import PrivacyConfig
+from streams.privacy.audit import AuditReport, Finding, detector, scan_input, scan_sample
 
 EMAIL = "dana.audit@example.org"
 UUID = "550e8400-e29b-41d4-a716-446655440000"
@@ -123,7 +123,7 @@ def _record(value: bytes | None, offset: int = 0):
 
 async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch):
     import agents.cli_audit as cli_audit
-    from streams.usererrors import UserError
+    from streams.config.usererrors import UserError
 
     records = [_record(b'{"a": {"b": "x@y"}}', 3), _record(b"\xff not json x@y", 4)]
     idle = False
@@ -175,7 +175,7 @@ NAMED = "Refund the duplicate charge for Quillon Brevatt before the deploy windo
 )
 def test_the_audit_finds_names_as_the_worker_does_unless_told(monkeypatch, setting, flag, finds):
     from agents.cli_audit import _detector
-    from streams.settings import Settings
+    from streams.config.settings import Settings
 
     monkeypatch.delenv("LEARNSTREAM_PRIVACY__NER", raising=False)
     if setting is not None:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from streams import builders
-from streams.ids import canonical_id, derived_uuid, sample_id
-from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
-from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
-from streams.plan_state import PlanState, merge_snapshot
-from streams.samples import Feedback, LearningSample, SampleMeta, family_errors
+from streams.join.plan_state import PlanState, merge_snapshot
+from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
+from streams.samples import builders
+from streams.samples.ids import canonical_id, derived_uuid, sample_id
+from streams.samples.sample import Feedback, LearningSample, SampleMeta, family_errors
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 T0 = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)

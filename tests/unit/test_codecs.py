@@ -13,8 +13,8 @@ import pytest
 from fastavro.schema import fingerprint as fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
 
-from streams.avro import SCHEMA_DIR
-from streams.codecs import (
+from streams.encoding.avro import SCHEMA_DIR
+from streams.encoding.codecs import (
     AvroSampleCodec,
     CodecError,
     JsonSampleCodec,

@@ -17,10 +17,10 @@ from faust.types.auth import AuthProtocol, SASLMechanism
 from pydantic import SecretStr
 
 from agents.cli import main
-from streams.broker_check import handshake_problem
-from streams.connection import KafkaConnection, bootstrap_of, connection_of
-from streams.settings import Settings
-from streams.usererrors import UserError
+from streams.config.settings import Settings
+from streams.config.usererrors import UserError
+from streams.io.broker_check import handshake_problem
+from streams.io.connection import KafkaConnection, bootstrap_of, connection_of
 from tests.support.tls import Authority
 
 PASSWORD = "pw-Zq81-never-printed"
@@ -231,7 +231,7 @@ def test_faust_credentials_give_faust_the_same_options(cafile: Path) -> None:
 
 
 def test_the_faust_app_gets_the_credentials(cafile: Path, tmp_path: Path) -> None:
-    from streams.app import create_app
+    from streams.io.app import create_app
 
     settings = _sasl_ssl(cafile).model_copy(update={"data_dir": str(tmp_path)})
     credentials = create_app(settings, URL, embedded=False).conf.broker_credentials

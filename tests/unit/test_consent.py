@@ -1,4 +1,4 @@
-"""The consent view (streams/consent.py) and its fence (streams/fence.py), without a broker."""
+"""The consent view (streams/consent/view.py) and its fence (consent/fence.py), no broker."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from collections.abc import Hashable, Mapping
 import orjson
 import pytest
 
-from streams.consent import ConsentView, parse_consent
-from streams.errors import InvalidEvent
-from streams.fence import Fence, caught_up
-from streams.ids import canonical_id
+from streams.consent.fence import Fence, caught_up
+from streams.consent.view import ConsentView, parse_consent
+from streams.dlq.errors import InvalidEvent
+from streams.samples.ids import canonical_id
 
 P = str(uuid.UUID(int=7, version=4))
 Q = str(uuid.UUID(int=8, version=4))

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streams.decode import (
+from streams.dlq.errors import REASONS, InvalidEvent
+from streams.mplp.decode import (
     MAX_RECORD_BYTES,
     decode_consent,
     decode_decision,
@@ -21,9 +22,8 @@ from streams.decode import (
     decode_stage,
     load_json,
 )
-from streams.errors import REASONS, InvalidEvent
-from streams.fields import InputNotes, check_uuid4
-from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
+from streams.mplp.fields import InputNotes, check_uuid4
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

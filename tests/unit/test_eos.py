@@ -27,7 +27,7 @@ from agents.faust_compat import (
     transactional_id,
     wait_until_idle,
 )
-from streams.progress import Progress
+from streams.offsets.progress import Progress
 
 TP0 = TP("plans", 0)
 
@@ -349,7 +349,7 @@ async def test_every_fetched_record_reaches_the_agents(apps: list[faust.App]) ->
 
 def test_workers_let_faust_hand_over_every_fetched_record(tmp_path: Path) -> None:
     from agents.worker import build_app
-    from streams.settings import Settings
+    from streams.config.settings import Settings
 
     app = build_app(Settings(data_dir=str(tmp_path)), "kafka://127.0.0.1:9", embedded=False)
     read_offset = app.consumer._read_offset  # created as the worker would
@@ -416,8 +416,8 @@ async def test_workers_install_it_on_assignment_and_forget_revoked_partitions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agents.wiring import wire
-    from streams.app import create_app
-    from streams.settings import Settings
+    from streams.config.settings import Settings
+    from streams.io.app import create_app
 
     installed: list[tuple[object, Progress]] = []
     monkeypatch.setattr("agents.wiring.guard_commits", lambda *args: installed.append(args))
@@ -443,8 +443,8 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
     off for good (kill runs then had no transaction at all)."""
     from agents.wiring import wire
     from agents.worker import build_app
-    from streams.app import create_app
-    from streams.settings import Settings
+    from streams.config.settings import Settings
+    from streams.io.app import create_app
 
     settings = Settings(data_dir=str(tmp_path), processing_guarantee="exactly_once")
     assert wire(
@@ -465,10 +465,10 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     a commit flushes the quality windows first and commits after their changelog records
     went out; when it cannot flush (the producer is stopping), it commits nothing the
     windows have not written."""
-    from agents.quality import QualityWindows
+    from agents.quality_tables import QualityWindows
     from agents.wiring import wire
-    from streams.app import create_app
-    from streams.settings import Settings
+    from streams.config.settings import Settings
+    from streams.io.app import create_app
     from tests.support.outputs import Feed, mock_outputs
     from tests.unit.test_quality import _decide
 

@@ -10,9 +10,9 @@ import pytest
 
 from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response
-from streams.codecs import codec_for
-from streams.erasure import Scope, Selection, choose_pairs, choose_rewards, choose_samples
-from streams.ids import canonical_id, sample_id
+from streams.encoding.codecs import codec_for
+from streams.privacy.erasure import Scope, Selection, choose_pairs, choose_rewards, choose_samples
+from streams.samples.ids import canonical_id, sample_id
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 MS = int(T0.timestamp() * 1000)

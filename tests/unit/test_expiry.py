@@ -1,12 +1,12 @@
-"""The sweeper's index of terminal plans (streams/expiry.py)."""
+"""The sweeper's index of terminal plans (streams/join/expiry.py)."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from streams.expiry import ExpiryIndex, partition_of, stored_plan_id, terminal_since
-from streams.ids import canonical_id
+from streams.join.expiry import ExpiryIndex, partition_of, stored_plan_id, terminal_since
+from streams.samples.ids import canonical_id
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(hours=1)

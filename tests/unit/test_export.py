@@ -1,4 +1,4 @@
-"""streams/export.py + export_files.py + formatters.py: exact rows per format, on hand-built
+"""streams/export/rows.py + export_files.py + formatters.py: exact rows per format, on hand-built
 samples and pairs, and files that `datasets` loads with exactly TRL's columns."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from streams.export import Dedup, ExportError, RowMaker, SampleFilter, export_filter
-from streams.export_files import ROW_GROUP, write_export
-from streams.formatters import FormatterError, load_formatter
-from streams.ids import sample_id
-from streams.pairs import PreferencePair, pair_id
-from streams.samples import LearningSample
+from streams.export.files import ROW_GROUP, write_export
+from streams.export.formatters import FormatterError, load_formatter
+from streams.export.rows import Dedup, ExportError, RowMaker, SampleFilter, export_filter
+from streams.samples.ids import sample_id
+from streams.samples.pairs import PreferencePair, pair_id
+from streams.samples.sample import LearningSample
 
 PROJECT = "2b1f8a1e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
 OTHER = "3c2f8a1e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -331,7 +331,7 @@ def test_datasets_loads_the_training_dataset_samples(tmp_path) -> None:
 def test_the_export_core_imports_no_kafka_client() -> None:
     from tests.unit.test_layers import KAFKA_CLIENTS, closure, imports
 
-    for name in ("streams.export", "streams.export_files", "streams.formatters"):
+    for name in ("streams.export.rows", "streams.export.files", "streams.export.formatters"):
         reached = {m for module in closure(name) for m in imports(module)}
         assert not [m for m in reached if m.split(".")[0] in KAFKA_CLIENTS], name
 
@@ -339,8 +339,8 @@ def test_the_export_core_imports_no_kafka_client() -> None:
 async def test_decoded_skips_and_counts_bad_duplicate_and_filtered_records() -> None:
     from dataclasses import dataclass
 
-    from streams.codecs import codec_for
-    from streams.consumer import ReadStats, decode_sample, decoded, sample_key
+    from streams.encoding.codecs import codec_for
+    from streams.io.consumer import ReadStats, decode_sample, decoded, sample_key
 
     @dataclass
     class Rec:
@@ -370,7 +370,7 @@ async def test_decoded_skips_and_counts_bad_duplicate_and_filtered_records() -> 
 
 
 def test_batch_quality_counts_by_event_time_and_leaves_late_samples_out() -> None:
-    from streams.quality_batch import WindowCount
+    from streams.io.quality_batch import WindowCount
 
     def at(event_time: str, family: str = "delta_impact", quality: str = "good"):
         s = sample(family, quality)
@@ -409,7 +409,7 @@ def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
     from rich.console import Console
 
     from agents.export_view import export_progress, summary
-    from streams.consumer import ReadStats
+    from streams.io.consumer import ReadStats
 
     stats, screen = ReadStats(), io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
@@ -434,7 +434,7 @@ def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
 
 
 def test_the_project_filter_takes_the_runtime_id_or_the_uuid_in_any_case() -> None:
-    from streams.ids import canonical_id
+    from streams.samples.ids import canonical_id
 
     mine = sample("intent_resolution", "good", project=canonical_id("proj-acme"))
     theirs = sample("intent_resolution", "good", project=OTHER)

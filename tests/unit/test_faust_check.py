@@ -15,7 +15,7 @@ from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
 from agents.faust_check import PINNED, SEAMS, check
-from streams.usererrors import UserError
+from streams.config.usererrors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAT = {ROOT / "agents" / "faust_compat.py", ROOT / "agents" / "faust_check.py"}
@@ -105,8 +105,8 @@ def test_a_worker_refuses_to_start_on_a_changed_faust(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agents.wiring import wire
-    from streams.app import create_app
-    from streams.settings import Settings
+    from streams.config.settings import Settings
+    from streams.io.app import create_app
 
     settings = Settings(data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)

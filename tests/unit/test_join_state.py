@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from streams.ids import derived_uuid
-from streams.join import ParkedEvent, in_event_order, park, plan_key
-from streams.models import PlanSnapshot
-from streams.plan_state import PlanState, expired, merge_snapshot, record_delta
+from streams.join.plan_state import PlanState, expired, merge_snapshot, record_delta
+from streams.join.rules import ParkedEvent, in_event_order, park, plan_key
+from streams.mplp.models import PlanSnapshot
+from streams.samples.ids import derived_uuid
 
 PLAN_ID = "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"
 T = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)

@@ -27,10 +27,10 @@ from agents.learn_view import StatsReader
 from agents.runtime import Runtime
 from agents.wiring import wire
 from streams.a2e.stats_view import StatsView
-from streams.app import create_app
-from streams.ids import canonical_id
+from streams.config.settings import A2ESettings, Settings
+from streams.io.app import create_app
 from streams.privacy import build_anonymizer, privacy_config
-from streams.settings import A2ESettings, Settings
+from streams.samples.ids import canonical_id
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 

@@ -24,8 +24,10 @@ from prometheus_client import generate_latest
 import agents.decisions
 from agents.runtime import Runtime
 from agents.wiring import wire
-from streams.app import create_app
-from streams.decode import (
+from streams.config.settings import Settings
+from streams.dlq.errors import InvalidEvent
+from streams.io.app import create_app
+from streams.mplp.decode import (
     RecordOrigin,
     decode_consent,
     decode_decision,
@@ -33,9 +35,7 @@ from streams.decode import (
     decode_plan,
     decode_stage,
 )
-from streams.errors import InvalidEvent
-from streams.samples import LearningSample
-from streams.settings import Settings
+from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import AGENT_OF, Feed, mock_outputs

@@ -22,13 +22,13 @@ from jsonschema import Draft7Validator
 
 from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response
-from streams.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
-from streams.decode import decode_plan
-from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
-from streams.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
-from streams.plan_state import merge_snapshot
+from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
+from streams.join.plan_state import merge_snapshot
+from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.mplp.decode import decode_plan
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
-from streams.samples import FAMILIES, LearningSample
+from streams.samples.sample import FAMILIES, LearningSample
 from streams.sim.simulate import Simulator
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read

@@ -454,7 +454,7 @@ def test_compose_kafka_is_single_node_kraft() -> None:
 
 def test_compose_env_vars_are_settings() -> None:
     """Every LEARNSTREAM_* variable set by compose/Dockerfile is a real setting."""
-    from streams.settings import Settings
+    from streams.config.settings import Settings
 
     fields = set(Settings.model_fields)
     names = set()

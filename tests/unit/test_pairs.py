@@ -13,18 +13,19 @@ import faust
 import orjson
 import pytest
 
-import agents.pairs
+import agents.pair_miner
 from agents.runtime import Runtime
 from agents.wiring import wire
-from streams.app import create_app
-from streams.builders import build_error_correction, build_intent_resolution
-from streams.decode import decode_decision, decode_delta, decode_plan
-from streams.errors import InvalidEvent
-from streams.ids import is_uuid4
-from streams.outbox import prepare
-from streams.pairs import PreferencePair, correction_pair, merge_patch, pair_id, pair_sample
-from streams.plan_state import merge_snapshot
-from streams.replans import (
+from streams.config.settings import Settings
+from streams.dlq.errors import InvalidEvent
+from streams.io.app import create_app
+from streams.join.plan_state import merge_snapshot
+from streams.mplp.decode import decode_decision, decode_delta, decode_plan
+from streams.samples.builders import build_error_correction, build_intent_resolution
+from streams.samples.ids import is_uuid4
+from streams.samples.outbox import prepare
+from streams.samples.pairs import PreferencePair, correction_pair, merge_patch, pair_id, pair_sample
+from streams.samples.replans import (
     MAX_HELD_BYTES,
     MAX_PLANS,
     IntentPlans,
@@ -34,8 +35,7 @@ from streams.replans import (
     plan_of,
     read_plan,
 )
-from streams.samples import LearningSample
-from streams.settings import Settings
+from streams.samples.sample import LearningSample
 from streams.sim.simulate import PII_SAMPLES, Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
@@ -382,7 +382,7 @@ def test_a_bad_rekeyed_record_is_an_invalid_event() -> None:
     assert PII_SAMPLES["email"] not in str(caught.value)
 
 
-@pytest.mark.parametrize("name", ["streams.pairs", "streams.replans"])
+@pytest.mark.parametrize("name", ["streams.samples.pairs", "streams.samples.replans"])
 def test_the_pair_logic_is_pure(name: str) -> None:
     bad = [f"{m}: {i}" for m in closure(name) for i in imports(m) if is_under(i, KAFKA_CLIENTS)]
     assert name in closure(name)
@@ -500,7 +500,7 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     s = Scenario()
     ttl = worker.runtime.settings.pairs.ttl
     clock = {"now": NOW}
-    monkeypatch.setattr(agents.pairs, "now", lambda: clock["now"])
+    monkeypatch.setattr(agents.pair_miner, "now", lambda: clock["now"])
     first, other = s.plan(), s.plan()
     await worker.sample(s.decided(first, False, 0))
     await worker.sample(s.decided(other, True, 0))

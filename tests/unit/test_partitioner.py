@@ -1,4 +1,4 @@
-"""Kafka's default partitioner, written without a Kafka client (streams/partitioner.py)."""
+"""Kafka's default partitioner, written without a Kafka client (streams/offsets/partitioner.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from aiokafka.partitioner import murmur2 as aiokafka_murmur2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.expiry import partition_of
-from streams.partitioner import murmur2, partition_for
+from streams.join.expiry import partition_of
+from streams.offsets.partitioner import murmur2, partition_for
 
 # Utils.murmur2 of Apache Kafka's Java client, from its own UtilsTest (signed Java ints).
 JAVA_MURMUR2 = {

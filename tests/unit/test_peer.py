@@ -15,15 +15,15 @@ import pytest
 from aiokafka.structs import ConsumerRecord
 
 from benchmarks.peer import Join, Parked, Peer
-from streams import builders
-from streams.codecs import decode_any
-from streams.decode import decode_decision, decode_delta, decode_plan, decode_stage
-from streams.dlq import DlqRecord, parse_headers
-from streams.ids import canonical_id
-from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.plan_state import PlanState, merge_snapshot, record_delta
-from streams.samples import LearningSample
-from streams.settings import Settings, TopicSettings
+from streams.config.settings import Settings, TopicSettings
+from streams.dlq.record import DlqRecord, parse_headers
+from streams.encoding.codecs import decode_any
+from streams.join.plan_state import PlanState, merge_snapshot, record_delta
+from streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from streams.samples import builders
+from streams.samples.ids import canonical_id
+from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
 from streams.sim.workload import build_workload, verify
 

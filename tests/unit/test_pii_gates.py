@@ -20,12 +20,12 @@ from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 from pydantic import ValidationError
 
 from agents.worker import build_app
+from streams.config.settings import DEFAULT_PHONE_REGIONS, Settings
+from streams.config.usererrors import settings_problem
 from streams.privacy import Anonymizer, PrivacyConfig
 from streams.privacy.gates import NEEDS as _NEEDS
 from streams.privacy.gates import WARM_TEXT as _WARM_TEXT
 from streams.privacy.recognizers import build_analyzer
-from streams.settings import DEFAULT_PHONE_REGIONS, Settings
-from streams.usererrors import settings_problem
 from tests.unit.test_privacy import ENTITY_EXAMPLES, FRAGMENTS
 
 #: The values tests/unit/test_no_leaks.py plants (copied: that module imports every agent).

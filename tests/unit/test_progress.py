@@ -1,5 +1,5 @@
 """Progress counts what was processed, in offset order, and gates commits
-(streams/progress.py; how Faust is made to use it: tests/unit/test_eos.py)."""
+(streams/offsets/progress.py; how Faust is made to use it: tests/unit/test_eos.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from faust.types import TP
 
-from streams.progress import REWIND_AGAIN_AFTER, Progress
+from streams.offsets.progress import REWIND_AGAIN_AFTER, Progress
 
 TP0 = TP("plans", 0)
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from streams.publisher import RuntimePublisher
-from streams.settings import TopicSettings
+from streams.config.settings import TopicSettings
+from streams.io.publisher import RuntimePublisher
 from streams.sim.simulate import Simulator
 
 

@@ -20,14 +20,16 @@ from faust.types import TP
 from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
 
-import agents.quality
+import agents.quality_tables
 from agents.cli import main
-from agents.quality import QualityWindows
+from agents.quality_tables import QualityWindows
 from agents.wiring import wire
-from streams.app import create_app
-from streams.lag import partition_lags
-from streams.metrics import Metrics
-from streams.quality import (
+from streams.config.settings import Settings, WindowSettings
+from streams.io.app import create_app
+from streams.observe.lag import partition_lags
+from streams.observe.metrics import Metrics
+from streams.quality.window_counts import PendingCounts
+from streams.quality.windows import (
     QualityMetrics,
     WindowSpec,
     event_timestamp,
@@ -40,10 +42,8 @@ from streams.quality import (
     window_report,
     window_specs,
 )
-from streams.samples import LearningSample
-from streams.settings import Settings, WindowSettings
+from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
-from streams.window_counts import PendingCounts
 from tests.support.outputs import Feed, mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)
@@ -320,7 +320,7 @@ async def test_samples_are_counted_by_event_time_partition_and_lateness(
     fresh = datetime.now(UTC) - timedelta(seconds=1)
     # The gauges show the window holding the clock's moment: pinned to the events' time, a
     # run that crosses a 5-minute boundary still reads the window the events are in.
-    monkeypatch.setattr(agents.quality, "now", lambda: fresh)
+    monkeypatch.setattr(agents.quality_tables, "now", lambda: fresh)
     await _decide(runtime, feed, True, fresh, partition=2)
     await _decide(runtime, feed, False, fresh, partition=3)
     await _decide(runtime, feed, True, fresh - timedelta(hours=3), partition=2)  # past expiry: late

@@ -1,4 +1,4 @@
-"""streams/reader.py read_range on a fake consumer: the seek, the bound, the client-side filter
+"""streams/io/reader.py read_range on a fake consumer: the seek, the bound, the client-side filter
 (what keeps the range on a broker whose offsets_for_times answers 0), the idle timeout."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 
-from streams import reader
-from streams.reader import RangeProgress, read_range
+from streams.io import reader
+from streams.io.reader import RangeProgress, read_range
 
 T0 = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
 MS = int(T0.timestamp() * 1000)

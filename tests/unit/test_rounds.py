@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from streams.rounds import Rounds
+from streams.offsets.rounds import Rounds
 
 
 class Broker:

@@ -15,15 +15,21 @@ import pytest
 from jsonschema import Draft7Validator
 from pydantic import BaseModel, Field
 
-from streams import schemas
-from streams.decode import decode_plan
-from streams.join import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
-from streams.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.outbox import learning_event
-from streams.plan_state import PlanState, merge_snapshot
+from streams.encoding import schemas
+from streams.encoding.schemas import (
+    OFFICIAL_MPLP_DIR,
+    SCHEMA_DIR,
+    generated,
+    stale,
+    validate_sample,
+)
+from streams.join.plan_state import PlanState, merge_snapshot
+from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.mplp.decode import decode_plan
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
-from streams.samples import LearningSample, family_errors
-from streams.schemas import OFFICIAL_MPLP_DIR, SCHEMA_DIR, generated, stale, validate_sample
+from streams.samples.outbox import learning_event
+from streams.samples.sample import LearningSample, family_errors
 from streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -98,9 +104,9 @@ def test_schema_files_are_the_generated_and_hand_written_sets() -> None:
 
 
 def test_checked_in_schemas_equal_generated() -> None:
-    """Fail when a model changed without ``python -m streams.schemas``."""
+    """Fail when a model changed without ``python -m streams.encoding.schemas``."""
     for name, schema in generated().items():
-        assert load(name) == schema, f"{name} is stale: run python -m streams.schemas"
+        assert load(name) == schema, f"{name} is stale: run python -m streams.encoding.schemas"
     assert stale(SCHEMA_DIR) == []
 
 

@@ -21,11 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import generate_latest
 
-from streams.metrics import Metrics
+from streams.config.settings import DEFAULT_PII_ENTITIES, Settings
+from streams.observe.metrics import Metrics
 from streams.privacy import Anonymizer, PrivacyConfig, apply_privacy, privacy_config
 from streams.privacy import secrets as secrets_module
 from streams.privacy.secrets import SECRET_ENTITIES, find_secrets, may_hold_secret
-from streams.settings import DEFAULT_PII_ENTITIES, Settings
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"

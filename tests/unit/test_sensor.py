@@ -11,8 +11,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from agents.sensor import FAUST_SERIES, LeanMonitor
 from agents.wiring import wire
-from streams.app import create_app
-from streams.settings import Settings
+from streams.config.settings import Settings
+from streams.io.app import create_app
 
 TOPIC = TP("mplp.plan_approved", 1)
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from pydantic import ValidationError
 
 from agents.cli import main
-from streams.settings import Settings
+from streams.config.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -228,8 +228,8 @@ def test_settings_are_frozen() -> None:
 
 
 def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> None:
-    from streams.embedded import free_port
-    from streams.sim.demo import choose_web_port
+    from streams.io.demo import choose_web_port
+    from streams.io.embedded import free_port
 
     port = free_port()
     monkeypatch.setenv("LEARNSTREAM_WEB_PORT", str(port))
@@ -241,8 +241,8 @@ def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> N
 def test_demo_without_a_choice_moves_off_a_busy_6066() -> None:
     import socket
 
-    from streams.sim.demo import DEFAULT_WEB_PORT, choose_web_port
-    from streams.usererrors import UserError, check_port_free
+    from streams.config.usererrors import UserError, check_port_free
+    from streams.io.demo import DEFAULT_WEB_PORT, choose_web_port
 
     with socket.socket() as sock:
         try:  # hold 6066 unless another program already does

@@ -9,9 +9,9 @@ import faust
 import pytest
 from faust.types import TP
 
-from agents.stall import Stalls
-from streams.progress import Progress
-from streams.stall import Idle, IdleWatch, Stall, StallWatch
+from agents.stall_watch import Stalls
+from streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
+from streams.offsets.progress import Progress
 
 P0, P1 = TP("plans", 0), TP("plans", 1)
 

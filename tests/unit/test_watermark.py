@@ -10,7 +10,7 @@ import pytest
 
 from agents.emitter import now
 from agents.watermark import Watermark
-from streams.progress import Progress
+from streams.offsets.progress import Progress
 
 
 class Broker:

@@ -1,0 +1,126 @@
+"""Preference pairs mined from the samples as they are written (streams/samples/pairs.py,
+replans.py).
+
+Every sample the emitter sends, anonymized and admitted by consent, reaches ``mine`` (an
+``on_sent`` hook) in its source record's transaction. A correction is a pair (or a counted
+no-pair) at once. A decided plan (intent_resolution) goes on to ``learnstream.pair_intents``
+keyed by its intent id: two plans of one intent come from records of different partitions
+until then. ``learnstream.replans`` matches them there, in the ``pair_intents`` table keyed by
+intent. Intents expire on ticks (a leader timer sends an empty record to each partition of the
+re-key topic, as agents/sweeper.py does) and when a plan finds its intent expired. Pairs leave
+from inside the step that made them, in its source's transaction.
+
+Reading the samples topic back cost a Faust event (decode, validate, commit) per sample; the
+hook sees the same content without the round trip (A/B: benchmarks/RESULTS.md, 24 Nov 11:06).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from faust.types import EventT, StreamT
+
+from agents.runtime import Runtime, now
+from streams.samples.outbox import Outgoing
+from streams.samples.pairs import PreferencePair, correction_pair, pair_sample
+from streams.samples.parts import iso
+from streams.samples.replans import IntentPlans, Plan, due, match, plan_of, read_plan
+
+__all__ = ["register"]
+
+
+class _Pairs:
+    """The two agents' steps, over the runtime and the ``pair_intents`` table."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime, self.metrics = runtime, runtime.metrics
+        self.table = runtime.app.Table(
+            "pair_intents",
+            key_type=str,
+            partitions=runtime.settings.topics.partitions,
+            options=runtime.settings.table_options(),
+        )
+
+    async def mine(self, out: Outgoing, source: tuple[str, int]) -> None:
+        """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family
+        that makes no pair)."""
+        sample = pair_sample(out.clean)
+        if sample is None:
+            return
+        found: PreferencePair | Plan | str
+        if sample.sample_family == "error_correction":
+            found = correction_pair(sample, iso(now()))
+        else:
+            found = plan_of(sample)
+        if isinstance(found, Plan):
+            topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
+            await self.runtime.produce(topic, key, found.to_json(), source, None)
+        elif isinstance(found, PreferencePair):
+            await self.send(found, source)
+        else:
+            self.metrics.child(self.metrics.no_pair, found).inc()
+
+    async def replan(self, event: EventT[bytes]) -> None:
+        """Match one re-keyed plan with its intent's others; a tick sweeps its partition."""
+        msg = event.message
+        if not msg.value:
+            self.sweep(msg.partition)
+            return
+        plan, moment = read_plan(msg.value), now()
+        held, pairs, reason = match(self.held(plan.intent_id), plan, moment, msg.partition)
+        self.table[plan.intent_id] = held.model_dump(mode="json")
+        for pair in pairs:
+            await self.send(pair, (msg.topic, msg.partition))
+        if reason is not None:
+            self.metrics.child(self.metrics.no_pair, reason).inc()
+
+    def held(self, intent_id: str) -> IntentPlans | None:
+        """Return what the table holds for an intent; an expired one counts and is gone."""
+        raw = self.table.get(intent_id)
+        if not raw:
+            return None
+        if due(raw, now(), self.runtime.settings.pairs.ttl):
+            self.expire(raw)
+            return None
+        return IntentPlans.model_validate(raw)
+
+    def sweep(self, partition: int) -> None:
+        """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago."""
+        moment, ttl = now(), self.runtime.settings.pairs.ttl
+        for intent_id, raw in list(self.table.items()):
+            if raw.get("partition") == partition and due(raw, moment, ttl):
+                self.table.pop(intent_id, None)
+                self.expire(raw)
+
+    def expire(self, raw: dict[str, Any]) -> None:
+        """Count one intent dropped, by whether any of its plans was approved."""
+        approved = "true" if raw.get("approved") else "false"
+        self.metrics.child(self.metrics.pair_intents_expired, approved).inc()
+
+    async def send(self, pair: PreferencePair, source: tuple[str, int]) -> None:
+        """Send one pair (JSON, keyed by pair_id) in the transaction of ``source``."""
+        topic = self.runtime.topics.preference_pairs
+        await self.runtime.produce(topic, pair.key(), pair.to_json(), source, None)
+        self.metrics.child(self.metrics.pairs, pair.kind).inc()
+
+
+def register(runtime: Runtime) -> None:
+    """Mine every sample sent; register the replans agent and its expiry timer (if pairs are on)."""
+    if not runtime.settings.pairs.enabled:
+        return
+    steps, app = _Pairs(runtime), runtime.app
+    intents = runtime.topics.pair_intents
+    runtime.on_sent.append(steps.mine)
+
+    @app.agent(intents, name="learnstream.replans")
+    async def replans(stream: StreamT[bytes]) -> None:
+        async for event in stream.events():
+            await runtime.guarded("pair_intents", event, steps.replan)
+
+    interval = runtime.settings.pairs.sweep_interval
+
+    @app.timer(interval, on_leader=True, name="learnstream.pair_tick")  # type: ignore[untyped-decorator]
+    async def tick() -> None:
+        # Triggers, not data: sent outside any transaction (see agents/sweeper.py).
+        for partition in range(runtime.settings.topics.partitions):
+            await app.producer.send(intents.get_topic_name(), b"tick", b"", partition, None, None)

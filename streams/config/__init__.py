@@ -1,0 +1,1 @@
+"""Settings from LEARNSTREAM_* variables, what `learnstream config` prints, user errors."""

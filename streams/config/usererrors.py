@@ -1,0 +1,152 @@
+"""Errors a user can cause, each said in one line: the cause and what to change.
+
+A setting is named by the variable the user wrote (``LEARNSTREAM_JOIN__GRACE``), never by
+pydantic's path (``join.grace``), and its value is never repeated back: it may be a secret.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import socket
+from typing import Any, get_origin
+
+from pydantic import BaseModel, ValidationError
+from pydantic_settings import SettingsError
+
+__all__ = ["UserError", "check_broker", "check_port_free", "env_name", "settings_problem"]
+
+_PREFIX = "LEARNSTREAM_"
+_WHAT = {
+    "time_delta_parsing": "is not a duration: write seconds (90) or 250ms, 5m, 1h",
+    "time_delta_type": "is not a duration: write seconds (90) or 250ms, 5m, 1h",
+    "int_parsing": "must be a whole number",
+    "float_parsing": "must be a number",
+    "bool_parsing": "must be true or false",
+    "extra_forbidden": "is not a setting",
+}
+
+
+class UserError(Exception):
+    """Raise with one line that names the cause and the variable or option to change."""
+
+
+def env_name(loc: tuple[int | str, ...]) -> str:
+    """Return the environment variable that sets the field at pydantic location ``loc``."""
+    return _PREFIX + "__".join(str(part) for part in loc if isinstance(part, str)).upper()
+
+
+def _section_fields(loc: tuple[int | str, ...]) -> list[str]:
+    from streams.config.settings import Settings
+
+    model: Any = Settings
+    for part in loc[:-1]:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        if field is None or not isinstance(field.annotation, type):
+            return []
+        model = field.annotation
+    return sorted(model.model_fields) if issubclass(model, BaseModel) else []
+
+
+def _one(error: Any) -> str:
+    loc, kind, ctx = tuple(error["loc"]), error["type"], error.get("ctx") or {}
+    if kind == "settings_conflict":  # a whole line already, naming every variable involved
+        return str(error["msg"])
+    if kind == "extra_forbidden":
+        known = ", ".join(_section_fields(loc))
+        return f"{env_name(loc)} is not a setting (this section has: {known})"
+    if kind == "literal_error":
+        return f"{env_name(loc)} must be {ctx.get('expected', 'one of the documented values')}"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        bound = {"greater_than_equal": ">=", "greater_than": ">", "less_than": "<"}
+        return f"{env_name(loc)} must be {bound.get(kind, '<=')} {next(iter(ctx.values()))}"
+    if kind == "value_error":
+        return f"{env_name(loc)} {str(ctx.get('error', 'is not valid'))}"
+    what = _WHAT.get(kind) or str(error["msg"]).replace("Input should be", "must be")
+    return f"{env_name(loc)} {what}"
+
+
+def _json_problem(exc: SettingsError) -> str:
+    """Name the variable pydantic-settings could not parse as JSON (lists, tables)."""
+    from streams.config.settings import Settings
+
+    match = re.search(r'field "(\w+)"', str(exc))
+    field = match[1] if match else ""
+    section = Settings.model_fields.get(field)
+    names = [f"{_PREFIX}{field.upper()}"]
+    model = section.annotation if section is not None else None
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        for name, info in model.model_fields.items():
+            if get_origin(info.annotation) in (tuple, list, dict, set):
+                names.append(f"{_PREFIX}{field.upper()}__{name.upper()}")
+    bad = [name for name in names if name in os.environ and not _is_json(os.environ[name])]
+    return (
+        f"{(bad or names)[0]} is not valid JSON: lists are written as JSON, "
+        """e.g. '["*.secret", "*.env"]'"""
+    )
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def settings_problem(exc: ValidationError | SettingsError) -> str:
+    """Return one line saying which variable is wrong and what it accepts."""
+    if isinstance(exc, SettingsError):
+        return _json_problem(exc)
+    problems = [_one(error) for error in exc.errors()]
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return problems[0] + more
+
+
+def _hosts(url: str) -> list[tuple[str, int]]:
+    hosts = []
+    for item in url.replace(";", ",").split(","):
+        host, _, port = item.removeprefix("kafka://").rstrip("/").rpartition(":")
+        hosts.append((host.strip("[]"), int(port)) if host else (port.strip("[]"), 9092))
+    return hosts
+
+
+def check_broker(
+    url: str, variable: str, *, embedded_hint: bool = False, timeout: float = 5.0
+) -> None:
+    """Raise UserError unless some broker of ``url`` accepts a TCP connection."""
+    reasons: list[str] = []
+    for host, port in _hosts(url):
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            return
+        except socket.gaierror:
+            reasons.append(f"{host}: unknown host")
+        except TimeoutError:
+            reasons.append(f"{host}:{port}: no answer in {timeout:g} s")
+        except OSError as exc:
+            reasons.append(f"{host}:{port}: {(exc.strerror or 'cannot connect').lower()}")
+    hint = ", or unset it to start the embedded broker" if embedded_hint else ""
+    raise UserError(f"cannot reach the Kafka broker ({'; '.join(reasons)}): check {variable}{hint}")
+
+
+def check_port_free(host: str, port: int, variable: str) -> None:
+    """Raise UserError if ``host:port`` cannot be listened on (taken, or not our address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        # asyncio (and so Faust's web server) binds with SO_REUSEADDR: do the same.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise UserError(
+                    f"port {port} is already in use by another program: set {variable} "
+                    "to a free port"
+                ) from exc
+            raise UserError(
+                f"cannot listen on {host}:{port} ({(exc.strerror or 'error').lower()}): "
+                f"set {variable} or LEARNSTREAM_WEB_HOST"
+            ) from exc

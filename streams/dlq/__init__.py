@@ -1,0 +1,1 @@
+"""Bad input: the one exception type with its reason code, and the dead-letter record."""

@@ -1,0 +1,1 @@
+"""How samples are written and checked: JSON and Avro codecs, schemas, schema files."""

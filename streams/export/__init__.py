@@ -1,0 +1,1 @@
+"""Samples and pairs as trainers read them: rows, formatters, files."""

@@ -1,0 +1,55 @@
+"""The demo's simulated agent runtime: a steady, realistic mix of MPLP events.
+
+Per plan: ~60 % approved, ~20 % rejected, ~20 % corrected (a delta, sometimes with its
+impact analysis); about half the approved/corrected plans are executed (one in five fails).
+Some decisions arrive before their plan, a few plans never arrive (join misses), and ~2 %
+of records are malformed, so every path of the pipeline shows up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime
+
+from streams.io.publisher import RuntimePublisher
+from streams.sim.simulate import BAD_RECORDS, Simulator
+
+__all__ = ["simulate_runtime"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> None:
+    snap, roll = sim.plan(_now()), rng.random()
+    early = rng.random() < 0.05  # decision published before its plan
+    missing = rng.random() < 0.01  # the plan never arrives
+    if roll < 0.6 or roll >= 0.8:
+        decision = sim.decision(snap, approved=roll < 0.6, when=_now())
+        if early or missing:
+            pub.publish_decision(decision)
+    if not missing:
+        pub.publish_plan(snap)
+    if roll < 0.6 and not (early or missing):
+        pub.publish_decision(decision)
+    elif 0.6 <= roll < 0.8:
+        pub.publish_delta(sim.delta(snap, _now(), impact=rng.random() < 0.3))
+    elif not (early or missing):
+        pub.publish_decision(decision)
+    if roll < 0.8 and not missing and rng.random() < 0.5:
+        pub.publish_stage(sim.stage(snap, "started", _now()))
+        pub.publish_stage(sim.stage(snap, "failed" if rng.random() < 0.2 else "completed", _now()))
+
+
+async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -> None:
+    """Publish plan stories at ``rate`` plans per second until cancelled."""
+    sim, rng = Simulator(seed=seed, pii_ratio=0.4), random.Random(seed)
+    interval = 1.0 / rate
+    while True:
+        _plan_story(sim, pub, rng)
+        if rng.random() < 0.02:
+            field, value, _ = rng.choice(BAD_RECORDS)
+            pub.publish_raw(field, b"demo-bad", value)
+        await asyncio.sleep(interval)

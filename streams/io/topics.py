@@ -1,0 +1,116 @@
+"""Topic declarations (DESIGN §3): names, partitions, configs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import faust
+
+from streams.config.settings import Settings, TopicSettings
+
+__all__ = [
+    "COMPACTED",
+    "INPUTS",
+    "INTERNAL",
+    "MAX_MESSAGE_BYTES",
+    "Topics",
+    "samples_config",
+    "topic_specs",
+]
+
+#: Inputs joined on plan_id: they must share a partition count (co-partitioning).
+INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
+#: Outputs and side topics.
+OUTPUTS = (
+    "consent",
+    "samples",
+    "events",
+    "dlq",
+    "learn_requests",
+    "learn_responses",
+    "preference_pairs",
+    "reward_samples",
+    "experiences",
+)
+#: Internal topics (name after the prefix): the sweep ticks, and intent_resolution samples
+#: re-keyed by intent_id so the pair matcher sees every plan of an intent on one partition.
+INTERNAL = {
+    "join_ticks": "learnstream.join_ticks",
+    "pair_intents": "learnstream.pair_intents",
+}
+#: Topics where only the latest value per key matters. Samples are stored, not expired (seed
+#: 000 §6 "SHALL persist"): compacted by sample_id, a replayed duplicate collapses on the broker.
+COMPACTED = frozenset({"plans", "consent", "samples", "preference_pairs", "reward_samples"})
+#: Largest record we accept on inputs and pass on to the DLQ (the decoder rejects anything
+#: over 1 MiB as ``too_large``, and the DLQ must still hold those bytes unchanged).
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+def samples_config(topics: TopicSettings) -> dict[str, str]:
+    """Return the samples topic's retention: kept forever by default, else compact + delete."""
+    retention = topics.samples_retention_ms
+    policy = "compact" if retention < 0 else "compact,delete"
+    return {"cleanup.policy": policy, "retention.ms": str(retention)}
+
+
+def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
+    """Return (name, partitions, config) for every topic learnstream uses."""
+    specs = []
+    for field in INPUTS + OUTPUTS + tuple(INTERNAL):
+        config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
+        if field == "samples":
+            config = samples_config(topics)
+        if field in INPUTS or field == "dlq":
+            config["max.message.bytes"] = str(MAX_MESSAGE_BYTES)
+        name = f"{topics.prefix}{INTERNAL[field]}" if field in INTERNAL else topics.name(field)
+        specs.append((name, topics.partitions, config))
+    return specs
+
+
+@dataclass(frozen=True)
+class Topics:
+    """The faust topic objects the agents consume and produce."""
+
+    plans: faust.TopicT
+    decisions: faust.TopicT
+    deltas: faust.TopicT
+    stages: faust.TopicT
+    consent: faust.TopicT
+    samples: faust.TopicT
+    events: faust.TopicT
+    dlq: faust.TopicT
+    join_ticks: faust.TopicT
+    preference_pairs: faust.TopicT
+    pair_intents: faust.TopicT
+    learn_requests: faust.TopicT
+    learn_responses: faust.TopicT
+    reward_samples: faust.TopicT
+    experiences: faust.TopicT
+
+    @classmethod
+    def declare(cls, app: faust.App, settings: Settings) -> Topics:
+        """Declare every topic on ``app`` with raw bytes keys and values."""
+        t = settings.topics
+
+        def topic(*names: str) -> faust.TopicT:
+            return app.topic(
+                *names, key_type=bytes, value_type=bytes, partitions=t.partitions, allow_empty=True
+            )
+
+        return cls(
+            plans=topic(t.name("plans")),
+            decisions=topic(t.name("plan_approved"), t.name("plan_rejected")),
+            deltas=topic(t.name("delta_intents")),
+            stages=topic(t.name("pipeline_stage")),
+            consent=topic(t.name("consent")),
+            samples=topic(t.name("samples")),
+            events=topic(t.name("events")),
+            dlq=topic(t.name("dlq")),
+            join_ticks=topic(f"{t.prefix}{INTERNAL['join_ticks']}"),
+            preference_pairs=topic(t.name("preference_pairs")),
+            pair_intents=topic(f"{t.prefix}{INTERNAL['pair_intents']}"),
+            learn_requests=topic(t.name("learn_requests")),
+            learn_responses=topic(t.name("learn_responses")),
+            reward_samples=topic(t.name("reward_samples")),
+            experiences=topic(t.name("experiences")),
+        )

@@ -1,0 +1,99 @@
+"""Run ``learnstream worker`` as a child process (the demo, tests, benchmarks)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from streams.io.embedded import die_with_parent, free_port
+
+__all__ = ["WorkerProcess"]
+
+
+class WorkerProcess:
+    """A worker subprocess with its own log file; stop() always reaps it."""
+
+    def __init__(
+        self, env: dict[str, str], log_path: Path, *, stop_with_parent: bool = False
+    ) -> None:
+        """Prepare a worker; ``stop_with_parent`` SIGKILLs it when this process dies (Linux).
+
+        SIGKILL, not SIGTERM: a parent that dies takes its embedded broker along, and a
+        worker shutting down gracefully would wait for that broker forever. Only for a
+        parent that starts it from its main thread (see ``die_with_parent``).
+        """
+        self.stop_with_parent = stop_with_parent
+        self.env = {
+            **os.environ,
+            **env,
+            "LEARNSTREAM_WEB_PORT": env.get("LEARNSTREAM_WEB_PORT", str(free_port())),
+        }
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    @property
+    def web_port(self) -> int:
+        """Return the port of the worker's /metrics."""
+        return int(self.env["LEARNSTREAM_WEB_PORT"])
+
+    def start(self, timeout: float = 90.0) -> WorkerProcess:
+        """Start the worker and wait until Faust reports it ready."""
+        self.starts += 1
+        marker = f"=== start {self.starts} ===\n"
+        with open(self.log_path, "a") as log:
+            log.write(marker)
+        out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agents.cli", "worker"],
+            env=self.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=die_with_parent() if self.stop_with_parent else None,
+            # Ctrl-C in a terminal reaches the whole process group: the parent stops us.
+            start_new_session=self.stop_with_parent,
+        )
+        out.close()
+        self._wait_for("[^Worker]: Ready", marker, timeout)
+        return self
+
+    def _wait_for(self, text: str, marker: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            log = self.log_path.read_text(errors="replace").rsplit(marker, 1)[-1]
+            if text in log:
+                return
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited with {self.proc.returncode}:\n{log[-4000:]}")
+            time.sleep(0.2)
+        raise TimeoutError(f"worker not ready after {timeout}s:\n{self.log()[-4000:]}")
+
+    def log(self) -> str:
+        """Return the worker's log so far."""
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """Stop the worker with SIGTERM (SIGKILL if it hangs); return its exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        code, self.proc = self.proc.returncode, None
+        return code
+
+    def kill(self) -> None:
+        """SIGKILL the worker (crash simulation)."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None

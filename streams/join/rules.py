@@ -1,0 +1,151 @@
+"""The join of decisions, deltas and outcomes with plan state, with a grace buffer (DESIGN §5).
+
+Faust has no join operator: an event whose plan has not arrived is *parked* in the
+``pending`` table under its plan key (:func:`plan_key`), completed in event-time order
+when the plan comes, and dead-lettered as ``plan_state_missing`` once it has waited
+``join.grace``. All pure.
+
+Samples are built from the plan *as of the event* (``PlanState.as_of``): a decision or an
+execute counts the corrections made at or before its own time. One read before the
+corrections input has been read past its time is not *settled*: it is parked too, until
+that input catches up or ``join.grace`` has passed (agents/plan_join.py keeps the watermark).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from streams.join.plan_state import PlanState, record_delta
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from streams.samples import builders
+from streams.samples.ids import canonical_id
+from streams.samples.sample import LearningSample
+
+__all__ = [
+    "IMPACT_ONLY_TYPE",
+    "Outcome",
+    "ParkedEvent",
+    "Source",
+    "in_event_order",
+    "on_decision",
+    "on_delta",
+    "on_stage",
+    "park",
+    "plan_key",
+]
+
+Source = Literal["decisions", "deltas", "stages"]
+#: A delta_intent event of this type carries only the impact analysis of an earlier delta.
+IMPACT_ONLY_TYPE = "delta_impact_analyzed"
+
+
+def plan_key(plan_id: str) -> str:
+    """Return the key of a plan in the plan_state and pending tables.
+
+    ``canonical_id``: an upper-case UUID, its lower-case form and the runtime's ``plan-123``
+    style ids each name one entry, whichever record spells it.
+    """
+    return canonical_id(plan_id)
+
+
+class ParkedEvent(BaseModel):
+    """An input record waiting for its plan, with enough to replay or dead-letter it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    source: Source
+    topic: str
+    partition: int
+    offset: int
+    key: str | None
+    raw: str
+    event_time: AwareDatetime
+    #: When the worker fetched it: grace counts from here, and only an end of the
+    #: corrections input asked for after it can settle it (agents/watermark.py).
+    parked_at: AwareDatetime
+    #: The plan was known when the event was parked (it waited for the corrections input).
+    plan_known: bool = False
+
+    def confirmed(self, event: DecisionEvent) -> bool:
+        """Tell whether the confirm_decision of this parked decision went out when it came."""
+        return event.project_id is not None or self.plan_known
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the agent must do with one event: emit samples, park it, store a new state."""
+
+    samples: list[LearningSample] = field(default_factory=list)
+    park: bool = False
+    new_state: PlanState | None = None
+
+
+def park(pending: list[dict[str, Any]] | None, entry: ParkedEvent) -> list[dict[str, Any]]:
+    """Return the pending list with ``entry`` added once (a replayed record is not doubled)."""
+    entries = list(pending or [])
+    where = (entry.topic, entry.partition, entry.offset)
+    if any((e["topic"], e["partition"], e["offset"]) == where for e in entries):
+        return entries
+    return [*entries, entry.model_dump(mode="json")]
+
+
+def in_event_order(pending: list[dict[str, Any]]) -> list[ParkedEvent]:
+    """Return parked entries sorted by event time (then offset, for ties)."""
+    entries = [ParkedEvent.model_validate(raw) for raw in pending]
+    return sorted(entries, key=lambda e: (e.event_time, e.topic, e.partition, e.offset))
+
+
+def on_decision(
+    event: DecisionEvent,
+    state: PlanState | None,
+    now: datetime,
+    *,
+    confirmed: bool = False,
+    settled: bool = True,
+) -> Outcome:
+    """Emit confirm_decision and, once the plan is known and settled, intent_resolution.
+
+    confirm_decision needs no plan, so it goes out at once, unless the event names no
+    project: then only the plan can say whose consent applies, and it waits for the join.
+    ``confirmed``: it went out already (the replay of a parked decision). ``settled``: the
+    corrections input has been read past the event's time (``corrections_so_far``).
+    """
+    samples = []
+    if not confirmed and (event.project_id is not None or state is not None):
+        samples.append(builders.build_confirm_decision(event, state, now))
+    if state is None or not settled:
+        return Outcome(samples=samples, park=True)
+    resolution = builders.build_intent_resolution(event, state.as_of(event.timestamp), now)
+    return Outcome(samples=[*samples, resolution])
+
+
+def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) -> Outcome:
+    """Emit error_correction (and delta_impact when the delta carries its impact)."""
+    if state is None:
+        return Outcome(park=True)
+    samples = []
+    if event.event_type != IMPACT_ONLY_TYPE:
+        samples.append(builders.build_error_correction(event, state, now))
+        state = record_delta(state, event.payload.delta_id, event.timestamp)
+    if event.payload.impact is not None:
+        samples.append(builders.build_delta_impact(event, state, now))
+    return Outcome(samples=samples, new_state=state)
+
+
+def on_stage(
+    event: StageEvent, state: PlanState | None, now: datetime, *, settled: bool = True
+) -> Outcome:
+    """Emit pipeline_outcome for execute completed/failed; other stages yield nothing.
+
+    "Completed after a delta" counts the corrections made at or before the stage's own time,
+    so an unsettled execute (corrections not read past its time) waits.
+    """
+    if not event.is_outcome:
+        return Outcome()
+    if state is None or not settled:
+        return Outcome(park=True)
+    sample = builders.build_pipeline_outcome(event, state.as_of(event.timestamp), now)
+    return Outcome(samples=[sample])

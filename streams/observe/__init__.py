@@ -1,0 +1,1 @@
+"""What SREs see: the Prometheus metrics, stalled partitions, consumer lag."""

@@ -1,0 +1,1 @@
+"""Offsets: what was processed per partition, end-offset rounds, the key partitioner."""

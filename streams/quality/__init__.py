@@ -1,0 +1,1 @@
+"""Windowed quality metrics: window math, table keys, in-memory window counts."""

@@ -1,0 +1,1 @@
+"""LearningSamples: the model we write, the builders, ids, preference and replan pairs."""

@@ -1,0 +1,249 @@
+"""Pure sample builders (DESIGN §4): events + plan state in, LearningSamples out.
+
+No I/O, no clock: the caller passes ``now``. Quality rules:
+
+- plan_approved -> intent_resolution / confirm_decision ``good``; plan_rejected -> ``poor``
+- delta intent -> error_correction ``acceptable``
+- delta impact -> delta_impact: ``poor`` if rolled back, ``acceptable`` if a compensation plan
+  was required, else ``good``
+- stage ``execute`` completed -> pipeline_outcome ``good`` (never modified) or ``acceptable``
+  (after a delta); failed -> ``poor``. Other stages produce no sample.
+
+Ids the MPLP learning schemas type as UUIDs carry ``canonical_id`` of the runtime's id (see
+``meta.id_refs``); other ids (intent, delta, confirm, plan ids in input) stay as sent.
+Where the seed-004 fields come from: :mod:`streams.samples.parts`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from streams.join.plan_state import PlanState
+from streams.mplp.models import DecisionEvent, DeltaImpact, DeltaIntentEvent, MplpEvent, StageEvent
+from streams.samples.ids import canonical_id, sample_id
+from streams.samples.parts import (
+    PRODUCER,
+    IdRefs,
+    context_state,
+    impact_parts,
+    intent_extras,
+    intent_of,
+    iso,
+    plan_structure,
+    present,
+    sample_meta,
+)
+from streams.samples.sample import Feedback, LearningSample
+
+__all__ = [
+    "PRODUCER",
+    "build_confirm_decision",
+    "build_delta_impact",
+    "build_error_correction",
+    "build_intent_resolution",
+    "build_pipeline_outcome",
+    "impact_quality",
+    "outcome_quality",
+]
+
+
+def _sample(family: str, event: MplpEvent, now: datetime, **parts: Any) -> LearningSample:
+    return LearningSample(
+        sample_id=sample_id(family, canonical_id(event.event_id)),
+        sample_family=family,
+        created_at=iso(now),
+        **parts,
+    )
+
+
+def _decision_feedback(event: DecisionEvent) -> Feedback:
+    approved = event.event_type == "plan_approved"
+    details = {"decided_by_role": event.payload.decided_by_role, "reason": event.payload.reason}
+    return Feedback(
+        source="user",
+        type="approval" if approved else "rejection",
+        details=present(details),
+        quality_label="good" if approved else "poor",
+    )
+
+
+def build_intent_resolution(
+    event: DecisionEvent, state: PlanState, now: datetime
+) -> LearningSample:
+    """Build the intent_resolution sample of a decision joined with its plan."""
+    plan, refs = state.snapshot.plan, IdRefs()
+    intent_id, intent_text = intent_of(state)
+    extra_input, extra_meta = intent_extras(state)
+    approved = event.event_type == "plan_approved"
+    return _sample(
+        "intent_resolution",
+        event,
+        now,
+        input={
+            "intent_id": intent_id,
+            "raw_request_summary": intent_text,
+            "intent_text": intent_text,
+            "context": state.snapshot.context or {},
+            **extra_input,
+        },
+        output={
+            "final_intent_summary": plan.objective,
+            "plan_id": refs.uuid("output.plan_id", plan.plan_id),
+            "plan_title": plan.title,
+            "plan_step_count": len(plan.steps),
+            "plan_structure": plan_structure(state),
+            "resolution_quality_label": "good" if approved else "bad",
+        },
+        state={
+            "plan_status": plan.status,
+            "corrections_so_far": state.deltas,
+            **context_state(state),
+        },
+        feedback=_decision_feedback(event),
+        meta=sample_meta(
+            event, "approved" if approved else "rejected", plan.plan_id, state, refs, **extra_meta
+        ),
+    )
+
+
+def build_confirm_decision(
+    event: DecisionEvent, state: PlanState | None, now: datetime
+) -> LearningSample:
+    """Build the confirm_decision sample of a decision (the plan, if known, names the project)."""
+    payload = event.payload
+    confirm = payload.confirm
+    approved = event.event_type == "plan_approved"
+    request: dict[str, Any] = {"plan_id": payload.plan_id, "confirm_id": payload.confirm_id}
+    if confirm is not None:
+        request |= {
+            "target_type": confirm.target_type,
+            "requested_by_role": confirm.requested_by_role,
+            "request_reason": confirm.reason,
+            "decision_count": len(confirm.decisions),
+        }
+    return _sample(
+        "confirm_decision",
+        event,
+        now,
+        input=present(request),
+        output={
+            "decision": "approved" if approved else "rejected",
+            "decided_by_role": payload.decided_by_role,
+            "reason": payload.reason or "",
+        },
+        feedback=_decision_feedback(event),
+        meta=sample_meta(event, "approved" if approved else "rejected", payload.plan_id, state),
+    )
+
+
+def build_error_correction(
+    event: DeltaIntentEvent, state: PlanState, now: datetime
+) -> LearningSample:
+    """Build the error_correction sample of a delta intent joined with its plan."""
+    delta = event.payload
+    plan = state.snapshot.plan
+    _, intent_text = intent_of(state)
+    details = {"user_feedback": delta.feedback_text, "corrected_fields": delta.corrected_fields}
+    return _sample(
+        "error_correction",
+        event,
+        now,
+        input={
+            "intent_id": delta.intent_id,
+            "intent_text": intent_text,
+            "delta_id": delta.delta_id,
+            "change_summary": delta.change_summary,
+            "plan_state": {
+                "title": plan.title,
+                "objective": plan.objective,
+                "status": plan.status,
+                "steps": plan_structure(state),
+            },
+        },
+        output={
+            "action_taken": "plan_modification",
+            "delta_type": delta.delta_type or "correction",
+            "result": delta.changes if delta.changes is not None else delta.change_summary,
+        },
+        feedback=Feedback(
+            source="user", type="correction", details=present(details), quality_label="acceptable"
+        ),
+        meta=sample_meta(event, "not_reviewed", plan.plan_id, state),
+    )
+
+
+def impact_quality(impact: DeltaImpact) -> str:
+    """Return the quality label of an impact outcome."""
+    if impact.rollback_used:
+        return "poor"
+    return "acceptable" if impact.comp_plan_required else "good"
+
+
+def build_delta_impact(event: DeltaIntentEvent, state: PlanState, now: datetime) -> LearningSample:
+    """Build the delta_impact sample of a delta carrying its impact analysis."""
+    delta = event.payload
+    if delta.impact is None:
+        raise ValueError("delta_impact needs payload.impact")
+    outcome, before, extra_meta = impact_parts(delta.impact)
+    return _sample(
+        "delta_impact",
+        event,
+        now,
+        input={
+            "delta_id": delta.delta_id,
+            "intent_id": delta.intent_id,
+            "change_summary": delta.change_summary,
+            "delta_type": delta.delta_type or "correction",
+        },
+        output=outcome,
+        state=before or None,
+        feedback=Feedback(
+            source="system",
+            type="score",
+            details=outcome,
+            quality_label=impact_quality(delta.impact),
+        ),
+        meta=sample_meta(event, "not_reviewed", delta.plan_id, state, **extra_meta),
+    )
+
+
+def outcome_quality(event: StageEvent, state: PlanState) -> str | None:
+    """Return the quality of an execute outcome, or None when it yields no sample."""
+    if not event.is_outcome:
+        return None
+    if event.status == "failed":
+        return "poor"
+    return "acceptable" if state.deltas else "good"
+
+
+def build_pipeline_outcome(event: StageEvent, state: PlanState, now: datetime) -> LearningSample:
+    """Build the pipeline_outcome sample of an execute stage joined with its plan."""
+    quality = outcome_quality(event, state)
+    if quality is None:
+        raise ValueError("only an execute stage that completed or failed yields a sample")
+    plan = state.snapshot.plan
+    result = {
+        "stage": event.stage,
+        "stage_name": event.stage_name,
+        "status": event.status,
+        "error": event.payload.error,
+        "duration_ms": event.payload.duration_ms,
+    }
+    return _sample(
+        "pipeline_outcome",
+        event,
+        now,
+        input=present(
+            {
+                "plan_id": plan.plan_id,
+                "pipeline_id": event.pipeline_id,
+                "objective": plan.objective,
+                "plan_structure": plan_structure(state),
+            }
+        ),
+        output={"result": present(result)},
+        state={"corrections_applied": state.deltas, "plan_status": plan.status},
+        feedback=Feedback(source="system", type="score", quality_label=quality),
+        meta=sample_meta(event, "not_reviewed", plan.plan_id, state),
+    )

@@ -1,0 +1,157 @@
+"""Replan pairs: for one intent, a rejected plan followed in event time by an approved one.
+
+The matcher holds, per ``intent_id``, the rejected and the approved plans it has seen
+(:class:`IntentPlans`, one table value). Each new plan is paired with every plan of the other
+side on the right side of it in *event time* (``meta.event_time``): a rejection with every
+approval after it, an approval with every rejection before it. So the pairs of an intent do
+not depend on the order its samples arrive in, and an intent rejected twice, then approved,
+yields two pairs. Equal event times pair nothing (neither followed the other).
+
+An intent is dropped ``pairs.ttl`` after its last plan arrived (processing time), approved or
+not; a plan arriving after that starts afresh. A plan seen before (a replay) is paired again
+(same pair ids) but not stored twice, so a pair lost in a crash comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from streams.samples.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
+from streams.samples.parts import iso
+from streams.samples.sample import LearningSample
+
+__all__ = [
+    "MAX_HELD_BYTES",
+    "MAX_PLANS",
+    "IntentPlans",
+    "Plan",
+    "due",
+    "match",
+    "plan_of",
+    "read_plan",
+]
+
+#: Plans held per side of one intent, and their JSON bytes in all (one table value is one
+#: changelog record, which the broker caps at 1 MiB by default). Plans beyond either are
+#: still paired with what is held, but not kept themselves ("intent_full").
+MAX_PLANS = 64
+MAX_HELD_BYTES = 512 * 1024
+_LABEL = "resolution_quality_label"
+
+
+class Plan(BaseModel):
+    """An intent_resolution sample as the matcher needs it: the re-keyed record's value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sample_id: str = Field(min_length=1)
+    intent_id: str = Field(min_length=1)
+    project_id: str | None = None
+    event_time: AwareDatetime
+    approved: bool
+    prompt: dict[str, Any]  # the sample's input
+    completion: dict[str, Any]  # its output, without the label the pair itself encodes
+    score: float | None = None
+
+    def to_json(self) -> bytes:
+        """Return the re-keyed record's value (JSON)."""
+        return orjson.dumps(self.model_dump(mode="json"))
+
+
+def read_plan(data: bytes | None) -> Plan:
+    """Decode a re-keyed record into a :class:`Plan`."""
+    try:
+        return Plan.model_validate_json(data or b"")
+    except ValidationError as exc:
+        raise invalid(exc, "a re-keyed plan") from None
+
+
+def plan_of(sample: LearningSample) -> Plan | NoPair:
+    """Return the plan of an intent_resolution sample, or ``undecided``."""
+    label = sample.output.get(_LABEL)
+    if label not in ("good", "bad"):
+        return "undecided"
+    return Plan(
+        sample_id=sample.sample_id,
+        intent_id=sample.input["intent_id"],
+        project_id=sample.meta.project_id,
+        event_time=event_time(sample),
+        approved=label == "good",
+        prompt=sample.input,
+        completion={k: v for k, v in sample.output.items() if k != _LABEL},
+        score=sample.meta.quality_score,
+    )
+
+
+class IntentPlans(BaseModel):
+    """What the matcher holds for one intent (JSON in the table)."""
+
+    model_config = ConfigDict(extra="forbid")
+    touched: AwareDatetime  # when its last plan arrived: the TTL counts from there
+    partition: int  # the partition whose records wrote it (its changelog partition)
+    size: int = 0  # JSON bytes of the plans held
+    rejected: list[Plan] = []
+    approved: list[Plan] = []
+
+    def holds(self, plan: Plan) -> bool:
+        """Tell whether ``plan`` was seen before (a replayed sample)."""
+        return any(p.sample_id == plan.sample_id for p in self.rejected + self.approved)
+
+
+def _pair(rejected: Plan, approved: Plan, created_at: str) -> PreferencePair:
+    scores = (approved.score, rejected.score)
+    return PreferencePair(
+        pair_id=pair_id("replan", rejected.sample_id, approved.sample_id),
+        kind="replan",
+        intent_id=rejected.intent_id,
+        project_id=rejected.project_id or approved.project_id,
+        family="intent_resolution",
+        prompt=rejected.prompt,
+        chosen=approved.completion,
+        rejected=rejected.completion,
+        chosen_sample_id=approved.sample_id,
+        rejected_sample_id=rejected.sample_id,
+        event_time=iso(approved.event_time),
+        created_at=created_at,
+        margin=None if None in scores else scores[0] - scores[1],  # type: ignore[operator]
+    )
+
+
+def _pairs(held: IntentPlans, plan: Plan, created_at: str) -> list[PreferencePair]:
+    if plan.approved:
+        before = [r for r in held.rejected if r.event_time < plan.event_time]
+        return [_pair(r, plan, created_at) for r in before]
+    after = [a for a in held.approved if plan.event_time < a.event_time]
+    return [_pair(plan, a, created_at) for a in after]
+
+
+def match(
+    held: IntentPlans | None, plan: Plan, now: datetime, partition: int
+) -> tuple[IntentPlans, list[PreferencePair], NoPair | None]:
+    """Add ``plan`` to ``held`` (in place; new if None); return it, the pairs ``plan``
+    completes, and why it was not stored (None: stored, or held already)."""
+    held = held or IntentPlans(touched=now, partition=partition)
+    pairs = _pairs(held, plan, iso(now))
+    held.touched, held.partition = now, partition
+    if held.holds(plan):
+        return held, pairs, None
+    kept = plan.model_copy(update={"prompt": {}}) if plan.approved else plan
+    size = len(kept.to_json())  # an approval's prompt is never read: only a rejection's is
+    side = held.approved if plan.approved else held.rejected
+    if len(side) >= MAX_PLANS or held.size + size > MAX_HELD_BYTES:
+        return held, pairs, "intent_full"
+    side.append(kept)
+    held.size += size
+    return held, pairs, None
+
+
+def due(raw: Mapping[str, Any], now: datetime, ttl: timedelta) -> bool:
+    """Tell whether the stored intent ``raw`` (a table value) got its last plan ``ttl`` ago.
+
+    Reads one field, not the whole value: a sweep looks at every intent of a partition.
+    """
+    return now - datetime.fromisoformat(raw["touched"]) >= ttl
