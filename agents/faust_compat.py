@@ -38,7 +38,7 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
 7. The transactional id ``f"{group_id}-{group}-{tp.partition}"`` that
    ``TransactionManager.commit`` builds: ``transactional_id`` makes the same, so a sample
    sent straight to the producer joins the transaction that commits its source offset
-   (faust-streaming #177/#517: outputs outside it came out twice after a kill).
+   (faust-streaming #177/#517: outputs sent outside it come out twice after a kill).
 8. ``faust.streams._current_event``, the ContextVar (of a weakref) ``current_event()``
    reads: ``processing`` sets it so the quality windows can flush their counts when a
    commit starts, outside stream iteration. A table write needs it (the changelog partition,
@@ -49,9 +49,11 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     ``ServiceThread``) and ``AIOKafkaConsumerThread._ensure_consumer()``: a worker's aiokafka
     consumer lives on its own thread and event loop, but Faust's ``Consumer.seek`` calls its
     ``seek`` from the agents' thread. A seek there while the consumer thread drains fetched
-    records crashed the worker (``KeyError`` in aiokafka's ``Fetcher.fetched_records``; seen
-    in a kill -9 run, where ``Progress`` rewinds often). ``seek_on_consumer_thread`` runs the
-    seek on the consumer's own loop instead; ``fetch_positions`` and ``log_starts`` read the
+    records crashes the worker (``KeyError`` in aiokafka's ``Fetcher.fetched_records``), and
+    ``Progress`` seeks back often: after a restart, and after every gap in a partition's
+    offsets, which transaction markers leave under exactly_once (RELIABILITY.md, findings
+    behind the design). ``seek_on_consumer_thread`` runs the seek on the consumer's own
+    loop instead; ``fetch_positions`` and ``log_starts`` read the
     consumer's fetch positions and the partitions' first offsets there too (the stall watch,
     ``agents/stall_watch.py``), and ``starts_on_consumer_thread`` asks where partitions' records
     start for ``Progress`` (public aiokafka ``committed`` / ``beginning_offsets``).

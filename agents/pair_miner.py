@@ -10,8 +10,9 @@ intent. Intents expire on ticks (a leader timer sends an empty record to each pa
 re-key topic, as agents/sweeper.py does) and when a plan finds its intent expired. Pairs leave
 from inside the step that made them, in its source's transaction.
 
-Reading the samples topic back cost a Faust event (decode, validate, commit) per sample; the
-hook sees the same content without the round trip (A/B: benchmarks/RESULTS.md, 24 Nov 11:06).
+The hook sees what a reader of the samples topic would, without the round trip: reading the
+topic back costs a Faust event (decode, validate, commit) per sample (benchmarks/RESULTS.md,
+findings behind the design).
 """
 
 from __future__ import annotations

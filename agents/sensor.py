@@ -3,9 +3,10 @@
 Faust calls its monitor on every record in and out, every table read and write and every
 send. ``faust.sensors.prometheus.PrometheusMonitor`` answers each call with labelled counter
 increments (``.labels()`` resolved every time, a lock each), and the base ``Monitor`` keeps
-per-event statistics only its web pages (off) read: about 50 µs per input event, 4 % of a
-worker. ``LeanMonitor`` does nothing per record or table operation, counts sends in plain
-integers read at scrape time, and times commits (one per commit, not per record).
+per-event statistics only its web pages (off) read: a cost on every input event for series
+nobody reads (benchmarks/RESULTS.md, findings behind the design). ``LeanMonitor`` does
+nothing per record or table operation, counts sends in plain integers read at scrape time,
+and times commits (one per commit, not per record).
 
 Exposed, under the names and types ``PrometheusMonitor`` gives them (the dashboard and
 alerts in ``ops/`` read them): ``faust_total_sent_messages_total`` and

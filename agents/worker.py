@@ -57,7 +57,8 @@ def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
     app = create_app(settings, url, embedded=embedded)
     runtime = wire(app, settings)
     # What the recognizers load on first use is loaded now, before run_worker freezes the
-    # start-up objects: the first records do not wait for it (latency, RESULTS.md 25 Nov).
+    # start-up objects: the first records do not wait for it (benchmarks/RESULTS.md,
+    # findings behind the design).
     runtime.anonymizer.warm()
     return app
 
@@ -77,9 +78,10 @@ def freeze_startup_objects() -> int:
     """Take every object alive now out of the cyclic collector's scans; return how many.
 
     After start-up a worker holds ~180,000 long-lived objects (modules, Faust, Presidio's
-    recognizers, pydantic schemas). Each full collection walked all of them, a pause of
-    ~100 ms on this machine that showed up as the p95/p99 of event latency. They live as
-    long as the process, so the collector has nothing to find there (``gc.freeze``).
+    recognizers, pydantic schemas). Each full collection would walk all of them, a pause
+    long enough to make the p95/p99 of event latency (benchmarks/RESULTS.md, findings behind
+    the design). They live as long as the process, so the collector has nothing to find
+    there (``gc.freeze``).
     """
     gc.collect()
     gc.freeze()

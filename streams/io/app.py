@@ -48,7 +48,8 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         # an agent that fills a batch waits until it is sent, so batches must be large.
         producer_max_batch_size=1 if single else settings.broker.max_batch_bytes,
         # 0 by default: the next batch fills while a request is in flight, and a linger only
-        # delays the acks the join and each commit wait for (benchmarks/RESULTS.md, 2026-11-24).
+        # delays the acks the join and each commit wait for (benchmarks/RESULTS.md, findings
+        # behind the design).
         producer_linger=settings.broker.linger_ms / 1000.0,
         producer_max_request_size=MAX_MESSAGE_BYTES,
         consumer_max_fetch_size=2 * MAX_MESSAGE_BYTES,

@@ -8,8 +8,8 @@ a background task. When the buffer is full the record is counted in ``dropped`` 
 ``publish_*`` returns False. ``close()`` flushes everything still buffered.
 
 Kafka orders records within a partition only: two records sent back to back to different
-topics can reach the broker in either order (``benchmarks/ordering.py``: on Apache Kafka, 40
-and 286 of 2,000 corrections published just before their plan's execution landed after it).
+topics can reach the broker in either order (``benchmarks/ordering.py`` measures how often;
+RELIABILITY.md, findings behind the design).
 The worker counts a correction for an execution only if the broker held it when the
 execution was read, so a runtime that needs that order awaits ``flush()`` between the two.
 """

@@ -5,9 +5,9 @@ when flow control stops, the group generation changes, or a partition leaves its
 set; the records left in the batch are dropped, but the client's fetch position is already
 past them. ``Progress`` notices such a hole when a later record of the partition arrives
 and seeks back. If nothing comes after them (the tail of a partition, an idle runtime),
-nothing arrives to show the hole and those records wait until the next restart: seen in
-CI as a restarted worker that never processed the last correction and stage records it
-had fetched.
+nothing arrives to show the hole: those records, and every sample that waits for them (a
+decision waits for the corrections before it), wait until the next restart (RELIABILITY.md,
+findings behind the design).
 
 ``StallWatch`` tells, from the consumer's fetch positions and the offsets handed over, which
 partitions have had records fetched and not handed over for ``after_s`` seconds; the worker
@@ -116,10 +116,10 @@ class Idle:
 class IdleWatch(Generic[_P]):
     """Per partition, how long its fetch position has stayed below the high watermark.
 
-    The other side of ``StallWatch``: records the consumer never fetched. Three CI runs on the
-    embedded broker ended with one record unread at the tail of a few partitions for two
-    minutes while the rest was read, and the stall watch saw nothing (the position had not
-    passed them). A partition whose position has not moved for ``after_s`` while the
+    The other side of ``StallWatch``: records the consumer never fetched. The fetch position
+    has not passed them, so ``StallWatch`` cannot see them, yet a record left unread at the
+    tail of a partition holds back what waits for it (RELIABILITY.md, findings behind the
+    design). A partition whose position has not moved for ``after_s`` while the
     broker's high watermark is above it is fetched afresh (a seek to its position drops
     what the client holds of it), and said so, every ``after_s`` while it lasts.
 

@@ -38,8 +38,9 @@ def _scheme_url_recognizer() -> UrlRecognizer:
 def _phone_recognizer(config: PrivacyConfig) -> DialablePhoneRecognizer:
     """Build a phone recognizer for the configured regions only.
 
-    It runs one phonenumbers matcher per region over the text (~0.35 ms each on a sentence):
-    Presidio's eight default regions were a tenth of a worker's CPU.
+    It runs one phonenumbers matcher per region over the text, so each region is one more
+    pass over every string that may hold a phone: only the configured regions run, not
+    Presidio's eight defaults (benchmarks/RESULTS.md, findings behind the design).
     """
     return DialablePhoneRecognizer(supported_regions=config.phone_regions)
 
@@ -70,7 +71,8 @@ class NoContextEnhancer(ContextAwareEnhancer):
 
     Presidio's default enhancer raises a score when context words ("phone", "email") sit
     next to a match, reading them from the NLP engine's tokens; the engine here is a no-op
-    with no tokens, so it never changes a score, yet it cost ~0.3 ms a string.
+    with no tokens, so it never changes a score, yet running it costs time on every string
+    (benchmarks/RESULTS.md, findings behind the design).
     """
 
     def __init__(self) -> None:

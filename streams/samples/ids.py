@@ -18,8 +18,9 @@ def _v4_from(text: str) -> str:
     """Return a UUID with version-4 bits whose 122 free bits come from SHA-256 of text.
 
     The same string ``str(uuid.UUID(bytes=digest[:16], version=4))`` gives, built without
-    ``uuid.UUID``'s checks: ids took ~3 % of a worker's main thread (benchmarks/RESULTS.md,
-    25 Nov 04:40), and ids already written must not change.
+    ``uuid.UUID``'s checks: every event derives several ids on the worker's main thread, so
+    their cost shows in its profile (benchmarks/RESULTS.md, findings behind the design); and
+    ids already written must not change.
     """
     raw = bytearray(hashlib.sha256(text.encode()).digest()[:16])
     raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
