@@ -122,8 +122,8 @@ class ConsentReader(Service):
     def _asked_at_start(self, asker: AIOKafkaConsumer) -> list[TopicPartition]:
         """Return every partition whose end is asked here, to ask once before any record
         waits: an asker new to a topic (or to its leader) first waits out a metadata retry,
-        about 0.1 s (the first fence and corrections round of a worker did, RESULTS.md
-        25 Nov)."""
+        about 0.1 s, which would otherwise land on the first consent fence and corrections
+        round (benchmarks/RESULTS.md, findings behind the design)."""
         asked = list(self._partitions)
         for topic in self.also_asked:  # unknown yet (None): asked when first needed
             partitions = sorted(asker.partitions_for_topic(topic) or ())

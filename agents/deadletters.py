@@ -10,7 +10,7 @@ import faust
 from faust.types import EventT
 
 from streams.dlq.record import DlqRecord, dlq_headers
-from streams.join.rules import ParkedEvent
+from streams.join.parked import ParkedEvent
 from streams.observe.metrics import Metrics
 
 __all__ = ["DeadLetters", "Produce"]

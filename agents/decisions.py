@@ -1,49 +1,16 @@
-"""Agent: Confirm decisions -> confirm_decision and (joined) intent_resolution."""
+"""Agent: Confirm decisions -> confirm_decision and (joined) intent_resolution.
+
+What a decision comes to is the join's (streams/join/routes.py); this agent only hands each
+record of the two decision topics to it.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
-from functools import partial
-
 from faust.types import StreamT
 
-from agents.plan_join import Route
 from agents.runtime import Runtime
-from streams.config.settings import Settings
-from streams.join.plan_state import PlanState
-from streams.join.rules import Outcome, ParkedEvent, on_decision
-from streams.mplp.decode import RecordOrigin, decode_decision
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import DecisionEvent
 
-__all__ = ["register", "routes"]
-
-KINDS = ("plan_approved", "plan_rejected")
-
-
-def _decode(
-    kind: str, data: bytes | None, origin: RecordOrigin, notes: InputNotes | None
-) -> DecisionEvent:
-    return decode_decision(data, kind, origin=origin, notes=notes)
-
-
-def _decide(
-    event: DecisionEvent,
-    state: PlanState | None,
-    moment: datetime,
-    parked: ParkedEvent | None,
-    settled: bool,
-) -> Outcome:
-    confirmed = parked is not None and parked.confirmed(event)
-    return on_decision(event, state, moment, confirmed=confirmed, settled=settled)
-
-
-def routes(settings: Settings) -> dict[str, Route]:
-    """Return the join's routes of the two decision topics (each carries its event type)."""
-    return {
-        settings.topics.name(kind): Route("decisions", partial(_decode, kind), _decide, True)
-        for kind in KINDS
-    }
+__all__ = ["register"]
 
 
 def register(runtime: Runtime) -> None:

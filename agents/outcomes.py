@@ -2,40 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from faust.types import EventT, StreamT
 
 from agents.learn_stats import SkillTable
-from agents.plan_join import Route
 from agents.runtime import Runtime
-from streams.config.settings import Settings
-from streams.join.plan_state import PlanState
-from streams.join.rules import Outcome, ParkedEvent, on_stage
 from streams.mplp.decode import RecordOrigin, decode_stage
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import StageEvent
 
-__all__ = ["register", "routes"]
-
-
-def _decode(data: bytes | None, origin: RecordOrigin, notes: InputNotes | None) -> StageEvent:
-    return decode_stage(data, origin=origin, notes=notes)
-
-
-def _decide(
-    event: StageEvent,
-    state: PlanState | None,
-    moment: datetime,
-    _parked: ParkedEvent | None,
-    settled: bool,
-) -> Outcome:
-    return on_stage(event, state, moment, settled=settled)
-
-
-def routes(settings: Settings) -> dict[str, Route]:
-    """Return the join's route of the stages topic ("after a delta" waits for corrections)."""
-    return {settings.topics.name("pipeline_stage"): Route("stages", _decode, _decide, True)}
+__all__ = ["register"]
 
 
 def register(runtime: Runtime) -> None:

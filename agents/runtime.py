@@ -134,8 +134,8 @@ class Runtime:
         We name the transaction that commits the source offset instead.
 
         Straight to the driver's producer, not through ``Topic.send``, in both guarantees:
-        that skips Faust's channel layer and send sensors (16 % of the cost of sending a
-        sample and its event in a worker profile).
+        that skips Faust's channel layer and send sensors, a per-send cost the worker uses
+        nothing of (benchmarks/RESULTS.md, findings behind the design).
         """
         transactional_id = None
         if self.app.in_transaction:

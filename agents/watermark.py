@@ -7,16 +7,16 @@ two topics in. Corrections are rare, so in steady state the input is read to its
 nothing waits.
 
 Reading a correction made *later* than the event is not enough: event times within a
-partition are not in offset order (runtimes' clocks differ, and a kill -9 run caught an
-execute labelled ``good`` because another plan's later correction had been read before its
-own earlier one). So only offsets count.
+partition are not in offset order (runtimes' clocks differ, so another plan's later
+correction can be read before an earlier one, and counting by event time would label an
+execute ``good`` that should be ``acceptable``; RELIABILITY.md, findings behind the design).
+So only offsets count.
 
 Nor is the end the consumer last fetched: aiokafka leaves a partition with buffered
-records out of its next fetch, so that end can be older than the event (a kill -9 run
-caught an execute labelled ``good`` that way too). An end counts for an event only if the
-ListOffsets round that asked for it started after the event was fetched, as for the
-consent fence: both use the shared rounds of streams/offsets/rounds.py, one of which answers every
-event fetched before it.
+records out of its next fetch, so that end can be older than the event. An end counts for
+an event only if the ListOffsets round that asked for it started after the event was
+fetched, as for the consent fence: both use the shared rounds of streams/offsets/rounds.py,
+one of which answers every event fetched before it.
 
 What the broker did not hold yet does not count: Kafka orders records within a partition
 only, so a correction a runtime sent just before an execute can land just after it

@@ -28,6 +28,7 @@ from streams.encoding.codecs import codec_for
 from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
+from streams.join.routes import routes as join_routes
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
 from streams.privacy import build_anonymizer, privacy_config
@@ -52,9 +53,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
         # not app.in_transaction: Faust caches that property, False until the worker runs
         progress=Progress(gated=settings.processing_guarantee == "exactly_once"),
     )
-    attach_join(
-        runtime, decisions.routes(settings) | deltas.routes(settings) | outcomes.routes(settings)
-    )
+    attach_join(runtime, join_routes(settings.topics))
     for module in (
         plans,
         decisions,

@@ -21,9 +21,8 @@ class Tables:
     """The tables the agents share; all are changelogged, so they survive a restart."""
 
     plan_state: faust.types.TableT[str, Any]  # plan_id -> PlanState JSON bytes
-    pending: faust.types.TableT[
-        str, Any
-    ]  # plan_id -> list of parked events (the join's grace buffer)
+    #: plan key|topic|partition|offset -> one parked event (the join's grace buffer)
+    pending: faust.types.TableT[str, Any]
 
     @classmethod
     def declare(cls, app: faust.App, settings: Settings) -> Tables:
@@ -31,8 +30,8 @@ class Tables:
         # JSON keys and values: the changelogs stay readable with any Kafka tool.
         n, options = settings.topics.partitions, settings.table_options()
         return cls(
-            # plan_state values are PlanState's JSON bytes (PlanState.to_table): the same
-            # changelog text as before, held unparsed (smaller, and no GC walk over them).
+            # plan_state values are PlanState's JSON bytes (PlanState.to_table): the changelog
+            # text a dict value would give, held unparsed (smaller, and no GC walk over them).
             plan_state=app.Table(
                 "plan_state",
                 key_type=str,
@@ -40,5 +39,8 @@ class Tables:
                 partitions=n,
                 options=options,
             ),
-            pending=app.Table("pending", key_type=str, partitions=n, options=options),
+            # one parked event per key (streams/join/parked.py): its JSON bytes, raw codec
+            pending=app.Table(
+                "pending", key_type=str, value_type=bytes, partitions=n, options=options
+            ),
         )

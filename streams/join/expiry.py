@@ -1,7 +1,8 @@
 """Which terminal plans can expire when: an in-memory index over the ``plan_state`` table.
 
-The sweeper used to walk (and re-validate) the whole table on every tick, so its cost grew
-with the plans held (184 ms a tick at 7,600 plans; loading stalled at 46,000). The index keeps
+Walking (and re-validating) the whole table on every tick would make a tick's cost grow with
+the plans held, not with the plans due (benchmarks/RESULTS.md, findings behind the design).
+The index keeps
 one heap per partition of (terminal_since, plan_id) for terminal plans only, so a tick pops
 what is due and nothing else.
 

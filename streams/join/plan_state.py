@@ -47,7 +47,8 @@ class PlanState(BaseModel):
 
         Bytes rather than parsed dicts: a held plan then costs its JSON text (about a
         quarter of the dicts' size) and nothing for the garbage collector to walk, whose
-        full collections over a table of dicts paused the worker for 100+ ms.
+        full collections over a table of dicts pause the worker longer the more plans it
+        holds (benchmarks/RESULTS.md, findings behind the design).
         """
         return self.__pydantic_serializer__.to_json(self, exclude_none=True)
 

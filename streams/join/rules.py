@@ -1,9 +1,7 @@
 """The join of decisions, deltas and outcomes with plan state, with a grace buffer (DESIGN §5).
 
-Faust has no join operator: an event whose plan has not arrived is *parked* in the
-``pending`` table under its plan key (:func:`plan_key`), completed in event-time order
-when the plan comes, and dead-lettered as ``plan_state_missing`` once it has waited
-``join.grace``. All pure.
+What one event comes to against its plan's state: the deciders every route of the join unit
+(streams/join/unit.py) calls, live and when a parked event is replayed. All pure.
 
 Samples are built from the plan *as of the event* (``PlanState.as_of``): a decision or an
 execute counts the corrections made at or before its own time. One read before the
@@ -15,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
-
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from typing import Generic, Literal, TypeVar
 
 from streams.join.plan_state import PlanState, record_delta
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
@@ -28,16 +24,14 @@ from streams.samples.sample import LearningSample
 __all__ = [
     "IMPACT_ONLY_TYPE",
     "Outcome",
-    "ParkedEvent",
     "Source",
-    "in_event_order",
     "on_decision",
     "on_delta",
     "on_stage",
-    "park",
     "plan_key",
 ]
 
+S = TypeVar("S")
 Source = Literal["decisions", "deltas", "stages"]
 #: A delta_intent event of this type carries only the impact analysis of an earlier delta.
 IMPACT_ONLY_TYPE = "delta_impact_analyzed"
@@ -52,50 +46,13 @@ def plan_key(plan_id: str) -> str:
     return canonical_id(plan_id)
 
 
-class ParkedEvent(BaseModel):
-    """An input record waiting for its plan, with enough to replay or dead-letter it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    source: Source
-    topic: str
-    partition: int
-    offset: int
-    key: str | None
-    raw: str
-    event_time: AwareDatetime
-    #: When the worker fetched it: grace counts from here, and only an end of the
-    #: corrections input asked for after it can settle it (agents/watermark.py).
-    parked_at: AwareDatetime
-    #: The plan was known when the event was parked (it waited for the corrections input).
-    plan_known: bool = False
-
-    def confirmed(self, event: DecisionEvent) -> bool:
-        """Tell whether the confirm_decision of this parked decision went out when it came."""
-        return event.project_id is not None or self.plan_known
-
-
 @dataclass(frozen=True)
-class Outcome:
+class Outcome(Generic[S]):
     """What the agent must do with one event: emit samples, park it, store a new state."""
 
     samples: list[LearningSample] = field(default_factory=list)
     park: bool = False
-    new_state: PlanState | None = None
-
-
-def park(pending: list[dict[str, Any]] | None, entry: ParkedEvent) -> list[dict[str, Any]]:
-    """Return the pending list with ``entry`` added once (a replayed record is not doubled)."""
-    entries = list(pending or [])
-    where = (entry.topic, entry.partition, entry.offset)
-    if any((e["topic"], e["partition"], e["offset"]) == where for e in entries):
-        return entries
-    return [*entries, entry.model_dump(mode="json")]
-
-
-def in_event_order(pending: list[dict[str, Any]]) -> list[ParkedEvent]:
-    """Return parked entries sorted by event time (then offset, for ties)."""
-    entries = [ParkedEvent.model_validate(raw) for raw in pending]
-    return sorted(entries, key=lambda e: (e.event_time, e.topic, e.partition, e.offset))
+    new_state: S | None = None
 
 
 def on_decision(
@@ -105,7 +62,7 @@ def on_decision(
     *,
     confirmed: bool = False,
     settled: bool = True,
-) -> Outcome:
+) -> Outcome[PlanState]:
     """Emit confirm_decision and, once the plan is known and settled, intent_resolution.
 
     confirm_decision needs no plan, so it goes out at once, unless the event names no
@@ -122,7 +79,7 @@ def on_decision(
     return Outcome(samples=[*samples, resolution])
 
 
-def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) -> Outcome:
+def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) -> Outcome[PlanState]:
     """Emit error_correction (and delta_impact when the delta carries its impact)."""
     if state is None:
         return Outcome(park=True)
@@ -137,7 +94,7 @@ def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) ->
 
 def on_stage(
     event: StageEvent, state: PlanState | None, now: datetime, *, settled: bool = True
-) -> Outcome:
+) -> Outcome[PlanState]:
     """Emit pipeline_outcome for execute completed/failed; other stages yield nothing.
 
     "Completed after a delta" counts the corrections made at or before the stage's own time,

@@ -1,34 +1,35 @@
 """Count what was processed, per partition, so offset commits take exactly that.
 
 Faust picks the offsets to commit from the acks its streams give, and commits from a
-background task while the agents go on working. Two things go wrong with that, each found
-in kill -9 runs (RELIABILITY.md); ``Progress`` is the bookkeeping that fixes them, and
+background task while the agents go on working. Two things go wrong with that, each of which
+loses or duplicates records across a kill (RELIABILITY.md, findings behind the design);
+``Progress`` is the bookkeeping that fixes them, and
 ``agents/faust_compat.py`` makes Faust's consumer use it:
 
 1. **Work done during a commit rides along.** Faust picks the offsets first, then commits.
    Under exactly_once the transaction then carries the outputs of every record processed
    while the commit was under way, but not their offsets; a kill before the next commit
-   replays those records and their samples come out twice for read_committed readers
-   (about 800 per kill when a commit took seconds). ``Progress.quiet`` holds new records
+   replays those records and their samples come out twice for read_committed readers.
+   ``Progress.quiet`` holds new records
    back and waits for those in progress while a commit runs, so a transaction carries
    exactly the outputs of the offsets it commits.
 2. **Faust's acks are not what was processed.** A restarted worker is handed some records
    twice (fetched, then fetched again after the seek to the committed offsets), and
    sometimes not at all: the record right after the committed offset never reached the
    agents while the ones after it did. Faust commits the end of the first run of
-   *consecutive* acked offsets, so repeats made commits crawl one offset at a time, and it
+   *consecutive* acked offsets, so repeats make commits crawl one offset at a time, and it
    commits past an unacked offset when the acks start one above the committed offset.
    ``Progress`` takes each partition's records in offset order: one processed before is
    skipped (its outputs are in the open transaction or already committed), one above a hole
    makes it seek back and re-read; the commit takes one past the last record processed.
    Where a partition's records start is asked of the broker (``starts_of``: the group's
    committed offset, else the log start; for every partition at once on an assignment), not
-   read from Faust: a restarted worker's agents
-   get records before Faust's seek to the committed offsets has noted them, and a record
-   above a hole was then taken as the first one (kill -9 runs on Apache Kafka).
+   read from Faust: a restarted worker's agents get records before Faust's seek to the
+   committed offsets has noted them, so a record above a hole would be taken as the first.
    Everything known of the partitions is dropped on every assignment (``assign``): Faust
    seeks each to its committed offset then, and a record finished across the rebalance
-   must not leave an old position behind (a rebalance run lost a plan to a stale one).
+   must not leave an old position behind (a stale one makes a re-read skip records, and
+   the plans they carry).
 3. **Some work is done later than its record.** The quality windows count samples in memory
    and write a partition's counts at its next flush (agents/quality_tables.py). With ``held`` on,
    a commit takes the *committable* offset instead: what was processed when the partition
@@ -102,8 +103,8 @@ class Progress:
     """The records this worker processed, per source partition, and the commit gate.
 
     Records of a partition must reach the agents in offset order without holes: a record
-    above the next expected offset means Faust dropped some (seen after restarts: the record
-    right after the committed offset never came, and committing past it lost its plan). The
+    above the next expected offset means Faust dropped some (after a restart the record right
+    after the committed offset can be missing, and committing past it loses what it carries). The
     partition is then sought back and records are skipped until the re-read starts (offsets
     go down again); if ``REREADS_FOR_A_GAP`` re-reads start at the same offset above the
     expected one, those offsets are not in the log (compaction, transaction markers) and the

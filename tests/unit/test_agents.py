@@ -18,7 +18,7 @@ import faust
 import orjson
 import pytest
 
-import agents.outcomes
+import streams.join.routes
 from agents.runtime import Runtime
 from agents.wiring import wire
 from streams.config.settings import Settings
@@ -158,15 +158,16 @@ async def test_decision_before_its_plan_is_parked_then_completed(h: Harness) -> 
     plan_id = snap["plan"]["plan_id"]
     await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
     assert h.families() == [("confirm_decision", "good")]
-    (parked,) = h.runtime.tables.pending[plan_id]
-    assert (parked["source"], parked["topic"], parked["offset"]) == (
+    (parked,) = h.runtime.join.parked(plan_id)
+    assert (parked.source, parked.topic, parked.offset) == (
         "decisions",
         "mplp.plan_approved",
         0,
     )
     await h.put("plans", js(snap), key=key_of(snap))
     assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
-    assert plan_id not in h.runtime.tables.pending
+    assert h.runtime.join.parked(plan_id) == []
+    assert not list(h.runtime.tables.pending.keys())  # its table record deleted too
     assert h.runtime.plan_state(plan_id) is not None
 
 
@@ -184,7 +185,7 @@ async def test_decision_naming_no_project_waits_for_the_plan_and_its_consent(h: 
     await h.put("plans", js(snap), key=key_of(snap))
     assert h.samples.await_count == 0  # the plan's project opted out: both samples dropped
     assert h.metric("learnstream_opted_out_total", reason="project") == 2
-    assert snap["plan"]["plan_id"] not in h.runtime.tables.pending
+    assert h.runtime.join.parked(snap["plan"]["plan_id"]) == []
 
 
 async def test_parked_delta_and_outcome_replay_in_event_order(h: Harness) -> None:
@@ -356,7 +357,7 @@ async def test_decision_on_the_wrong_topic(h: Harness) -> None:
 async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = agents.outcomes.on_stage
+    real = streams.join.routes.on_stage
     calls = iter([RuntimeError("boom")])
 
     def flaky(*args: Any, **kwargs: Any) -> Any:
@@ -364,7 +365,7 @@ async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
             raise exc
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(agents.outcomes, "on_stage", flaky)
+    monkeypatch.setattr(streams.join.routes, "on_stage", flaky)
     snap = h.sim.plan(WHEN)
     await h.put("plans", js(snap), key=key_of(snap))
     await h.put(
@@ -377,7 +378,7 @@ async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
     assert (record.reason, record.offset) == ("builder_error", 0)
     # the type and where it was raised; never the text, which may quote input
     assert record.error.startswith("RuntimeError at test_agents.py:")
-    assert " flaky < outcomes.py:" in record.error
+    assert " flaky < routes.py:" in record.error
     assert "boom" not in record.error
     assert h.families() == [("pipeline_outcome", "poor")]
 

@@ -58,7 +58,7 @@ async def correct(h: Harness, delta: dict[str, Any], key: bytes) -> None:
 async def ticks(h: Harness, plan_id: str) -> None:
     """Deliver two sweep ticks to the partition ``plan_id`` was parked on (the first is
     then fully processed)."""
-    partition = h.runtime.tables.pending[plan_id][-1]["partition"]
+    partition = h.runtime.join.parked(plan_id)[-1].partition
     async with h.app.agents["learnstream.sweeper"].test_context() as agent:
         await agent.put(b"tick", partition=partition)
         await agent.put(b"tick", partition=partition)
@@ -87,16 +87,14 @@ async def test_execute_read_before_its_earlier_correction_waits_and_is_acceptabl
         unread_corrections(b, 1)  # the correction is on the broker, not read yet
         await b.put("pipeline_stage", js(done), key=key_of(snap))
         assert b.samples.await_count == 0  # it waits: "after a delta" is not known yet
-        assert [e["plan_known"] for e in b.runtime.tables.pending[snap["plan"]["plan_id"]]] == [
-            True
-        ]
+        assert [e.plan_known for e in b.runtime.join.parked(snap["plan"]["plan_id"])] == [True]
         caught_up(b)
         await correct(b, delta, key_of(snap))
         assert b.families() == [
             ("error_correction", "acceptable"),
             ("pipeline_outcome", "acceptable"),
         ]
-        assert snap["plan"]["plan_id"] not in b.runtime.tables.pending
+        assert b.runtime.join.parked(snap["plan"]["plan_id"]) == []
         assert bodies(b) == in_order
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from streams.join.parked import ParkedEvent, ParkedIndex, entry_key, parse_entries
 from streams.join.plan_state import PlanState, expired, merge_snapshot, record_delta
-from streams.join.rules import ParkedEvent, in_event_order, park, plan_key
+from streams.join.rules import plan_key
 from streams.mplp.models import PlanSnapshot
 from streams.samples.ids import derived_uuid
 
@@ -183,37 +184,53 @@ def entry(
     )
 
 
-def test_park_adds_the_json_form() -> None:
-    assert park(None, entry(7)) == [
-        {
-            "source": "deltas",
-            "topic": "mplp.deltas",
-            "partition": 0,
-            "offset": 7,
-            "key": PLAN_ID,
-            "raw": '{"n": 7}',
-            "event_time": "2026-03-01T10:00:00Z",
-            "parked_at": "2026-03-01T10:00:00Z",
-            "plan_known": False,
-        }
-    ]
+def test_an_entry_is_stored_as_its_own_json_under_its_own_key() -> None:
+    stored = entry(7).to_table()
+    assert json.loads(stored) == {
+        "source": "deltas",
+        "topic": "mplp.deltas",
+        "partition": 0,
+        "offset": 7,
+        "key": PLAN_ID,
+        "raw": '{"n": 7}',
+        "event_time": "2026-03-01T10:00:00Z",
+        "parked_at": "2026-03-01T10:00:00Z",
+        "plan_known": False,
+    }
+    table_key = entry_key(PLAN_ID, entry(7).place)
+    assert table_key == f"{PLAN_ID}|mplp.deltas|0|7"
+    assert parse_entries(table_key, stored) == (PLAN_ID, [entry(7)])
 
 
-def test_park_dedupes_the_same_record() -> None:
-    pending = park(None, entry(7))
-    again = park(pending, entry(7, parked_min=3))  # redelivered after a crash
-    assert again == pending
-    grown = park(park(again, entry(8)), entry(7, partition=1))
-    assert [(e["partition"], e["offset"]) for e in grown] == [(0, 7), (0, 8), (1, 7)]
-    assert len(pending) == 1  # the input list is not mutated
+def test_a_list_under_the_bare_key_is_still_read() -> None:
+    """The layout that kept a plan's entries in one list: an upgrade loses none of them."""
+    legacy = json.dumps([json.loads(entry(5).to_table()), json.loads(entry(6).to_table())])
+    assert parse_entries(PLAN_ID, legacy.encode()) == (PLAN_ID, [entry(5), entry(6)])
+    index = ParkedIndex()
+    index.rebuild([(PLAN_ID, legacy.encode())], timedelta(minutes=2))
+    assert {e.offset for e in index.of(PLAN_ID)} == {5, 6}
+    assert index.stored_under(PLAN_ID, entry(5).place) == PLAN_ID  # the list's key
 
 
-def test_in_event_order_sorts_by_event_time_then_offset() -> None:
-    pending = park(
-        park(park(park(None, entry(5, event_min=3)), entry(6, event_min=1)), entry(2, event_min=3)),
-        entry(9, event_min=-1, topic="mplp.plan_approved"),
-    )
-    assert [e.offset for e in in_event_order(pending)] == [9, 6, 2, 5]
+def test_the_index_holds_a_redelivered_record_once() -> None:
+    index = ParkedIndex()
+    assert index.add(PLAN_ID, entry(7), timedelta(minutes=2))
+    assert not index.add(PLAN_ID, entry(7, parked_min=3), timedelta(minutes=2))  # after a crash
+    assert index.add(PLAN_ID, entry(7, partition=1), timedelta(minutes=2))
+    assert len(index) == 2
+    index.remove(PLAN_ID, [entry(7).place, entry(7, partition=1).place])
+    assert (len(index), PLAN_ID in index) == (0, False)
+
+
+def test_deadlines_come_due_per_partition_in_time_order() -> None:
+    index, grace = ParkedIndex(), timedelta(minutes=2)
+    index.add("late", entry(1, parked_min=5), grace)
+    index.add("early", entry(2, parked_min=1), grace)
+    index.add("other", entry(3, parked_min=0, partition=1), grace)
+    assert list(index.due(0, T + timedelta(minutes=2))) == []
+    assert list(index.due(0, T + timedelta(minutes=3))) == ["early"]
+    assert list(index.due(0, T + timedelta(minutes=10))) == ["late"]  # each popped once
+    assert list(index.due(1, T + timedelta(minutes=10))) == ["other"]
 
 
 # --- plan keys and stored snapshots of seed-shaped plans ------------------------------------

@@ -21,7 +21,7 @@ import orjson
 import pytest
 from prometheus_client import generate_latest
 
-import agents.decisions
+import streams.join.routes
 from agents.runtime import Runtime
 from agents.wiring import wire
 from streams.config.settings import Settings
@@ -224,7 +224,7 @@ async def test_a_builder_failure_shows_no_input_value(
     def broken_builder(*_args: Any, **_kwargs: Any) -> Any:
         LearningSample.model_validate({"sample_id": PLANTED["email"], "input": PLANTED["card"]})
 
-    monkeypatch.setattr(agents.decisions, "on_decision", broken_builder)
+    monkeypatch.setattr(streams.join.routes, "on_decision", broken_builder)
     caplog.set_level(logging.DEBUG)
     await worker.put("plan_approved", orjson.dumps(_templates()["plan_approved"]))
     worker.dlq.assert_awaited_once()

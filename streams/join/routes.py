@@ -1,0 +1,89 @@
+"""The join's routes: how each input topic's records are decoded and decided.
+
+One table for every input the join reads, so what a topic's record comes to is read here and
+nowhere else: decisions and executes *settle* (their samples count the plan's corrections,
+so they wait until the corrections input is read past them), corrections do not.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+
+from streams.config.settings import TopicSettings
+from streams.join.parked import ParkedEvent
+from streams.join.plan_state import PlanState
+from streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from streams.join.unit import Route
+from streams.mplp.decode import RecordOrigin, decode_decision, decode_delta, decode_stage
+from streams.mplp.fields import InputNotes
+from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+
+__all__ = ["DECISION_KINDS", "routes"]
+
+#: The decision topics, each named after the event type it carries.
+DECISION_KINDS = ("plan_approved", "plan_rejected")
+
+
+def _decode_decision(
+    kind: str, data: bytes | None, origin: RecordOrigin, notes: InputNotes | None
+) -> DecisionEvent:
+    return decode_decision(data, kind, origin=origin, notes=notes)
+
+
+def _decide_decision(
+    event: DecisionEvent,
+    state: PlanState | None,
+    moment: datetime,
+    parked: ParkedEvent | None,
+    settled: bool,
+) -> Outcome[PlanState]:
+    confirmed = parked is not None and parked.confirmed(event)
+    return on_decision(event, state, moment, confirmed=confirmed, settled=settled)
+
+
+def _decode_delta(
+    data: bytes | None, origin: RecordOrigin, notes: InputNotes | None
+) -> DeltaIntentEvent:
+    return decode_delta(data, origin=origin, notes=notes)
+
+
+def _decide_delta(
+    event: DeltaIntentEvent,
+    state: PlanState | None,
+    moment: datetime,
+    _parked: ParkedEvent | None,
+    _settled: bool,
+) -> Outcome[PlanState]:
+    return on_delta(event, state, moment)
+
+
+def _decode_stage(data: bytes | None, origin: RecordOrigin, notes: InputNotes | None) -> StageEvent:
+    return decode_stage(data, origin=origin, notes=notes)
+
+
+def _decide_stage(
+    event: StageEvent,
+    state: PlanState | None,
+    moment: datetime,
+    _parked: ParkedEvent | None,
+    settled: bool,
+) -> Outcome[PlanState]:
+    return on_stage(event, state, moment, settled=settled)
+
+
+def _decision_route(kind: str) -> Route:
+    return Route("decisions", partial(_decode_decision, kind), _decide_decision, settles=True)
+
+
+def routes(topics: TopicSettings) -> dict[str, Route]:
+    """Return the route of every input topic the join reads, by topic name."""
+    table = {
+        topics.name(kind): Route(
+            "decisions", partial(_decode_decision, kind), _decide_decision, True
+        )
+        for kind in DECISION_KINDS
+    }
+    table[topics.name("delta_intents")] = Route("deltas", _decode_delta, _decide_delta)
+    table[topics.name("pipeline_stage")] = Route("stages", _decode_stage, _decide_stage, True)
+    return table

@@ -1,0 +1,195 @@
+"""The join as one unit per key: its state, its parked events, the grace and the settled rule.
+
+Every path of the join calls one :class:`KeyJoin` (built from what the tables hold for one
+key) and applies the :class:`Step` it returns: a live record (``on_event``), the state that
+completes parked records (``on_state``: a plan snapshot merged last-writer-wins), and the
+sweep or a read of the corrections input (``on_tick``). Pure: the caller passes ``now`` and
+tells whether the corrections input has been read past an entry (``settled``).
+
+The rules, in one place:
+
+- An event whose key has no state yet is *parked*, and completed when the state comes.
+- An event of a settling route (its samples count the plan's corrections: decisions, executes)
+  is parked too while the corrections input has not been read past it, since Kafka orders
+  two topics by nothing; it completes once settled.
+- Parked events complete in event-time order (then by place), each against the state as the
+  ones before it left it, so a correction parked before a decision counts for it.
+- An entry that waited ``grace`` completes whatever the corrections input says, or, with no
+  state at all, is dead-lettered as ``plan_state_missing``. One that fails is dead-lettered
+  alone: it does not hold back the others.
+
+Keys are not only plans: a route decides against any state type, so a window keyed by a
+session id (events accumulate into the state, a closing event or the grace emits) or two
+executions of one intent (the first parks, the second completes) fit the same unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar
+
+from streams.config.settings import format_duration
+from streams.dlq.errors import InvalidEvent
+from streams.join.parked import ParkedEvent, Place
+from streams.join.rules import Outcome, Source
+from streams.mplp.decode import RecordOrigin
+from streams.mplp.fields import InputNotes
+from streams.samples.sample import LearningSample
+
+__all__ = ["MISSING", "KeyJoin", "Route", "Settled", "Step", "failure"]
+
+#: The dead-letter reason of an entry whose state never came within the grace.
+MISSING = "plan_state_missing"
+
+S = TypeVar("S")
+Decode = Callable[[bytes | None, RecordOrigin, InputNotes | None], Any]
+#: (event, state, now, the parked entry being replayed or None, settled) -> Outcome
+Decide = Callable[[Any, Any, datetime, ParkedEvent | None, bool], Outcome[Any]]
+#: Tell whether the corrections input has been read past a parked entry.
+Settled = Callable[[ParkedEvent], bool]
+
+
+@dataclass(frozen=True)
+class Route:
+    """How the records of one input topic are decoded and decided."""
+
+    source: Source
+    decode: Decode
+    decide: Decide
+    #: Its samples count the plan's corrections: it waits until they are read past its time.
+    settles: bool = False
+
+
+@dataclass
+class Step(Generic[S]):
+    """What one call of the unit comes to; the caller applies it, tables before sends."""
+
+    samples: list[LearningSample] = field(default_factory=list)
+    #: The key's state to store (None: it did not change).
+    state: S | None = None
+    #: Entries to store, each under its own key.
+    parked: list[ParkedEvent] = field(default_factory=list)
+    #: Entries done with (completed or failed): their table records are deleted.
+    released: list[ParkedEvent] = field(default_factory=list)
+    #: Entries that failed: (entry, dead-letter reason, error without input text).
+    failed: list[tuple[ParkedEvent, str, str]] = field(default_factory=list)
+    #: When the earliest entry kept waiting for the corrections input was fetched (None: none
+    #: waits for it; an entry waiting for its state waits for the state, not the input).
+    waiting_since: datetime | None = None
+
+
+class KeyJoin(Generic[S]):
+    """One key's join: feed it records, a state, ticks; it says what to emit and store."""
+
+    def __init__(
+        self,
+        state: S | None,
+        parked: Iterable[ParkedEvent],
+        routes: Mapping[str, Route],
+        grace: timedelta,
+    ) -> None:
+        self.state = state
+        self.routes = routes
+        self.grace = grace
+        self._parked: dict[Place, ParkedEvent] = {entry.place: entry for entry in parked}
+
+    @property
+    def parked(self) -> list[ParkedEvent]:
+        """Return the entries waiting, in the order they complete in."""
+        return sorted(self._parked.values(), key=ParkedEvent.order)
+
+    def snapshot(self) -> tuple[S | None, list[ParkedEvent]]:
+        """Return everything the unit holds: restore it with ``KeyJoin(*snapshot, ...)``."""
+        return self.state, self.parked
+
+    def on_event(
+        self, event: Any, entry: ParkedEvent, now: datetime, *, settled: bool = True
+    ) -> Step[S]:
+        """Decide a live record (``event``, decoded from ``entry``) against the state.
+
+        ``settled``: the corrections input has been read past it (always true of a route
+        that does not settle). What it cannot complete yet is parked.
+        """
+        route = self.routes[entry.topic]
+        outcome = route.decide(event, self.state, now, None, settled or not route.settles)
+        step: Step[S] = Step(samples=list(outcome.samples))
+        if outcome.new_state is not None:
+            self.state = step.state = outcome.new_state
+        if outcome.park:
+            if entry.place not in self._parked:  # a redelivered record is parked once
+                self._parked[entry.place] = entry
+                step.parked.append(entry)
+            if self.state is not None and route.settles:
+                step.waiting_since = min(e.parked_at for e in self._parked.values())
+        return step
+
+    def on_state(
+        self, update: Callable[[S | None], S | None], now: datetime, settled: Settled
+    ) -> Step[S]:
+        """Merge a new state (``update`` returns None to keep the one held), then complete."""
+        merged = update(self.state)
+        if merged is None:
+            return Step()
+        self.state = merged
+        step = self.on_tick(now, settled)
+        step.state = self.state
+        return step
+
+    def on_tick(self, now: datetime, settled: Settled) -> Step[S]:
+        """Complete what can be, in event order; dead-letter what waited ``grace`` for nothing."""
+        step: Step[S] = Step()
+        before = self.state
+        for entry in self.parked:
+            overdue = now - entry.parked_at >= self.grace
+            if self.state is None:
+                if overdue:
+                    step.failed.append((entry, MISSING, self.missing))
+                    step.released.append(entry)
+                continue
+            if not (overdue or self._settled(entry, settled)):
+                continue
+            step.released.append(entry)
+            try:  # one bad parked event must not hold back the others
+                outcome = self._replay(entry, now)
+            except Exception as exc:  # noqa: BLE001
+                step.failed.append((entry, *failure(exc)))
+                continue
+            step.samples.extend(outcome.samples)
+            self.state = outcome.new_state or self.state
+        for entry in step.released:
+            del self._parked[entry.place]
+        if self.state is not before:
+            step.state = self.state
+        if self.state is not None and self._parked:
+            step.waiting_since = min(e.parked_at for e in self._parked.values())
+        return step
+
+    @property
+    def missing(self) -> str:
+        """Return the error of an entry dead-lettered for want of its state."""
+        grace = format_duration(self.grace)
+        return f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({grace})"
+
+    def _settled(self, entry: ParkedEvent, settled: Settled) -> bool:
+        route = self.routes.get(entry.topic)
+        return route is None or not route.settles or settled(entry)
+
+    def _replay(self, entry: ParkedEvent, now: datetime) -> Outcome[Any]:
+        """Decode ``entry`` again and decide it against the state (it is settled now)."""
+        route = self.routes.get(entry.topic)
+        if route is None:
+            raise InvalidEvent("wrong_topic", "the topic it was parked from is not an input now")
+        # The time it was parked under: what a record without its own timestamp was given then.
+        origin = RecordOrigin(entry.topic, entry.partition, entry.offset, entry.event_time)
+        event = route.decode(entry.raw.encode(), origin, None)
+        return route.decide(event, self.state, now, entry, True)
+
+
+def failure(exc: Exception) -> tuple[str, str]:
+    """Return (reason, error) of a parked event that failed: no input value in the text."""
+    if isinstance(exc, InvalidEvent):
+        return exc.reason, exc.detail
+    # an exception's own text may quote the input (pydantic's does): name its type
+    return "builder_error", f"{type(exc).__name__} while building its samples"
