@@ -332,7 +332,9 @@ class JoinSettings(BaseModel):
         timedelta(minutes=5), description="how long an event waits for its plan"
     )
     sweep_interval: float = Field(5.0, gt=0, description="seconds between grace sweeps")
-    plan_ttl: Duration = Field(timedelta(hours=24), description="terminal plans expire after this")
+    plan_ttl: Duration = Field(
+        timedelta(hours=24), description="terminal plans expire after this (up to a minute later)"
+    )
     corrections_lateness: Duration = Field(
         timedelta(0),
         description="how long after a decision or execution is read a correction reaching "

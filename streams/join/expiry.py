@@ -2,9 +2,8 @@
 
 Walking (and re-validating) the whole table on every tick would make a tick's cost grow with
 the plans held, not with the plans due (benchmarks/RESULTS.md, findings behind the design).
-The index keeps
-one heap per partition of (terminal_since, plan_id) for terminal plans only, so a tick pops
-what is due and nothing else.
+The index keeps the terminal plans only, per partition and minute they became terminal, so a
+tick pops what is due and nothing else.
 
 It is a cache of the table, never the truth: the worker notes what it stores, a due entry is
 checked against the table before anything is deleted (a plan re-opened since is skipped), and
@@ -14,7 +13,7 @@ since another worker may have changed the partitions this one gets back.
 
 from __future__ import annotations
 
-import heapq
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,7 +22,10 @@ import orjson
 
 from streams.offsets.partitioner import partition_for
 
-__all__ = ["ExpiryIndex", "partition_of", "stored_plan_id", "terminal_since"]
+__all__ = ["EXPIRY_BUCKET", "ExpiryIndex", "partition_of", "stored_plan_id", "terminal_since"]
+
+#: Terminal plans are indexed by the minute they became terminal: they expire up to that late.
+EXPIRY_BUCKET = timedelta(minutes=1)
 
 
 def partition_of(key: str, partitions: int) -> int:
@@ -55,20 +57,27 @@ def stored_plan_id(raw: bytes | Mapping[str, Any] | None) -> str | None:
 
 
 class ExpiryIndex:
-    """Terminal plans per partition, ordered by the time they became terminal.
+    """Terminal plans per partition, in buckets of the minute they became terminal.
 
-    Kept small, since a worker may hold a million terminal plans: one (epoch second, plan id)
-    pair per entry, about 150 bytes. A plan stored again while terminal (a late correction)
-    is noted again; the duplicate is harmless, the table is checked before a delete.
+    A worker may hold millions of terminal plans, so an entry is the plan id's 16 bytes in
+    its bucket's byte string (table keys are UUIDs, ``canonical_id``), about 20 bytes with
+    the bucket's share; an id that is no UUID is kept as text. A bucket comes due only once
+    every plan in it has outlived the ttl, so a plan expires up to a bucket late, never early.
+    A plan stored again while terminal (a late correction) is noted again; the duplicate is
+    harmless, the table is checked before a delete.
     """
 
-    def __init__(self, partitions: int) -> None:
+    def __init__(self, partitions: int, bucket: timedelta = EXPIRY_BUCKET) -> None:
         self.partitions = partitions
+        self.bucket = int(bucket.total_seconds())
         self.built = False
-        self._heaps: dict[int, list[tuple[int, str]]] = {}
+        #: partition -> bucket number -> packed UUIDs; ids that are no UUID, as text
+        self._buckets: dict[int, dict[int, bytearray]] = {}
+        self._texts: dict[int, dict[int, list[str]]] = {}
+        self._count = 0
 
     def __len__(self) -> int:
-        return sum(len(heap) for heap in self._heaps.values())
+        return self._count
 
     def note(self, plan_id: str, since: datetime | None, record_key: str | None = None) -> None:
         """Note that ``plan_id`` is terminal since ``since`` (None: not terminal, ignored).
@@ -79,7 +88,13 @@ class ExpiryIndex:
         if since is None:
             return
         partition = partition_of(record_key or plan_id, self.partitions)
-        heapq.heappush(self._heaps.setdefault(partition, []), (int(since.timestamp()), plan_id))
+        number = int(since.timestamp()) // self.bucket
+        packed = _packed(plan_id)
+        if packed is None:
+            self._texts.setdefault(partition, {}).setdefault(number, []).append(plan_id)
+        else:
+            self._buckets.setdefault(partition, {}).setdefault(number, bytearray()).extend(packed)
+        self._count += 1
 
     def rebuild(self, items: Iterable[tuple[str, Any]]) -> None:
         """Index every terminal plan of ``items`` (plan_id, stored state): one full scan."""
@@ -92,16 +107,32 @@ class ExpiryIndex:
 
     def invalidate(self) -> None:
         """Forget everything: the next sweep rebuilds from the table (after a rebalance)."""
-        self._heaps.clear()
+        self._buckets.clear()
+        self._texts.clear()
+        self._count = 0
         self.built = False
 
     def due(self, partition: int, now: datetime, ttl: timedelta) -> Iterator[str]:
-        """Pop and yield the plan ids of ``partition`` terminal for ``ttl`` or longer.
+        """Pop and yield the plan ids of ``partition`` whose whole bucket outlived ``ttl``.
 
-        Whole seconds: a plan may come out up to a second early, so the caller checks the
-        stored state (``plan_state.expired``) before it deletes anything.
+        Buckets come out oldest first; within one, in the order the plans were noted.
         """
-        heap = self._heaps.get(partition)
-        limit = (now - ttl).timestamp()
-        while heap and heap[0][0] <= limit:
-            yield heapq.heappop(heap)[1]
+        last = int((now - ttl).timestamp()) // self.bucket - 1  # the newest bucket wholly due
+        packed, texts = self._buckets.get(partition, {}), self._texts.get(partition, {})
+        for number in sorted(n for n in {*packed, *texts} if n <= last):
+            ids = packed.pop(number, bytearray())
+            for start in range(0, len(ids), 16):
+                self._count -= 1
+                yield str(uuid.UUID(bytes=bytes(ids[start : start + 16])))
+            for plan_id in texts.pop(number, []):
+                self._count -= 1
+                yield plan_id
+
+
+def _packed(plan_id: str) -> bytes | None:
+    """Return the 16 bytes of ``plan_id`` if it is a UUID in its canonical text, else None."""
+    try:
+        parsed = uuid.UUID(plan_id)
+    except ValueError:
+        return None
+    return parsed.bytes if str(parsed) == plan_id else None

@@ -5,7 +5,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from streams.join.expiry import ExpiryIndex, partition_of, stored_plan_id, terminal_since
+from streams.join.expiry import (
+    EXPIRY_BUCKET,
+    ExpiryIndex,
+    partition_of,
+    stored_plan_id,
+    terminal_since,
+)
 from streams.samples.ids import canonical_id
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -27,7 +33,7 @@ def test_due_yields_a_partitions_plans_in_expiry_order_once() -> None:
         index.note(plan_id, T0 + timedelta(minutes=i))
     p = partition_of(plans[0], 4)
     mine = [plan_id for plan_id in plans if partition_of(plan_id, 4) == p]
-    moment = T0 + TTL + timedelta(minutes=20)  # plans 0..20 are due
+    moment = T0 + TTL + timedelta(minutes=21)  # plans 0..20 have outlived their minute
     due = list(index.due(p, moment, TTL))
     assert due == [plan_id for plan_id in mine if plans.index(plan_id) <= 20]
     assert list(index.due(p, moment, TTL)) == []  # popped: not yielded twice
@@ -41,9 +47,33 @@ def test_a_plan_noted_again_comes_out_at_each_time_and_none_is_ignored() -> None
     index.note(plan_id, T0 + timedelta(hours=5))  # re-opened and terminal again later
     index.note(plan_id, None)  # not terminal: ignored
     assert len(index) == 2
-    assert list(index.due(0, T0 + TTL - timedelta(seconds=1), TTL)) == []
-    assert list(index.due(0, T0 + TTL, TTL)) == [plan_id]  # the caller checks the table
-    assert list(index.due(0, T0 + timedelta(hours=6), TTL)) == [plan_id]
+    # due once its whole minute has outlived the ttl: up to a minute late, never early
+    assert list(index.due(0, T0 + TTL + timedelta(seconds=59), TTL)) == []
+    assert list(index.due(0, T0 + TTL + EXPIRY_BUCKET, TTL)) == [plan_id]  # the table decides
+    assert list(index.due(0, T0 + timedelta(hours=6, minutes=1), TTL)) == [plan_id]
+    assert len(index) == 0
+
+
+def test_no_plan_comes_out_before_its_ttl_whatever_its_second() -> None:
+    index = ExpiryIndex(1)
+    plans = ids(120)
+    for i, plan_id in enumerate(plans):
+        index.note(plan_id, T0 + timedelta(seconds=i))
+    for step in range(0, 300, 7):
+        moment = T0 + TTL + timedelta(seconds=step)
+        for plan_id in index.due(0, moment, TTL):
+            since = T0 + timedelta(seconds=plans.index(plan_id))
+            assert moment - since >= TTL
+            assert moment - since < TTL + 2 * EXPIRY_BUCKET
+    assert len(index) == 0
+
+
+def test_ids_that_are_no_canonical_uuid_are_kept_as_they_are() -> None:
+    index = ExpiryIndex(1)
+    upper = str(uuid.UUID(int=0xABCDEF, version=4)).upper()
+    for plan_id in ("plan-123", upper, ids(1)[0]):
+        index.note(plan_id, T0)
+    assert list(index.due(0, T0 + TTL + EXPIRY_BUCKET, TTL)) == [ids(1)[0], "plan-123", upper]
 
 
 def test_rebuild_indexes_the_terminal_plans_of_a_table_scan() -> None:
@@ -54,7 +84,7 @@ def test_rebuild_indexes_the_terminal_plans_of_a_table_scan() -> None:
     index.rebuild(table.items())
     assert index.built
     assert len(index) == 1
-    late = T0 + TTL
+    late = T0 + TTL + EXPIRY_BUCKET
     assert [p for part in range(2) for p in index.due(part, late, TTL)] == [a]
     index.invalidate()
     assert not index.built
