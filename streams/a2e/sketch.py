@@ -12,10 +12,12 @@ of each store with its counts, and the exact count, sum, min and max.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import orjson
-from ddsketch import LogCollapsingLowestDenseDDSketch
+from ddsketch import CollapsingLowestDenseStore, LogarithmicMapping
+from ddsketch.ddsketch import BaseDDSketch
 from ddsketch.store import DenseStore
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -51,6 +53,19 @@ class SketchState(BaseModel):
     max: float | None
 
 
+_EMPTY = SketchState(
+    relative_accuracy=RELATIVE_ACCURACY,
+    bin_limit=BIN_LIMIT,
+    positive=Bins(),
+    negative=Bins(),
+    zero_count=0.0,
+    count=0.0,
+    sum=0.0,
+    min=None,
+    max=None,
+)
+
+
 def _bins(store: DenseStore) -> Bins:
     if store.count == 0:
         return Bins()
@@ -58,17 +73,31 @@ def _bins(store: DenseStore) -> Bins:
     return Bins(min_key=store.min_key, counts=store.bins[low : high + 1])
 
 
-def _fill(store: DenseStore, bins: Bins) -> None:
+def _store(bins: Bins) -> CollapsingLowestDenseStore:
+    store = CollapsingLowestDenseStore(BIN_LIMIT)
     for key, count in enumerate(bins.counts, start=bins.min_key):
         if count > 0:
             store.add(key, count)
+    return store
 
 
 class DurationSketch:
-    """A DDSketch at 1 % relative accuracy that round-trips through JSON and merges."""
+    """A DDSketch at 1 % relative accuracy that round-trips through JSON and merges.
 
-    def __init__(self) -> None:
-        self._sketch = LogCollapsingLowestDenseDDSketch(RELATIVE_ACCURACY, BIN_LIMIT)
+    The sketch is ddsketch's, built from stores this class makes and keeps, so their bins are
+    read through the stores' public attributes. The exact sum, min and max are kept here:
+    ddsketch has no public way to set them back when a sketch is read from JSON.
+    """
+
+    def __init__(self, state: SketchState | None = None) -> None:
+        """Start empty, or from ``state`` (a validated JSON form)."""
+        state = state or _EMPTY
+        self._positive, self._negative = _store(state.positive), _store(state.negative)
+        mapping = LogarithmicMapping(RELATIVE_ACCURACY)
+        self._sketch = BaseDDSketch(mapping, self._positive, self._negative, state.zero_count)
+        self._sum = state.sum
+        self._min = math.inf if state.min is None else state.min
+        self._max = -math.inf if state.max is None else state.max
 
     @property
     def count(self) -> float:
@@ -78,10 +107,14 @@ class DurationSketch:
     def add(self, value: float) -> None:
         """Add one value."""
         self._sketch.add(value)
+        self._sum += value
+        self._min, self._max = min(self._min, value), max(self._max, value)
 
     def merge(self, other: DurationSketch) -> None:
         """Add every value of ``other`` (both sketches share their parameters)."""
-        self._sketch.merge(other._sketch)
+        self._sketch.merge(other._sketch)  # into the same two stores, even when this is empty
+        self._sum += other._sum
+        self._min, self._max = min(self._min, other._min), max(self._max, other._max)
 
     def quantile(self, q: float) -> float | None:
         """Return the value at quantile ``q`` (0..1) within 1 %, or None when empty."""
@@ -90,18 +123,19 @@ class DurationSketch:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form (JSON types only)."""
-        s = self._sketch
-        empty = s.count == 0
+        count = self.count
+        empty = count == 0
         return SketchState(
             relative_accuracy=RELATIVE_ACCURACY,
             bin_limit=BIN_LIMIT,
-            positive=_bins(s._store),
-            negative=_bins(s._negative_store),
-            zero_count=s._zero_count,
-            count=s.count,
-            sum=s.sum,
-            min=None if empty else s._min,
-            max=None if empty else s._max,
+            positive=_bins(self._positive),
+            negative=_bins(self._negative),
+            # what neither store holds: values too close to 0 for a bin
+            zero_count=count - self._positive.count - self._negative.count,
+            count=count,
+            sum=self._sum,
+            min=None if empty else self._min,
+            max=None if empty else self._max,
         ).model_dump()
 
     def to_json(self) -> bytes:
@@ -118,14 +152,7 @@ class DurationSketch:
             raise ValueError(f"not a sketch: check {fields}") from None
         if (state.relative_accuracy, state.bin_limit) != (RELATIVE_ACCURACY, BIN_LIMIT):
             raise ValueError("the sketch was made with other parameters; it cannot merge")
-        out = cls()
-        s = out._sketch
-        _fill(s._store, state.positive)
-        _fill(s._negative_store, state.negative)
-        s._zero_count, s._count, s._sum = state.zero_count, state.count, state.sum
-        if state.min is not None and state.max is not None:
-            s._min, s._max = state.min, state.max
-        return out
+        return cls(state)
 
     @classmethod
     def from_json(cls, data: bytes | str) -> DurationSketch:

@@ -100,6 +100,48 @@ def test_empty_and_zero_values() -> None:
     assert restored.quantile(1.0) == pytest.approx(5.0, rel=0.01)
 
 
+#: A sketch of STORED_VALUES in the JSON form the stats tables hold.
+STORED_VALUES = (10.0, 10.05, 10.5, 0.0, -2.0)
+STORED = {
+    "relative_accuracy": 0.01,
+    "bin_limit": 2048,
+    "positive": {"min_key": 116, "counts": [2.0, 0.0, 1.0]},
+    "negative": {"min_key": 35, "counts": [1.0]},
+    "zero_count": 1.0,
+    "count": 5.0,
+    "sum": 28.55,
+    "min": -2.0,
+    "max": 10.5,
+}
+
+
+def test_the_stored_json_form_is_written_and_read_back_exactly() -> None:
+    """Tables written by any release read back as the sketch that wrote them, which then
+    goes on exactly as that sketch would: bins of both signs, zeros, sum, min and max."""
+    sketch = DurationSketch()
+    for value in STORED_VALUES:
+        sketch.add(value)
+    assert sketch.to_dict() == STORED
+    restored = DurationSketch.from_dict(STORED)
+    assert restored.to_dict() == STORED
+    assert restored.quantile(0.5) == sketch.quantile(0.5)
+    for same in (sketch, restored):
+        for value in (0.0, -2.0, 11.0):
+            same.add(value)
+    assert restored.to_dict() == sketch.to_dict()
+    assert restored.to_dict() == STORED | {
+        "positive": {"min_key": 116, "counts": [2.0, 0.0, 1.0, 0.0, 1.0]},
+        "negative": {"min_key": 35, "counts": [2.0]},
+        "zero_count": 2.0,
+        "count": 8.0,
+        "sum": 37.55,
+        "max": 11.0,
+    }
+    into_empty = DurationSketch()
+    into_empty.merge(restored)
+    assert into_empty.to_dict() == restored.to_dict()
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
