@@ -15,16 +15,11 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 
 from streams.offsets.rounds import Rounds
 
-__all__ = ["EndOffsets", "Fence", "Offsets", "caught_up"]
+__all__ = ["EndOffsets", "Fence", "Offsets"]
 
 Offsets = Mapping[Hashable, int]
 #: Fetch the end offsets of every partition read (a fresh request per call).
 EndOffsets = Callable[[], Awaitable[Offsets]]
-
-
-async def caught_up() -> Offsets:
-    """Answer as a reader that has read everything: no partition to wait for (unit tests)."""
-    return {}
 
 
 async def _unwired() -> Offsets:

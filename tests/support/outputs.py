@@ -11,7 +11,7 @@ from unittest.mock import AsyncMock
 import faust
 
 from agents.runtime import Runtime
-from streams.consent.fence import caught_up
+from tests.support.offsets import caught_up
 
 __all__ = ["AGENT_OF", "Feed", "corrections_end", "mock_outputs"]
 

@@ -10,10 +10,11 @@ from collections.abc import Hashable, Mapping
 import orjson
 import pytest
 
-from streams.consent.fence import Fence, caught_up
+from streams.consent.fence import Fence
 from streams.consent.view import ConsentView, parse_consent
 from streams.dlq.errors import InvalidEvent
 from streams.samples.ids import canonical_id
+from tests.support.offsets import caught_up
 
 P = str(uuid.UUID(int=7, version=4))
 Q = str(uuid.UUID(int=8, version=4))
