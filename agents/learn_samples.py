@@ -1,11 +1,12 @@
 """What feedback and experience requests write: samples, pairs, reward samples, transitions.
 
 Feedback becomes a ``dialog_response`` sample sent through ``Runtime.prepare``/``send``
-(global switch, opt-out, PII, codec, consent). Its DPO pair and reward sample are built from
-the *anonymized* sample, so they hold nothing the sample does not, and only for samples the
-global switch and the project's consent let through. Experiences pass the same switch, their
-project's consent and privacy step (opt-out globs, then PII). ``annotator_id`` never enters
-any of them.
+(global switch, opt-out, PII, codec, consent). Its DPO pair and reward sample are the
+feedback's own conversions (``Feedback.to_preference_pair``/``to_reward_sample``) of the
+sample *as written*, anonymized, so they hold nothing the sample does not, and exist only for
+samples the global switch and the project's consent let through. Experiences pass the same
+switch, their project's consent and privacy step (opt-out globs, then PII). ``annotator_id``
+never enters any of them.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from agents.learn_stats import SkillTable
 from agents.runtime import Runtime, now
 from streams.a2e.messages import ExperienceResult, FeedbackResult
 from streams.a2e.models import Experience, Feedback, RewardSample
-from streams.a2e.samples import build_dialog_response, dialog_pair
-from streams.privacy import Anonymizer, apply_privacy, strip_opted_out
+from streams.a2e.samples import build_dialog_response
+from streams.privacy import Anonymizer, strip_opted_out
+from streams.samples.pairs import PreferencePair
 from streams.samples.sample import LearningSample
 
-__all__ = ["LearnWriter", "anonymize_record", "reward_of"]
+__all__ = ["LearnWriter", "anonymize_record"]
 
 Source = tuple[str, int]
 
@@ -36,20 +38,6 @@ def anonymize_record(
     stripped = strip_opted_out(record, anonymizer.config.opt_out_patterns)
     clean, found = anonymizer.anonymize_sample({"input": stripped})
     return clean["input"], found
-
-
-def reward_of(sample: LearningSample, feedback: Feedback) -> RewardSample | None:
-    """Return the reward sample of an anonymized dialog_response sample (None: no turn)."""
-    if feedback.rated_turn is None:
-        return None
-    return RewardSample(
-        prompt=str(sample.input.get("prompt", "")),
-        response=str(sample.output.get("response", "")),
-        reward=feedback.score,
-        dimension=feedback.dimension,
-        source=feedback.source,
-        correlation_id=sample.input["correlation_id"],
-    )
 
 
 def _record_time() -> float | None:
@@ -73,11 +61,14 @@ class LearnWriter:
         by_id = {sample.sample_id: f for sample, f in zip(built, feedbacks, strict=True)}
         sent = await self.runtime.send(self.runtime.prepare(built), source)
         pairs = rewards = 0
-        for sample, _out in sent:
-            clean, _found = apply_privacy(sample.to_dict(), self.runtime.anonymizer)
-            anonymized = LearningSample.model_validate(clean)
-            pairs += await self.pair(anonymized, source)
-            rewards += await self.reward(anonymized, by_id[sample.sample_id], source)
+        for sample, out in sent:
+            # the sample as written: ``prepare`` ran privacy on it once, for every output
+            written = LearningSample.model_validate(out.clean)
+            feedback = by_id[sample.sample_id]
+            pairs += await self.pair(feedback.to_preference_pair(now(), written=written), source)
+            rewards += await self.reward(
+                feedback.to_reward_sample(written), sample.sample_id, source
+            )
         at = _record_time()
         for item, f in enumerate(feedbacks):
             for kind, name in (("skill", f.skill_name), ("tool", f.tool_name)):
@@ -86,9 +77,8 @@ class LearnWriter:
         details = {"samples": len(sent), "pairs": pairs, "reward_samples": rewards}
         return FeedbackResult(accepted=len(feedbacks), details=details)
 
-    async def pair(self, sample: LearningSample, source: Source) -> int:
-        """Send the DPO pair of an anonymized sample, if it has one; return how many."""
-        pair = dialog_pair(sample, now())
+    async def pair(self, pair: PreferencePair | None, source: Source) -> int:
+        """Send a feedback's DPO pair, if it has one; return how many."""
         if pair is None:
             return 0
         topic = self.runtime.topics.preference_pairs
@@ -96,14 +86,13 @@ class LearnWriter:
         self.metrics.child(self.metrics.pairs, pair.kind).inc()
         return 1
 
-    async def reward(self, sample: LearningSample, feedback: Feedback, source: Source) -> int:
-        """Send the reward sample (keyed by the sample's id) of a rated turn; return how many."""
-        reward = reward_of(sample, feedback)
+    async def reward(self, reward: RewardSample | None, sample_id: str, source: Source) -> int:
+        """Send the reward sample of a rated turn, keyed by its sample's id; return how many."""
         if reward is None:
             return 0
-        value = orjson.dumps({"sample_id": sample.sample_id, **reward.model_dump(mode="json")})
+        value = orjson.dumps({"sample_id": sample_id, **reward.model_dump(mode="json")})
         topic = self.runtime.topics.reward_samples
-        await self.runtime.produce(topic, sample.sample_id.encode(), value, source)
+        await self.runtime.produce(topic, sample_id.encode(), value, source)
         return 1
 
     async def experiences(

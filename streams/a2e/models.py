@@ -6,7 +6,7 @@ the value (feedback text is personal data until the privacy step has run).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
@@ -16,6 +16,7 @@ from streams.mplp.fields import RuntimeId
 
 if TYPE_CHECKING:
     from streams.samples.pairs import PreferencePair
+    from streams.samples.sample import LearningSample
 
 __all__ = [
     "DIMENSIONS",
@@ -48,6 +49,8 @@ MAX_TEXT = 65_536
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^\S+$")]
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 _STRICT = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+#: The creation time of a sample only a reward sample is made of (a reward sample has none).
+_UNUSED_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class RatedTurn(BaseModel):
@@ -100,29 +103,35 @@ class Feedback(BaseModel):
         return self
 
     def to_preference_pair(
-        self, now: datetime, project_id: str | None = None
+        self,
+        now: datetime,
+        project_id: str | None = None,
+        *,
+        written: LearningSample | None = None,
     ) -> PreferencePair | None:
         """Return the DPO pair this feedback yields, or None (see :mod:`streams.a2e.samples`).
 
-        ``project_id`` defaults to the feedback's own.
+        The pair is made of this feedback's dialog_response sample: ``written``, the sample
+        as it was written (after privacy), so the pair holds nothing the written sample does
+        not; without it, the sample built here for ``project_id`` (default: the feedback's).
         """
         from streams.a2e.samples import build_dialog_response, dialog_pair
 
-        project = project_id or self.project_id
-        return dialog_pair(build_dialog_response(self, now, project_id=project), now)
+        if written is None:
+            written = build_dialog_response(self, now, project_id=project_id or self.project_id)
+        return dialog_pair(written, now)
 
-    def to_reward_sample(self) -> RewardSample | None:
-        """Return the reward-model sample (reward = score), or None without a rated turn."""
-        if self.rated_turn is None:
-            return None
-        return RewardSample(
-            prompt=self.rated_turn.prompt,
-            response=self.rated_turn.response,
-            reward=self.score,
-            dimension=self.dimension,
-            source=self.source,
-            correlation_id=self.correlation_id,
-        )
+    def to_reward_sample(self, written: LearningSample | None = None) -> RewardSample | None:
+        """Return the reward-model sample (reward = score), or None without a rated turn.
+
+        Its prompt, response and correlation id are those of this feedback's dialog_response
+        sample: ``written``, as for :meth:`to_preference_pair`, else the sample built here.
+        """
+        from streams.a2e.samples import build_dialog_response, reward_of
+
+        if written is None:
+            written = build_dialog_response(self, _UNUSED_TIME)
+        return reward_of(written, self)
 
 
 class RewardSample(BaseModel):

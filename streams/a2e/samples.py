@@ -21,6 +21,8 @@ A pair (:func:`dialog_pair`) exists only when there is something to prefer: a co
 chosen = the correction, rejected = the response, and ``margin = (1 - score) / 2`` (the
 corrected response is worth 1 on the quality scale, the original ``(score + 1) / 2``).
 POSITIVE and NEUTRAL feedback, or any without a rated turn, yield no pair.
+
+A reward sample (:func:`reward_of`) exists for every rated turn: the turn, reward = score.
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from streams.a2e.models import Feedback
+from streams.a2e.models import Feedback, RewardSample
 from streams.samples.ids import sample_id
 from streams.samples.pairs import PreferencePair, pair_id
 from streams.samples.parts import PRODUCER, IdRefs, iso, present
 from streams.samples.sample import Feedback as SampleFeedback
 from streams.samples.sample import LearningSample, SampleMeta
 
-__all__ = ["FAMILY", "build_dialog_response", "dialog_pair", "quality_label"]
+__all__ = ["FAMILY", "build_dialog_response", "dialog_pair", "quality_label", "reward_of"]
 
 FAMILY = "dialog_response"
 _TYPE = {"POSITIVE": "approval", "NEGATIVE": "rejection", "CORRECTIVE": "correction"}
@@ -137,4 +139,24 @@ def dialog_pair(sample: LearningSample, now: datetime) -> PreferencePair | None:
         event_time=sample.meta.event_time or sample.created_at,
         created_at=iso(now),
         margin=(1 - float(details["score"])) / 2,
+    )
+
+
+def reward_of(sample: LearningSample, feedback: Feedback) -> RewardSample | None:
+    """Return the reward sample of ``feedback``'s dialog_response sample (after privacy), or
+    None when the feedback rates no turn.
+
+    The prompt, response and correlation id come from the sample, like the pair's, so it
+    holds nothing the anonymized sample does not; reward, dimension and source are the
+    feedback's.
+    """
+    if feedback.rated_turn is None:
+        return None
+    return RewardSample(
+        prompt=str(sample.input.get("prompt", "")),
+        response=str(sample.output.get("response", "")),
+        reward=feedback.score,
+        dimension=feedback.dimension,
+        source=feedback.source,
+        correlation_id=sample.input["correlation_id"],
     )

@@ -152,6 +152,25 @@ async def test_feedback_yields_a_sample_pair_reward_and_stats(worker: Worker) ->
     assert registry.get_sample_value("learnstream_skill_calls_total", labels) == 1
 
 
+async def test_each_feedback_sample_passes_privacy_once(
+    worker: Worker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its pair and reward sample are made of the sample as written, not anonymized again."""
+    anonymizer = worker.runtime.anonymizer
+    anonymize, calls = anonymizer.anonymize_sample, []
+
+    def counted(sample: dict[str, Any]) -> Any:
+        calls.append(sample["sample_id"])
+        return anonymize(sample)
+
+    monkeypatch.setattr(anonymizer, "anonymize_sample", counted)
+    feedbacks = [_corrective("turn-1", None), _corrective("turn-2", "proj-1")]
+    await worker.put(_request("feedback", "r1", {"feedbacks": feedbacks}))
+    samples = worker.values("samples")
+    assert len(worker.values("preference_pairs")) == len(worker.values("reward_samples")) == 2
+    assert sorted(calls) == sorted(s["sample_id"] for s in samples)  # once each
+
+
 async def test_unknown_strategy_is_an_error_answer_not_a_dead_letter(worker: Worker) -> None:
     await worker.put(_request("adapt", "r1", {"strategy": "custom", "custom": "nope"}))
     (answer,) = worker.values("learn_responses")
@@ -202,9 +221,8 @@ def test_stats_keys_keep_names_with_bars() -> None:
 def test_reward_of_takes_the_anonymized_turn() -> None:
     from datetime import UTC, datetime
 
-    from agents.learn_samples import reward_of
     from streams.a2e.models import Feedback
-    from streams.a2e.samples import build_dialog_response
+    from streams.a2e.samples import build_dialog_response, reward_of
 
     turn = {"prompt": f"hi {EMAIL}", "response": "hello"}
     feedback = Feedback(correlation_id="t1", polarity="POSITIVE", score=0.5, rated_turn=turn)
