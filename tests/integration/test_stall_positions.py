@@ -15,6 +15,7 @@ from agents.stall_watch import Stalls
 from streams.config.settings import TopicSettings
 from streams.io.admin import create_topics
 from streams.offsets.progress import Progress
+from tests.support.apps import close_consumer_loop
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +72,6 @@ async def watched(broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch, 
     app.agent(app.topic(topic, value_serializer="raw"), name="plans")(_never_started)
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     await consumer.start()
-    real_thread = app.consumer._thread
     try:
         monkeypatch.setattr(app.consumer, "_thread", OnThisLoop(consumer))
         tp = TopicPartition(topic, 0)
@@ -80,8 +80,8 @@ async def watched(broker: Any, namespace: str, monkeypatch: pytest.MonkeyPatch, 
         yield app, consumer, tp
     finally:
         await consumer.stop()
-        monkeypatch.undo()
-        real_thread.thread_loop.close()
+        monkeypatch.undo()  # the consumer's own thread back, to close its loop
+        close_consumer_loop(app)
 
 
 async def test_records_fetched_and_never_handed_over_are_fetched_again(

@@ -27,6 +27,7 @@ from streams.encoding.schemas import validate_sample
 from streams.io.app import create_app
 from streams.join.expiry import partition_of
 from streams.sim.simulate import BAD_RECORDS, Simulator
+from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import AGENT_OF, Feed, corrections_end, mock_outputs
 
@@ -94,10 +95,7 @@ async def harness(tmp_path: Any, **settings_: Any) -> AsyncIterator[Harness]:
     corrections_end(runtime, lambda: feed.offsets.get((deltas, None), 0))
     outputs = (mocks["samples"], mocks["events"], mocks["dlq"])
     yield Harness(app, runtime, *outputs, sim=Simulator(seed=21, pii_ratio=0.0), feed=feed)
-    # Iterating a stream builds the Kafka consumer, whose never-started thread owns a loop.
-    consumer = app._consumer
-    if consumer is not None:
-        consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 @pytest.fixture

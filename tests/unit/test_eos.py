@@ -28,6 +28,7 @@ from agents.faust_compat import (
     wait_until_idle,
 )
 from streams.offsets.progress import Progress
+from tests.support.apps import close_consumer_loop
 
 TP0 = TP("plans", 0)
 
@@ -45,8 +46,7 @@ def apps() -> Iterator[list[faust.App]]:
     made: list[faust.App] = []
     yield made
     for app in made:
-        if app._consumer is not None:
-            app._consumer._thread.thread_loop.close()
+        close_consumer_loop(app)
 
 
 class Network:
@@ -357,7 +357,7 @@ def test_workers_let_faust_hand_over_every_fetched_record(tmp_path: Path) -> Non
     read_offset[TP0] = 500  # what the loop records after handing over offset 500
     assert read_offset[TP0] is None  # so offset 189, fetched again after a seek, goes through
     assert read_offset.get(TP0) is None
-    app.consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 async def test_records_are_stamped_when_faust_hands_them_over(apps: list[faust.App]) -> None:
@@ -378,8 +378,6 @@ async def test_records_are_stamped_when_faust_hands_them_over(apps: list[faust.A
     assert before <= stamped.time_in <= time.monotonic()
     assert (stamped.offset, stamped.key, stamped.value) == (7, b"k", b"v")
     assert progress.handed == {TP0: 8}  # the stall watch compares it with the fetch position
-    for app in apps:
-        app.consumer._thread.thread_loop.close()
 
 
 async def test_idle_means_empty_and_the_publisher_waiting(apps: list[faust.App]) -> None:
@@ -455,7 +453,7 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
     app.in_worker = True  # what faust.Worker does when it starts the app
     assert app.in_transaction
     assert app.consumer.in_transaction
-    app.consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(

@@ -31,6 +31,7 @@ from streams.config.settings import A2ESettings, Settings
 from streams.io.app import create_app
 from streams.privacy import build_anonymizer, privacy_config
 from streams.samples.ids import canonical_id
+from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 
@@ -117,9 +118,7 @@ async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
     yield Worker(app, runtime, mock_outputs(app, runtime, *OUTPUTS), Feed(app))
-    consumer = app._consumer
-    if consumer is not None:
-        consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 def _request(kind: str, cid: str, payload: dict[str, Any]) -> bytes:

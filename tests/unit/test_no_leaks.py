@@ -37,6 +37,7 @@ from streams.mplp.decode import (
 )
 from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
+from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import AGENT_OF, Feed, mock_outputs
 
@@ -179,9 +180,7 @@ async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     runtime = wire(app, settings)
     mocks = mock_outputs(app, runtime)
     yield Worker(app, runtime, mocks["dlq"], Feed(app))
-    consumer = app._consumer
-    if consumer is not None:
-        consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 def _visible(worker: Worker, caplog: pytest.LogCaptureFixture) -> dict[str, str]:

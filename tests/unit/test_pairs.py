@@ -37,6 +37,7 @@ from streams.samples.replans import (
 )
 from streams.samples.sample import LearningSample
 from streams.sim.simulate import PII_SAMPLES, Simulator
+from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import Feed, mock_outputs
 from tests.unit.test_layers import KAFKA_CLIENTS, closure, imports, is_under
@@ -434,9 +435,7 @@ async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     runtime = wire(app, settings)
     mocks = mock_outputs(app, runtime, "preference_pairs", "pair_intents")
     yield Worker(app, runtime, mocks, Feed(app))
-    consumer = app._consumer
-    if consumer is not None:
-        consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 async def test_agents_rekey_plans_by_intent_and_send_the_pair(worker: Worker) -> None:

@@ -44,6 +44,7 @@ from streams.quality.windows import (
 )
 from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
+from tests.support.apps import close_consumer_loop
 from tests.support.outputs import Feed, mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)
@@ -276,8 +277,7 @@ async def make_runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncI
 
     yield make
     for app in made:
-        if app._consumer is not None:
-            app._consumer._thread.thread_loop.close()
+        close_consumer_loop(app)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from faust.types import TP
 from agents.stall_watch import Stalls
 from streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
 from streams.offsets.progress import Progress
+from tests.support.apps import close_consumer_loop
 
 P0, P1 = TP("plans", 0), TP("plans", 1)
 
@@ -109,8 +110,7 @@ def app() -> Iterator[Any]:
     app = faust.App("stall-test", broker="kafka://127.0.0.1:9", store="memory://")
     app.agent(app.topic("plans", value_serializer="raw"), name="plans")(_ignore)
     yield app
-    if app._consumer is not None:
-        app._consumer._thread.thread_loop.close()
+    close_consumer_loop(app)
 
 
 async def _ignore(stream: Any) -> None:
