@@ -284,7 +284,8 @@ def test_guarding_twice_wraps_once(apps: list[faust.App]) -> None:
 
 
 def test_faust_commits_what_was_processed_not_its_acks(apps: list[faust.App]) -> None:
-    """Faust's own offset choice, fed what kill runs logged, before and after the patch."""
+    """Faust's own offset choice, without and with the patch, over the acks a restarted
+    worker leaves: a partition with a repeated offset and one with a hole."""
     repeated, holed = TP("plan_approved", 1), TP("plans", 1)
     acks = {repeated: [124, 125, 125, 126, 126, 127], holed: [188, 190, 191, 192]}
     committed = {repeated: 125, holed: 188}
@@ -438,7 +439,7 @@ async def test_workers_install_it_on_assignment_and_forget_revoked_partitions(
 def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None:
     """``app.in_transaction`` is a cached property, False until the worker runs: reading it
     while building the app (directly, or by creating the consumer) would switch exactly_once
-    off for good (kill runs then had no transaction at all)."""
+    off for good, and the worker would run without any transaction."""
     from agents.wiring import wire
     from agents.worker import build_app
     from streams.config.settings import Settings
