@@ -1,4 +1,5 @@
-"""Read results back from the broker: record counts, sample timestamps, latencies."""
+"""Read results back from the broker: record counts, sample timestamps, latencies, the
+records a run's tables wrote to their changelogs."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from streams.io.reader import read_topic
 
 __all__ = [
     "OutRecord",
+    "changelog_counts",
+    "changelog_table",
     "count_records",
     "count_topic",
     "latency_ms",
@@ -27,6 +30,7 @@ __all__ = [
 ]
 
 STALL_S = 120.0
+CHANGELOG = "-changelog"
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,44 @@ async def count_topic(bootstrap: str, topic: str) -> int:
         return await count_records(consumer, topic)
     finally:
         await consumer.stop()
+
+
+def changelog_table(topic: str, app_id: str) -> str | None:
+    """Return the table whose changelog ``topic`` is, if it is one of app ``app_id``'s
+    (Faust names it ``<app id>-<table>-changelog``)."""
+    prefix = f"{app_id}-"
+    if topic.startswith(prefix) and topic.endswith(CHANGELOG):
+        return topic[len(prefix) : -len(CHANGELOG)] or None
+    return None
+
+
+async def changelog_counts(bootstrap: str, app_id: str) -> dict[str, dict[str, int]]:
+    """Return, per table of app ``app_id``, what its changelog topic holds.
+
+    ``records``: the records read back (tombstones included, transaction markers never);
+    ``tombstones``: those with no value; ``offsets``: the end offsets summed, which count
+    record *batches* on the embedded broker and also transaction markers under exactly_once
+    on Kafka. A run's topics are new, so the counts are what the run wrote (nothing was
+    compacted away while the log's active segment holds it all).
+    """
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        topics = {
+            t: table for t in await consumer.topics() if (table := changelog_table(t, app_id))
+        }
+        ends = {t: await count_records(consumer, t) for t in sorted(topics)}
+    finally:
+        await consumer.stop()
+    counts = {}
+    for topic, end in ends.items():
+        records = await read_topic(bootstrap, topic, max_wait=300) if end else []
+        counts[topics[topic]] = {
+            "records": len(records),
+            "tombstones": sum(r.value is None for r in records),
+            "offsets": end,
+        }
+    return counts
 
 
 async def wait_for_records(

@@ -51,10 +51,10 @@ def _throughput(section: dict[str, Any], events: int) -> list[str]:
         f"### Throughput — {events:,} input events pre-loaded, first→last output timestamp",
         "",
         "| configuration | input events/s | samples/s | × baseline | × Faust floor | × peer "
-        "| CPU ms/event | runs ok | target |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| CPU ms/event | changelog records/event | runs ok | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         f"| baseline: aiokafka consume → json.loads → produce, 1 process | {_num(base)} | "
-        f"{_NA} | 1.00 | {_NA} | {_NA} | {_cpu(section['baseline'])} | "
+        f"{_NA} | 1.00 | {_NA} | {_NA} | {_cpu(section['baseline'])} | {_NA} | "
         f"{section['baseline']['complete']} | |",
     ]
     floor = section.get("faust-floor")
@@ -62,17 +62,57 @@ def _throughput(section: dict[str, Any], events: int) -> list[str]:
         lines.append(
             "| Faust floor: one Faust agent, consume → json.loads → send, 1 process | "
             f"{_num(floor['median'].get('events_per_s'))} | {_NA} | "
-            f"{_num(floor.get('ratio'), 2)} | 1.00 | {_NA} | {_cpu(floor)} | "
+            f"{_num(floor.get('ratio'), 2)} | 1.00 | {_NA} | {_cpu(floor)} | {_NA} | "
             f"{floor['complete']} | |"
         )
     for key, row in section.items():
         if key in ("baseline", "faust-floor"):
             continue
         if "median" not in row:
-            lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` |||||||| ")
+            lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` ||||||||| ")
             continue
         lines.append(_config_line(key, row))
-    return [*lines, ""]
+    return [*lines, "", *_changelogs(section)]
+
+
+#: What the changelog figures count (issue 31), printed under their table.
+CHANGELOG_NOTE = (
+    "Changelog records per input event: the records of every changelog topic of the run's "
+    "app id (`<app id>-<table>-changelog`), read back from the broker once the process has "
+    "stopped, tombstones included and transaction markers not; the median of the complete "
+    "runs. End offsets (the breakdown's last column) count record batches on the embedded "
+    "broker, and transaction markers too under exactly_once. A peer shows 0.00 when its "
+    "process writes no changelog (it has no tables)."
+)
+
+
+def _changelogs(section: dict[str, Any]) -> list[str]:
+    """Return the changelog records per input event by table, workers first, for each row
+    whose process has tables, and what is counted (nothing for results recorded before)."""
+    counted = {key: row for key, row in section.items() if row.get("changelog")}
+    if not counted:
+        return []
+    keys = sorted(
+        (key for key, row in counted.items() if row["changelog"]["tables"]),
+        key=lambda key: key.startswith(("peer:", "fpeer:")),  # stable: workers first
+    )
+    if not keys:
+        return [CHANGELOG_NOTE, ""]
+    tables = sorted({table for key in keys for table in counted[key]["changelog"]["tables"]})
+    lines = [
+        "| configuration | " + " | ".join(f"`{t}`" for t in tables) + " | total "
+        "| of which tombstones | end offsets |",
+        "|---|" + "---:|" * (len(tables) + 3),
+    ]
+    for key in keys:
+        row, counts = counted[key], counted[key]["changelog"]
+        cells = [_num(counts["tables"].get(t, 0.0), 3) for t in tables]  # 3: rare writes too
+        lines.append(
+            f"| {row['label']} | "
+            + " | ".join([*cells, f"**{_num(counts['total'], 3)}**"])
+            + f" | {_num(counts['tombstones'], 3)} | {_num(counts['offsets'], 3)} |"
+        )
+    return [*lines, "", CHANGELOG_NOTE, ""]
 
 
 def _config_line(key: str, row: dict[str, Any]) -> str:
@@ -83,8 +123,13 @@ def _config_line(key: str, row: dict[str, Any]) -> str:
         f"| {label} | {_num(med.get('events_per_s'))} | {_num(med.get('outputs_per_s'))} | "
         f"{_num(row.get('ratio'), 2)} | {_num(row.get('floor_ratio'), 2)} | "
         f"{'1.00' if peer else _num(row.get('peer_ratio'), 2)} | {_cpu(row)} | "
-        f"{row['complete']} | {'' if peer else _targets(key, row)} |"
+        f"{_changelog_total(row)} | {row['complete']} | {'' if peer else _targets(key, row)} |"
     )
+
+
+def _changelog_total(row: dict[str, Any]) -> str:
+    counts = row.get("changelog")
+    return _num(counts["total"], 2) if counts else _NA
 
 
 def _targets(key: str, row: dict[str, Any]) -> str:

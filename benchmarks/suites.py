@@ -20,7 +20,14 @@ from benchmarks.profiling import hot_spots
 from benchmarks.scaleout import scaleout_run
 from benchmarks.throughput import baseline_run, floor_run, learnstream_run, peer_run
 
-__all__ = ["run_latency", "run_memory", "run_profile", "run_scaleout", "run_throughput"]
+__all__ = [
+    "changelog_summary",
+    "run_latency",
+    "run_memory",
+    "run_profile",
+    "run_scaleout",
+    "run_throughput",
+]
 
 SEED = 1000
 BASELINE_FACTOR = 4
@@ -48,6 +55,28 @@ def _env(bench: Bench, config: Config) -> tuple[dict[str, str] | None, str]:
 
 
 _RATE_KEYS = ("events_per_s", "outputs_per_s", "window_s", "cpu_s", "events")
+
+
+def changelog_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Return the median over complete runs of the changelog records per input event, per
+    table and in all (and of the end offsets, which count batches on the embedded broker);
+    None when no complete run counted them (a table a run did not write counts 0)."""
+    good = [r for r in runs if r.get("complete") and "changelog" in r and r.get("events")]
+    if not good:
+        return None
+    tables = sorted({table for r in good for table in r["changelog"]})
+
+    def per_event(run: dict[str, Any], field: str, table: str | None = None) -> float:
+        counts = run["changelog"]
+        chosen = counts.values() if table is None else [counts.get(table, {})]
+        return float(sum(c.get(field, 0) for c in chosen) / run["events"])
+
+    return {
+        "tables": {t: median(per_event(r, "records", t) for r in good) for t in tables},
+        "total": median(per_event(r, "records") for r in good),
+        "tombstones": median(per_event(r, "tombstones") for r in good),
+        "offsets": median(per_event(r, "offsets") for r in good),
+    }
 
 
 async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
@@ -100,6 +129,7 @@ def _throughput_section(
         section[f"peer:{key}"] = {
             "label": f"DIY peer: benchmarks/peer.py on aiokafka, {CONFIGS[key].label}",
             **peer,
+            "changelog": changelog_summary(runs[f"peer:{key}"]),
             "ratio": _ratio(peer_rate, base_rate),
             "floor_ratio": _ratio(peer_rate, floor_rate),
         }
@@ -110,6 +140,7 @@ def _throughput_section(
                 "label": "Faust peer: the DIY peer's pipeline in one Faust agent "
                 f"(benchmarks/faust_peer.py), {CONFIGS[key].label}",
                 **fpeer,
+                "changelog": changelog_summary(runs[f"fpeer:{key}"]),
                 "ratio": _ratio(fpeer_rate, base_rate),
                 "floor_ratio": _ratio(fpeer_rate, floor_rate),
                 "peer_ratio": _ratio(fpeer_rate, peer_rate),
@@ -124,6 +155,7 @@ def _throughput_section(
             row["ratio"] = _ratio(rate, base_rate)
             row["floor_ratio"] = _ratio(rate, floor_rate)
             row["peer_ratio"] = _ratio(rate, peers.get(key))
+            row["changelog"] = changelog_summary(runs[key])
         section[key] = row
     return section
 

@@ -2,7 +2,8 @@
 
 All read the same workload from the same topics (4 partitions each). The figure is the
 number of input events over the seconds from the first to the last output record's broker
-timestamp, so process start-up is not counted.
+timestamp, so process start-up is not counted. After a run of a worker or a peer, the records
+its tables wrote are read back from their changelog topics (``<app id>-<table>-changelog``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from typing import Any
 from benchmarks.context import Bench
 from benchmarks.load import bench_workload, publish_fast
 from benchmarks.machine import load_average
-from benchmarks.readback import OutRecord, count_topic, read_out, wait_for_records, window
+from benchmarks.readback import (
+    OutRecord,
+    changelog_counts,
+    count_topic,
+    read_out,
+    wait_for_records,
+    window,
+)
 from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled, settled_cpu
 from streams.config.settings import TopicSettings
 from streams.io.topics import INPUTS
@@ -154,9 +162,11 @@ async def _verified(
     cpu: float,
     settled: float | None = None,
 ) -> dict[str, Any]:
-    """Read the samples back, check them against the workload, drop the run's topics."""
+    """Read the samples and the tables' changelogs back (the process has stopped: nothing
+    more comes), check the samples against the workload, drop the run's topics."""
     out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
     dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
+    changelog = await changelog_counts(bench.broker.bootstrap, place.app_id)
     await bench.drop_topics(place)
     verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
     return _rates(
@@ -166,6 +176,8 @@ async def _verified(
             "complete": done and verdict.delivered,
             "verdict": verdict.report(),
             "dead_letters": dead,
+            "changelog": changelog,  # per table: records, tombstones, offsets
+            "changelog_records": sum(c["records"] for c in changelog.values()),
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2),
             **({} if settled is None else {"cpu_settled_s": round(settled, 2)}),

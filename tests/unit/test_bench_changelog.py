@@ -1,0 +1,81 @@
+"""The throughput benchmark's changelog records per input event (issue 31)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.readback import changelog_table
+from benchmarks.report import CHANGELOG_NOTE, _throughput
+from benchmarks.suites import changelog_summary
+
+
+def test_a_changelog_topic_names_its_table_only_for_its_own_app() -> None:
+    app = "bench-pii-off-1a2b3c"
+    assert changelog_table(f"{app}-plan_state-changelog", app) == "plan_state"
+    assert changelog_table(f"{app}-quality_1h-changelog", app) == "quality_1h"
+    assert changelog_table(f"{app}-__assignor-__leader", app) is None
+    assert changelog_table("bench-pii-on-1a2b3c-pending-changelog", app) is None
+    assert changelog_table(f"bench.{app[6:]}.samples", app) is None
+
+
+def _run(events: int, complete: bool = True, **tables: tuple[int, int, int]) -> dict[str, Any]:
+    counts = {t: {"records": r, "tombstones": d, "offsets": o} for t, (r, d, o) in tables.items()}
+    return {"events": events, "complete": complete, "changelog": counts}
+
+
+def test_the_summary_is_the_median_per_input_event_of_the_complete_runs() -> None:
+    runs = [
+        _run(100, plan_state=(100, 0, 100), pending=(50, 20, 50)),
+        _run(100, plan_state=(120, 0, 130), pending=(70, 30, 70)),
+        _run(200, plan_state=(220, 0, 220)),  # wrote no pending record: 0 for that table
+        _run(100, complete=False, plan_state=(900, 0, 900)),
+    ]
+    summary = changelog_summary(runs)
+    assert summary is not None
+    assert summary["tables"] == {"pending": 0.5, "plan_state": 1.1}
+    assert summary["total"] == 1.5  # median of 1.5, 1.9 and 1.1
+    assert summary["tombstones"] == 0.2
+    assert summary["offsets"] == 1.5
+
+
+def test_no_summary_without_a_complete_counted_run() -> None:
+    assert changelog_summary([_run(100, complete=False, plan_state=(1, 0, 1))]) is None
+    assert changelog_summary([{"events": 100, "complete": True}]) is None
+
+
+def _row(label: str, changelog: dict[str, Any] | None) -> dict[str, Any]:
+    median = {"events_per_s": 100.0, "outputs_per_s": 80.0, "cpu_s": 1.0, "events": 1000}
+    return {"label": label, "median": median, "complete": "1/1", "changelog": changelog}
+
+
+def _section(**rows: dict[str, Any]) -> dict[str, Any]:
+    baseline = {"median": {"events_per_s": 1000.0, "cpu_s": 0.1, "events": 4000}, "complete": "1/1"}
+    return {"baseline": baseline, **rows}
+
+
+def test_the_report_gives_the_total_per_row_and_the_worker_tables_with_what_is_counted() -> None:
+    worker = {
+        "tables": {"pending": 0.8, "plan_state": 1.2},
+        "total": 2.4,
+        "tombstones": 0.4,
+        "offsets": 2.4,
+    }
+    none = {"tables": {}, "total": 0.0, "tombstones": 0.0, "offsets": 0.0}
+    section = _section(
+        **{"fpeer:pii-off": _row("Faust peer", none), "pii-off": _row("PII off", worker)}
+    )
+    text = "\n".join(_throughput(section, 1000))
+    assert "| changelog records/event |" in text
+    assert "| Faust peer | 100 | 80 |" in text
+    assert "| 0.00 | 1/1 |" in text
+    assert "| 2.40 | 1/1 |" in text
+    assert "| configuration | `pending` | `plan_state` | total | of which tombstones |" in text
+    assert "| PII off | 0.800 | 1.200 | **2.400** | 0.400 | 2.400 |" in text
+    assert "| Faust peer | 0.000" not in text  # no tables: no breakdown line
+    assert CHANGELOG_NOTE in text
+
+
+def test_results_recorded_before_the_count_render_without_it() -> None:
+    text = "\n".join(_throughput(_section(**{"pii-off": _row("PII off", None)}), 1000))
+    assert "| – | 1/1 |" in text
+    assert CHANGELOG_NOTE not in text
