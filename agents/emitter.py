@@ -7,11 +7,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from faust.streams import current_event
 
+from agents.clock import Clock
 from agents.deadletters import Produce
 from streams.config.settings import Settings
 from streams.consent.fence import Fence
@@ -23,7 +24,7 @@ from streams.privacy import Anonymizer
 from streams.samples.outbox import Outgoing, consent_verdict, prepare
 from streams.samples.sample import LearningSample
 
-__all__ = ["ACK_WARN_S", "Emitter", "OnSent", "Ready", "await_acks", "now"]
+__all__ = ["ACK_WARN_S", "Emitter", "OnSent", "Ready", "await_acks"]
 
 log = logging.getLogger("learnstream")
 
@@ -33,11 +34,6 @@ ACK_WARN_S = 10.0
 Ready = list[tuple[LearningSample, Outgoing]]
 #: Called with each sample sent, as written, and its source record's (topic, partition).
 OnSent = Callable[[Outgoing, tuple[str, int]], Awaitable[None]]
-
-
-def now() -> datetime:
-    """Return the current time (the only clock read of the pipeline)."""
-    return datetime.now(UTC)
 
 
 async def await_acks(acks: list[Awaitable[Any] | None], warn_after: float = ACK_WARN_S) -> None:
@@ -77,6 +73,7 @@ class Emitter:
     produce: Produce
     consent: ConsentView
     fence: Fence
+    clock: Clock
     on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
     on_sent: list[OnSent] = field(default_factory=list)
 
@@ -88,7 +85,7 @@ class Emitter:
             self.metrics.child(self.metrics.opted_out, "global").inc(len(samples))
             return []
         captured = self.settings.topics.emit_captured
-        at = now()
+        at = self.clock()
         return [
             (s, prepare(s, self.anonymizer, self.codec, at, captured=captured)) for s in samples
         ]
@@ -144,6 +141,6 @@ class Emitter:
     def _observe_latency(self, sample: LearningSample) -> None:
         if sample.meta.event_time:
             then = datetime.fromisoformat(sample.meta.event_time)
-            lag = (now() - then).total_seconds()
+            lag = (self.clock() - then).total_seconds()
             latency = self.metrics.child(self.metrics.latency, sample.sample_family)
             latency.observe(max(lag, 0.0))

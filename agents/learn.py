@@ -16,7 +16,6 @@ and successive requests explore.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -166,10 +165,10 @@ class _Learn:
         return AdaptResult(records=ranked)
 
 
-def register(runtime: Runtime, clock: Callable[[], float] = time.time) -> None:
-    """Register the learn agent (with the skill stats table) and the ``/learn/*`` views;
-    ``clock`` (epoch seconds) stands in for a request record without a timestamp."""
-    steps = _Learn(runtime, SkillTable.of(runtime), clock)
+def register(runtime: Runtime) -> None:
+    """Register the learn agent (with the skill stats table) and the ``/learn/*`` views; the
+    runtime's clock stands in for a request record without a timestamp."""
+    steps = _Learn(runtime, runtime.skill_stats, lambda: runtime.clock().timestamp())
 
     @runtime.app.agent(runtime.topics.learn_requests, name="learnstream.learn")
     async def learn(stream: StreamT[bytes]) -> None:

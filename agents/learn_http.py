@@ -22,7 +22,6 @@ from typing import Any
 import orjson
 from faust.web import Request, Response, View
 
-from agents.learn_stats import SkillTable
 from agents.runtime import Runtime
 from streams.a2e.correlate import Correlator, LearnTimeout
 from streams.a2e.messages import (
@@ -59,7 +58,7 @@ class Gateway:
         """Return the response to ``request``: stats from this worker's view, the rest
         through the requests topic and the learn agent."""
         if isinstance(request, LearnStatsRequest):
-            stats = SkillTable.of(self.runtime)
+            stats = self.runtime.skill_stats
             await stats.caught_up()
             result = stats.result(request.payload)
             return LearnStatsResponse(correlation_id=request.correlation_id, payload=result)

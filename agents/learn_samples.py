@@ -18,7 +18,7 @@ import orjson
 from faust.streams import current_event
 
 from agents.learn_stats import SkillTable
-from agents.runtime import Runtime, now
+from agents.runtime import Runtime
 from streams.a2e.messages import ExperienceResult, FeedbackResult
 from streams.a2e.models import Experience, Feedback, RewardSample
 from streams.a2e.samples import build_dialog_response
@@ -56,7 +56,7 @@ class LearnWriter:
 
     async def feedback(self, feedbacks: list[Feedback], source: Source) -> FeedbackResult:
         """Send each feedback's sample, then its pair and reward sample; count its skill."""
-        moment = now()
+        moment = self.runtime.clock()
         built = [build_dialog_response(f, moment) for f in feedbacks]
         by_id = {sample.sample_id: f for sample, f in zip(built, feedbacks, strict=True)}
         sent = await self.runtime.send(self.runtime.prepare(built), source)
@@ -65,7 +65,9 @@ class LearnWriter:
             # the sample as written: ``prepare`` ran privacy on it once, for every output
             written = LearningSample.model_validate(out.clean)
             feedback = by_id[sample.sample_id]
-            pairs += await self.pair(feedback.to_preference_pair(now(), written=written), source)
+            pairs += await self.pair(
+                feedback.to_preference_pair(self.runtime.clock(), written=written), source
+            )
             rewards += await self.reward(
                 feedback.to_reward_sample(written), sample.sample_id, source
             )

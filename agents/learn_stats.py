@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from faust.streams import current_event
+from faust.types import TableT
 
 from agents.learn_view import StatsReader
-from agents.runtime import Runtime
 from streams.a2e.messages import StatsQuery, StatsResult
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.stats import SkillStats, SourceRecord
 from streams.a2e.stats_view import StatsView, aligned, parse_key, stats_key
-from streams.io.connection import app_connection
+from streams.config.settings import Settings
+from streams.io.connection import Broker
 from streams.mplp.models import StageEvent
+from streams.observe.metrics import Metrics
 
 __all__ = ["KINDS", "SkillLabels", "SkillTable"]
 
@@ -60,30 +63,16 @@ _key, _parse = stats_key, parse_key
 class SkillTable:
     """The ``skill_stats`` table: count calls and scores, report merged records."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        settings = runtime.settings
-        self.metrics = runtime.metrics
-        self.table = runtime.app.Table(
-            "skill_stats",
-            key_type=str,
-            partitions=settings.topics.partitions,
-            options=settings.table_options(),
-        )
+    def __init__(
+        self, table: TableT[str, Any], settings: Settings, metrics: Metrics, broker: Broker
+    ) -> None:
+        self.table, self.metrics = table, metrics
         self.labels = SkillLabels(settings.a2e.skills, settings.a2e.max_skills)
         self.half_life_s = settings.a2e.half_life_s
         #: Every partition's entries, filled by the reader of the table's changelog.
         self.view = StatsView(self.half_life_s)
-        broker = app_connection(runtime.app, settings.broker)
         changelog = self.table.changelog_topic.get_topic_name()
         self.reader = StatsReader(broker, changelog, self.view, self._partial)
-
-    @classmethod
-    def of(cls, runtime: Runtime) -> SkillTable:
-        """Return the runtime's table, declaring it on first use (outcomes and learn share it)."""
-        if runtime.skill_stats is None:
-            runtime.skill_stats = cls(runtime)
-            runtime.app.add_dependency(runtime.skill_stats.reader)
-        return runtime.skill_stats
 
     def _partial(self, reason: str) -> None:
         self.metrics.child(self.metrics.learn_view_partial, reason).inc()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from faust.types import EventT, StreamT
 
-from agents.learn_stats import SkillTable
 from agents.runtime import Runtime
 from streams.mplp.decode import RecordOrigin, decode_stage
 
@@ -13,7 +12,7 @@ __all__ = ["register"]
 
 def register(runtime: Runtime) -> None:
     """Register the outcomes agent on the runtime's app."""
-    stats = SkillTable.of(runtime)
+    stats = runtime.skill_stats
 
     async def handle(event: EventT[bytes]) -> None:
         await runtime.join.process(event)

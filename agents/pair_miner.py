@@ -21,7 +21,7 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
-from agents.runtime import Runtime, now
+from agents.runtime import Runtime
 from streams.samples.outbox import Outgoing
 from streams.samples.pairs import PreferencePair, correction_pair, pair_sample
 from streams.samples.parts import iso
@@ -35,12 +35,10 @@ class _Pairs:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime, self.metrics = runtime, runtime.metrics
-        self.table = runtime.app.Table(
-            "pair_intents",
-            key_type=str,
-            partitions=runtime.settings.topics.partitions,
-            options=runtime.settings.table_options(),
-        )
+        table = runtime.tables.pair_intents
+        if table is None:  # Tables.declare leaves it out only when pairs are off
+            raise RuntimeError("the pairs miner needs the pair_intents table (pairs are off)")
+        self.table = table
 
     async def mine(self, out: Outgoing, source: tuple[str, int]) -> None:
         """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family
@@ -50,7 +48,7 @@ class _Pairs:
             return
         found: PreferencePair | Plan | str
         if sample.sample_family == "error_correction":
-            found = correction_pair(sample, iso(now()))
+            found = correction_pair(sample, iso(self.runtime.clock()))
         else:
             found = plan_of(sample)
         if isinstance(found, Plan):
@@ -67,7 +65,7 @@ class _Pairs:
         if not msg.value:
             self.sweep(msg.partition)
             return
-        plan, moment = read_plan(msg.value), now()
+        plan, moment = read_plan(msg.value), self.runtime.clock()
         held, pairs, reason = match(self.held(plan.intent_id), plan, moment, msg.partition)
         self.table[plan.intent_id] = held.model_dump(mode="json")
         for pair in pairs:
@@ -80,14 +78,14 @@ class _Pairs:
         raw = self.table.get(intent_id)
         if not raw:
             return None
-        if due(raw, now(), self.runtime.settings.pairs.ttl):
+        if due(raw, self.runtime.clock(), self.runtime.settings.pairs.ttl):
             self.expire(raw)
             return None
         return IntentPlans.model_validate(raw)
 
     def sweep(self, partition: int) -> None:
         """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago."""
-        moment, ttl = now(), self.runtime.settings.pairs.ttl
+        moment, ttl = self.runtime.clock(), self.runtime.settings.pairs.ttl
         for intent_id, raw in list(self.table.items()):
             if raw.get("partition") == partition and due(raw, moment, ttl):
                 self.table.pop(intent_id, None)

@@ -16,14 +16,18 @@ so a concurrent completion of the same key does not replay them.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from faust.types import EventT
+from faust.types import EventT, TableT
 
-from agents.emitter import now
-from agents.runtime import Runtime
+from agents.clock import Clock
+from agents.deadletters import DeadLetters
+from agents.emitter import Emitter
+from agents.planstore import PlanStore
 from agents.watermark import Watermark
+from streams.config.settings import Settings
 from streams.join.parked import ParkedEvent, ParkedIndex, entry_key
 from streams.join.plan_state import PlanState, merge_snapshot
 from streams.join.rules import plan_key
@@ -31,21 +35,37 @@ from streams.join.unit import MISSING, KeyJoin, Route, Step
 from streams.mplp.decode import RecordOrigin
 from streams.mplp.fields import InputNotes
 from streams.mplp.models import PlanSnapshot
+from streams.observe.metrics import Metrics
 
-__all__ = ["Join", "attach", "fetched_at"]
+__all__ = ["Join", "fetched_at"]
 
 
+@dataclass
 class Join:
     """Apply the join unit's steps to the tables and topics; the only writer of ``pending``."""
 
-    def __init__(self, runtime: Runtime, routes: dict[str, Route], watermark: Watermark) -> None:
-        self.rt = runtime
-        self.routes = routes
-        self.watermark = watermark
-        self.table = runtime.tables.pending
-        self.grace = runtime.settings.join.grace
-        #: Parked entries by key and grace deadline: built from ``pending`` once, then kept.
-        self.index = ParkedIndex()
+    settings: Settings
+    routes: dict[str, Route]
+    #: The ``pending`` table: one parked event per key.
+    table: TableT[str, Any]
+    plans: PlanStore
+    watermark: Watermark
+    emitter: Emitter
+    dead_letters: DeadLetters
+    metrics: Metrics
+    clock: Clock
+    #: Parked entries by key and grace deadline: built from ``pending`` once, then kept.
+    index: ParkedIndex = field(default_factory=ParkedIndex)
+
+    @property
+    def grace(self) -> timedelta:
+        """Return how long an event waits for its plan (``join.grace``)."""
+        return self.settings.join.grace
+
+    def on_revoked(self, partitions: set[int]) -> None:
+        """Forget what is known of revoked partitions: another worker may change them."""
+        self.watermark.forget(partitions)
+        self.index.invalidate()
 
     def parked(self, key: str) -> list[ParkedEvent]:
         """Return the entries parked under ``key``, in the order they complete in."""
@@ -55,15 +75,15 @@ class Join:
         """Return ``key``'s join as the tables hold it."""
         if not self.index.built:  # first record, or after a rebalance: one scan of the table
             self.index.rebuild(self.table.items(), self.grace)
-        return KeyJoin(self.rt.plan_state(key), self.index.of(key), self.routes, self.grace)
+        return KeyJoin(self.plans.get(key), self.index.of(key), self.routes, self.grace)
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
         msg, notes = event.message, InputNotes()
         route = self.routes[msg.topic]
         decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
-        self.rt.metrics.note_input(notes)
-        source, since = (msg.topic, msg.partition), fetched_at(event)
+        self.metrics.note_input(notes)
+        source, since = (msg.topic, msg.partition), fetched_at(event, self.clock())
         if route.source == "deltas":
             self.watermark.advance(msg.partition, msg.offset)
         if decoded.payload.plan_id is not None:  # a stage that is no outcome may name none
@@ -73,7 +93,9 @@ class Join:
             unit = self.unit(key)
             entry = _entry(event, route, decoded.timestamp, since, unit.state is not None)
             settled = not route.settles or self.watermark.settled(msg.partition, since)
-            await self._apply(key, unit.on_event(decoded, entry, now(), settled=settled), source)
+            await self._apply(
+                key, unit.on_event(decoded, entry, self.clock(), settled=settled), source
+            )
         if route.source == "deltas":
             await self.settle(msg.partition, source)
 
@@ -82,7 +104,7 @@ class Join:
     ) -> None:
         """Merge a plan snapshot (last writer wins), store it, complete what waited for it."""
         step = self.unit(key).on_state(
-            lambda state: merge_snapshot(state, snapshot, at), now(), self._settled
+            lambda state: merge_snapshot(state, snapshot, at), self.clock(), self._settled
         )
         await self._apply(key, step, source, completing=True)
 
@@ -95,16 +117,18 @@ class Join:
         """Complete what waited ``join.grace`` on ``partition``, or is settled by now."""
         if not self.index.built:
             self.index.rebuild(self.table.items(), self.grace)
-        keys = dict.fromkeys([*self.index.due(partition, now()), *self.watermark.due(partition)])
+        keys = dict.fromkeys(
+            [*self.index.due(partition, self.clock()), *self.watermark.due(partition)]
+        )
         for key in keys:
             if key in self.index:
                 await self.complete(key, source)
-        self.rt.metrics.pending.set(len(self.index))
+        self.metrics.pending.set(len(self.index))
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest."""
         await self._apply(
-            key, self.unit(key).on_tick(now(), self._settled), source, completing=True
+            key, self.unit(key).on_tick(self.clock(), self._settled), source, completing=True
         )
 
     def _settled(self, entry: ParkedEvent) -> bool:
@@ -113,21 +137,21 @@ class Join:
     async def _apply(
         self, key: str, step: Step[PlanState], source: tuple[str, int], *, completing: bool = False
     ) -> None:
-        ready = self.rt.prepare(step.samples)  # a failure here leaves the tables untouched
+        ready = self.emitter.prepare(step.samples)  # a failure here leaves the tables untouched
         # Nothing is awaited before the tables are written: another agent may read the key.
         if step.state is not None:
-            self.rt.store_plan(key, step.state)
+            self.plans.store(key, step.state)
         for entry in step.parked:
             if self.index.add(key, entry, self.grace):
                 self.table[entry_key(key, entry.place)] = entry.to_table()
         stored = {e.place: self.index.stored_under(key, e.place) for e in step.released}
         self.index.remove(key, stored)  # claimed: a concurrent completion must not replay them
         try:
-            await self.rt.send(ready, source, wait=bool(step.released))
+            await self.emitter.send(ready, source, wait=bool(step.released))
             for entry, reason, error in step.failed:
-                await self.rt.dead_letters.parked(entry, reason, error)
+                await self.dead_letters.parked(entry, reason, error)
                 if reason == MISSING:
-                    self.rt.metrics.join_misses.inc()
+                    self.metrics.join_misses.inc()
         except BaseException:
             for entry in step.released:  # not done: the next tick tries them again
                 self.index.add(key, entry, self.grace, stored[entry.place])
@@ -138,7 +162,7 @@ class Join:
         if step.waiting_since is not None:  # they wait for the corrections (or the grace)
             self.watermark.wait(source[1], key, step.waiting_since)
         if step.parked or step.released:
-            self.rt.metrics.pending.set(len(self.index))
+            self.metrics.pending.set(len(self.index))
 
     def _delete(self, key: str, stored: dict[Any, str]) -> None:
         """Delete the released entries' table records (a tombstone each).
@@ -179,24 +203,8 @@ def _entry(
     )
 
 
-def fetched_at(event: EventT[bytes]) -> datetime:
+def fetched_at(event: EventT[bytes], moment: datetime) -> datetime:
     """Return when ``event``'s record was fetched (``time_in``, stamped by faust_compat),
-    on the wall clock; now when it was not stamped."""
+    on the clock that says ``moment`` now; ``moment`` when it was not stamped."""
     time_in = event.message.time_in
-    moment = now()
     return moment if time_in is None else moment - timedelta(seconds=time.monotonic() - time_in)
-
-
-def attach(runtime: Runtime, routes: dict[str, Route]) -> Join:
-    """Build the join over ``routes`` (input topic -> Route) and give it to ``runtime``."""
-    topic = runtime.settings.topics.name("delta_intents")
-    lateness = runtime.settings.join.corrections_lateness
-    watermark = Watermark(topic, runtime.progress, lateness=lateness)  # asker: consent_reader
-    runtime.join = join = Join(runtime, routes, watermark)
-
-    def on_revoked(*args: Any, **_kwargs: Any) -> None:
-        watermark.forget({tp.partition for tp in args[1]})  # (app, revoked partitions)
-        join.index.invalidate()  # another worker may change what we get back
-
-    runtime.app.on_partitions_revoked.connect(on_revoked)
-    return join

@@ -27,8 +27,9 @@ from faust.types import EventT
 from faust.types.tables import TableT
 from faust.web import Request, Response, View
 
+from agents.clock import Clock
 from agents.faust_compat import committed_offsets, processing
-from agents.runtime import Runtime, now
+from agents.runtime import Runtime
 from streams.io.topics import INPUTS
 from streams.observe.lag import partition_lags
 from streams.observe.metrics import Metrics
@@ -42,7 +43,6 @@ from streams.quality.windows import (
     table_key,
     window_counts,
     window_report,
-    window_specs,
 )
 from streams.samples.sample import LearningSample
 
@@ -63,6 +63,9 @@ class QualityWindows:
     lagged: frozenset[str]  # the topics whose consumer lag we export
     progress: Progress
     flush_interval: float
+    #: The pipeline's clock: windows are event time, lateness is judged against it.
+    wall: Clock
+    #: Seconds for flush intervals (monotonic).
     clock: Callable[[], float] = time.monotonic
     pending: PendingCounts = field(init=False)
     _flushed: dict[int, float] = field(default_factory=dict)  # partition -> last flush
@@ -73,28 +76,22 @@ class QualityWindows:
         self.pending = PendingCounts(self.specs)
 
     @classmethod
-    def declare(cls, runtime: Runtime) -> QualityWindows:
-        """Declare the tables on the runtime's app (one changelog per window size)."""
-        settings, specs = runtime.settings, window_specs(runtime.settings.windows)
-        tables = {}
-        for spec in specs:
-            table = runtime.app.Table(
-                f"quality_{spec.label}",
-                default=int,
-                partitions=settings.topics.partitions,
-                schema=faust.Schema(key_serializer="json", value_serializer="json"),
-                options=settings.table_options(),
-            )
-            # Tumbling is hopping with step == size (Faust's TumblingWindow is just that);
-            # the window makes Faust key, expire and retain the changelog by window.
-            table.hopping(spec.size, spec.step, expires=spec.expires)
-            tables[spec.label] = table
-        runtime.metrics.track_windows(tuple(tables))
+    def of(cls, runtime: Runtime) -> QualityWindows:
+        """Return the counting over the runtime's window tables (one per window size)."""
+        settings, tables = runtime.settings, runtime.tables
+        runtime.metrics.track_windows(tuple(tables.quality))
         inputs = frozenset(settings.topics.name(name) for name in INPUTS)
         lagged = inputs | {settings.topics.name("consent")}
-        interval = settings.windows.flush_interval
         return cls(
-            runtime.app, runtime.metrics, specs, tables, inputs, lagged, runtime.progress, interval
+            runtime.app,
+            runtime.metrics,
+            tables.windows,
+            tables.quality,
+            inputs,
+            lagged,
+            runtime.progress,
+            settings.windows.flush_interval,
+            runtime.clock,
         )
 
     def record(self, sample: LearningSample) -> None:
@@ -103,7 +100,7 @@ class QualityWindows:
         if event is None:  # not inside an agent: no source partition to key the count by
             log.warning("sample %s sent outside stream iteration: not windowed", sample.sample_id)
             return
-        moment = now()
+        moment = self.wall()
         ts, partition = event_timestamp(sample.meta.event_time, moment), event.message.partition
         key = table_key(sample.sample_family, sample.feedback.quality_label, partition)
         for spec in self.specs:
@@ -172,7 +169,7 @@ class QualityWindows:
 
         ``partitions`` stands in for the assignment: ``set()`` while partitions are revoked.
         """
-        moment = now().timestamp()
+        moment = self.wall().timestamp()
         owned = self.active_partitions() if partitions is None else partitions
         for label, counts in self.counts(owned, moment).items():
             self.metrics.show_window(label, counts)
@@ -190,7 +187,7 @@ class QualityWindows:
 
     def report(self) -> dict[str, Any]:
         """Return the ``GET /quality`` JSON: per window, the current window's metrics."""
-        moment, partitions = now().timestamp(), self.active_partitions()
+        moment, partitions = self.wall().timestamp(), self.active_partitions()
         counts = self.counts(partitions, moment)
         windows = {s.label: window_report(s, counts[s.label], moment) for s in self.specs}
         return {"app_id": self.app.conf.id, "partitions": sorted(partitions), "windows": windows}
@@ -198,7 +195,7 @@ class QualityWindows:
 
 def register(runtime: Runtime) -> None:
     """Declare the windowed tables, count every sample sent, serve ``/quality``."""
-    quality = QualityWindows.declare(runtime)
+    quality = QualityWindows.of(runtime)
     runtime.on_sample.append(quality.record)
     if quality.specs:  # commits wait for flushes only when there is something to flush
         runtime.after_record.append(quality.after_record)

@@ -1,11 +1,11 @@
 """What every agent shares: topics, tables, metrics, and the parts records leave through.
 
-``Runtime`` composes small parts, each with one job: the plan-state store
-(agents/planstore.py), the sample emitter (privacy, encoding, the consent fence and verdict;
-agents/emitter.py), the dead letters (agents/deadletters.py) and the join
-(agents/plan_join.py, set by ``agents.wiring.wire``). It keeps the two things every agent
-shares: the
-guard each record runs under, and the one way to produce a record. Nothing else touches Kafka.
+``Runtime`` is built whole by ``agents.wiring.wire`` from small parts, each with one job: the
+plan-state store (agents/planstore.py), the sample emitter (privacy, encoding, the consent
+fence and verdict; agents/emitter.py), the dead letters (agents/deadletters.py), the join
+(agents/plan_join.py) and the one way a record leaves (agents/sender.py). It keeps what every
+agent shares: the guard each record runs under. Nothing is set on it after it is built; the
+three lists are the hooks other agents register with (quality windows, the pairs miner).
 """
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 import faust
 from faust.types import EventT
 
-from agents import faust_compat
+from agents.clock import Clock
 from agents.deadletters import DeadLetters
-from agents.emitter import Emitter, OnSent, Ready, now
+from agents.emitter import Emitter, OnSent, Ready
+from agents.end_offsets import Ends
+from agents.learn_stats import SkillTable
+from agents.plan_join import Join
 from agents.planstore import PlanStore
+from agents.sender import Sender
 from streams.config.settings import Settings
 from streams.consent.fence import Fence
 from streams.consent.view import ConsentView
@@ -38,16 +41,12 @@ from streams.offsets.progress import Progress
 from streams.privacy import Anonymizer
 from streams.samples.sample import LearningSample
 
-if TYPE_CHECKING:
-    from agents.learn_stats import SkillTable
-    from agents.plan_join import Join
-
-__all__ = ["Runtime", "now"]
+__all__ = ["Runtime"]
 
 log = logging.getLogger("learnstream")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Runtime:
     """The agents' shared handles, the parts records leave through, and the record guard."""
 
@@ -58,35 +57,33 @@ class Runtime:
     metrics: Metrics
     anonymizer: Anonymizer
     codec: SampleCodec
-    #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
-    expiry: ExpiryIndex
+    #: The time every part of the pipeline reads (agents/clock.py).
+    clock: Clock
     #: Records processed per partition; what offset commits take (streams/offsets/progress.py).
     progress: Progress
-    #: Called with every sample sent (e.g. the windowed quality tables of agents/quality_tables.py).
-    on_sample: list[Callable[[LearningSample], None]] = field(default_factory=list)
-    #: Awaited with every sample sent, as written, in its source's transaction (the pairs miner).
-    on_sent: list[OnSent] = field(default_factory=list)
-    #: Called after every record, in its stream iteration (the quality windows' flush).
-    after_record: list[Callable[[EventT[bytes]], None]] = field(default_factory=list)
     #: Every project's consent, read by this worker (agents/consent_reader.py feeds both).
-    consent: ConsentView = field(default_factory=ConsentView)
+    consent: ConsentView
     #: Holds samples until ``consent`` has read what was written before their record came.
-    fence: Fence = field(default_factory=Fence)
-    plans: PlanStore = field(init=False)
-    emitter: Emitter = field(init=False)
-    dead_letters: DeadLetters = field(init=False)
-    #: The join of decisions, deltas and stages with plan state (set by ``agents.wiring.wire``).
-    join: Join = field(init=False)
-    #: The A2E skill/tool stats table (agents/learn_stats.py), declared by the first user.
-    skill_stats: SkillTable | None = None
-
-    def __post_init__(self) -> None:
-        self.plans = PlanStore(self.tables.plan_state, self.expiry)
-        self.emitter = Emitter(
-            self.settings, self.topics, self.metrics, self.anonymizer, self.codec,
-            self.produce, self.consent, self.fence, self.on_sample, self.on_sent,
-        )  # fmt: skip
-        self.dead_letters = DeadLetters(self.topics.dlq, self.metrics, self.produce)
+    fence: Fence
+    #: Where the consent and corrections topics end (agents/end_offsets.py, or a test's).
+    ends: Ends
+    #: The one way a record leaves, in its source's transaction.
+    produce: Sender
+    plans: PlanStore
+    emitter: Emitter
+    dead_letters: DeadLetters
+    #: The join of decisions, deltas and stages with plan state.
+    join: Join
+    #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
+    expiry: ExpiryIndex
+    #: The A2E skill/tool stats table (agents/learn_stats.py).
+    skill_stats: SkillTable
+    #: Called with every sample sent (e.g. the windowed quality tables of agents/quality_tables.py).
+    on_sample: list[Callable[[LearningSample], None]]
+    #: Awaited with every sample sent, as written, in its source's transaction (the pairs miner).
+    on_sent: list[OnSent]
+    #: Called after every record, in its stream iteration (the quality windows' flush).
+    after_record: list[Callable[[EventT[bytes]], None]]
 
     def plan_state(self, plan_id: str) -> PlanState | None:
         """Return the state of ``plan_id`` held in the table, if any."""
@@ -117,38 +114,6 @@ class Runtime:
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""
         await self.dead_letters.send(record, key, value)
-
-    async def produce(
-        self,
-        topic: faust.TopicT,
-        key: bytes | None,
-        value: bytes | None,
-        source: tuple[str, int],
-        headers: list[tuple[str, bytes]] | None = None,
-    ) -> Awaitable[Any]:
-        """Send one record; with exactly_once, inside the source partition's transaction.
-
-        Faust picks a send's transaction from the *destination* partition, which it only
-        knows for subscribed topics; our outputs are not subscribed, so Faust would send
-        them outside any transaction (faust-streaming #177/#517: duplicates after a kill).
-        We name the transaction that commits the source offset instead.
-
-        Straight to the driver's producer, not through ``Topic.send``, in both guarantees:
-        that skips Faust's channel layer and send sensors, a per-send cost the worker uses
-        nothing of (benchmarks/RESULTS.md, findings behind the design).
-        """
-        transactional_id = None
-        if self.app.in_transaction:
-            transactional_id = faust_compat.transactional_id(self.app, source[0], source[1])
-        return await self.app.producer.send(
-            topic.get_topic_name(),
-            key,
-            value,
-            None,
-            None,
-            headers,
-            transactional_id=transactional_id,
-        )
 
     async def guarded(
         self, source: str, event: EventT[bytes], handle: Callable[[EventT[bytes]], Awaitable[None]]

@@ -13,7 +13,7 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
-from agents.runtime import Runtime, now
+from agents.runtime import Runtime
 from streams.join.plan_state import expired
 
 __all__ = ["register"]
@@ -52,7 +52,7 @@ def register(runtime: Runtime) -> None:
 
 def _expire_plans(runtime: Runtime, partition: int) -> None:
     """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones)."""
-    index, ttl, moment = runtime.expiry, runtime.settings.join.plan_ttl, now()
+    index, ttl, moment = runtime.expiry, runtime.settings.join.plan_ttl, runtime.clock()
     if not index.built:  # first tick, or after a rebalance: one scan of the table
         index.rebuild(runtime.tables.plan_state.items())
     for plan_id in list(index.due(partition, moment, ttl)):

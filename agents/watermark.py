@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 
 from faust.types import TP
 
-from agents.emitter import now
+from agents.clock import Clock
 from streams.offsets.progress import Progress
 from streams.offsets.rounds import Rounds
 
@@ -41,10 +41,6 @@ __all__ = ["Ask", "Watermark"]
 
 #: Ask the broker for the end offsets of these partitions of the corrections topic.
 Ask = Callable[[list[int]], Awaitable[Mapping[int, int]]]
-
-
-async def _unwired(partitions: list[int]) -> dict[int, int]:
-    raise RuntimeError("no end-offset asker is wired to the corrections watermark")
 
 
 class Watermark:
@@ -61,13 +57,14 @@ class Watermark:
         self,
         topic: str,
         progress: Progress,
-        ask: Ask = _unwired,
+        ask: Ask,
+        clock: Clock,
         lateness: timedelta = timedelta(0),
     ) -> None:
-        self.topic, self.progress, self.ask = topic, progress, ask  # ask: wired later
+        self.topic, self.progress, self.ask, self.clock = topic, progress, ask, clock
         #: Corrections reaching the broker this long after an event was fetched count for it.
         self.lateness = lateness
-        self.rounds: Rounds[int, datetime] = Rounds(self._ask, now, "corrections watermark")
+        self.rounds: Rounds[int, datetime] = Rounds(ask, clock, "corrections watermark")
         self._read: dict[int, int] = {}
         #: partition -> plan key -> when its earliest waiting entry was fetched (or parked)
         self.waiting: dict[int, dict[str, datetime]] = {}
@@ -86,7 +83,7 @@ class Watermark:
         known, or the round asking for it failed (then nothing fetched after ``since``
         settles yet)."""
         since = self._counting_from(since)
-        pause = (since - now()).total_seconds()
+        pause = (since - self.clock()).total_seconds()
         if pause > 0:  # only with a lateness: an end asked before this would not count
             await asyncio.sleep(pause)
         self.rounds.wanted.add(partition)
@@ -104,7 +101,7 @@ class Watermark:
         self.rounds.wanted.add(partition)
         end = self.rounds.end(partition, since)
         if end is None:
-            if since <= now():  # a round started earlier would not count: a later look asks
+            if since <= self.clock():  # a round started earlier would not count: a later look asks
                 self.rounds.after(since)
             return False
         return self._read_to(partition) >= end
@@ -134,9 +131,6 @@ class Watermark:
     def _counting_from(self, fetched: datetime) -> datetime:
         """Return the moment after which an end counts for an event fetched at ``fetched``."""
         return fetched + self.lateness if self.lateness else fetched
-
-    async def _ask(self, partitions: list[int]) -> Mapping[int, int]:
-        return await self.ask(partitions)
 
     def _read_to(self, partition: int) -> int:
         """Return how far this worker has read ``partition`` of the corrections topic."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import faust
@@ -19,12 +20,23 @@ from agents import (
     stall_watch,
     sweeper,
 )
+from agents.clock import Clock, wall_clock
+from agents.deadletters import DeadLetters
+from agents.emitter import Emitter, OnSent
+from agents.end_offsets import EndOffsets, Ends
 from agents.faust_check import check
 from agents.faust_compat import deliver_every_record, guard_commits
-from agents.plan_join import attach as attach_join
+from agents.learn_stats import SkillTable
+from agents.plan_join import Join
+from agents.planstore import PlanStore
 from agents.runtime import Runtime
+from agents.sender import Sender
+from agents.watermark import Watermark
 from streams.config.settings import Settings
+from streams.consent.fence import Fence
+from streams.consent.view import ConsentView
 from streams.encoding.codecs import codec_for
+from streams.io.connection import app_connection
 from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
@@ -32,28 +44,78 @@ from streams.join.routes import routes as join_routes
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
 from streams.privacy import build_anonymizer, privacy_config
+from streams.samples.sample import LearningSample
 
 __all__ = ["wire"]
 
 
-def wire(app: faust.App, settings: Settings) -> Runtime:
-    """Declare topics and tables on ``app``, register every agent, mount ``/metrics``."""
+def wire(
+    app: faust.App, settings: Settings, *, ends: Ends | None = None, clock: Clock = wall_clock
+) -> Runtime:
+    """Declare topics and tables on ``app``, build the runtime whole, register every agent,
+    mount ``/metrics``.
+
+    ``ends`` answers where the consent and corrections topics end (default: an asker of the
+    broker's, started with the app); ``clock`` is the time every part reads. Tests pass their
+    own of both instead of patching.
+    """
     check()  # refuse to start on a Faust whose private seams we patch have changed
     metrics = Metrics()
     metrics.track_entities(privacy_config(settings).reported_entities)
+    topics, tables = Topics.declare(app, settings), Tables.declare(app, settings)
+    broker = app_connection(app, settings.broker)
+    corrections = settings.topics.name("delta_intents")
+    if ends is None:
+        asker = EndOffsets(broker, topics.consent.get_topic_name(), corrections)
+        app.add_dependency(asker)
+        ends = asker
+    # not app.in_transaction: Faust caches that property, False until the worker runs
+    progress = Progress(gated=settings.processing_guarantee == "exactly_once")
+    consent, fence = ConsentView(), Fence(ends.consent)
+    produce = Sender(app)
+    on_sample: list[Callable[[LearningSample], None]] = []
+    on_sent: list[OnSent] = []
+    anonymizer = build_anonymizer(privacy_config(settings))
+    codec = codec_for(settings.sample_format)
+    emitter = Emitter(
+        settings, topics, metrics, anonymizer, codec, produce,
+        consent, fence, clock, on_sample, on_sent,
+    )  # fmt: skip
+    dead_letters = DeadLetters(topics.dlq, metrics, produce)
+    expiry = ExpiryIndex(settings.topics.partitions)
+    plan_store = PlanStore(tables.plan_state, expiry)
+    lateness = settings.join.corrections_lateness
+    watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
+    join = Join(
+        settings, join_routes(settings.topics), tables.pending, plan_store, watermark, emitter,
+        dead_letters, metrics, clock,
+    )  # fmt: skip
+    skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
+    app.add_dependency(skill_stats.reader)
     runtime = Runtime(
         app=app,
         settings=settings,
-        topics=Topics.declare(app, settings),
-        tables=Tables.declare(app, settings),
+        topics=topics,
+        tables=tables,
         metrics=metrics,
-        anonymizer=build_anonymizer(privacy_config(settings)),
-        codec=codec_for(settings.sample_format),
-        expiry=ExpiryIndex(settings.topics.partitions),
-        # not app.in_transaction: Faust caches that property, False until the worker runs
-        progress=Progress(gated=settings.processing_guarantee == "exactly_once"),
+        anonymizer=anonymizer,
+        codec=codec,
+        clock=clock,
+        progress=progress,
+        consent=consent,
+        fence=fence,
+        ends=ends,
+        produce=produce,
+        plans=plan_store,
+        emitter=emitter,
+        dead_letters=dead_letters,
+        join=join,
+        expiry=expiry,
+        skill_stats=skill_stats,
+        on_sample=on_sample,
+        on_sent=on_sent,
+        after_record=[],
     )
-    attach_join(runtime, join_routes(settings.topics))
     for module in (
         plans,
         decisions,
@@ -74,6 +136,7 @@ def wire(app: faust.App, settings: Settings) -> Runtime:
 
     def on_revoked(*args: Any, **_kwargs: Any) -> None:
         runtime.progress.forget(args[1])  # (app, revoked partitions): Faust just committed them
+        join.on_revoked({tp.partition for tp in args[1]})
 
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)

@@ -22,16 +22,12 @@ Offsets = Mapping[Hashable, int]
 EndOffsets = Callable[[], Awaitable[Offsets]]
 
 
-async def _unwired() -> Offsets:
-    raise RuntimeError("no consent reader is wired to the fence")
-
-
 class Fence:
     """Hold callers until the reader's positions reach end offsets asked for after them."""
 
     def __init__(
         self,
-        end_offsets: EndOffsets = _unwired,
+        end_offsets: EndOffsets,
         *,
         retry: float = 1.0,
         clock: Callable[[], float] = time.monotonic,

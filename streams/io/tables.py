@@ -1,6 +1,7 @@
-"""Faust tables: plan state and the pending-join buffer.
+"""Every Faust table of the worker, declared in one place.
 
-Consent is no table: every worker reads the consent topic itself (streams/consent/view.py), so it
+All are changelogged, so they survive a restart, and partitioned like the input topics. Consent
+is no table: every worker reads the consent topic itself (streams/consent/view.py), so it
 knows how far it has read, which a GlobalTable's changelog does not tell.
 """
 
@@ -10,37 +11,63 @@ from dataclasses import dataclass
 from typing import Any
 
 import faust
+from faust.types import TableT
 
 from streams.config.settings import Settings
+from streams.quality.windows import WindowSpec, window_specs
 
 __all__ = ["Tables"]
 
 
 @dataclass(frozen=True)
 class Tables:
-    """The tables the agents share; all are changelogged, so they survive a restart."""
+    """The tables the agents share."""
 
-    plan_state: faust.types.TableT[str, Any]  # plan_id -> PlanState JSON bytes
+    #: plan key -> PlanState JSON bytes (streams/join/plan_state.py)
+    plan_state: TableT[str, Any]
     #: plan key|topic|partition|offset -> one parked event (the join's grace buffer)
-    pending: faust.types.TableT[str, Any]
+    pending: TableT[str, Any]
+    #: kind|name|source partition -> a skill's or tool's stats (agents/learn_stats.py)
+    skill_stats: TableT[str, Any]
+    #: intent id -> the plans of one intent, for replan pairs (None: pairs are off)
+    pair_intents: TableT[str, Any] | None
+    #: window label -> counts per (family, label, partition) and window (agents/quality_tables.py)
+    quality: dict[str, TableT[Any, Any]]
+    #: the window of each quality table, in the order of ``quality``
+    windows: tuple[WindowSpec, ...]
 
     @classmethod
     def declare(cls, app: faust.App, settings: Settings) -> Tables:
-        """Declare the tables on ``app``; partitions match the input topics."""
-        # JSON keys and values: the changelogs stay readable with any Kafka tool.
+        """Declare every table on ``app``; partitions match the input topics."""
         n, options = settings.topics.partitions, settings.table_options()
+
+        def keyed(name: str, **kwargs: Any) -> TableT[str, Any]:
+            return app.Table(name, key_type=str, partitions=n, options=options, **kwargs)
+
+        # JSON keys and values: the changelogs stay readable with any Kafka tool. Values held
+        # as JSON bytes use Faust's "raw" codec: stored and sent as they are, held unparsed
+        # (smaller than dicts, and nothing for the garbage collector to walk).
+        windows = window_specs(settings.windows)
         return cls(
-            # plan_state values are PlanState's JSON bytes (PlanState.to_table): the changelog
-            # text a dict value would give, held unparsed (smaller, and no GC walk over them).
-            plan_state=app.Table(
-                "plan_state",
-                key_type=str,
-                value_type=bytes,  # Faust's "raw" codec: stored and sent as they are
-                partitions=n,
-                options=options,
-            ),
-            # one parked event per key (streams/join/parked.py): its JSON bytes, raw codec
-            pending=app.Table(
-                "pending", key_type=str, value_type=bytes, partitions=n, options=options
-            ),
+            plan_state=keyed("plan_state", value_type=bytes),
+            pending=keyed("pending", value_type=bytes),
+            skill_stats=keyed("skill_stats"),
+            pair_intents=keyed("pair_intents") if settings.pairs.enabled else None,
+            quality={spec.label: _windowed(app, settings, spec) for spec in windows},
+            windows=windows,
         )
+
+
+def _windowed(app: faust.App, settings: Settings, spec: WindowSpec) -> TableT[Any, Any]:
+    """Declare the counting table of one window size (one changelog per size)."""
+    table = app.Table(
+        f"quality_{spec.label}",
+        default=int,
+        partitions=settings.topics.partitions,
+        schema=faust.Schema(key_serializer="json", value_serializer="json"),
+        options=settings.table_options(),
+    )
+    # Tumbling is hopping with step == size (Faust's TumblingWindow is just that); the window
+    # makes Faust key, expire and retain the changelog by window (it is set on the table).
+    table.hopping(spec.size, spec.step, expires=spec.expires)
+    return table

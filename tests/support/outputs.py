@@ -11,7 +11,7 @@ from unittest.mock import AsyncMock
 import faust
 
 from agents.runtime import Runtime
-from tests.support.offsets import caught_up
+from tests.support.offsets import FakeEnds
 
 __all__ = ["AGENT_OF", "Feed", "corrections_end", "mock_outputs"]
 
@@ -55,25 +55,23 @@ def mock_outputs(app: faust.App, runtime: Runtime, *extra: str) -> dict[str, Asy
     return the mocks of the samples, events, DLQ and pairs topics (the pairs miner sees
     every sample sent), then of the ``extra`` topics (``Topics`` field names).
 
-    No broker to read consent or corrections from either: the consent fence counts the view
-    as caught up, and the join's watermark counts the corrections input as read to its end.
+    The runtime is one wired with ``ends=FakeEnds()`` (no broker to ask where the consent
+    and corrections topics end): the consent view counts as caught up, and the corrections
+    input as read to its end, until the test says otherwise (``corrections_end``).
     """
     names = dict.fromkeys(("samples", "events", "dlq", "pair_intents", "preference_pairs", *extra))
     mocks = {name: AsyncMock(return_value=None) for name in names}
     by_topic = {getattr(runtime.topics, n).get_topic_name(): m for n, m in mocks.items()}
     app.producer.send = _RecordingProducer(by_topic).send  # type: ignore[method-assign]
-    runtime.fence.end_offsets = caught_up
-    corrections_end(runtime, lambda: 0)
     return mocks
 
 
 def corrections_end(runtime: Runtime, end: Callable[[], int]) -> None:
     """Say the broker's corrections topic ends at ``end()`` (asked again on each round)."""
-
-    async def ask(partitions: list[int]) -> dict[int, int]:
-        return dict.fromkeys(partitions, end())
-
-    runtime.join.watermark.ask = ask
+    ends = runtime.ends
+    if not isinstance(ends, FakeEnds):
+        raise TypeError("wire the runtime with ends=FakeEnds() to set where topics end")
+    ends.corrections_end = end
 
 
 #: Event-loop turns a record's processing may take beyond entering its agent (a shared

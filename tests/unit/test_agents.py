@@ -29,6 +29,7 @@ from streams.join.expiry import partition_of
 from streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.offsets import FakeEnds
 from tests.support.outputs import AGENT_OF, Feed, corrections_end, mock_outputs
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -87,7 +88,7 @@ async def harness(tmp_path: Any, **settings_: Any) -> AsyncIterator[Harness]:
         store="memory://", sample_format="json", data_dir=str(tmp_path), **settings_
     )
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    runtime = wire(app, settings)
+    runtime = wire(app, settings, ends=FakeEnds())
     mocks = mock_outputs(app, runtime)
     feed = Feed(app)
     deltas = settings.topics.name("delta_intents")
@@ -266,7 +267,7 @@ async def test_samples_wait_for_the_consent_view_then_get_its_verdict(
 ) -> None:
     snap = h.sim.plan(WHEN)
     await h.put("plans", js(snap), key=key_of(snap))
-    h.runtime.fence.end_offsets = behind = Behind()
+    h.runtime.ends.consent_ends = behind = Behind()
     # Our own test context: Feed's ends when the record is handed over, stopping the agent.
     topic = h.runtime.settings.topics.name("plan_approved")
     wrapper = h.app.agents["learnstream.decisions"].test_context()

@@ -180,8 +180,11 @@ async def test_an_unanswered_broker_holds_the_waiters_and_is_asked_again() -> No
     assert (broker.asked, fence.failures) == (4, 3)
 
 
-async def test_a_fence_with_no_reader_never_lets_a_waiter_through() -> None:
-    fence = Fence(retry=0.0, clock=ticking().__next__)
+async def test_a_fence_whose_asker_always_fails_never_lets_a_waiter_through() -> None:
+    async def unreachable() -> dict[int, int]:
+        raise ConnectionError("no broker")
+
+    fence = Fence(unreachable, retry=0.0, clock=ticking().__next__)
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(fence.wait(), 0.05)
     assert fence.failures > 0

@@ -29,6 +29,7 @@ from agents.faust_compat import (
 )
 from streams.offsets.progress import Progress
 from tests.support.apps import close_consumer_loop
+from tests.support.offsets import FakeEnds
 
 TP0 = TP("plans", 0)
 
@@ -474,7 +475,7 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     apps.append(app)
-    runtime = wire(app, settings)
+    runtime = wire(app, settings, ends=FakeEnds())
     mock_outputs(app, runtime)
     quality = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
     assert isinstance(quality, QualityWindows)

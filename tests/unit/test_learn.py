@@ -33,6 +33,7 @@ from streams.privacy import build_anonymizer, privacy_config
 from streams.samples.ids import canonical_id
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.offsets import FakeEnds
 from tests.support.outputs import Feed, mock_outputs
 
 EMAIL = "dana.leak@example.org"
@@ -116,7 +117,7 @@ class Worker:
 async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    runtime = wire(app, settings)
+    runtime = wire(app, settings, ends=FakeEnds())
     yield Worker(app, runtime, mock_outputs(app, runtime, *OUTPUTS), Feed(app))
     close_consumer_loop(app)
 

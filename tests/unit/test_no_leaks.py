@@ -39,6 +39,7 @@ from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.offsets import FakeEnds
 from tests.support.outputs import AGENT_OF, Feed, mock_outputs
 
 PLANTED = {
@@ -177,7 +178,7 @@ class Worker:
 async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    runtime = wire(app, settings)
+    runtime = wire(app, settings, ends=FakeEnds())
     mocks = mock_outputs(app, runtime)
     yield Worker(app, runtime, mocks["dlq"], Feed(app))
     close_consumer_loop(app)

@@ -13,7 +13,6 @@ import faust
 import orjson
 import pytest
 
-import agents.pair_miner
 from agents.runtime import Runtime
 from agents.wiring import wire
 from streams.config.settings import Settings
@@ -38,7 +37,9 @@ from streams.samples.replans import (
 from streams.samples.sample import LearningSample
 from streams.sim.simulate import PII_SAMPLES, Simulator
 from tests.support.apps import close_consumer_loop
+from tests.support.clock import SettableClock
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.offsets import FakeEnds
 from tests.support.outputs import Feed, mock_outputs
 from tests.unit.test_layers import KAFKA_CLIENTS, closure, imports, is_under
 
@@ -401,6 +402,7 @@ class Worker:
     runtime: Runtime
     mocks: dict[str, AsyncMock]
     feed: Feed
+    clock: SettableClock
 
     async def sample(self, sample: LearningSample, source: int = 2) -> None:
         """Send one sample through the emitter's hooks, then what it re-keyed to the replans
@@ -432,9 +434,10 @@ class Worker:
 async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    runtime = wire(app, settings)
+    clock = SettableClock()
+    runtime = wire(app, settings, ends=FakeEnds(), clock=clock)
     mocks = mock_outputs(app, runtime, "preference_pairs", "pair_intents")
-    yield Worker(app, runtime, mocks, Feed(app))
+    yield Worker(app, runtime, mocks, Feed(app), clock)
     close_consumer_loop(app)
 
 
@@ -498,14 +501,14 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
 ) -> None:
     s = Scenario()
     ttl = worker.runtime.settings.pairs.ttl
-    clock = {"now": NOW}
-    monkeypatch.setattr(agents.pair_miner, "now", lambda: clock["now"])
+    clock = worker.clock
+    clock.now = NOW
     first, other = s.plan(), s.plan()
     await worker.sample(s.decided(first, False, 0))
     await worker.sample(s.decided(other, True, 0))
     table: Any = worker.runtime.app.tables["pair_intents"]
     assert set(table) == {first["intent"]["intent_id"], other["intent"]["intent_id"]}
-    clock["now"] = NOW + ttl
+    clock.now = NOW + ttl
     await worker.rekeyed(b"", b"tick", partition=0)  # another partition: nothing goes
     assert len(table) == 2
     await worker.rekeyed(b"", b"tick", partition=1)
@@ -514,7 +517,7 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     assert worker.metric("learnstream_pair_intents_expired_total", approved="true") == 1
     # Lazily: a plan coming after the TTL finds nothing to pair with.
     await worker.sample(s.decided(first, False, 10))
-    clock["now"] += ttl
+    clock.now += ttl
     await worker.sample(s.decided(s.plan(first), True, 20))
     assert worker.pairs() == []
     assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2

@@ -20,7 +20,6 @@ from faust.types import TP
 from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
 
-import agents.quality_tables
 from agents.cli import main
 from agents.quality_tables import QualityWindows
 from agents.wiring import wire
@@ -45,6 +44,7 @@ from streams.quality.windows import (
 from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
 from tests.support.apps import close_consumer_loop
+from tests.support.offsets import FakeEnds
 from tests.support.outputs import Feed, mock_outputs
 
 FIVE_MIN = WindowSpec("5m", 300.0, 300.0, 7200.0)
@@ -268,10 +268,9 @@ async def make_runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncI
             store="memory://", sample_format="json", data_dir=str(tmp_path), **overrides
         )
         app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-        runtime = wire(app, settings)
+        runtime = wire(app, settings, ends=FakeEnds())
         mock_outputs(app, runtime)
-        runtime.clock = [100.0]
-        windows(runtime).clock = lambda: runtime.clock[0]
+        windows(runtime).clock = Seconds(100.0)
         made.append(app)
         return runtime
 
@@ -284,6 +283,16 @@ async def make_runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncI
 async def runtime(make_runtime: Make) -> Any:
     """Return the wired runtime of an app whose output topics are mocked."""
     return await make_runtime()
+
+
+class Seconds:
+    """A monotonic clock the test moves (``now``, in seconds)."""
+
+    def __init__(self, start: float) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def windows(runtime: Any) -> QualityWindows:
@@ -320,7 +329,7 @@ async def test_samples_are_counted_by_event_time_partition_and_lateness(
     fresh = datetime.now(UTC) - timedelta(seconds=1)
     # The gauges show the window holding the clock's moment: pinned to the events' time, a
     # run that crosses a 5-minute boundary still reads the window the events are in.
-    monkeypatch.setattr(agents.quality_tables, "now", lambda: fresh)
+    quality.wall = lambda: fresh
     await _decide(runtime, feed, True, fresh, partition=2)
     await _decide(runtime, feed, False, fresh, partition=3)
     await _decide(runtime, feed, True, fresh - timedelta(hours=3), partition=2)  # past expiry: late
@@ -391,7 +400,7 @@ async def test_a_flush_writes_what_counting_each_sample_wrote_once_per_key(
     assert {tp.partition for tp in processed} == {0, 1, 2, 3}
     assert all(runtime.progress.commit_offset(tp) is None for tp in processed)
 
-    runtime.clock[0] += quality.flush_interval
+    windows(runtime).clock.now += quality.flush_interval
     for partition in range(4):
         await tick(runtime, feed, partition)
     for label, table in quality.tables.items():
@@ -410,13 +419,13 @@ async def test_an_idle_partition_is_flushed_by_its_tick_and_a_busy_one_by_its_re
     await _decide(runtime, feed, True, fresh, partition=1)
     await tick(runtime, feed, 1)  # within the interval: still pending
     assert quality.counts({1}, fresh.timestamp())["5m"]["intent_resolution"]["good"] == 0
-    runtime.clock[0] += 0.5
+    windows(runtime).clock.now += 0.5
     await _decide(runtime, feed, False, fresh, partition=2)
-    runtime.clock[0] += 0.5  # a second since partition 1 was first seen, half one for 2
+    windows(runtime).clock.now += 0.5  # a second since partition 1 was first seen, half one for 2
     await tick(runtime, feed, 1)
     counts = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
     assert counts == {"good": 1, "acceptable": 0, "poor": 0}
-    runtime.clock[0] += 0.5
+    windows(runtime).clock.now += 0.5
     # partition 2's next record (a plan snapshot) flushes its rejection; the approval that
     # follows it waits for the next flush
     await _decide(runtime, feed, True, fresh + timedelta(seconds=1), partition=2)

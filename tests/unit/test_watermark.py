@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from agents.emitter import now
+from agents.clock import wall_clock as now
 from agents.watermark import Watermark
 from streams.offsets.progress import Progress
 
@@ -31,7 +31,7 @@ class Broker:
 
 
 def watermark(broker: Broker) -> Watermark:
-    return Watermark("deltas", Progress(gated=False), broker.ask)
+    return Watermark("deltas", Progress(gated=False), broker.ask, now)
 
 
 async def test_a_later_correction_read_first_does_not_settle_an_earlier_event() -> None:
@@ -147,7 +147,9 @@ async def test_a_correction_landing_within_the_lateness_counts() -> None:
     """``join.corrections_lateness``: the end that counts is asked for once the lateness
     after the fetch is over, so a correction landing meanwhile must be read first."""
     broker = Broker(end=1)
-    mark = Watermark("deltas", Progress(gated=False), broker.ask, lateness=timedelta(seconds=0.05))
+    mark = Watermark(
+        "deltas", Progress(gated=False), broker.ask, now, lateness=timedelta(seconds=0.05)
+    )
     fetched = now()
     landing = asyncio.ensure_future(_lands_later(broker, 2, 0.01))
     assert not mark.settled(0, fetched)
