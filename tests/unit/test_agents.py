@@ -170,6 +170,35 @@ async def test_decision_before_its_plan_is_parked_then_completed(h: Harness) -> 
     assert h.runtime.plan_state(plan_id) is not None
 
 
+async def test_entries_stored_as_one_list_under_the_plan_key_still_complete(h: Harness) -> None:
+    """After an upgrade, the pending table may hold a plan's entries as one list (the layout
+    that rewrote the list on every park): they complete, and what is left of the list is
+    stored again entry by entry, so nothing parked is lost."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    topic = h.runtime.settings.topics.name("pipeline_stage")
+    fetched = datetime.now(UTC)  # within the grace: it waits for the unread correction
+
+    def entry(offset: int, status: str, parked_at: datetime) -> dict[str, Any]:
+        body = js(h.sim.stage(snap, status, WHEN)).decode()
+        return {
+            "source": "stages", "topic": topic, "partition": 0, "offset": offset,
+            "key": plan_id, "raw": body, "event_time": WHEN.isoformat(),
+            "parked_at": parked_at.isoformat(), "plan_known": False,
+        }  # fmt: skip
+
+    legacy = [entry(7, "completed", WHEN), entry(8, "failed", fetched)]
+    h.runtime.tables.pending.data[plan_id] = orjson.dumps(legacy)  # as recovered
+    corrections_end(h.runtime, lambda: 1)  # a correction on the broker, not read yet
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.families() == [("pipeline_outcome", "good")]  # offset 7: its grace is over
+    assert [e.offset for e in h.runtime.join.parked(plan_id)] == [8]  # offset 8 waits
+    stored = dict(h.runtime.tables.pending.data)
+    assert plan_id not in stored  # the list is gone...
+    assert [orjson.loads(v)["offset"] for v in stored.values()] == [8]  # ...8 stored alone
+    assert list(stored) == [f"{plan_id}|{topic}|0|8"]
+
+
 async def test_decision_naming_no_project_waits_for_the_plan_and_its_consent(h: Harness) -> None:
     snap = h.sim.plan(WHEN)
     decision = h.sim.decision(snap, True, WHEN)
