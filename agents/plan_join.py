@@ -141,6 +141,8 @@ class Join:
         # Nothing is awaited before the tables are written: another agent may read the key.
         if step.state is not None:
             self.plans.store(key, step.state)
+        elif step.close:
+            self.plans.forget(key)
         for entry in step.parked:
             if self.index.add(key, entry, self.grace):
                 self.table[entry_key(key, entry.place)] = entry.to_table()

@@ -48,11 +48,13 @@ def plan_key(plan_id: str) -> str:
 
 @dataclass(frozen=True)
 class Outcome(Generic[S]):
-    """What the agent must do with one event: emit samples, park it, store a new state."""
+    """What the agent must do with one event: emit samples, park it, store a new state, or
+    close the key (its state is done with: a session that ended)."""
 
     samples: list[LearningSample] = field(default_factory=list)
     park: bool = False
     new_state: S | None = None
+    close: bool = False
 
 
 def on_decision(

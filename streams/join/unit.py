@@ -19,8 +19,9 @@ The rules, in one place:
   alone: it does not hold back the others.
 
 Keys are not only plans: a route decides against any state type, so a window keyed by a
-session id (events accumulate into the state, a closing event or the grace emits) or two
-executions of one intent (the first parks, the second completes) fit the same unit.
+session id (events accumulate into the state; a closing event, or ``expire`` on a tick once
+the session timed out, emits and closes the key) or two executions of one intent (the first
+parks, the second completes) fit the same unit.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ Decode = Callable[[bytes | None, RecordOrigin, InputNotes | None], Any]
 Decide = Callable[[Any, Any, datetime, ParkedEvent | None, bool], Outcome[Any]]
 #: Tell whether the corrections input has been read past a parked entry.
 Settled = Callable[[ParkedEvent], bool]
+#: (state, now) -> what a key whose state outlived its time comes to (None: not yet).
+Expire = Callable[[Any, datetime], Outcome[Any] | None]
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ class Step(Generic[S]):
     #: When the earliest entry kept waiting for the corrections input was fetched (None: none
     #: waits for it; an entry waiting for its state waits for the state, not the input).
     waiting_since: datetime | None = None
+    #: The key is done with: delete its state (entries still parked are released too).
+    close: bool = False
 
 
 class KeyJoin(Generic[S]):
@@ -89,10 +94,13 @@ class KeyJoin(Generic[S]):
         parked: Iterable[ParkedEvent],
         routes: Mapping[str, Route],
         grace: timedelta,
+        expire: Expire | None = None,
     ) -> None:
         self.state = state
         self.routes = routes
         self.grace = grace
+        #: What a state that outlived its time comes to, asked on every tick (None: never).
+        self.expire = expire
         self._parked: dict[Place, ParkedEvent] = {entry.place: entry for entry in parked}
 
     @property
@@ -115,6 +123,8 @@ class KeyJoin(Generic[S]):
         route = self.routes[entry.topic]
         outcome = route.decide(event, self.state, now, None, settled or not route.settles)
         step: Step[S] = Step(samples=list(outcome.samples))
+        if outcome.close:
+            return self._close(step)
         if outcome.new_state is not None:
             self.state = step.state = outcome.new_state
         if outcome.park:
@@ -160,10 +170,24 @@ class KeyJoin(Generic[S]):
             self.state = outcome.new_state or self.state
         for entry in step.released:
             del self._parked[entry.place]
+        if self.state is not None and self.expire is not None:
+            expired = self.expire(self.state, now)
+            if expired is not None:
+                step.samples.extend(expired.samples)
+                if expired.close:
+                    return self._close(step)
+                self.state = expired.new_state or self.state
         if self.state is not before:
             step.state = self.state
         if self.state is not None and self._parked:
             step.waiting_since = min(e.parked_at for e in self._parked.values())
+        return step
+
+    def _close(self, step: Step[S]) -> Step[S]:
+        """End the key: its state goes, and so do entries still parked (they had their say)."""
+        step.released.extend(self._parked.values())
+        self._parked.clear()
+        self.state, step.state, step.close = None, None, True
         return step
 
     @property

@@ -217,27 +217,46 @@ def test_an_older_snapshot_changes_nothing(feed: Feed) -> None:
     assert join.state is later
 
 
-def test_a_state_of_another_kind_fits_the_same_unit() -> None:
-    """Designed for keyed joins beyond plans: a session window that counts its turns and
-    emits on its closing event; the unit neither knows nor cares what the state is."""
+def test_a_session_window_fits_the_same_unit() -> None:
+    """Designed for keyed joins beyond plans: a window keyed by a session id counts its turns,
+    and emits one sample when its closing event comes, or on a tick once it timed out."""
     from streams.join.rules import Outcome
 
-    def decode(data: bytes | None, origin: RecordOrigin, _notes: InputNotes | None) -> Any:
-        body = orjson.loads(data or b"{}")
-        return {**body, "timestamp": origin.timestamp}
+    def decode(data: bytes | None, _origin: RecordOrigin, _notes: InputNotes | None) -> Any:
+        return orjson.loads(data or b"{}")
 
-    def decide(
-        event: Any, state: Any, _now: datetime, _parked: Any, _settled: bool
-    ) -> Outcome[int]:
-        if event["kind"] == "turn":
-            return Outcome(new_state=(state or 0) + 1)
-        return Outcome(park=state is None, new_state=None)
+    def decide(event: Any, state: Any, _now: datetime, _parked: Any, _settled: bool) -> Any:
+        turns = (state or 0) + (event["kind"] == "turn")
+        if event["kind"] == "completed":
+            return Outcome(samples=[f"session done after {turns} turns"], close=True)
+        return Outcome(new_state=turns)
 
-    session = KeyJoin[int](None, [], {"map": Route("decisions", decode, decide)}, GRACE)
-    turn = ParkedEvent(
-        source="decisions", topic="map", partition=0, offset=0, key="s1",
-        raw='{"kind": "turn"}', event_time=T, parked_at=T,
-    )  # fmt: skip
-    assert session.on_event({"kind": "turn"}, turn, T).state == 1
-    assert session.on_event({"kind": "turn"}, turn, T).state == 2
+    def timed_out(turns: int, now: datetime) -> Any:
+        if now - T < timedelta(minutes=30):
+            return None
+        return Outcome(samples=[f"session timed out after {turns} turns"], close=True)
+
+    def record(kind: str, offset: int) -> tuple[dict[str, str], ParkedEvent]:
+        entry = ParkedEvent(
+            source="decisions", topic="map", partition=0, offset=offset, key="s1",
+            raw=orjson.dumps({"kind": kind}).decode(), event_time=T, parked_at=T,
+        )  # fmt: skip
+        return {"kind": kind}, entry
+
+    routes = {"map": Route("decisions", decode, decide)}
+    session = KeyJoin[int](None, [], routes, GRACE, expire=timed_out)
+    assert session.on_event(*record("turn", 0), T).state == 1
+    assert session.on_event(*record("turn", 1), T).state == 2
     assert session.snapshot() == (2, [])
+    closed = session.on_event(*record("completed", 2), T)
+    assert (closed.samples, closed.close, session.state) == (
+        ["session done after 2 turns"],
+        True,
+        None,
+    )
+
+    idle = KeyJoin[int](None, [], routes, GRACE, expire=timed_out)
+    idle.on_event(*record("turn", 0), T)
+    assert idle.on_tick(T + timedelta(minutes=29), SETTLED) == Step()
+    late = idle.on_tick(T + timedelta(minutes=30), SETTLED)
+    assert (late.samples, late.close) == (["session timed out after 1 turns"], True)
