@@ -10,7 +10,8 @@ from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
 from streams.config.settings import Settings
-from streams.config.usererrors import UserError, check_broker, settings_problem
+from streams.config.usererrors import UserError, settings_problem
+from streams.io.preflight import check_broker
 
 if TYPE_CHECKING:
     from streams.io.connection import KafkaConnection

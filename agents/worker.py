@@ -16,12 +16,13 @@ import faust
 
 from agents.wiring import wire
 from streams.config.settings import Settings
-from streams.config.usererrors import UserError, check_broker, check_port_free
+from streams.config.usererrors import UserError
 from streams.io.admin import create_topics
 from streams.io.app import create_app, one_record_per_batch
 from streams.io.broker_check import check_handshake
 from streams.io.connection import KafkaConnection
 from streams.io.embedded import EmbeddedBroker
+from streams.io.preflight import check_broker, check_port_free
 from streams.io.web_auth import exposed_writes_problem
 
 __all__ = [

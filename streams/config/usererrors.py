@@ -6,17 +6,15 @@ pydantic's path (``join.grace``), and its value is never repeated back: it may b
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
-import socket
 from typing import Any, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_settings import SettingsError
 
-__all__ = ["UserError", "check_broker", "check_port_free", "env_name", "settings_problem"]
+__all__ = ["UserError", "env_name", "settings_problem"]
 
 _PREFIX = "LEARNSTREAM_"
 _WHAT = {
@@ -103,50 +101,3 @@ def settings_problem(exc: ValidationError | SettingsError) -> str:
     problems = [_one(error) for error in exc.errors()]
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return problems[0] + more
-
-
-def _hosts(url: str) -> list[tuple[str, int]]:
-    hosts = []
-    for item in url.replace(";", ",").split(","):
-        host, _, port = item.removeprefix("kafka://").rstrip("/").rpartition(":")
-        hosts.append((host.strip("[]"), int(port)) if host else (port.strip("[]"), 9092))
-    return hosts
-
-
-def check_broker(
-    url: str, variable: str, *, embedded_hint: bool = False, timeout: float = 5.0
-) -> None:
-    """Raise UserError unless some broker of ``url`` accepts a TCP connection."""
-    reasons: list[str] = []
-    for host, port in _hosts(url):
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            return
-        except socket.gaierror:
-            reasons.append(f"{host}: unknown host")
-        except TimeoutError:
-            reasons.append(f"{host}:{port}: no answer in {timeout:g} s")
-        except OSError as exc:
-            reasons.append(f"{host}:{port}: {(exc.strerror or 'cannot connect').lower()}")
-    hint = ", or unset it to start the embedded broker" if embedded_hint else ""
-    raise UserError(f"cannot reach the Kafka broker ({'; '.join(reasons)}): check {variable}{hint}")
-
-
-def check_port_free(host: str, port: int, variable: str) -> None:
-    """Raise UserError if ``host:port`` cannot be listened on (taken, or not our address)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        # asyncio (and so Faust's web server) binds with SO_REUSEADDR: do the same.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise UserError(
-                    f"port {port} is already in use by another program: set {variable} "
-                    "to a free port"
-                ) from exc
-            raise UserError(
-                f"cannot listen on {host}:{port} ({(exc.strerror or 'error').lower()}): "
-                f"set {variable} or LEARNSTREAM_WEB_HOST"
-            ) from exc

@@ -26,11 +26,12 @@ from rich.panel import Panel
 from rich.table import Table
 
 from streams.config.settings import Settings
-from streams.config.usererrors import UserError, check_port_free
+from streams.config.usererrors import UserError
 from streams.encoding.codecs import decode_any
 from streams.io.admin import create_topics
 from streams.io.demo_runtime import simulate_runtime
 from streams.io.embedded import EmbeddedBroker, free_port
+from streams.io.preflight import check_port_free
 from streams.io.publisher import RuntimePublisher
 from streams.io.worker_process import WorkerProcess
 

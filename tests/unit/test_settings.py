@@ -241,8 +241,9 @@ def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> N
 def test_demo_without_a_choice_moves_off_a_busy_6066() -> None:
     import socket
 
-    from streams.config.usererrors import UserError, check_port_free
+    from streams.config.usererrors import UserError
     from streams.io.demo import DEFAULT_WEB_PORT, choose_web_port
+    from streams.io.preflight import check_port_free
 
     with socket.socket() as sock:
         try:  # hold 6066 unless another program already does
