@@ -73,9 +73,19 @@ class Join:
 
     def unit(self, key: str) -> KeyJoin[PlanState]:
         """Return ``key``'s join as the tables hold it."""
-        if not self.index.built:  # first record, or after a rebalance: one scan of the table
-            self.index.rebuild(self.table.items(), self.grace)
+        self._build_index()
         return KeyJoin(self.plans.get(key), self.index.of(key), self.routes, self.grace)
+
+    def _build_index(self) -> None:
+        """Index ``pending`` (first record, or after a rebalance: one scan of the table), and
+        tell the watermark whom to wake: what it knew of the partitions went with them, and
+        an entry waiting for the corrections input would otherwise wait out the whole grace."""
+        if self.index.built:
+            return
+        self.index.rebuild(self.table.items(), self.grace)
+        for key in self.index:
+            for entry in self.index.of(key):
+                self.watermark.wait(entry.partition, key, entry.parked_at)
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
@@ -115,11 +125,9 @@ class Join:
 
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
         """Complete what waited ``join.grace`` on ``partition``, or is settled by now."""
-        if not self.index.built:
-            self.index.rebuild(self.table.items(), self.grace)
-        keys = dict.fromkeys(
-            [*self.index.due(partition, self.clock()), *self.watermark.due(partition)]
-        )
+        self._build_index()
+        due = [*self.index.due(partition, self.clock()), *self.watermark.due(partition)]
+        keys = dict.fromkeys(due)
         for key in keys:
             if key in self.index:
                 await self.complete(key, source)

@@ -108,6 +108,10 @@ class ParkedIndex:
     def __contains__(self, key: str) -> bool:
         return key in self._entries
 
+    def __iter__(self) -> Iterator[str]:
+        """Yield every join key with an entry parked (a copy: callers may change the index)."""
+        return iter(list(self._entries))
+
     def of(self, key: str) -> list[ParkedEvent]:
         """Return the entries parked under ``key`` (unordered)."""
         return [entry for entry, _ in self._entries.get(key, {}).values()]

@@ -109,6 +109,25 @@ async def test_a_later_correction_does_not_make_an_execute_acceptable(h: Harness
     assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "good")]
 
 
+async def test_an_entry_waiting_for_corrections_completes_on_a_tick_after_a_rebalance(
+    h: Harness,
+) -> None:
+    """A rebalance (or a restart) drops what the watermark knew of the partitions: the entries
+    the table still holds must be woken by the next tick, not wait out the whole grace."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plans", js(snap), key=key_of(snap))
+    unread_corrections(h, 1)
+    await h.put("pipeline_stage", js(h.sim.stage(snap, "completed", WHEN)), key=key_of(snap))
+    assert [e.plan_known for e in h.runtime.join.parked(plan_id)] == [True]
+    partitions = set(range(h.runtime.settings.topics.partitions))
+    h.runtime.join.on_revoked(partitions)  # what the worker does when partitions go
+    caught_up(h)  # the correction is read meanwhile (by whoever owns it now)
+    await ticks(h, plan_id)
+    assert h.families() == [("pipeline_outcome", "good")]
+    assert h.runtime.join.parked(plan_id) == []
+
+
 async def test_a_replayed_decision_counts_what_its_first_copy_counted(h: Harness) -> None:
     """kill -9 after a decision and a later correction: the decision is read again."""
     snap, decision, delta, _ = story(h)
