@@ -1,9 +1,9 @@
 """Consent: each worker's own reader of the consent topic, and the agent for bad records.
 
 The reader feeds the runtime's ConsentView and Fence (streams/consent/view.py says why): it reads
-every partition from the beginning with its own consumer, outside the consumer group. The
-fence's end offsets are asked elsewhere (agents/end_offsets.py). It starts with the app,
-before its consumer.
+every partition from the beginning with its own consumer, outside the consumer group (a
+TopicTailer: agents/tailer.py). The fence's end offsets are asked elsewhere
+(agents/end_offsets.py). It starts with the app, before its consumer.
 
 The agent stays in the consumer group only to dead-letter invalid consent records: one group
 member reads each record, so each bad record is dead-lettered once, not once per worker.
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import logging
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import TopicPartition
 from faust.types import EventT, StreamT
 from mode import Service
 
-from agents.faust_compat import refresh_metadata
 from agents.runtime import Runtime
+from agents.tailer import TopicTailer
 from streams.consent.fence import Fence
 from streams.consent.view import ConsentView, parse_consent
-from streams.io.connection import Broker, app_connection, connection_of
+from streams.io.connection import Broker, app_connection
 from streams.observe.metrics import Metrics
 
 __all__ = ["ConsentReader", "register"]
@@ -32,77 +32,27 @@ log = logging.getLogger("learnstream")
 WARN_AFTER = 10.0
 
 
-class ConsentReader(Service):
-    """Read every partition of the consent topic into the view; answer the fence."""
+class ConsentReader(TopicTailer):
+    """Read every partition of the consent topic into the view; answer the fence.
+
+    After every poll the fence takes the reader's positions; while a fetch fails, the fence
+    holds samples and the reader keeps retrying.
+    """
+
+    reader_name, client_prefix = "consent reader", "learnstream-consent"
 
     def __init__(
         self, broker: Broker, topic: str, view: ConsentView, fence: Fence, metrics: Metrics
     ) -> None:
-        super().__init__()
-        self.broker, self.topic = broker, topic
+        super().__init__(broker, topic)
         self.view, self.fence, self.metrics = view, fence, metrics
-        self._consumer: AIOKafkaConsumer | None = None
-        self._partitions: list[TopicPartition] = []
         self._warned = 0.0
 
-    async def on_stop(self) -> None:
-        """Close the consumers."""
-        await self._close()
+    def _apply(self, key: bytes | None, value: bytes | None) -> None:
+        self.view.apply(key, value)
 
-    @Service.task
-    async def _read(self) -> None:
-        consumer = await self._assign()
-        while not self.should_stop:
-            try:
-                batches = await consumer.getmany(timeout_ms=500)
-                for records in batches.values():
-                    for record in records:
-                        self.view.apply(record.key, record.value)
-                # After every poll, empty ones too: control records move positions alone.
-                self.fence.advance({tp: await consumer.position(tp) for tp in self._partitions})
-            except Exception as exc:  # the fence holds samples meanwhile; keep reading
-                log.warning("consent reader: fetch failed (%s); retrying", type(exc).__name__)
-                await self.sleep(1.0)
-
-    async def _assign(self) -> AIOKafkaConsumer:
-        """Connect and assign every partition of the topic (waiting until it exists)."""
-        while True:
-            try:
-                return await self._try_assign()
-            except Exception as exc:
-                log.warning("consent reader: cannot start (%s); retrying", type(exc).__name__)
-                await self._close()
-                await self.sleep(1.0)
-
-    async def _try_assign(self) -> AIOKafkaConsumer:
-        self._consumer = consumer = self._new()
-        await consumer.start()
-        partitions = consumer.partitions_for_topic(self.topic)
-        while not partitions:
-            await refresh_metadata(consumer)  # the app may be creating it
-            partitions = consumer.partitions_for_topic(self.topic)
-            if not partitions:
-                await self.sleep(0.5)
-        self._partitions = [TopicPartition(self.topic, p) for p in sorted(partitions)]
-        consumer.assign(self._partitions)
-        await consumer.seek_to_beginning(*self._partitions)
-        return consumer
-
-    def _new(self) -> AIOKafkaConsumer:
-        return AIOKafkaConsumer(
-            **connection_of(self.broker).client_options(),
-            client_id="learnstream-consent-reader",
-            group_id=None,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            fetch_max_wait_ms=100,  # an idle long poll must not delay a fence
-        )
-
-    async def _close(self) -> None:
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            await consumer.stop()
+    def _advance(self, positions: dict[TopicPartition, int]) -> None:
+        self.fence.advance(positions)
 
     @Service.timer(1.0)
     async def _watch(self) -> None:
