@@ -18,6 +18,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
 from agents.faust_compat import refresh_metadata
+from agents.tailer import partitions_of
 from streams.consent.fence import Offsets
 from streams.io.connection import Broker, connection_of
 
@@ -90,13 +91,7 @@ class EndOffsets(Service):
             isolation_level="read_committed",
         )
         await asker.start()
-        partitions = asker.partitions_for_topic(self.consent_topic)
-        while not partitions:
-            await refresh_metadata(asker)  # the app may be creating it
-            partitions = asker.partitions_for_topic(self.consent_topic)
-            if not partitions:
-                await self.sleep(0.5)
-        self._consent = [TopicPartition(self.consent_topic, p) for p in sorted(partitions)]
+        self._consent = await partitions_of(asker, self.consent_topic, self.sleep)
         await refresh_metadata(asker)  # the corrections topic too
         await asker.end_offsets(self._asked_at_start(asker))
         self._ready.set()

@@ -11,6 +11,7 @@ and what the positions reached after each poll do (:meth:`TopicTailer._advance`)
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
@@ -85,13 +86,7 @@ class TopicTailer(Service):
         self._consumer = consumer = self._new("reader")
         await consumer.start()
         await self._connected()
-        partitions = consumer.partitions_for_topic(self.topic)
-        while not partitions:
-            await refresh_metadata(consumer)  # the app may be creating it
-            partitions = consumer.partitions_for_topic(self.topic)
-            if not partitions:
-                await self.sleep(0.5)
-        self._partitions = [TopicPartition(self.topic, p) for p in sorted(partitions)]
+        self._partitions = await partitions_of(consumer, self.topic, self.sleep)
         consumer.assign(self._partitions)
         await consumer.seek_to_beginning(*self._partitions)
         await self._assigned_all()
@@ -113,3 +108,17 @@ class TopicTailer(Service):
         consumer, self._consumer = self._consumer, None
         if consumer is not None:
             await consumer.stop()
+
+
+async def partitions_of(
+    consumer: AIOKafkaConsumer, topic: str, sleep: Callable[[float], Awaitable[None]]
+) -> list[TopicPartition]:
+    """Return every partition of ``topic``, waiting until it exists (the app may be creating
+    it)."""
+    partitions = consumer.partitions_for_topic(topic)
+    while not partitions:
+        await refresh_metadata(consumer)
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            await sleep(0.5)
+    return [TopicPartition(topic, p) for p in sorted(partitions)]
