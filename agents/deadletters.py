@@ -35,19 +35,24 @@ class DeadLetters:
         self.metrics = metrics
         self.produce = produce
 
-    async def send(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
-        """Send one dead letter; its source partition names the transaction it joins."""
+    async def send(
+        self, record: DlqRecord, key: bytes | None, value: bytes | None
+    ) -> Awaitable[Any]:
+        """Send one dead letter; its source partition names the transaction it joins. Return
+        the broker's ack."""
         log.warning(
             "dead letter %s reason=%s error=%s", record.location, record.reason, record.error[:300]
         )
         source = (record.topic, record.partition)
-        await self.produce(self.topic, key, value, source, dlq_headers(record))
+        ack = await self.produce(self.topic, key, value, source, dlq_headers(record))
         self.metrics.child(self.metrics.dlq, record.reason).inc()
+        return ack
 
-    async def parked(self, entry: ParkedEvent, reason: str, error: str) -> None:
-        """Dead-letter a parked join entry as the record it was read from."""
+    async def parked(self, entry: ParkedEvent, reason: str, error: str) -> Awaitable[Any]:
+        """Dead-letter a parked join entry as the record it was read from; return the ack."""
         record = DlqRecord(reason, error, entry.topic, entry.partition, entry.offset)
-        await self.send(record, entry.key.encode() if entry.key else None, entry.raw.encode())
+        key = entry.key.encode() if entry.key else None
+        return await self.send(record, key, entry.raw.encode())
 
     @staticmethod
     def where(event: EventT[bytes], reason: str, error: str) -> DlqRecord:

@@ -117,17 +117,21 @@ class Emitter:
         """Send the samples consent admits for the record at ``source`` (topic, partition);
         ``wait`` for the broker's acks. Return the samples sent."""
         admitted = await self.admit(ready)
-        acks = [await self._send_one(sample, out, source) for sample, out in admitted]
+        acks = [ack for item in admitted for ack in await self._send_one(*item, source)]
         if wait:
             await await_acks(acks)
         return admitted
 
     async def _send_one(
         self, sample: LearningSample, out: Outgoing, source: tuple[str, int]
-    ) -> Awaitable[Any] | None:
-        ack = await self.produce(self.topics.samples, out.key, out.value, source, None)
+    ) -> list[Awaitable[Any] | None]:
+        """Send one sample (and its captured event); return their acks."""
+        acks: list[Awaitable[Any] | None] = [
+            await self.produce(self.topics.samples, out.key, out.value, source, None)
+        ]
         if out.event_value is not None:
-            await self.produce(self.topics.events, out.key, out.event_value, source, None)
+            event = await self.produce(self.topics.events, out.key, out.event_value, source, None)
+            acks.append(event)
         self.metrics.child(self.metrics.samples, out.family, out.quality).inc()
         for listener in self.on_sample:
             listener(sample)
@@ -136,7 +140,7 @@ class Emitter:
             self.metrics.child(self.metrics.pii, entity).inc(count)
         for hook in self.on_sent:  # last: the sample is sent and counted whatever a hook does
             await hook(out, source)
-        return ack
+        return acks
 
     def _observe_latency(self, sample: LearningSample) -> None:
         if sample.meta.event_time:

@@ -85,7 +85,7 @@ class EndOffsets(Service):
     async def _try_connect(self) -> None:
         self._asker = asker = AIOKafkaConsumer(
             **connection_of(self.broker).client_options(),
-            client_id="learnstream-consent-offsets",
+            client_id="learnstream-end-offsets",
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",

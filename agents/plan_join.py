@@ -15,7 +15,9 @@ so a concurrent completion of the same key does not replay them.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,11 +26,11 @@ from faust.types import EventT, TableT
 
 from agents.clock import Clock
 from agents.deadletters import DeadLetters
-from agents.emitter import Emitter
+from agents.emitter import Emitter, await_acks
 from agents.planstore import PlanStore
 from agents.watermark import Watermark
 from streams.config.settings import Settings
-from streams.join.parked import ParkedEvent, ParkedIndex, entry_key
+from streams.join.parked import ParkedEvent, ParkedIndex, Place, entry_key, parse_entries
 from streams.join.plan_state import PlanState, merge_snapshot
 from streams.join.rules import plan_key
 from streams.join.unit import MISSING, KeyJoin, Route, Step
@@ -38,6 +40,8 @@ from streams.mplp.models import PlanSnapshot
 from streams.observe.metrics import Metrics
 
 __all__ = ["Join", "fetched_at"]
+
+log = logging.getLogger("learnstream")
 
 
 @dataclass
@@ -82,7 +86,9 @@ class Join:
         an entry waiting for the corrections input would otherwise wait out the whole grace."""
         if self.index.built:
             return
-        self.index.rebuild(self.table.items(), self.grace)
+        unreadable = self.index.rebuild(self.table.items(), self.grace)
+        if unreadable:
+            log.error("join: %d parked records of the pending table cannot be read", unreadable)
         for key in self.index:
             for entry in self.index.of(key):
                 self.watermark.wait(entry.partition, key, entry.parked_at)
@@ -126,11 +132,19 @@ class Join:
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
         """Complete what waited ``join.grace`` on ``partition``, or is settled by now."""
         self._build_index()
-        due = [*self.index.due(partition, self.clock()), *self.watermark.due(partition)]
-        keys = dict.fromkeys(due)
-        for key in keys:
-            if key in self.index:
+        moment = self.clock()
+        due = [*self.index.due(partition, moment), *self.watermark.due(partition)]
+        keys = list(dict.fromkeys(due))
+        for done, key in enumerate(keys):
+            if key not in self.index:
+                self.watermark.done(partition, key)  # completed meanwhile
+                continue
+            try:
                 await self.complete(key, source)
+            except BaseException:
+                for left in keys[done:]:  # their deadlines were popped: due again next tick
+                    self.index.retry(partition, left, moment)
+                raise
         self.metrics.pending.set(len(self.index))
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
@@ -158,41 +172,55 @@ class Join:
         self.index.remove(key, stored)  # claimed: a concurrent completion must not replay them
         try:
             await self.emitter.send(ready, source, wait=bool(step.released))
+            acks: list[Awaitable[Any] | None] = []
             for entry, reason, error in step.failed:
-                await self.dead_letters.parked(entry, reason, error)
+                acks.append(await self.dead_letters.parked(entry, reason, error))
                 if reason == MISSING:
                     self.metrics.join_misses.inc()
+            await await_acks(acks)  # on the broker before the entries they stand for go
         except BaseException:
             for entry in step.released:  # not done: the next tick tries them again
                 self.index.add(key, entry, self.grace, stored[entry.place])
             raise
         self._delete(key, stored)
-        if completing:
-            self.watermark.done(source[1], key)  # co-partitioned: the entries' partition too
-        if step.waiting_since is not None:  # they wait for the corrections (or the grace)
-            self.watermark.wait(source[1], key, step.waiting_since)
+        self._wake(key, source[1], completing or bool(step.parked))
         if step.parked or step.released:
             self.metrics.pending.set(len(self.index))
 
-    def _delete(self, key: str, stored: dict[Any, str]) -> None:
+    def _wake(self, key: str, partition: int, changed: bool) -> None:
+        """Tell the watermark whether ``key`` waits for the corrections input, from what the
+        index holds now (no await since): a completion that took long must not erase the
+        wait of an entry parked meanwhile."""
+        if not changed:
+            return
+        waiting = self.index.of(key)
+        self.watermark.done(partition, key)  # co-partitioned: the entries' partition too
+        if waiting and self.plans.get(key) is not None:  # else they wait for the plan
+            self.watermark.wait(partition, key, min(e.parked_at for e in waiting))
+
+    def _delete(self, key: str, stored: dict[Place, str]) -> None:
         """Delete the released entries' table records (a tombstone each).
 
-        An entry read from a list of entries under the bare key (the layout before entries
-        were stored one by one) takes the list with it: what is left of the list is stored
-        again, entry by entry, so nothing still parked is lost.
+        An entry read from a list of entries under the bare key (the list layout, still
+        read) takes the list with it: the rest of the list is first stored again entry by
+        entry, so nothing still parked is lost, whichever completion holds it.
         """
         for place, table_key in stored.items():
-            if table_key == entry_key(key, place):
-                self.table.pop(table_key, None)
-                continue
-            self.table.pop(table_key, None)
-            left = [
-                e for e in self.index.of(key) if self.index.stored_under(key, e.place) == table_key
-            ]
-            self.index.remove(key, [e.place for e in left])
-            for entry in left:
-                self.index.add(key, entry, self.grace)
+            own = entry_key(key, place)
+            if table_key != own:
+                self._split_list(key, table_key, set(stored))
+            self.table.pop(own, None)  # also where a split of the list put it
+
+    def _split_list(self, key: str, table_key: str, released: set[Place]) -> None:
+        """Store the entries of the list at ``table_key`` one by one, but ``released``; drop it."""
+        raw = self.table.get(table_key)
+        if raw is None:  # split already
+            return
+        for entry in parse_entries(table_key, raw)[1]:
+            if entry.place not in released:
                 self.table[entry_key(key, entry.place)] = entry.to_table()
+                self.index.moved(key, entry.place, entry_key(key, entry.place))
+        self.table.pop(table_key, None)
 
 
 def _entry(

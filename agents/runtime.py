@@ -89,10 +89,6 @@ class Runtime:
         """Return the state of ``plan_id`` held in the table, if any."""
         return self.plans.get(plan_id)
 
-    def store_plan(self, plan_id: str, state: PlanState) -> None:
-        """Write ``state`` to the plan_state table if it changed (and note when it expires)."""
-        self.plans.store(plan_id, state)
-
     def forget_plan(self, plan_id: str) -> None:
         """Delete ``plan_id`` from the plan_state table (a tombstone in its changelog)."""
         self.plans.forget(plan_id)

@@ -40,7 +40,8 @@ class TopicTailer(Service):
         self._partitions: list[TopicPartition] = []
 
     def _apply(self, key: bytes | None, value: bytes | None) -> None:
-        """Take one record of the topic (an exception: logged, reading goes on a second later)."""
+        """Take one record of the topic. It must not raise: the rest of its batch would be
+        skipped (logged), and the next poll's positions move past it."""
         raise NotImplementedError
 
     def _advance(self, positions: dict[TopicPartition, int]) -> None:

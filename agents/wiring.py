@@ -57,7 +57,7 @@ def wire(
 
     ``ends`` answers where the consent and corrections topics end (default: an asker of the
     broker's, started with the app); ``clock`` is the time every part reads. Tests pass their
-    own of both instead of patching.
+    own of both.
     """
     check()  # refuse to start on a Faust whose private seams we patch have changed
     metrics = Metrics()

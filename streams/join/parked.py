@@ -147,20 +147,40 @@ class ParkedIndex:
         if not entries:
             del self._entries[key]
 
+    def moved(self, key: str, place: Place, table_key: str) -> None:
+        """Note that the entry of ``key`` at ``place`` is now stored under ``table_key``."""
+        held = self._entries.get(key, {}).get(place)
+        if held is not None:
+            self._entries[key][place] = (held[0], table_key)
+
+    def retry(self, partition: int, key: str, when: datetime) -> None:
+        """Make ``key`` due again on ``partition`` at ``when`` (its sweep did not finish)."""
+        heapq.heappush(self._deadlines.setdefault(partition, []), (when, key))
+
     def due(self, partition: int, now: datetime) -> Iterator[str]:
         """Pop and yield the keys of ``partition`` with an entry whose grace ended by ``now``."""
         deadlines = self._deadlines.get(partition)
         while deadlines and deadlines[0][0] <= now:
             yield heapq.heappop(deadlines)[1]
 
-    def rebuild(self, items: Iterable[tuple[str, object]], grace: timedelta) -> None:
-        """Index every entry of ``items`` (table key, stored value): one scan of the table."""
+    def rebuild(self, items: Iterable[tuple[str, object]], grace: timedelta) -> int:
+        """Index every entry of ``items`` (table key, stored value): one scan of the table.
+
+        Return how many stored values could not be read: they are left out (one bad record
+        must not stop the join of every other key).
+        """
         self.invalidate()
+        unreadable = 0
         for table_key, raw in items:
-            key, entries = parse_entries(table_key, raw)
+            try:
+                key, entries = parse_entries(table_key, raw)
+            except ValueError:
+                unreadable += 1
+                continue
             for entry in entries:
                 self.add(key, entry, grace, table_key)
         self.built = True
+        return unreadable
 
     def invalidate(self) -> None:
         """Forget everything: the next use rebuilds from the table (after a rebalance)."""

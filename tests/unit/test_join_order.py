@@ -200,6 +200,42 @@ async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
     assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
 
 
+async def test_a_sweep_whose_first_key_fails_leaves_every_key_due_for_the_next_tick(
+    tmp_path: Any,
+) -> None:
+    """Two plans' decisions waited out the grace for plans that never came; the first dead
+    letter fails. The tick is dead-lettered, and the next tick handles both keys: none lost
+    its deadline on the way."""
+    async with harness(tmp_path, join={"grace": "0s"}) as h:
+        mine = [h.sim.plan(WHEN) for _ in range(2)]
+        for snap in mine:
+            await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+        parked = [h.runtime.join.parked(s["plan"]["plan_id"]) for s in mine]
+        (partition,) = {entry.partition for entries in parked for entry in entries}
+        real, failures = h.dlq.side_effect, [ConnectionError("broker gone")]
+
+        async def flaky(*args: Any, **kwargs: Any) -> Any:
+            if failures:
+                raise failures.pop()
+            return None if real is None else await real(*args, **kwargs)
+
+        h.dlq.side_effect = flaky
+        async with h.app.agents["learnstream.sweeper"].test_context() as agent:
+            await agent.put(b"tick", partition=partition)  # fails on the first key
+            await agent.put(b"tick", partition=partition)
+            await agent.put(b"tick", partition=partition)
+        reasons = [parse_headers(c.kwargs["headers"]).reason for c in h.dlq.await_args_list]
+        # the failed send, the tick it failed, then both keys on the next tick
+        assert reasons == [
+            "plan_state_missing",
+            "builder_error",
+            "plan_state_missing",
+            "plan_state_missing",
+        ]
+        assert all(h.runtime.join.parked(s["plan"]["plan_id"]) == [] for s in mine)
+        assert not list(h.runtime.tables.pending.keys())
+
+
 class CountingTable(dict[str, Any]):
     """A plan_state table that counts its writes (each one a changelog record)."""
 
