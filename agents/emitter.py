@@ -32,8 +32,9 @@ log = logging.getLogger("learnstream")
 ACK_WARN_S = 10.0
 
 Ready = list[tuple[LearningSample, Outgoing]]
-#: Called with each sample sent, as written, and its source record's (topic, partition).
-OnSent = Callable[[Outgoing, tuple[str, int]], Awaitable[None]]
+#: Called with each sample sent, as written, and its source record's (topic, partition);
+#: returns the acks of what it sent in turn (waited for with the sample's own).
+OnSent = Callable[[Outgoing, tuple[str, int]], Awaitable[list[Awaitable[Any] | None]]]
 
 
 async def await_acks(acks: list[Awaitable[Any] | None], warn_after: float = ACK_WARN_S) -> None:
@@ -139,7 +140,7 @@ class Emitter:
         for entity, count in out.pii.items():
             self.metrics.child(self.metrics.pii, entity).inc(count)
         for hook in self.on_sent:  # last: the sample is sent and counted whatever a hook does
-            await hook(out, source)
+            acks.extend(await hook(out, source))
         return acks
 
     def _observe_latency(self, sample: LearningSample) -> None:

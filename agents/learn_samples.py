@@ -59,7 +59,7 @@ class LearnWriter:
         moment = self.runtime.clock()
         built = [build_dialog_response(f, moment) for f in feedbacks]
         by_id = {sample.sample_id: f for sample, f in zip(built, feedbacks, strict=True)}
-        sent = await self.runtime.send(self.runtime.prepare(built), source)
+        sent = await self.runtime.emitter.send(self.runtime.emitter.prepare(built), source)
         pairs = rewards = 0
         for sample, out in sent:
             # the sample as written: ``prepare`` ran privacy on it once, for every output
@@ -106,7 +106,7 @@ class LearnWriter:
             self.metrics.child(self.metrics.opted_out, "global").inc(len(items))
             return ExperienceResult(stored=0)
         if any(item.project_id for item in items):  # only a project can have opted out
-            allowed = await self.runtime.consented([item.project_id for item in items])
+            allowed = await self.runtime.emitter.consented([item.project_id for item in items])
             items = [item for item, keep in zip(items, allowed, strict=True) if keep]
         topic = self.runtime.topics.experiences
         for item in items:

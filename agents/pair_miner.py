@@ -17,6 +17,7 @@ findings behind the design).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from faust.types import EventT, StreamT
@@ -40,12 +41,12 @@ class _Pairs:
             raise RuntimeError("the pairs miner needs the pair_intents table (pairs are off)")
         self.table = table
 
-    async def mine(self, out: Outgoing, source: tuple[str, int]) -> None:
+    async def mine(self, out: Outgoing, source: tuple[str, int]) -> list[Awaitable[Any] | None]:
         """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family
-        that makes no pair)."""
+        that makes no pair); return the acks of what it sent."""
         sample = pair_sample(out.clean)
         if sample is None:
-            return
+            return []
         found: PreferencePair | Plan | str
         if sample.sample_family == "error_correction":
             found = correction_pair(sample, iso(self.runtime.clock()))
@@ -53,11 +54,11 @@ class _Pairs:
             found = plan_of(sample)
         if isinstance(found, Plan):
             topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
-            await self.runtime.produce(topic, key, found.to_json(), source, None)
-        elif isinstance(found, PreferencePair):
-            await self.send(found, source)
-        else:
-            self.metrics.child(self.metrics.no_pair, found).inc()
+            return [await self.runtime.produce(topic, key, found.to_json(), source, None)]
+        if isinstance(found, PreferencePair):
+            return [await self.send(found, source)]
+        self.metrics.child(self.metrics.no_pair, found).inc()
+        return []
 
     async def replan(self, event: EventT[bytes]) -> None:
         """Match one re-keyed plan with its intent's others; a tick sweeps its partition."""
@@ -96,11 +97,13 @@ class _Pairs:
         approved = "true" if raw.get("approved") else "false"
         self.metrics.child(self.metrics.pair_intents_expired, approved).inc()
 
-    async def send(self, pair: PreferencePair, source: tuple[str, int]) -> None:
-        """Send one pair (JSON, keyed by pair_id) in the transaction of ``source``."""
+    async def send(self, pair: PreferencePair, source: tuple[str, int]) -> Awaitable[Any]:
+        """Send one pair (JSON, keyed by pair_id) in the transaction of ``source``; return
+        its ack."""
         topic = self.runtime.topics.preference_pairs
-        await self.runtime.produce(topic, pair.key(), pair.to_json(), source, None)
+        ack = await self.runtime.produce(topic, pair.key(), pair.to_json(), source, None)
         self.metrics.child(self.metrics.pairs, pair.kind).inc()
+        return ack
 
 
 def register(runtime: Runtime) -> None:

@@ -8,9 +8,10 @@ returns. What the join decides lives in streams/join/unit.py and streams/join/ru
 
 Applying a step keeps one order, so a kill -9 anywhere loses nothing: the state and new
 parked entries are written before anything is awaited (another agent may read the key), the
-samples are on the broker before the entries they complete are deleted (a crash between the
-two completes them again: the same sample ids), and the index forgets those entries at once
-so a concurrent completion of the same key does not replay them.
+samples (with what the emitter's hooks sent for them: the pairs miner's re-keyed plans and
+pairs) and the dead letters are on the broker before the entries they complete are deleted (a
+crash between the two completes them again: the same sample ids), and the index forgets those
+entries at once so a concurrent completion of the same key does not replay them.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from streams.config.settings import Settings
 from streams.join.parked import ParkedEvent, ParkedIndex, Place, entry_key, parse_entries
 from streams.join.plan_state import PlanState, merge_snapshot
 from streams.join.rules import plan_key
-from streams.join.unit import MISSING, KeyJoin, Route, Step
+from streams.join.unit import MISSING, KeyJoin, Route, Step, waiting_since
 from streams.mplp.decode import RecordOrigin
 from streams.mplp.fields import InputNotes
 from streams.mplp.models import PlanSnapshot
@@ -78,7 +79,13 @@ class Join:
     def unit(self, key: str) -> KeyJoin[PlanState]:
         """Return ``key``'s join as the tables hold it."""
         self._build_index()
-        return KeyJoin(self.plans.get(key), self.index.of(key), self.routes, self.grace)
+        return KeyJoin(
+            self.plans.get(key),
+            self.index.of(key),
+            self.routes,
+            self.grace,
+            prepare=self.emitter.prepare,
+        )
 
     def _build_index(self) -> None:
         """Index ``pending`` (first record, or after a rebalance: one scan of the table), and
@@ -90,8 +97,10 @@ class Join:
         if unreadable:
             log.error("join: %d parked records of the pending table cannot be read", unreadable)
         for key in self.index:
-            for entry in self.index.of(key):
-                self.watermark.wait(entry.partition, key, entry.parked_at)
+            entries = self.index.of(key)
+            since = waiting_since(key in self.plans, entries)
+            if since is not None:  # else they wait for the plan, which completes them
+                self.watermark.wait(entries[0].partition, key, since)
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
@@ -159,7 +168,9 @@ class Join:
     async def _apply(
         self, key: str, step: Step[PlanState], source: tuple[str, int], *, completing: bool = False
     ) -> None:
-        ready = self.emitter.prepare(step.samples)  # a failure here leaves the tables untouched
+        # A failure here leaves the tables untouched (a completion's entries were prepared
+        # one by one by the unit: one that cannot be sent is dead-lettered alone).
+        ready = self.emitter.prepare(step.samples) if step.ready is None else step.ready
         # Nothing is awaited before the tables are written: another agent may read the key.
         if step.state is not None:
             self.plans.store(key, step.state)
@@ -193,10 +204,10 @@ class Join:
         wait of an entry parked meanwhile."""
         if not changed:
             return
-        waiting = self.index.of(key)
         self.watermark.done(partition, key)  # co-partitioned: the entries' partition too
-        if waiting and self.plans.get(key) is not None:  # else they wait for the plan
-            self.watermark.wait(partition, key, min(e.parked_at for e in waiting))
+        since = waiting_since(key in self.plans, self.index.of(key))
+        if since is not None:
+            self.watermark.wait(partition, key, since)
 
     def _delete(self, key: str, stored: dict[Place, str]) -> None:
         """Delete the released entries' table records (a tombstone each).

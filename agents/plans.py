@@ -21,7 +21,7 @@ def register(runtime: Runtime) -> None:
     async def handle(event: EventT[bytes]) -> None:
         msg = event.message
         if msg.value is None and msg.key:  # tombstone: the runtime deleted the plan
-            runtime.forget_plan(plan_key(msg.key.decode()))
+            runtime.plans.forget(plan_key(msg.key.decode()))
             return
         notes = InputNotes()
         snapshot = decode_plan(msg.value, notes)

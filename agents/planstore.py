@@ -46,6 +46,10 @@ class PlanStore:
         self._remember(plan_id, raw, state)
         return state
 
+    def __contains__(self, plan_id: object) -> bool:
+        """Tell whether the table holds a state for ``plan_id`` (no parse)."""
+        return isinstance(plan_id, str) and bool(self.table.get(plan_id))
+
     def store(self, plan_id: str, state: PlanState) -> bool:
         """Write ``state`` unless the table holds it already; return whether it wrote."""
         held = self.table.get(plan_id)

@@ -20,7 +20,7 @@ from faust.types import EventT
 
 from agents.clock import Clock
 from agents.deadletters import DeadLetters
-from agents.emitter import Emitter, OnSent, Ready
+from agents.emitter import Emitter, OnSent
 from agents.end_offsets import Ends
 from agents.learn_stats import SkillTable
 from agents.plan_join import Join
@@ -34,8 +34,6 @@ from streams.dlq.record import DlqRecord
 from streams.encoding.codecs import SampleCodec
 from streams.io.tables import Tables
 from streams.io.topics import Topics
-from streams.join.expiry import ExpiryIndex
-from streams.join.plan_state import PlanState
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
 from streams.privacy import Anonymizer
@@ -74,8 +72,6 @@ class Runtime:
     dead_letters: DeadLetters
     #: The join of decisions, deltas and stages with plan state.
     join: Join
-    #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
-    expiry: ExpiryIndex
     #: The A2E skill/tool stats table (agents/learn_stats.py).
     skill_stats: SkillTable
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality_tables.py).
@@ -84,28 +80,6 @@ class Runtime:
     on_sent: list[OnSent]
     #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]]
-
-    def plan_state(self, plan_id: str) -> PlanState | None:
-        """Return the state of ``plan_id`` held in the table, if any."""
-        return self.plans.get(plan_id)
-
-    def forget_plan(self, plan_id: str) -> None:
-        """Delete ``plan_id`` from the plan_state table (a tombstone in its changelog)."""
-        self.plans.forget(plan_id)
-
-    def prepare(self, samples: list[LearningSample]) -> Ready:
-        """Apply the global switch, privacy and encoding (may raise: before anything moves)."""
-        return self.emitter.prepare(samples)
-
-    async def send(self, ready: Ready, source: tuple[str, int], *, wait: bool = False) -> Ready:
-        """Send prepared samples through consent for the record at ``source``; return those
-        sent (what consent let through)."""
-        return await self.emitter.send(ready, source, wait=wait)
-
-    async def consented(self, projects: list[str | None]) -> list[bool]:
-        """Return, after the consent fence, whether each project may be collected (records
-        that are not samples: A2E experiences)."""
-        return await self.emitter.consented(projects)
 
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""

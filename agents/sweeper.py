@@ -45,17 +45,22 @@ def register(runtime: Runtime) -> None:
 
     def on_revoked(*_args: Any, **_kwargs: Any) -> None:
         # Another worker may change the partitions we get back: rebuild on the next tick.
-        runtime.expiry.invalidate()
+        runtime.plans.expiry.invalidate()
 
     runtime.app.on_partitions_revoked.connect(on_revoked)
 
 
 def _expire_plans(runtime: Runtime, partition: int) -> None:
     """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones)."""
-    index, ttl, moment = runtime.expiry, runtime.settings.join.plan_ttl, runtime.clock()
+    index, ttl, moment = runtime.plans.expiry, runtime.settings.join.plan_ttl, runtime.clock()
     if not index.built:  # first tick, or after a rebalance: one scan of the table
         index.rebuild(runtime.tables.plan_state.items())
-    for plan_id in list(index.due(partition, moment, ttl)):
-        state = runtime.plan_state(plan_id)  # the table decides: it may have been re-opened
-        if state is not None and expired(state, moment, ttl):
-            runtime.forget_plan(plan_id)
+    due = list(index.due(partition, moment, ttl))
+    for done, plan_id in enumerate(due):
+        try:
+            state = runtime.plans.get(plan_id)  # the table decides: it may have been re-opened
+            if state is not None and expired(state, moment, ttl):
+                runtime.plans.forget(plan_id)
+        except BaseException:
+            index.retry(partition, due[done:])  # popped: due again on the next tick
+            raise

@@ -110,7 +110,6 @@ def wire(
         emitter=emitter,
         dead_letters=dead_letters,
         join=join,
-        expiry=expiry,
         skill_stats=skill_stats,
         on_sample=on_sample,
         on_sent=on_sent,

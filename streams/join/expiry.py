@@ -88,7 +88,14 @@ class ExpiryIndex:
         if since is None:
             return
         partition = partition_of(record_key or plan_id, self.partitions)
-        number = int(since.timestamp()) // self.bucket
+        self._add(partition, int(since.timestamp()) // self.bucket, plan_id)
+
+    def retry(self, partition: int, plan_ids: Iterable[str]) -> None:
+        """Make ``plan_ids`` of ``partition`` due at once again (popped, but not dealt with)."""
+        for plan_id in plan_ids:
+            self._add(partition, 0, plan_id)  # bucket 0: the epoch's, due on every tick
+
+    def _add(self, partition: int, number: int, plan_id: str) -> None:
         packed = _packed(plan_id)
         if packed is None:
             self._texts.setdefault(partition, {}).setdefault(number, []).append(plan_id)

@@ -39,7 +39,7 @@ from streams.mplp.decode import RecordOrigin
 from streams.mplp.fields import InputNotes
 from streams.samples.sample import LearningSample
 
-__all__ = ["MISSING", "KeyJoin", "Route", "Settled", "Step", "failure"]
+__all__ = ["MISSING", "KeyJoin", "Prepare", "Route", "Settled", "Step", "failure", "waiting_since"]
 
 #: The dead-letter reason of an entry whose state never came within the grace.
 MISSING = "plan_state_missing"
@@ -52,6 +52,8 @@ Decide = Callable[[Any, Any, datetime, ParkedEvent | None, bool], Outcome[Any]]
 Settled = Callable[[ParkedEvent], bool]
 #: (state, now) -> what a key whose state outlived its time comes to (None: not yet).
 Expire = Callable[[Any, datetime], Outcome[Any] | None]
+#: Samples -> what the caller sends (privacy and encoding applied); raises on a bad sample.
+Prepare = Callable[[list[LearningSample]], list[Any]]
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,9 @@ class Step(Generic[S]):
     released: list[ParkedEvent] = field(default_factory=list)
     #: Entries that failed: (entry, dead-letter reason, error without input text).
     failed: list[tuple[ParkedEvent, str, str]] = field(default_factory=list)
-    #: When the earliest entry kept waiting for the corrections input was fetched (None: none
-    #: waits for it; an entry waiting for its state waits for the state, not the input).
-    waiting_since: datetime | None = None
+    #: ``samples`` as the unit's ``prepare`` made them ready to send (None: no ``prepare``,
+    #: the caller prepares ``samples``).
+    ready: list[Any] | None = None
     #: The key is done with: delete its state (entries still parked are released too).
     close: bool = False
 
@@ -95,18 +97,28 @@ class KeyJoin(Generic[S]):
         routes: Mapping[str, Route],
         grace: timedelta,
         expire: Expire | None = None,
+        prepare: Prepare | None = None,
     ) -> None:
         self.state = state
         self.routes = routes
         self.grace = grace
         #: What a state that outlived its time comes to, asked on every tick (None: never).
         self.expire = expire
+        #: Applied to each completed entry's samples apart, so one whose samples cannot be
+        #: sent is dead-lettered alone instead of failing its key's every completion.
+        self.prepare = prepare
         self._parked: dict[Place, ParkedEvent] = {entry.place: entry for entry in parked}
 
     @property
     def parked(self) -> list[ParkedEvent]:
         """Return the entries waiting, in the order they complete in."""
         return sorted(self._parked.values(), key=ParkedEvent.order)
+
+    @property
+    def waiting_since(self) -> datetime | None:
+        """Return when the earliest entry still waiting for the corrections input was
+        fetched: the watermark wakes the key once the input is read past it."""
+        return waiting_since(self.state is not None, self._parked.values())
 
     def snapshot(self) -> tuple[S | None, list[ParkedEvent]]:
         """Return everything the unit holds: restore it with ``KeyJoin(*snapshot, ...)``."""
@@ -127,12 +139,9 @@ class KeyJoin(Generic[S]):
             return self._close(step)
         if outcome.new_state is not None:
             self.state = step.state = outcome.new_state
-        if outcome.park:
-            if entry.place not in self._parked:  # a redelivered record is parked once
-                self._parked[entry.place] = entry
-                step.parked.append(entry)
-            if self.state is not None and route.settles:
-                step.waiting_since = min(e.parked_at for e in self._parked.values())
+        if outcome.park and entry.place not in self._parked:  # a redelivered record parks once
+            self._parked[entry.place] = entry
+            step.parked.append(entry)
         return step
 
     def on_state(
@@ -149,7 +158,7 @@ class KeyJoin(Generic[S]):
 
     def on_tick(self, now: datetime, settled: Settled) -> Step[S]:
         """Complete what can be, in event order; dead-letter what waited ``grace`` for nothing."""
-        step: Step[S] = Step()
+        step: Step[S] = Step(ready=None if self.prepare is None else [])
         before = self.state
         for entry in self.parked:
             overdue = now - entry.parked_at >= self.grace
@@ -163,10 +172,13 @@ class KeyJoin(Generic[S]):
             step.released.append(entry)
             try:  # one bad parked event must not hold back the others
                 outcome = self._replay(entry, now)
+                ready = self._prepared(outcome.samples)
             except Exception as exc:  # noqa: BLE001
                 step.failed.append((entry, *failure(exc)))
                 continue
             step.samples.extend(outcome.samples)
+            if step.ready is not None:
+                step.ready.extend(ready)
             self.state = outcome.new_state or self.state
         for entry in step.released:
             del self._parked[entry.place]
@@ -174,13 +186,13 @@ class KeyJoin(Generic[S]):
             expired = self.expire(self.state, now)
             if expired is not None:
                 step.samples.extend(expired.samples)
+                if step.ready is not None:
+                    step.ready.extend(self._prepared(expired.samples))
                 if expired.close:
                     return self._close(step)
                 self.state = expired.new_state or self.state
         if self.state is not before:
             step.state = self.state
-        if self.state is not None and self._parked:
-            step.waiting_since = min(e.parked_at for e in self._parked.values())
         return step
 
     def _close(self, step: Step[S]) -> Step[S]:
@@ -189,6 +201,9 @@ class KeyJoin(Generic[S]):
         self._parked.clear()
         self.state, step.state, step.close = None, None, True
         return step
+
+    def _prepared(self, samples: list[LearningSample]) -> list[Any]:
+        return [] if self.prepare is None else self.prepare(list(samples))
 
     @property
     def missing(self) -> str:
@@ -209,6 +224,14 @@ class KeyJoin(Generic[S]):
         origin = RecordOrigin(entry.topic, entry.partition, entry.offset, entry.event_time)
         event = route.decode(entry.raw.encode(), origin, None)
         return route.decide(event, self.state, now, entry, True)
+
+
+def waiting_since(state_known: bool, parked: Iterable[ParkedEvent]) -> datetime | None:
+    """Return when the earliest of ``parked`` was fetched, if they wait for the corrections
+    input: with no state known they wait for the state, which completes them itself."""
+    if not state_known:
+        return None
+    return min((entry.parked_at for entry in parked), default=None)
 
 
 def failure(exc: Exception) -> tuple[str, str]:

@@ -120,7 +120,7 @@ def key_of(snap: dict[str, Any]) -> bytes:
 async def test_plan_then_approval_sends_both_samples(h: Harness) -> None:
     snap = h.sim.plan(WHEN)
     await h.put("plans", js(snap), key=key_of(snap))
-    assert h.runtime.plan_state(snap["plan"]["plan_id"]) is not None
+    assert h.runtime.plans.get(snap["plan"]["plan_id"]) is not None
     assert h.samples.await_count == 0
     await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
     assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
@@ -167,7 +167,7 @@ async def test_decision_before_its_plan_is_parked_then_completed(h: Harness) -> 
     assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
     assert h.runtime.join.parked(plan_id) == []
     assert not list(h.runtime.tables.pending.keys())  # its table record deleted too
-    assert h.runtime.plan_state(plan_id) is not None
+    assert h.runtime.plans.get(plan_id) is not None
 
 
 async def test_entries_stored_as_one_list_under_the_plan_key_still_complete(h: Harness) -> None:
@@ -226,7 +226,7 @@ async def test_parked_delta_and_outcome_replay_in_event_order(h: Harness) -> Non
     await h.put("plans", js(snap), key=key_of(snap))
     # The delta happened first, so the execution counts as "completed after a delta".
     assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "acceptable")]
-    state = h.runtime.plan_state(snap["plan"]["plan_id"])
+    state = h.runtime.plans.get(snap["plan"]["plan_id"])
     assert state is not None
     assert state.deltas == 1
 
@@ -261,11 +261,11 @@ async def test_older_snapshot_is_ignored_and_tombstone_deletes(h: Harness) -> No
     old = orjson.loads(js(snap))
     old["plan"]["title"], old["plan"]["meta"]["updated_at"] = "old", "2026-03-01T11:00:00Z"
     await h.put("plans", js(snap), js(old), key=key_of(snap))
-    state = h.runtime.plan_state(snap["plan"]["plan_id"])
+    state = h.runtime.plans.get(snap["plan"]["plan_id"])
     assert state is not None
     assert state.snapshot.plan.title == snap["plan"]["title"]
     await h.put("plans", None, key=key_of(snap))
-    assert h.runtime.plan_state(snap["plan"]["plan_id"]) is None
+    assert h.runtime.plans.get(snap["plan"]["plan_id"]) is None
     assert h.dlq.await_count == 0
 
 
@@ -446,8 +446,8 @@ async def test_sweep_expires_only_terminal_plans_past_the_ttl(h: Harness) -> Non
         await tick(h, snap["plan"]["plan_id"])
     held = {s["plan"]["plan_id"] for s in (old_open, fresh_done)}
     assert set(h.runtime.tables.plan_state.keys()) == held
-    assert h.runtime.expiry.built
-    assert len(h.runtime.expiry) == 1  # only fresh_done is still waiting to expire
+    assert h.runtime.plans.expiry.built
+    assert len(h.runtime.plans.expiry) == 1  # only fresh_done is still waiting to expire
 
 
 async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> None:
@@ -458,7 +458,7 @@ async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> N
     reopened["plan"]["meta"]["updated_at"] = "2026-03-01T13:00:00Z"
     await h.put("plans", js(reopened), key=key_of(done))
     await tick(h, done["plan"]["plan_id"])
-    state = h.runtime.plan_state(done["plan"]["plan_id"])
+    state = h.runtime.plans.get(done["plan"]["plan_id"])
     assert state is not None
     assert state.snapshot.plan.status == "in_progress"
 
@@ -467,7 +467,40 @@ async def test_sweep_rebuilds_its_index_from_the_table_after_a_rebalance(h: Harn
     done = h.sim.plan(WHEN, status="cancelled")
     await h.put("plans", js(done), key=key_of(done))
     await h.app.on_partitions_revoked.send(set())  # what Faust sends when a rebalance starts
-    assert not h.runtime.expiry.built
-    assert len(h.runtime.expiry) == 0
+    assert not h.runtime.plans.expiry.built
+    assert len(h.runtime.plans.expiry) == 0
     await tick(h, done["plan"]["plan_id"])
     assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
+
+
+async def test_a_plan_expiry_that_fails_leaves_every_popped_plan_due_again(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tick pops the due plans of its partition from the index before deleting them: a
+    delete that raises must not drop the plans popped with it (they would never expire)."""
+    partitions = h.runtime.settings.topics.partitions
+    done = [h.sim.plan(WHEN, status="completed") for _ in range(12)]
+    for snap in done:
+        await h.put("plans", js(snap), key=key_of(snap))
+    first = done[0]["plan"]["plan_id"]
+    same = [
+        s["plan"]["plan_id"]
+        for s in done
+        if partition_of(s["plan"]["plan_id"], partitions) == partition_of(first, partitions)
+    ]
+    forget, calls = h.runtime.plans.forget, []
+
+    def failing_once(plan_id: str) -> None:
+        calls.append(plan_id)
+        if len(calls) == 1:
+            raise RuntimeError("store unavailable")
+        forget(plan_id)
+
+    monkeypatch.setattr(h.runtime.plans, "forget", failing_once)
+    partition = partition_of(first, partitions)
+    async with h.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition)  # dead-lettered; the plans stay due
+        assert all(plan_id in h.runtime.tables.plan_state for plan_id in same)
+        await agent.put(b"tick", partition=partition)  # the next tick
+    assert not any(plan_id in h.runtime.tables.plan_state for plan_id in same)
+    assert sorted(calls[1:]) == sorted(same)

@@ -128,6 +128,23 @@ async def test_an_entry_waiting_for_corrections_completes_on_a_tick_after_a_reba
     assert h.runtime.join.parked(plan_id) == []
 
 
+async def test_a_rebuild_wakes_only_entries_whose_plan_is_known(h: Harness) -> None:
+    """After a rebalance the index is rebuilt from the table: an entry waiting for the
+    corrections input is handed to the watermark; one waiting for its plan is not (the plan
+    completes it), so the watermark asks no end offsets for it on every tick."""
+    known, unknown = h.sim.plan(WHEN), h.sim.plan(WHEN)
+    await h.put("plans", js(known), key=key_of(known))
+    unread_corrections(h, 1)
+    for snap in (known, unknown):
+        await h.put("pipeline_stage", js(h.sim.stage(snap, "completed", WHEN)), key=key_of(snap))
+    join = h.runtime.join
+    join.on_revoked(set(range(h.runtime.settings.topics.partitions)))
+    join.parked(known["plan"]["plan_id"])  # the first use rebuilds the index
+    waiting = {plan for plans in join.watermark.waiting.values() for plan in plans}
+    assert waiting == {known["plan"]["plan_id"]}
+    assert [e.plan_known for e in join.parked(unknown["plan"]["plan_id"])] == [False]
+
+
 async def test_a_replayed_decision_counts_what_its_first_copy_counted(h: Harness) -> None:
     """kill -9 after a decision and a later correction: the decision is read again."""
     snap, decision, delta, _ = story(h)

@@ -105,7 +105,7 @@ def test_a_decision_before_its_plan_parks_then_completes_when_the_plan_comes(fee
     assert families(live) == [("confirm_decision", "good")]  # needs no plan
     assert live.parked == [entry]
     assert live.state is None
-    assert live.waiting_since is None
+    assert join.waiting_since is None  # it waits for the plan, not the corrections input
     done = join.on_state(feed.plan_update(), T, SETTLED)
     assert families(done) == [("intent_resolution", "good")]  # no second confirm_decision
     assert done.released == [entry]
@@ -144,14 +144,14 @@ def test_an_unsettled_execute_waits_for_the_corrections_input(feed: Feed) -> Non
     live = join.on_event(event, entry, T, settled=False)
     assert live.samples == []
     assert live.parked == [entry]
-    assert live.waiting_since == entry.parked_at  # the watermark is told whom to wake
+    assert join.waiting_since == entry.parked_at  # the watermark is told whom to wake
     assert join.on_tick(T, UNSETTLED).samples == []  # still not read past it
     earlier = feed.delta(T + timedelta(minutes=1))
     assert families(join.on_event(*earlier, T)) == [("error_correction", "acceptable")]
     settled = join.on_tick(T, SETTLED)
     assert families(settled) == [("pipeline_outcome", "acceptable")]
     assert settled.released == [entry]
-    assert settled.waiting_since is None
+    assert join.waiting_since is None
 
 
 def test_an_unsettled_entry_completes_anyway_once_its_grace_ends(feed: Feed) -> None:
@@ -207,6 +207,33 @@ def test_one_failing_entry_is_dead_lettered_alone(feed: Feed) -> None:
     assert families(done) == [("pipeline_outcome", "good")]
     assert [(e.offset, reason) for e, reason, _ in done.failed] == [(99, "unknown_event_type")]
     assert {e.offset for e in done.released} == {99, good[1].offset}
+
+
+def test_an_entry_whose_samples_cannot_be_sent_is_dead_lettered_alone(feed: Feed) -> None:
+    """The unit prepares each completed entry's samples apart: a sample the caller cannot
+    send (privacy or encoding raises) fails its own entry, not its key's every completion,
+    and leaves the state as if that entry had not come."""
+    join = unit()
+    delta, execute = feed.delta(T + timedelta(minutes=1)), feed.execute(T + timedelta(minutes=2))
+    join.on_event(*delta, T)
+    join.on_event(*execute, T)
+
+    def prepare(samples: list[Any]) -> list[Any]:
+        if any(s.sample_family == "error_correction" for s in samples):
+            raise ValueError("cannot encode")
+        return [("ready", s.sample_family) for s in samples]
+
+    join = KeyJoin(None, join.parked, ROUTES, GRACE, prepare=prepare)
+    done = join.on_state(feed.plan_update(), T, SETTLED)
+    assert [(e.offset, reason, error) for e, reason, error in done.failed] == [
+        (delta[1].offset, "builder_error", "ValueError while building its samples")
+    ]
+    assert done.ready == [("ready", "pipeline_outcome")]
+    assert families(done) == [("pipeline_outcome", "good")]  # the failed correction not counted
+    assert {e.offset for e in done.released} == {delta[1].offset, execute[1].offset}
+    assert join.state is not None
+    assert join.state.deltas == 0
+    assert join.parked == []
 
 
 def test_an_older_snapshot_changes_nothing(feed: Feed) -> None:

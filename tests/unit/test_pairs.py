@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from agents.runtime import Runtime
+from agents.sender import Sender
 from agents.wiring import wire
 from streams.config.settings import Settings
 from streams.dlq.errors import InvalidEvent
@@ -560,3 +561,29 @@ async def test_a_failing_hook_comes_after_the_sample_is_sent_and_counted(tmp_pat
     for entity, count in out.pii.items():
         assert metrics.child(metrics.pii, entity)._value.get() == count
     assert metrics.child(metrics.latency, family)._sum.get() > 0
+
+
+async def test_what_a_hook_sends_is_acked_with_the_sample(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A completion deletes its parked entries once the acks it waits for are in: the
+    re-keyed plan the pairs miner sends from its hook must be among them, or a crash after
+    the delete (at-least-once) would lose the pair its plan makes."""
+    settings = Settings(store="memory://", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    runtime = wire(app, settings)
+    s = Scenario(pii_ratio=0.0)
+    sample = s.decided(s.plan(), True, 0)
+    acks: dict[bytes, object] = {}
+
+    async def produce(_self: Sender, topic: Any, key: bytes, value: bytes, *args: Any) -> object:
+        acks[value] = ack = object()
+        return ack
+
+    monkeypatch.setattr(Sender, "__call__", produce)  # the emitter's and the miner's sends
+    out = prepare(sample, runtime.anonymizer, runtime.codec, NOW)
+    returned = await runtime.emitter._send_one(sample, out, ("plans", 0))
+    rekeyed = [value for value in acks if value not in (out.value, out.event_value)]
+    assert len(rekeyed) == 1  # the decided plan, on its way to pair_intents
+    assert orjson.loads(rekeyed[0])["intent_id"]
+    assert returned == [acks[out.value], acks[out.event_value], acks[rekeyed[0]]]
