@@ -199,8 +199,7 @@ def register(runtime: Runtime) -> None:
     runtime.on_sample.append(quality.record)
     if quality.specs:  # commits wait for flushes only when there is something to flush
         runtime.after_record.append(quality.after_record)
-        runtime.progress.held = True
-        runtime.progress.before_commit = quality.flush_all
+        runtime.progress.hold(quality.flush_all)
     app, interval = runtime.app, runtime.settings.windows.refresh_interval
 
     @app.timer(interval, name="learnstream.quality_refresh")  # type: ignore[untyped-decorator]

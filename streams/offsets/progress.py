@@ -146,6 +146,11 @@ class Progress:
         self._open.set()
         self._committing = asyncio.Lock()
 
+    def hold(self, flush: Callable[[], None]) -> None:
+        """Make commits take what ``flush`` released: it runs before each commit picks its
+        offsets (state kept in memory between records, e.g. the quality windows' counts)."""
+        self.held, self.before_commit = True, flush
+
     def next_offset(self, tp: Partition) -> int | None:
         """Return the offset to commit for ``tp``: one past the last record processed."""
         return self._next.get(tp)

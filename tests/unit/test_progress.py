@@ -270,7 +270,7 @@ async def test_held_commits_take_what_the_last_flush_of_the_partition_released()
 
 @pytest.mark.parametrize("gated", [True, False])
 async def test_a_commit_flushes_before_it_picks_offsets(gated: bool) -> None:
-    progress = Progress(gated=gated, held=True)
+    progress = Progress(gated=gated)
     log: list[str] = []
     release = asyncio.Event()
 
@@ -278,7 +278,7 @@ async def test_a_commit_flushes_before_it_picks_offsets(gated: bool) -> None:
         log.append("flush")
         progress.release_all()
 
-    progress.before_commit = flush
+    progress.hold(flush)
 
     async def agent() -> None:
         async with progress.record(TP0, 1):
