@@ -72,10 +72,6 @@ def _decide_stage(
     return on_stage(event, state, moment, settled=settled)
 
 
-def _decision_route(kind: str) -> Route:
-    return Route("decisions", partial(_decode_decision, kind), _decide_decision, settles=True)
-
-
 def routes(topics: TopicSettings) -> dict[str, Route]:
     """Return the route of every input topic the join reads, by topic name."""
     table = {
