@@ -123,9 +123,10 @@ class RuntimePublisher:
         return self._put("plans", model.plan.plan_id, model)
 
     def publish_decision(self, event: DecisionEvent | dict[str, Any]) -> bool:
-        """Queue a plan_approved / plan_rejected event on its own topic."""
+        """Queue a plan_approved / plan_rejected event on its own topic (keyed by its plan,
+        else by its Confirm: a decision on another target may name no plan)."""
         model = DecisionEvent.model_validate(_stamped(event))
-        return self._put(model.event_type, model.payload.plan_id, model)
+        return self._put(model.event_type, model.payload.plan_id or model.payload.confirm_id, model)
 
     def publish_delta(self, event: DeltaIntentEvent | dict[str, Any]) -> bool:
         """Queue a delta_intent event."""

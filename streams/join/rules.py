@@ -71,10 +71,17 @@ def on_decision(
     project: then only the plan can say whose consent applies, and it waits for the join.
     ``confirmed``: it went out already (the replay of a parked decision). ``settled``: the
     corrections input has been read past the event's time (``corrections_so_far``).
+
+    Only an approval or a rejection of a plan resolves its intent. A cancellation, or a
+    decision on a context, trace, extension or other target, makes confirm_decision alone;
+    one on another target joins no plan (``join_plan_id`` None) and waits for nothing.
     """
+    known = event.project_id is not None or state is not None or event.join_plan_id is None
     samples = []
-    if not confirmed and (event.project_id is not None or state is not None):
+    if not confirmed and known:
         samples.append(builders.build_confirm_decision(event, state, now))
+    if not event.judges_plan:
+        return Outcome(samples=samples, park=not (confirmed or known))
     if state is None or not settled:
         return Outcome(samples=samples, park=True)
     resolution = builders.build_intent_resolution(event, state.as_of(event.timestamp), now)

@@ -44,9 +44,13 @@ MAX_RECORD_BYTES = 1_048_576
 MAX_DEPTH = 64
 DECISION_TYPES = ("plan_approved", "plan_rejected")
 M = TypeVar("M", bound=BaseModel)
-#: The Confirm status a decision event of each type agrees with (``pending`` always does:
-#: the object may have been captured before the decision was recorded in it).
-_DECIDED = {"plan_approved": "approved", "plan_rejected": "rejected"}
+#: The Confirm statuses a decision event of each type agrees with: ``pending`` always (the
+#: object may have been captured before the decision was recorded in it); a cancellation has
+#: no event type of its own, and seed 002 §4.3 emits it as ``plan_rejected``.
+_AGREES = {
+    "plan_approved": ("approved", "pending"),
+    "plan_rejected": ("rejected", "cancelled", "pending"),
+}
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,7 @@ def decode_decision(
 
     A Confirm riding along whose status (or seed 000's ``approved`` flag) says otherwise
     than the event type is a schema violation: which of the two is true cannot be told.
+    A cancelled Confirm comes as ``plan_rejected`` (seed 002 §4.3).
     """
     obj = load_json(data)
     family, kind = _event_kind(obj)
@@ -180,15 +185,15 @@ def _check_agreement(event: DecisionEvent) -> None:
     confirm = event.payload.confirm
     if confirm is None:
         return
-    wanted = _DECIDED[event.event_type]
+    agrees = _AGREES[event.event_type]
     flag = (confirm.model_extra or {}).get("approved")
-    if confirm.status not in ("pending", wanted) or (
-        isinstance(flag, bool) and flag != (wanted == "approved")
+    if confirm.status not in agrees or (
+        isinstance(flag, bool) and flag != (event.event_type == "plan_approved")
     ):
         raise InvalidEvent(
             "schema_violation",
             f"payload.confirm.status contradicts event_type: a {event.event_type} event "
-            f"needs confirm status {wanted} (or pending)",
+            f"needs confirm status {agrees[0]} (or {', '.join(agrees[1:])})",
         )
 
 

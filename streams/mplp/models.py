@@ -27,6 +27,7 @@ __all__ = [
     "Decision",
     "DecisionEvent",
     "DecisionPayload",
+    "DecisionStatus",
     "DeltaImpact",
     "DeltaIntentEvent",
     "DeltaIntentPayload",
@@ -40,6 +41,7 @@ __all__ = [
     "RuntimeId",
     "StageEvent",
     "StagePayload",
+    "TargetType",
     "Uuid4",
     "check_uuid4",
 ]
@@ -52,6 +54,9 @@ PlanStatus = Literal[
     "draft", "proposed", "approved", "in_progress", "completed", "cancelled", "failed"
 ]
 TERMINAL_PLAN_STATUSES = frozenset({"completed", "cancelled", "failed"})
+#: What a Confirm decision may say, and what a Confirm may be about (mplp-confirm.schema.json).
+DecisionStatus = Literal["approved", "rejected", "cancelled"]
+TargetType = Literal["context", "plan", "trace", "extension", "other"]
 #: The pipeline stage whose completion or failure makes a pipeline_outcome sample.
 OUTCOME_STAGE = "execute"
 #: Names of the id fields of the inputs (the label values of the non-UUID id counter).
@@ -172,7 +177,7 @@ class Decision(BaseModel):
 
     model_config = _OPEN
     decision_id: RuntimeId
-    status: Literal["approved", "rejected", "cancelled"]
+    status: DecisionStatus
     decided_by_role: str
     decided_at: IsoTime
     reason: str | None = None
@@ -187,7 +192,7 @@ class Confirm(BaseModel):
     model_config = _OPEN
     meta: Meta | None = None
     confirm_id: RuntimeId
-    target_type: Literal["context", "plan", "trace", "extension", "other"]
+    target_type: TargetType
     target_id: RuntimeId
     status: Literal["pending", "approved", "rejected", "cancelled"]
     requested_by_role: str
@@ -207,6 +212,12 @@ class MplpEvent(BaseModel):
     project_id: RuntimeId | None = None
     payload: dict[str, Any] = {}
 
+    @property
+    def join_plan_id(self) -> str | None:
+        """Return the plan whose state the event is joined with (None: it joins none)."""
+        plan_id = getattr(self.payload, "plan_id", None)
+        return plan_id if isinstance(plan_id, str) else None
+
 
 class DecisionPayload(BaseModel):
     """Payload of ``plan_approved`` / ``plan_rejected``.
@@ -214,14 +225,15 @@ class DecisionPayload(BaseModel):
     What the payload leaves out is taken from the Confirm riding along (``confirm``):
     ``plan_id`` from its target (a plan), ``confirm_id``, and ``decided_by_role`` and
     ``reason`` from its last decision (seed 002 §5). ``decided_by`` (seed 002 §4.3) is read
-    as ``decided_by_role`` (DESIGN §3).
+    as ``decided_by_role`` (DESIGN §3). ``plan_id`` may be absent: seed 002 §4.3 sends
+    ``target.plan_id`` for every target, which a context or an extension does not have.
     """
 
     # Its JSON Schema lists nothing as required: the Confirm may supply every field.
     model_config = ConfigDict(
         extra="allow", frozen=True, json_schema_extra=lambda schema: schema.pop("required", None)
     )
-    plan_id: RuntimeId
+    plan_id: RuntimeId | None = None
     confirm_id: RuntimeId
     decided_by_role: str
     reason: str | None = None
@@ -234,11 +246,41 @@ class DecisionPayload(BaseModel):
 
 
 class DecisionEvent(MplpEvent):
-    """pipeline_stage event recording a human decision on a plan."""
+    """pipeline_stage event recording a human Confirm decision, on a plan or another target.
+
+    A cancellation has no event type of its own (seed 002 §4.3 sends it as ``plan_rejected``):
+    only the Confirm riding along tells it, by its status ``cancelled``.
+    """
 
     event_family: Literal["pipeline_stage"]
     event_type: Literal["plan_approved", "plan_rejected"]
     payload: DecisionPayload  # type: ignore[assignment]
+
+    @property
+    def decision(self) -> DecisionStatus:
+        """Return what was decided: the Confirm's ``cancelled``, else the event type's."""
+        confirm = self.payload.confirm
+        if confirm is not None and confirm.status == "cancelled":
+            return "cancelled"
+        return "approved" if self.event_type == "plan_approved" else "rejected"
+
+    @property
+    def target_type(self) -> TargetType | None:
+        """Return the kind of resource decided on: the Confirm's target, else ``plan`` when
+        the payload names a plan (None: unknown, and not a plan)."""
+        if self.payload.confirm is not None:
+            return self.payload.confirm.target_type
+        return "plan" if self.payload.plan_id is not None else None
+
+    @property
+    def judges_plan(self) -> bool:
+        """Tell whether it approves or rejects a plan: only that resolves the plan's intent."""
+        return self.target_type == "plan" and self.decision != "cancelled"
+
+    @property
+    def join_plan_id(self) -> str | None:
+        """Return the plan it joins (a decision on a plan), None for any other target."""
+        return self.payload.plan_id if self.target_type == "plan" else None
 
 
 class DeltaImpact(BaseModel):

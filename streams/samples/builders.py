@@ -3,6 +3,9 @@
 No I/O, no clock: the caller passes ``now``. Quality rules:
 
 - plan_approved -> intent_resolution / confirm_decision ``good``; plan_rejected -> ``poor``
+- a cancelled Confirm (it comes as plan_rejected) -> confirm_decision only, ``acceptable``, feedback
+  type ``score``, ``human_feedback_label`` ``not_reviewed``: the request was withdrawn, nobody
+  judged the plan, so it is no approval and no rejection (see :data:`DECISION_LABELS`)
 - delta intent -> error_correction ``acceptable``
 - delta impact -> delta_impact: ``poor`` if rolled back, ``acceptable`` if a compensation plan
   was required, else ``good``
@@ -37,6 +40,7 @@ from streams.samples.parts import (
 from streams.samples.sample import Feedback, LearningSample
 
 __all__ = [
+    "DECISION_LABELS",
     "PRODUCER",
     "build_confirm_decision",
     "build_delta_impact",
@@ -57,15 +61,22 @@ def _sample(family: str, event: MplpEvent, now: datetime, **parts: Any) -> Learn
     )
 
 
+#: Per decision: (feedback type, quality label, meta.human_feedback_label). A cancellation
+#: withdraws the request: the official ``human_feedback_label`` enum (approved, rejected,
+#: not_reviewed) has ``not_reviewed`` for a sample nobody judged, and ``acceptable`` is the
+#: feedback block's middle label, which the default KTO (good, poor) and SFT (good) exports
+#: leave out, so a cancellation never trains as a verdict on the plan.
+DECISION_LABELS: dict[str, tuple[str, str, str]] = {
+    "approved": ("approval", "good", "approved"),
+    "rejected": ("rejection", "poor", "rejected"),
+    "cancelled": ("score", "acceptable", "not_reviewed"),
+}
+
+
 def _decision_feedback(event: DecisionEvent) -> Feedback:
-    approved = event.event_type == "plan_approved"
+    kind, quality, _ = DECISION_LABELS[event.decision]
     details = {"decided_by_role": event.payload.decided_by_role, "reason": event.payload.reason}
-    return Feedback(
-        source="user",
-        type="approval" if approved else "rejection",
-        details=present(details),
-        quality_label="good" if approved else "poor",
-    )
+    return Feedback(source="user", type=kind, details=present(details), quality_label=quality)
 
 
 def build_intent_resolution(
@@ -110,14 +121,15 @@ def build_intent_resolution(
 def build_confirm_decision(
     event: DecisionEvent, state: PlanState | None, now: datetime
 ) -> LearningSample:
-    """Build the confirm_decision sample of a decision (the plan, if known, names the project)."""
+    """Build the confirm_decision sample of a decision on any target (the plan, if known,
+    names the project)."""
     payload = event.payload
     confirm = payload.confirm
-    approved = event.event_type == "plan_approved"
     request: dict[str, Any] = {"plan_id": payload.plan_id, "confirm_id": payload.confirm_id}
     if confirm is not None:
         request |= {
             "target_type": confirm.target_type,
+            "target_id": confirm.target_id,
             "requested_by_role": confirm.requested_by_role,
             "request_reason": confirm.reason,
             "decision_count": len(confirm.decisions),
@@ -128,12 +140,12 @@ def build_confirm_decision(
         now,
         input=present(request),
         output={
-            "decision": "approved" if approved else "rejected",
+            "decision": event.decision,
             "decided_by_role": payload.decided_by_role,
             "reason": payload.reason or "",
         },
         feedback=_decision_feedback(event),
-        meta=sample_meta(event, "approved" if approved else "rejected", payload.plan_id, state),
+        meta=sample_meta(event, DECISION_LABELS[event.decision][2], payload.plan_id, state),
     )
 
 

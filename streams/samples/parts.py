@@ -68,12 +68,13 @@ def present(values: dict[str, Any]) -> dict[str, Any]:
 def sample_meta(
     event: MplpEvent,
     label: str,
-    plan_id: str,
+    plan_id: str | None,
     state: PlanState | None,
     refs: IdRefs | None = None,
     **extra: Any,
 ) -> SampleMeta:
-    """Return a sample's meta: canonical ids (the project from the event, else the plan)."""
+    """Return a sample's meta: canonical ids (the project from the event, else the plan;
+    no ``plan_id`` for a decision on another target that names no plan)."""
     refs = refs if refs is not None else IdRefs()
     project = event.project_id or (state.snapshot.project_id if state else None)
     return SampleMeta(
@@ -81,7 +82,7 @@ def sample_meta(
         project_id=refs.uuid("project_id", project) if project else None,
         human_feedback_label=label,
         producer=PRODUCER,
-        plan_id=refs.uuid("plan_id", plan_id),
+        plan_id=refs.uuid("plan_id", plan_id) if plan_id else None,
         event_time=iso(event.timestamp),
         **present(extra),
         id_refs=dict(refs) or None,

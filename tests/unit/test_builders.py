@@ -221,6 +221,7 @@ def test_confirm_decision_carries_the_confirm_object() -> None:
         "plan_id": PLAN_ID,
         "confirm_id": CONFIRM_ID,
         "target_type": "plan",
+        "target_id": PLAN_ID,
         "requested_by_role": "planner",
         "request_reason": "touches prod",
         "decision_count": 1,
