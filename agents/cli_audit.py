@@ -16,6 +16,7 @@ from streams.config.settings import Settings
 from streams.config.usererrors import UserError
 from streams.io.connection import Broker
 from streams.io.reader import RangeProgress, read_range
+from streams.io.topics import INPUTS
 from streams.privacy.audit import AuditReport, Detect, Finding, detector, scan_input, scan_sample
 
 __all__ = ["audit", "audit_topic"]
@@ -23,7 +24,7 @@ __all__ = ["audit", "audit_topic"]
 Record: TypeAlias = ConsumerRecord[bytes, bytes]
 Scan: TypeAlias = Callable[[Record, AuditReport], list[Finding]]
 #: Input topics ``--topic`` takes by their settings name (a full topic name works too).
-_INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage", "consent")
+_INPUTS = (*INPUTS, "consent")
 
 
 async def audit_topic(

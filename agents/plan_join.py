@@ -1,8 +1,10 @@
 """The join's Kafka side: records and tables in, :class:`streams.join.unit.KeyJoin` decides.
 
-Every path of the join comes here: a live record (decisions, deltas, outcomes agents), the
-plan that completes parked records (plans agent), a correction that settles records waiting
-for the corrections input (deltas agent, agents/watermark.py) and the grace sweep (sweeper).
+Every path of the join comes here: a live record (decisions, deltas, outcomes, MAP sessions
+agents), the plan that completes parked records (plans agent), a correction that settles
+records waiting for the corrections input (deltas agent, agents/watermark.py) and the grace
+sweep (sweeper). Keys are plans', or those of another key space (``session:<id>``, a
+:class:`KeySpace` with its own state store and end: streams/join/sessions.py).
 Each builds the key's unit from what the tables hold, calls it, and applies the step it
 returns. What the join decides lives in streams/join/unit.py and streams/join/rules.py.
 
@@ -18,10 +20,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from faust.types import EventT, TableT
 
@@ -31,18 +33,53 @@ from agents.emitter import Emitter, await_acks
 from agents.planstore import PlanStore
 from agents.watermark import Watermark
 from streams.config.settings import Settings
+from streams.dlq.errors import InvalidEvent
 from streams.join.parked import ParkedEvent, ParkedIndex, Place, entry_key, parse_entries
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import plan_key
-from streams.join.unit import MISSING, KeyJoin, Route, Step, waiting_since
+from streams.join.plan_state import merge_snapshot
+from streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
 from streams.mplp.decode import RecordOrigin
 from streams.mplp.fields import InputNotes
 from streams.mplp.models import PlanSnapshot
 from streams.observe.metrics import Metrics
 
-__all__ = ["Join", "fetched_at"]
+__all__ = ["Join", "KeySpace", "States", "fetched_at", "space_of"]
 
 log = logging.getLogger("learnstream")
+
+
+class States(Protocol):
+    """A key space's state store: a table of states, and when each may end."""
+
+    def get(self, key: str) -> Any: ...
+    def store(self, key: str, state: Any) -> bool: ...
+    def forget(self, key: str) -> None: ...
+    def __contains__(self, key: object) -> bool: ...
+
+    def due(self, partition: int, now: datetime) -> Iterable[str]:
+        """Pop the keys of ``partition`` whose state may have ended by ``now``."""
+        ...
+
+    def retry(self, partition: int, keys: Iterable[str]) -> None:
+        """Make popped ``keys`` due again (their sweep did not finish)."""
+        ...
+
+    def invalidate(self) -> None:
+        """Forget what is known of when states end (a rebalance): rebuilt when next due."""
+        ...
+
+
+@dataclass(frozen=True)
+class KeySpace:
+    """Keys other than plans (``<space>:<id>``): where their state is, and how it ends."""
+
+    states: States
+    expire: Expire | None = None
+
+
+def space_of(key: str) -> str | None:
+    """Return the key space of a join key (None: a plan's key, which has no prefix)."""
+    space, colon, _ = key.partition(":")
+    return space if colon else None
 
 
 @dataclass
@@ -59,6 +96,8 @@ class Join:
     dead_letters: DeadLetters
     metrics: Metrics
     clock: Clock
+    #: Key spaces beside the plans' (a MAP session's keys: streams/join/sessions.py).
+    spaces: Mapping[str, KeySpace] = field(default_factory=dict)
     #: Parked entries by key and grace deadline: built from ``pending`` once, then kept.
     index: ParkedIndex = field(default_factory=ParkedIndex)
 
@@ -71,21 +110,38 @@ class Join:
         """Forget what is known of revoked partitions: another worker may change them."""
         self.watermark.forget(partitions)
         self.index.invalidate()
+        for space in self.spaces.values():
+            space.states.invalidate()
 
     def parked(self, key: str) -> list[ParkedEvent]:
         """Return the entries parked under ``key``, in the order they complete in."""
         return self.unit(key).parked
 
-    def unit(self, key: str) -> KeyJoin[PlanState]:
+    def unit(self, key: str) -> KeyJoin[Any]:
         """Return ``key``'s join as the tables hold it."""
         self._build_index()
+        space = self._space(key)
         return KeyJoin(
-            self.plans.get(key),
+            self._states(key).get(key),
             self.index.of(key),
             self.routes,
             self.grace,
+            expire=None if space is None else space.expire,
             prepare=self.emitter.prepare,
         )
+
+    def _space(self, key: str) -> KeySpace | None:
+        name = space_of(key)
+        if name is None:
+            return None
+        space = self.spaces.get(name)
+        if space is None:  # a key only a route of this worker could have made
+            raise InvalidEvent("wrong_topic", f"no key space {name!r} on this worker")
+        return space
+
+    def _states(self, key: str) -> States | PlanStore:
+        space = self._space(key)
+        return self.plans if space is None else space.states
 
     def _build_index(self) -> None:
         """Index ``pending`` (first record, or after a rebalance: one scan of the table), and
@@ -98,7 +154,7 @@ class Join:
             log.error("join: %d parked records of the pending table cannot be read", unreadable)
         for key in self.index:
             entries = self.index.of(key)
-            since = waiting_since(key in self.plans, entries)
+            since = waiting_since(key in self._states(key), entries)
             if since is not None:  # else they wait for the plan, which completes them
                 self.watermark.wait(entries[0].partition, key, since)
 
@@ -111,10 +167,13 @@ class Join:
         source, since = (msg.topic, msg.partition), fetched_at(event, self.clock())
         if route.source == "deltas":
             self.watermark.advance(msg.partition, msg.offset)
-        if decoded.payload.plan_id is not None:  # a stage that is no outcome may name none
+        key = route.key(decoded)
+        if key is None:  # joins nothing (a stage that is no outcome, a decision on a trace)
+            entry = _entry(event, route, decoded.timestamp, since, plan_known=False)
+            await self._alone(decoded, entry, source)
+        else:
             if route.settles:  # an end of the corrections asked for after this fetch
                 await self.watermark.fresh(msg.partition, since)
-            key = plan_key(decoded.payload.plan_id)
             unit = self.unit(key)
             entry = _entry(event, route, decoded.timestamp, since, unit.state is not None)
             settled = not route.settles or self.watermark.settled(msg.partition, since)
@@ -123,6 +182,15 @@ class Join:
             )
         if route.source == "deltas":
             await self.settle(msg.partition, source)
+
+    async def _alone(self, decoded: Any, entry: ParkedEvent, source: tuple[str, int]) -> None:
+        """Decide an event that joins no key: its samples go out, nothing is stored."""
+        alone: KeyJoin[Any] = KeyJoin(None, (), self.routes, self.grace)
+        step = alone.on_event(decoded, entry, self.clock())
+        if step.parked or step.state is not None:
+            raise InvalidEvent("schema_violation", "the event names nothing to join it with")
+        ready = self.emitter.prepare(step.samples)
+        await self.emitter.send(ready, source)
 
     async def on_plan(
         self, key: str, snapshot: PlanSnapshot, at: datetime, source: tuple[str, int]
@@ -139,7 +207,8 @@ class Join:
             await self.complete(key, source)
 
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
-        """Complete what waited ``join.grace`` on ``partition``, or is settled by now."""
+        """Complete what waited ``join.grace`` on ``partition``, or is settled by now; then
+        end the states of other key spaces whose time is up (a quiet MAP session)."""
         self._build_index()
         moment = self.clock()
         due = [*self.index.due(partition, moment), *self.watermark.due(partition)]
@@ -154,6 +223,14 @@ class Join:
                 for left in keys[done:]:  # their deadlines were popped: due again next tick
                     self.index.retry(partition, left, moment)
                 raise
+        for space in self.spaces.values():
+            ending = list(space.states.due(partition, moment))
+            for done, key in enumerate(ending):
+                try:
+                    await self.complete(key, source)
+                except BaseException:
+                    space.states.retry(partition, ending[done:])
+                    raise
         self.metrics.pending.set(len(self.index))
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
@@ -166,16 +243,17 @@ class Join:
         return self.watermark.settled(entry.partition, entry.parked_at)
 
     async def _apply(
-        self, key: str, step: Step[PlanState], source: tuple[str, int], *, completing: bool = False
+        self, key: str, step: Step[Any], source: tuple[str, int], *, completing: bool = False
     ) -> None:
         # A failure here leaves the tables untouched (a completion's entries were prepared
         # one by one by the unit: one that cannot be sent is dead-lettered alone).
         ready = self.emitter.prepare(step.samples) if step.ready is None else step.ready
         # Nothing is awaited before the tables are written: another agent may read the key.
+        states = self._states(key)
         if step.state is not None:
-            self.plans.store(key, step.state)
+            states.store(key, step.state)
         elif step.close:
-            self.plans.forget(key)
+            states.forget(key)
         for entry in step.parked:
             if self.index.add(key, entry, self.grace):
                 self.table[entry_key(key, entry.place)] = entry.to_table()
@@ -205,7 +283,7 @@ class Join:
         if not changed:
             return
         self.watermark.done(partition, key)  # co-partitioned: the entries' partition too
-        since = waiting_since(key in self.plans, self.index.of(key))
+        since = waiting_since(key in self._states(key), self.index.of(key))
         if since is not None:
             self.watermark.wait(partition, key, since)
 

@@ -12,6 +12,7 @@ from agents import (
     decisions,
     deltas,
     learn,
+    map_sessions,
     outcomes,
     pair_miner,
     plans,
@@ -27,10 +28,11 @@ from agents.end_offsets import EndOffsets, Ends
 from agents.faust_check import check
 from agents.faust_compat import deliver_every_record, guard_commits
 from agents.learn_stats import SkillTable
-from agents.plan_join import Join
+from agents.plan_join import Join, KeySpace
 from agents.planstore import PlanStore
 from agents.runtime import Runtime
 from agents.sender import Sender
+from agents.session_store import SessionStore
 from agents.watermark import Watermark
 from streams.config.settings import Settings
 from streams.consent.fence import Fence
@@ -41,6 +43,7 @@ from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
 from streams.join.routes import routes as join_routes
+from streams.join.sessions import SESSION_SPACE, map_route, session_expiry
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
 from streams.privacy import build_anonymizer, privacy_config
@@ -86,9 +89,12 @@ def wire(
     plan_store = PlanStore(tables.plan_state, expiry)
     lateness = settings.join.corrections_lateness
     watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
+    timeout = settings.sessions.timeout
+    sessions = SessionStore(tables.map_sessions, settings.topics.partitions, timeout)
+    routes = {**join_routes(settings.topics), settings.topics.name("map_events"): map_route()}
     join = Join(
-        settings, join_routes(settings.topics), tables.pending, plan_store, watermark, emitter,
-        dead_letters, metrics, clock,
+        settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
+        clock, spaces={SESSION_SPACE: KeySpace(sessions, session_expiry(timeout))},
     )  # fmt: skip
     skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
     app.add_dependency(skill_stats.reader)
@@ -120,6 +126,7 @@ def wire(
         decisions,
         deltas,
         outcomes,
+        map_sessions,
         consent_reader,
         sweeper,
         quality_tables,

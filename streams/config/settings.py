@@ -37,6 +37,7 @@ __all__ = [
     "PairsSettings",
     "PrivacySettings",
     "RocksDbSettings",
+    "SessionSettings",
     "SaslMechanism",
     "SecurityProtocol",
     "Settings",
@@ -268,6 +269,9 @@ class TopicSettings(BaseModel):
     plan_rejected: str = "mplp.plan_rejected"
     delta_intents: str = "mplp.delta_intents"
     pipeline_stage: str = "mplp.pipeline_stage"
+    map_events: str = Field(
+        "mplp.map_events", description="MAP session events, keyed by session_id"
+    )
     consent: str = "mplp.learning_consent"
     samples: str = "mplp.learning_samples"
     samples_retention_ms: int = Field(
@@ -393,6 +397,17 @@ class PairsSettings(BaseModel):
     sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
 
 
+class SessionSettings(BaseModel):
+    """MAP collaboration sessions (streams/join/sessions.py): one sample per session."""
+
+    model_config = _FROZEN
+    timeout: Duration = Field(
+        timedelta(minutes=30),
+        description="a session with no event for this long ends as timed out (up to a minute "
+        "later); a session that ended keeps its state as long again, to count late events",
+    )
+
+
 class A2ESettings(BaseModel):
     """The A2E learn capability: request time-out, adaptation parameters, skill labels."""
 
@@ -481,6 +496,7 @@ class Settings(BaseSettings):
     join: JoinSettings = JoinSettings()
     windows: WindowSettings = WindowSettings()
     pairs: PairsSettings = PairsSettings()
+    sessions: SessionSettings = SessionSettings()
     a2e: A2ESettings = A2ESettings()
     sample_format: Literal["avro", "json"] = "avro"
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"

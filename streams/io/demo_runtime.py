@@ -49,6 +49,10 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
     interval = 1.0 / rate
     while True:
         _plan_story(sim, pub, rng)
+        if rng.random() < 0.1:  # now and then a multi-agent session, played out at once
+            outcome = rng.choice(["success", "success", "partial", "failed"])
+            for event in sim.map_session(_now(), outcome=outcome):
+                pub.publish_map_event(event)
         if rng.random() < 0.02:
             field, value, _ = rng.choice(BAD_RECORDS)
             pub.publish_raw(field, b"demo-bad", value)

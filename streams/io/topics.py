@@ -18,8 +18,15 @@ __all__ = [
     "topic_specs",
 ]
 
-#: Inputs joined on plan_id: they must share a partition count (co-partitioning).
-INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
+#: Inputs: joined on plan_id, MAP events on session_id; one partition count (co-partitioning).
+INPUTS = (
+    "plans",
+    "plan_approved",
+    "plan_rejected",
+    "delta_intents",
+    "pipeline_stage",
+    "map_events",
+)
 #: Outputs and side topics.
 OUTPUTS = (
     "consent",
@@ -75,6 +82,7 @@ class Topics:
     decisions: faust.TopicT
     deltas: faust.TopicT
     stages: faust.TopicT
+    map_events: faust.TopicT
     consent: faust.TopicT
     samples: faust.TopicT
     events: faust.TopicT
@@ -102,6 +110,7 @@ class Topics:
             decisions=topic(t.name("plan_approved"), t.name("plan_rejected")),
             deltas=topic(t.name("delta_intents")),
             stages=topic(t.name("pipeline_stage")),
+            map_events=topic(t.name("map_events")),
             consent=topic(t.name("consent")),
             samples=topic(t.name("samples")),
             events=topic(t.name("events")),

@@ -14,7 +14,7 @@ since another worker may have changed the partitions this one gets back.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -103,13 +103,21 @@ class ExpiryIndex:
             self._buckets.setdefault(partition, {}).setdefault(number, bytearray()).extend(packed)
         self._count += 1
 
-    def rebuild(self, items: Iterable[tuple[str, Any]]) -> None:
-        """Index every terminal plan of ``items`` (plan_id, stored state): one full scan."""
+    def rebuild(
+        self,
+        items: Iterable[tuple[str, Any]],
+        since: Callable[[Any], datetime | None] = terminal_since,
+        record_key: Callable[[Any], str | None] = stored_plan_id,
+    ) -> None:
+        """Index every terminal plan of ``items`` (plan_id, stored state): one full scan.
+
+        ``since`` and ``record_key`` read another kind of state (a MAP session's quiet time
+        and id: agents/session_store.py)."""
         self.invalidate()
-        for plan_id, raw in items:
-            since = terminal_since(raw)
-            if since is not None:
-                self.note(plan_id, since, stored_plan_id(raw))
+        for key, raw in items:
+            when = since(raw)
+            if when is not None:
+                self.note(key, when, record_key(raw))
         self.built = True
 
     def invalidate(self) -> None:

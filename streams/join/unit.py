@@ -34,12 +34,22 @@ from typing import Any, Generic, TypeVar
 from streams.config.settings import format_duration
 from streams.dlq.errors import InvalidEvent
 from streams.join.parked import ParkedEvent, Place
-from streams.join.rules import Outcome, Source
+from streams.join.rules import Outcome, Source, plan_key
 from streams.mplp.decode import RecordOrigin
 from streams.mplp.fields import InputNotes
 from streams.samples.sample import LearningSample
 
-__all__ = ["MISSING", "KeyJoin", "Prepare", "Route", "Settled", "Step", "failure", "waiting_since"]
+__all__ = [
+    "MISSING",
+    "KeyJoin",
+    "Prepare",
+    "Route",
+    "Settled",
+    "Step",
+    "failure",
+    "plan_key_of",
+    "waiting_since",
+]
 
 #: The dead-letter reason of an entry whose state never came within the grace.
 MISSING = "plan_state_missing"
@@ -56,15 +66,23 @@ Expire = Callable[[Any, datetime], Outcome[Any] | None]
 Prepare = Callable[[list[LearningSample]], list[Any]]
 
 
+def plan_key_of(event: Any) -> str | None:
+    """Return the join key of an event of a plan input: its plan's (None: it names none)."""
+    plan_id = event.payload.plan_id
+    return None if plan_id is None else plan_key(plan_id)
+
+
 @dataclass(frozen=True)
 class Route:
-    """How the records of one input topic are decoded and decided."""
+    """How the records of one input topic are decoded, keyed and decided."""
 
     source: Source
     decode: Decode
     decide: Decide
     #: Its samples count the plan's corrections: it waits until they are read past its time.
     settles: bool = False
+    #: The key a decoded event joins under (None: it joins nothing and is decided alone).
+    key: Callable[[Any], str | None] = plan_key_of
 
 
 @dataclass

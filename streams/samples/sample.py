@@ -32,6 +32,7 @@ Family = Literal[
     "delta_impact",
     "pipeline_outcome",
     "dialog_response",
+    "multi_agent_coordination",
 ]
 Quality = Literal["good", "acceptable", "poor"]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]

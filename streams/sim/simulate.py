@@ -229,6 +229,43 @@ class Simulator:
         payload |= {"stage": stage, "status": status}
         return event
 
+    def map_session(
+        self, when: datetime, *, outcome: str | None = "success", roles: int = 3, turns: int = 4
+    ) -> list[dict[str, Any]]:
+        """Return the MAP events of one collaboration session, in order, a second apart.
+
+        Turns go round the roles (a handoff each time the role changes); a conflict is
+        detected and resolved halfway. ``outcome`` None leaves the session without its
+        ``MAPSessionCompleted`` (it ends by the timeout); "partial" leaves the conflict open.
+        """
+        session, names = self.uuid(), [self.uuid() for _ in range(roles)]
+        events: list[dict[str, Any]] = []
+
+        def add(kind: str, payload: dict[str, Any], **extra: Any) -> None:
+            moment = when + timedelta(seconds=len(events))
+            event = {"event_id": self.uuid(), "event_type": kind, "timestamp": _iso(moment)}
+            events.append({**event, "session_id": session, **extra, "payload": payload})
+
+        mode = self.rng.choice(["round_robin", "orchestrated", "broadcast"])
+        add("MAPSessionStarted", {"coordination_mode": mode}, initiator_role=names[0])
+        add("MAPRolesAssigned", {"roles": [{"role_id": name} for name in names]})
+        for turn in range(1, turns + 1):
+            role = names[(turn - 1) % roles]
+            add("MAPTurnDispatched", {"role_id": role, "turn_number": turn})
+            add("MAPTurnCompleted", {"role_id": role, "turn_number": turn})
+            if turn == turns // 2:
+                add("MAPConflictDetected", {"role_id": role})
+                if outcome != "partial":
+                    add("MAPConflictResolved", {"role_id": role})
+        add(
+            "MAPBroadcastSent",
+            {"broadcaster_role_id": names[0], "target_count": roles - 1},
+            target_roles=names[1:],
+        )
+        if outcome is not None:
+            add("MAPSessionCompleted", {"outcome": outcome})
+        return events
+
     def at(self, base: datetime, seconds: float) -> datetime:
         """Return ``base`` shifted by ``seconds`` (helper for scenarios)."""
         return base + timedelta(seconds=seconds)

@@ -47,6 +47,11 @@ class Workload:
         """Expect the sample of ``family`` derived from ``event``."""
         self.expected[sample_id(family, event["event_id"])] = (family, quality)
 
+    def expect_session(self, quality: str, session_id: str) -> None:
+        """Expect the multi_agent_coordination sample of a MAP session."""
+        family = "multi_agent_coordination"
+        self.expected[sample_id(family, session_id)] = (family, quality)
+
 
 def _decision(
     w: Workload, sim: Simulator, snap: dict[str, Any], approved: bool, when: datetime
@@ -96,13 +101,34 @@ def _story(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> N
         w.add("pipeline_stage", stage, pid)
 
 
-def build_workload(min_events: int, seed: int = 1, pii_ratio: float = 0.3) -> Workload:
-    """Return a workload of at least ``min_events`` records over as many plans as needed."""
+#: A MAP session's outcome, as the simulator plays it, and the quality its sample gets.
+_SESSION_QUALITY = {"success": "good", "partial": "acceptable", "failed": "poor"}
+
+
+def _session(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> None:
+    """Add one MAP session's records, keyed by its session id, ended by its completion."""
+    outcome = rng.choice(sorted(_SESSION_QUALITY))
+    events = sim.map_session(
+        when, outcome=outcome, roles=rng.randint(2, 4), turns=rng.randint(2, 6)
+    )
+    session_id = events[0]["session_id"]
+    w.expect_session(_SESSION_QUALITY[outcome], session_id)
+    for event in events:
+        w.add("map_events", event, session_id)
+
+
+def build_workload(
+    min_events: int, seed: int = 1, pii_ratio: float = 0.3, sessions: float = 0.0
+) -> Workload:
+    """Return a workload of at least ``min_events`` records over as many plans as needed;
+    after each plan, with probability ``sessions``, a MAP session too."""
     sim, rng, workload = Simulator(seed, pii_ratio), random.Random(seed), Workload()
     start = datetime.now(UTC)
     while len(workload.records) < min_events:
         _story(workload, sim, rng, start + timedelta(milliseconds=len(workload.records)))
         workload.plans += 1
+        if sessions and rng.random() < sessions:
+            _session(workload, sim, rng, start + timedelta(milliseconds=len(workload.records)))
     return workload
 
 

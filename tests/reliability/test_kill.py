@@ -77,7 +77,7 @@ def _where_samples_sit(got, sample_ids, kills: list[int]) -> str:
 
 async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
     topics = TopicSettings(prefix=namespace)
-    workload = build_workload(EVENTS, seed=17)
+    workload = build_workload(EVENTS, seed=17, sessions=0.1)  # MAP sessions too
     corrections = add_corrected_runs(workload, every=40)
     worker = start_worker(
         LEARNSTREAM_JOIN__GRACE="1h",

@@ -25,7 +25,9 @@ from streams.a2e.samples import build_dialog_response
 from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
 from streams.join.plan_state import merge_snapshot
 from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.join.sessions import decide_map, session_expiry
 from streams.mplp.decode import decode_plan
+from streams.mplp.map_events import decode_map_event
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples.sample import FAMILIES, LearningSample
@@ -134,10 +136,25 @@ def _simulated_samples() -> list[LearningSample]:
     ]
 
 
+def _session_samples() -> list[LearningSample]:
+    """multi_agent_coordination: a session per outcome, and one closed by the timeout."""
+    out: list[LearningSample] = []
+    for seed, outcome in enumerate(("success", "partial", "failed", None)):
+        events = Simulator(seed=30 + seed).map_session(WHEN, outcome=outcome)
+        state = None
+        for event in events:
+            decided = decide_map(decode_map_event(orjson.dumps(event)), state, NOW, None, True)
+            out += decided.samples
+            state = decided.new_state
+        expired = session_expiry(timedelta(minutes=30))(state, NOW + timedelta(hours=1))
+        out += expired.samples if expired is not None and outcome is None else []
+    return out
+
+
 def _wire_samples() -> list[dict[str, Any]]:
     """What the outbox encodes: ``to_dict()``, after privacy for the simulated ones."""
     anonymizer = build_anonymizer(PrivacyConfig())
-    built = [s.to_dict() for s in _builder_samples() + _seed004_samples()]
+    built = [s.to_dict() for s in _builder_samples() + _seed004_samples() + _session_samples()]
     simulated = [apply_privacy(s.to_dict(), anonymizer)[0] for s in _simulated_samples()]
     return built + simulated
 
@@ -167,6 +184,9 @@ def test_every_family_and_quality_is_covered() -> None:
         ("dialog_response", "good"),
         ("dialog_response", "acceptable"),
         ("dialog_response", "poor"),
+        ("multi_agent_coordination", "good"),
+        ("multi_agent_coordination", "acceptable"),
+        ("multi_agent_coordination", "poor"),
     }
     assert any("<EMAIL_ADDRESS>" in json.dumps(s) for s in SAMPLES)  # privacy ran
     metas = [s["meta"] for s in SAMPLES]

@@ -29,7 +29,7 @@ from streams.mplp.decode import decode_plan
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples.outbox import learning_event
-from streams.samples.sample import LearningSample, family_errors
+from streams.samples.sample import FAMILIES, LearningSample, family_errors
 from streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -332,6 +332,11 @@ def test_missing_feedback_is_reported_once(samples: list[dict[str, Any]]) -> Non
     sample = sample_of(samples, "confirm_decision")
     del sample["feedback"]
     assert validate_sample(sample) == ["learning_sample.json: $: 'feedback' is a required property"]
+
+
+def test_captured_event_lists_every_family_we_emit() -> None:
+    payload = load("mplp/learning_sample_captured.json")["properties"]["payload"]
+    assert set(payload["properties"]["sample_family"]["enum"]) == set(FAMILIES)
 
 
 def test_captured_event_validates(samples: list[dict[str, Any]]) -> None:

@@ -1,0 +1,80 @@
+"""MAP events: a multi-agent collaboration session's lifecycle (``events/mplp-map-event``).
+
+The official schema is closed (no field beyond ``event_id``, ``event_type``, ``timestamp``,
+``session_id``, ``initiator_role``, ``target_roles`` and ``payload``); we read what it names
+and let anything else pass unread, as for the other inputs. Ids that are no UUID and
+timestamps without a zone are accepted and noted (streams/mplp/fields.py). Payloads are open
+in the schema: what a sample needs from them is read by :func:`payload_text` and
+:func:`payload_int`, which ignore a value of the wrong type instead of refusing the event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from streams.dlq.errors import InvalidEvent
+from streams.mplp.decode import RecordOrigin, load_json, validate_event
+from streams.mplp.fields import InputNotes, IsoTime, RuntimeId
+
+__all__ = [
+    "MAP_EVENT_TYPES",
+    "MapEvent",
+    "MapEventType",
+    "decode_map_event",
+    "payload_int",
+    "payload_text",
+]
+
+MapEventType = Literal[
+    "MAPSessionStarted",
+    "MAPRolesAssigned",
+    "MAPTurnDispatched",
+    "MAPTurnCompleted",
+    "MAPBroadcastSent",
+    "MAPBroadcastReceived",
+    "MAPConflictDetected",
+    "MAPConflictResolved",
+    "MAPSessionCompleted",
+]
+MAP_EVENT_TYPES: tuple[str, ...] = MapEventType.__args__  # type: ignore[attr-defined]
+
+
+class MapEvent(BaseModel):
+    """One MAP session event, as ``events/mplp-map-event.schema.json`` defines it."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    event_id: RuntimeId
+    event_type: MapEventType
+    timestamp: IsoTime
+    session_id: RuntimeId
+    initiator_role: str | None = None
+    target_roles: list[str] = Field(default_factory=list)
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+def payload_text(event: MapEvent, *names: str) -> str | None:
+    """Return the first of ``names`` the payload holds as a non-empty string."""
+    for name in names:
+        value = event.payload.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def payload_int(event: MapEvent, name: str) -> int | None:
+    """Return ``payload[name]`` if it is an integer (a boolean is not)."""
+    value = event.payload.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def decode_map_event(
+    data: bytes | None, origin: RecordOrigin | None = None, notes: InputNotes | None = None
+) -> MapEvent:
+    """Decode a MAP event; one whose ``event_type`` the schema does not name is refused."""
+    obj = load_json(data)
+    kind = obj.get("event_type") if isinstance(obj, dict) else None
+    if isinstance(kind, str) and kind not in MAP_EVENT_TYPES:
+        raise InvalidEvent("unknown_event_type", "event_type: expected one of the MAP events")
+    return validate_event(MapEvent, obj, origin, notes)
