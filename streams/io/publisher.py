@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, connection_of
+from streams.mplp.map_events import MapEvent
 from streams.mplp.models import (
     ConsentRecord,
     DecisionEvent,
@@ -138,6 +139,11 @@ class RuntimePublisher:
         model = StageEvent.model_validate(_stamped(event))
         key = model.payload.plan_id or model.pipeline_id or model.event_id
         return self._put("pipeline_stage", key, model)
+
+    def publish_map_event(self, event: MapEvent | dict[str, Any]) -> bool:
+        """Queue a MAP session event, keyed by its session (one session, one partition)."""
+        model = MapEvent.model_validate(event)
+        return self._put("map_events", model.session_id, model)
 
     def publish_consent(self, project_id: str, enabled: bool) -> bool:
         """Queue a project's learning consent (opt-out when ``enabled`` is False)."""

@@ -224,3 +224,11 @@ def decode_stage(
 def decode_consent(data: bytes | None, notes: InputNotes | None = None) -> ConsentRecord:
     """Decode a consent record."""
     return _validate(ConsentRecord, load_json(data), notes)
+
+
+def validate_event(
+    model: type[M], obj: Any, origin: RecordOrigin | None, notes: InputNotes | None
+) -> M:
+    """Validate a parsed event as ``model``, a missing event_id / timestamp taken from its
+    record (the event decoders of other modules: streams/mplp/map_events.py)."""
+    return _validate(model, _with_origin(obj, origin, notes), notes)
