@@ -43,7 +43,7 @@ from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
 from streams.join.routes import routes as join_routes
-from streams.join.sessions import SESSION_SPACE, map_route, session_expiry
+from streams.join.sessions import SESSION_SPACE, session_expiry
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
 from streams.privacy import build_anonymizer, privacy_config
@@ -91,7 +91,7 @@ def wire(
     watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
     timeout = settings.sessions.timeout
     sessions = SessionStore(tables.map_sessions, settings.topics.partitions, timeout)
-    routes = {**join_routes(settings.topics), settings.topics.name("map_events"): map_route()}
+    routes = join_routes(settings.topics, settings.outcomes.collected)
     join = Join(
         settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
         clock, spaces={SESSION_SPACE: KeySpace(sessions, session_expiry(timeout))},

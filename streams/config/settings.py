@@ -34,6 +34,7 @@ __all__ = [
     "JoinSettings",
     "PiiOperator",
     "LearningSettings",
+    "OutcomeSettings",
     "PairsSettings",
     "PrivacySettings",
     "RocksDbSettings",
@@ -397,6 +398,22 @@ class PairsSettings(BaseModel):
     sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
 
 
+class OutcomeSettings(BaseModel):
+    """Which pipeline stages make pipeline_outcome samples when they complete or fail."""
+
+    model_config = _FROZEN
+    stages: tuple[str, ...] = Field(
+        (),
+        description="stage ids whose completion or failure is a pipeline_outcome (JSON list, "
+        'e.g. ["execute"]); empty: every stage',
+    )
+
+    @property
+    def collected(self) -> frozenset[str] | None:
+        """Return the stage ids collected (None: every stage)."""
+        return frozenset(self.stages) or None
+
+
 class SessionSettings(BaseModel):
     """MAP collaboration sessions (streams/join/sessions.py): one sample per session."""
 
@@ -497,6 +514,7 @@ class Settings(BaseSettings):
     windows: WindowSettings = WindowSettings()
     pairs: PairsSettings = PairsSettings()
     sessions: SessionSettings = SessionSettings()
+    outcomes: OutcomeSettings = OutcomeSettings()
     a2e: A2ESettings = A2ESettings()
     sample_format: Literal["avro", "json"] = "avro"
     processing_guarantee: Literal["at_least_once", "exactly_once"] = "at_least_once"

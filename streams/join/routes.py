@@ -1,8 +1,9 @@
 """The join's routes: how each input topic's records are decoded and decided.
 
 One table for every input the join reads, so what a topic's record comes to is read here and
-nowhere else: decisions and executes *settle* (their samples count the plan's corrections,
-so they wait until the corrections input is read past them), corrections do not.
+nowhere else: decisions and stages *settle* (their samples count the plan's corrections,
+so they wait until the corrections input is read past them), corrections do not; MAP events
+join their session, not a plan (streams/join/sessions.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from streams.config.settings import TopicSettings
 from streams.join.parked import ParkedEvent
 from streams.join.plan_state import PlanState
 from streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from streams.join.sessions import map_route
 from streams.join.unit import Route
 from streams.mplp.decode import RecordOrigin, decode_decision, decode_delta, decode_stage
 from streams.mplp.fields import InputNotes
@@ -63,17 +65,19 @@ def _decode_stage(data: bytes | None, origin: RecordOrigin, notes: InputNotes | 
 
 
 def _decide_stage(
+    stages: frozenset[str] | None,
     event: StageEvent,
     state: PlanState | None,
     moment: datetime,
     _parked: ParkedEvent | None,
     settled: bool,
 ) -> Outcome[PlanState]:
-    return on_stage(event, state, moment, settled=settled)
+    return on_stage(event, state, moment, settled=settled, stages=stages)
 
 
-def routes(topics: TopicSettings) -> dict[str, Route]:
-    """Return the route of every input topic the join reads, by topic name."""
+def routes(topics: TopicSettings, stages: frozenset[str] | None = None) -> dict[str, Route]:
+    """Return the route of every input topic the join reads, by topic name; ``stages``
+    are the stage ids whose end is a pipeline_outcome (None: every stage)."""
     table = {
         topics.name(kind): Route(
             "decisions", partial(_decode_decision, kind), _decide_decision, True
@@ -81,5 +85,7 @@ def routes(topics: TopicSettings) -> dict[str, Route]:
         for kind in DECISION_KINDS
     }
     table[topics.name("delta_intents")] = Route("deltas", _decode_delta, _decide_delta)
-    table[topics.name("pipeline_stage")] = Route("stages", _decode_stage, _decide_stage, True)
+    decide_stage = partial(_decide_stage, stages)
+    table[topics.name("pipeline_stage")] = Route("stages", _decode_stage, decide_stage, True)
+    table[topics.name("map_events")] = map_route()
     return table

@@ -102,15 +102,24 @@ def on_delta(event: DeltaIntentEvent, state: PlanState | None, now: datetime) ->
 
 
 def on_stage(
-    event: StageEvent, state: PlanState | None, now: datetime, *, settled: bool = True
+    event: StageEvent,
+    state: PlanState | None,
+    now: datetime,
+    *,
+    settled: bool = True,
+    stages: frozenset[str] | None = None,
 ) -> Outcome[PlanState]:
-    """Emit pipeline_outcome for execute completed/failed; other stages yield nothing.
+    """Emit pipeline_outcome for a stage that completed or failed, if ``stages`` (None: all)
+    collects it; other stage events yield nothing.
 
-    "Completed after a delta" counts the corrections made at or before the stage's own time,
-    so an unsettled execute (corrections not read past its time) waits.
+    A stage of a plan (``payload.plan_id``) joins the plan: "completed after a delta" counts
+    the corrections made at or before the stage's own time, so an unsettled stage
+    (corrections not read past its time) waits. A stage that names no plan goes out alone.
     """
-    if not event.is_outcome:
+    if not event.ends or (stages is not None and event.stage not in stages):
         return Outcome()
+    if event.payload.plan_id is None:
+        return Outcome(samples=[builders.build_pipeline_outcome(event, None, now)])
     if state is None or not settled:
         return Outcome(park=True)
     sample = builders.build_pipeline_outcome(event, state.as_of(event.timestamp), now)

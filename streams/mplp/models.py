@@ -406,9 +406,16 @@ class StageEvent(MplpEvent):
         return self.stage_status if self.stage_status is not None else str(self.payload.status)
 
     @property
+    def ends(self) -> bool:
+        """Tell whether the stage ended (completed or failed): a pipeline_outcome, if its
+        stage is collected (``outcomes.stages``)."""
+        return self.status in ("completed", "failed")
+
+    @property
     def is_outcome(self) -> bool:
-        """Tell whether this stage event makes a pipeline_outcome sample."""
-        return self.stage == OUTCOME_STAGE and self.status in ("completed", "failed")
+        """Tell whether this is the plan's execution ending (the ``execute`` stage): it must
+        name its plan, and its outcome counts for the plan's skill stats."""
+        return self.stage == OUTCOME_STAGE and self.ends
 
 
 class ConsentRecord(BaseModel):

@@ -220,21 +220,35 @@ def build_delta_impact(event: DeltaIntentEvent, state: PlanState, now: datetime)
     )
 
 
-def outcome_quality(event: StageEvent, state: PlanState) -> str | None:
-    """Return the quality of an execute outcome, or None when it yields no sample."""
-    if not event.is_outcome:
+def _stage_config(event: StageEvent) -> Any:
+    """Return the stage's configuration as sent: top level, else in the payload."""
+    extra = event.model_extra or {}
+    return extra.get("stage_config", getattr(event.payload, "stage_config", None))
+
+
+def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:
+    """Return the quality of a stage outcome, or None when the stage did not end."""
+    if not event.ends:
         return None
     if event.status == "failed":
         return "poor"
-    return "acceptable" if state.deltas else "good"
+    return "acceptable" if state is not None and state.deltas else "good"
 
 
-def build_pipeline_outcome(event: StageEvent, state: PlanState, now: datetime) -> LearningSample:
-    """Build the pipeline_outcome sample of an execute stage joined with its plan."""
+def build_pipeline_outcome(
+    event: StageEvent, state: PlanState | None, now: datetime
+) -> LearningSample:
+    """Build the pipeline_outcome sample of a stage that ended, joined with its plan if it
+    names one.
+
+    The taxonomy's recommended fields: ``input`` pipeline_id, stage_id, stage_config;
+    ``output`` status, duration_ms, error_info (``payload.error``), beside ``result``, the
+    stage as it was reported.
+    """
     quality = outcome_quality(event, state)
     if quality is None:
-        raise ValueError("only an execute stage that completed or failed yields a sample")
-    plan = state.snapshot.plan
+        raise ValueError("only a stage that completed or failed yields a sample")
+    plan = state.snapshot.plan if state is not None else None
     result = {
         "stage": event.stage,
         "stage_name": event.stage_name,
@@ -242,20 +256,30 @@ def build_pipeline_outcome(event: StageEvent, state: PlanState, now: datetime) -
         "error": event.payload.error,
         "duration_ms": event.payload.duration_ms,
     }
+    outcome = {"status": event.status, "duration_ms": event.payload.duration_ms}
     return _sample(
         "pipeline_outcome",
         event,
         now,
         input=present(
             {
-                "plan_id": plan.plan_id,
+                "plan_id": plan.plan_id if plan is not None else None,
                 "pipeline_id": event.pipeline_id,
-                "objective": plan.objective,
-                "plan_structure": plan_structure(state),
+                "stage_id": event.stage,
+                "stage_config": _stage_config(event),
+                "objective": plan.objective if plan is not None else None,
+                "plan_structure": plan_structure(state) if state is not None else None,
             }
         ),
-        output={"result": present(result)},
-        state={"corrections_applied": state.deltas, "plan_status": plan.status},
+        output={
+            "result": present(result),
+            **present(outcome | {"error_info": event.payload.error}),
+        },
+        state=(
+            {"corrections_applied": state.deltas, "plan_status": plan.status}
+            if state is not None and plan is not None
+            else None
+        ),
         feedback=Feedback(source="system", type="score", quality_label=quality),
-        meta=sample_meta(event, "not_reviewed", plan.plan_id, state),
+        meta=sample_meta(event, "not_reviewed", plan.plan_id if plan else None, state),
     )

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.join.rules import IMPACT_ONLY_TYPE, Outcome, on_decision, on_delta, on_stage
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.samples import builders
 from streams.samples.ids import canonical_id, derived_uuid, sample_id
@@ -382,27 +382,33 @@ def test_execute_outcome_quality(status: str, deltas: int, quality: str) -> None
     assert families(outcome.samples) == [("pipeline_outcome", quality)]
     sample = outcome.samples[0].to_dict()
     assert sample["output"] == {
-        "result": {"stage": "execute", "status": status, "duration_ms": 1200}
+        "result": {"stage": "execute", "status": status, "duration_ms": 1200},
+        "status": status,  # the taxonomy's recommended fields beside the stage as reported
+        "duration_ms": 1200,
     }
+    assert sample["input"]["stage_id"] == "execute"
     assert sample["state"] == {"corrections_applied": deltas, "plan_status": "proposed"}
     assert sample["feedback"] == {"source": "system", "type": "score", "quality_label": quality}
 
 
 def test_failed_execute_keeps_the_error() -> None:
     sample = builders.build_pipeline_outcome(stage("failed", error="timeout"), plan_state(), NOW)
-    assert sample.output == {"result": {"stage": "execute", "status": "failed", "error": "timeout"}}
+    assert sample.output == {
+        "result": {"stage": "execute", "status": "failed", "error": "timeout"},
+        "status": "failed",
+        "error_info": "timeout",
+    }
     assert sample.input == {
         "plan_id": PLAN_ID,
+        "stage_id": "execute",
         "objective": "Add a Redis cache in front of the orders API",
         "plan_structure": [{"description": "Measure latency", "status": "pending"}],
     }
 
 
 @pytest.mark.parametrize("state", [plan_state(), None])
-@pytest.mark.parametrize(
-    ("name", "status"), [("execute", "started"), ("plan", "completed"), ("review", "failed")]
-)
-def test_other_stages_yield_nothing_and_never_park(
+@pytest.mark.parametrize(("name", "status"), [("execute", "started"), ("plan", "running")])
+def test_stages_that_did_not_end_yield_nothing_and_never_park(
     name: str, status: str, state: PlanState | None
 ) -> None:
     outcome = on_stage(stage(status, name=name), state, NOW)
@@ -411,13 +417,40 @@ def test_other_stages_yield_nothing_and_never_park(
     assert builders.outcome_quality(stage(status, name=name), plan_state()) is None
 
 
+@pytest.mark.parametrize(
+    ("name", "status", "quality"),
+    [("plan", "completed", "good"), ("review", "failed", "poor"), ("deploy", "completed", "good")],
+)
+def test_every_stage_that_ends_is_an_outcome_by_default(
+    name: str, status: str, quality: str
+) -> None:
+    outcome = on_stage(stage(status, name=name), plan_state(), NOW)
+    assert families(outcome.samples) == [("pipeline_outcome", quality)]
+    assert outcome.samples[0].input["stage_id"] == name
+    assert on_stage(stage(status, name=name), plan_state(), NOW, stages=frozenset({"execute"})) == (
+        Outcome()
+    )
+
+
+def test_a_stage_that_names_no_plan_is_an_outcome_without_the_join() -> None:
+    event = stage("completed", name="lint", stage_config={"strict": True})
+    event = event.model_copy(update={"payload": event.payload.model_copy(update={"plan_id": None})})
+    outcome = on_stage(event, None, NOW)
+    assert outcome.park is False
+    (sample,) = outcome.samples
+    assert sample.input == {"stage_id": "lint", "stage_config": {"strict": True}}
+    assert sample.state is None
+    assert sample.meta.plan_id is None
+    assert sample.feedback.quality_label == "good"
+
+
 def test_execute_without_plan_parks() -> None:
     outcome = on_stage(stage("completed"), None, NOW)
     assert (outcome.samples, outcome.park) == ([], True)
 
 
 def test_pipeline_outcome_of_a_started_stage_is_a_builder_error() -> None:
-    with pytest.raises(ValueError, match="only an execute stage that completed or failed"):
+    with pytest.raises(ValueError, match="only a stage that completed or failed"):
         builders.build_pipeline_outcome(stage("started"), plan_state(), NOW)
 
 

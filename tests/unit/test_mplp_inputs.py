@@ -169,9 +169,11 @@ def test_official_stage_event_makes_the_pipeline_outcome(status: str, quality: s
     (sample,) = on_stage(event, state_of({"plan": plan()}), WHEN).samples
     assert sample.feedback.quality_label == quality
     assert sample.output == {
-        "result": {"stage": "execute", "stage_name": "Execute the plan", "status": status}
+        "result": {"stage": "execute", "stage_name": "Execute the plan", "status": status},
+        "status": status,
     }
     assert sample.input["pipeline_id"] == "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f"
+    assert sample.input["stage_id"] == "execute"
 
 
 @pytest.mark.parametrize("status", ["pending", "running", "skipped"])
