@@ -249,18 +249,21 @@ class Join:
         # one by one by the unit: one that cannot be sent is dead-lettered alone).
         ready = self.emitter.prepare(step.samples) if step.ready is None else step.ready
         # Nothing is awaited before the tables are written: another agent may read the key.
-        states = self._states(key)
-        if step.state is not None:
-            states.store(key, step.state)
-        elif step.close:
-            states.forget(key)
+        # But a key space's state says which samples went out (a session closed, counted
+        # events), and its samples come from no record a crash would replay: it is written
+        # once they are on the broker, so a kill -9 between the two re-emits them instead
+        # of losing them. (A plan's state only merges snapshots and corrections: replayed
+        # records emit their samples again whatever it holds.)
+        states, after = self._states(key), self._space(key) is not None and bool(step.samples)
+        if not after:
+            self._store(states, key, step)
         for entry in step.parked:
             if self.index.add(key, entry, self.grace):
                 self.table[entry_key(key, entry.place)] = entry.to_table()
         stored = {e.place: self.index.stored_under(key, e.place) for e in step.released}
         self.index.remove(key, stored)  # claimed: a concurrent completion must not replay them
         try:
-            await self.emitter.send(ready, source, wait=bool(step.released))
+            await self.emitter.send(ready, source, wait=bool(step.released) or after)
             acks: list[Awaitable[Any] | None] = []
             for entry, reason, error in step.failed:
                 acks.append(await self.dead_letters.parked(entry, reason, error))
@@ -271,10 +274,19 @@ class Join:
             for entry in step.released:  # not done: the next tick tries them again
                 self.index.add(key, entry, self.grace, stored[entry.place])
             raise
+        if after:
+            self._store(states, key, step)
         self._delete(key, stored)
         self._wake(key, source[1], completing or bool(step.parked))
         if step.parked or step.released:
             self.metrics.pending.set(len(self.index))
+
+    @staticmethod
+    def _store(states: States | PlanStore, key: str, step: Step[Any]) -> None:
+        if step.state is not None:
+            states.store(key, step.state)
+        elif step.close:
+            states.forget(key)
 
     def _wake(self, key: str, partition: int, changed: bool) -> None:
         """Tell the watermark whether ``key`` waits for the corrections input, from what the

@@ -290,3 +290,29 @@ async def test_the_worker_times_out_a_quiet_session_on_a_tick(
         "timeout",
         "poor",
     )
+
+
+async def test_a_session_is_stored_closed_only_once_its_sample_is_on_the_broker(
+    worker: tuple[Runtime, Any, Feed, SettableClock],
+) -> None:
+    """A kill -9 between the two must re-emit the sample, not lose it: until the send is
+    acknowledged the table holds the session open, so the completion (replayed) or the
+    timeout (on a tick) emits it again."""
+    runtime, mocks, feed, _clock = worker
+    events = Simulator(seed=16).map_session(T, outcome="success")
+    session_id = events[0]["session_id"]
+    partition = partition_of(session_id, runtime.settings.topics.partitions)
+    values = [orjson.dumps(event) for event in events]
+    await feed.put(
+        "map_sessions", TOPIC, *values[:-1], key=session_id.encode(), partition=partition
+    )
+    mocks["samples"].side_effect = RuntimeError("broker gone")
+    await feed.put("map_sessions", TOPIC, values[-1], key=session_id.encode(), partition=partition)
+    held = SessionState.from_table(runtime.tables.map_sessions[session_key(session_id)])
+    assert held.closed is None
+    assert events[-1]["event_id"] not in held.seen
+    mocks["samples"].side_effect = None
+    await feed.put("map_sessions", TOPIC, values[-1], key=session_id.encode(), partition=partition)
+    assert [s["output"]["closed_by"] for s in sent(mocks)[-1:]] == ["completed"]
+    held = SessionState.from_table(runtime.tables.map_sessions[session_key(session_id)])
+    assert held.closed == "completed"
