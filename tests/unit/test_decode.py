@@ -158,7 +158,7 @@ def test_ids_with_whitespace_empty_or_too_long_are_refused_without_the_value(
     )
 
 
-@pytest.mark.parametrize("bad_id", [7, None, ["a"]])
+@pytest.mark.parametrize("bad_id", [7, ["a"]])  # None: a decision that names no plan (allowed)
 def test_ids_that_are_not_strings_are_refused(
     sim: Simulator, snap: dict[str, Any], bad_id: Any
 ) -> None:
