@@ -17,6 +17,7 @@ from agents import (
     pair_miner,
     plans,
     quality_tables,
+    run_outcomes,
     sensor,
     stall_watch,
     sweeper,
@@ -32,8 +33,8 @@ from agents.plan_join import Join, KeySpace
 from agents.planstore import PlanStore
 from agents.runtime import Runtime
 from agents.sender import Sender
-from agents.session_store import SessionStore
 from agents.watermark import Watermark
+from agents.window_store import WindowStore
 from streams.config.settings import Settings
 from streams.consent.fence import Fence
 from streams.consent.view import ConsentView
@@ -43,7 +44,8 @@ from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
 from streams.join.routes import routes as join_routes
-from streams.join.sessions import SESSION_SPACE, session_expiry
+from streams.join.runs import RUN_SPACE, RunState, run_expiry
+from streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
 from streams.privacy import build_anonymizer, privacy_config
@@ -90,11 +92,17 @@ def wire(
     lateness = settings.join.corrections_lateness
     watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
     timeout = settings.sessions.timeout
-    sessions = SessionStore(tables.map_sessions, settings.topics.partitions, timeout)
+    partitions = settings.topics.partitions
+    sessions = WindowStore(tables.map_sessions, partitions, timeout, SessionState.from_table)
+    run_timeout = settings.runs.timeout
+    runs = WindowStore(tables.runs, partitions, run_timeout, RunState.from_table)
     routes = join_routes(settings.topics, settings.outcomes.collected)
     join = Join(
         settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
-        clock, spaces={SESSION_SPACE: KeySpace(sessions, session_expiry(timeout))},
+        clock, spaces={
+            SESSION_SPACE: KeySpace(sessions, session_expiry(timeout)),
+            RUN_SPACE: KeySpace(runs, run_expiry(run_timeout)),
+        },
     )  # fmt: skip
     skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
     app.add_dependency(skill_stats.reader)
@@ -127,6 +135,7 @@ def wire(
         deltas,
         outcomes,
         map_sessions,
+        run_outcomes,
         consent_reader,
         sweeper,
         quality_tables,

@@ -38,6 +38,7 @@ __all__ = [
     "PairsSettings",
     "PrivacySettings",
     "RocksDbSettings",
+    "RunSettings",
     "SessionSettings",
     "SaslMechanism",
     "SecurityProtocol",
@@ -273,6 +274,12 @@ class TopicSettings(BaseModel):
     map_events: str = Field(
         "mplp.map_events", description="MAP session events, keyed by session_id"
     )
+    sa_events: str = Field(
+        "mplp.sa_events", description="single-agent (SA) events, keyed by plan_id, else sa_id"
+    )
+    runtime_executions: str = Field(
+        "mplp.runtime_executions", description="runtime execution events, keyed by execution_id"
+    )
     consent: str = "mplp.learning_consent"
     samples: str = "mplp.learning_samples"
     samples_retention_ms: int = Field(
@@ -414,6 +421,17 @@ class OutcomeSettings(BaseModel):
         return frozenset(self.stages) or None
 
 
+class RunSettings(BaseModel):
+    """SA steps and runtime executions (streams/join/runs.py): a pipeline_outcome per end."""
+
+    model_config = _FROZEN
+    timeout: Duration = Field(
+        timedelta(hours=1),
+        description="a run (SA step, runtime execution) with no event for this long is "
+        "forgotten (up to a minute later); its end, if it comes later, has no duration",
+    )
+
+
 class SessionSettings(BaseModel):
     """MAP collaboration sessions (streams/join/sessions.py): one sample per session."""
 
@@ -514,6 +532,7 @@ class Settings(BaseSettings):
     windows: WindowSettings = WindowSettings()
     pairs: PairsSettings = PairsSettings()
     sessions: SessionSettings = SessionSettings()
+    runs: RunSettings = RunSettings()
     outcomes: OutcomeSettings = OutcomeSettings()
     a2e: A2ESettings = A2ESettings()
     sample_format: Literal["avro", "json"] = "avro"

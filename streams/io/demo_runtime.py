@@ -53,6 +53,12 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
             outcome = rng.choice(["success", "success", "partial", "failed"])
             for event in sim.map_session(_now(), outcome=outcome):
                 pub.publish_map_event(event)
+        if rng.random() < 0.1:  # a single agent's steps, and a tool run by the runtime
+            for event in sim.sa_run(_now(), steps=rng.randint(1, 3), fail_last=rng.random() < 0.3):
+                pub.publish_sa_event(event)
+            status = rng.choice(["completed", "completed", "failed", "cancelled"])
+            for event in sim.execution(_now(), status=status, seconds=rng.uniform(0.2, 5.0)):
+                pub.publish_execution(event)
         if rng.random() < 0.02:
             field, value, _ = rng.choice(BAD_RECORDS)
             pub.publish_raw(field, b"demo-bad", value)

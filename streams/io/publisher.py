@@ -37,6 +37,7 @@ from streams.mplp.models import (
     PlanSnapshot,
     StageEvent,
 )
+from streams.mplp.run_events import ExecutionEvent, SaEvent
 
 __all__ = ["PublisherStats", "RuntimePublisher"]
 
@@ -144,6 +145,16 @@ class RuntimePublisher:
         """Queue a MAP session event, keyed by its session (one session, one partition)."""
         model = MapEvent.model_validate(event)
         return self._put("map_events", model.session_id, model)
+
+    def publish_sa_event(self, event: SaEvent | dict[str, Any]) -> bool:
+        """Queue a single-agent event, keyed by its plan (else its SA): one SA, one partition."""
+        model = SaEvent.model_validate(event)
+        return self._put("sa_events", model.plan_id or model.sa_id, model)
+
+    def publish_execution(self, event: ExecutionEvent | dict[str, Any]) -> bool:
+        """Queue a runtime execution event, keyed by its execution."""
+        model = ExecutionEvent.model_validate(event)
+        return self._put("runtime_executions", model.execution_id, model)
 
     def publish_consent(self, project_id: str, enabled: bool) -> bool:
         """Queue a project's learning consent (opt-out when ``enabled`` is False)."""

@@ -18,7 +18,8 @@ __all__ = [
     "topic_specs",
 ]
 
-#: Inputs: joined on plan_id, MAP events on session_id; one partition count (co-partitioning).
+#: Inputs: joined on plan_id, MAP events on session_id, runs on their step or execution id;
+#: one partition count (co-partitioning).
 INPUTS = (
     "plans",
     "plan_approved",
@@ -26,6 +27,8 @@ INPUTS = (
     "delta_intents",
     "pipeline_stage",
     "map_events",
+    "sa_events",
+    "runtime_executions",
 )
 #: Outputs and side topics.
 OUTPUTS = (
@@ -83,6 +86,7 @@ class Topics:
     deltas: faust.TopicT
     stages: faust.TopicT
     map_events: faust.TopicT
+    runs: faust.TopicT
     consent: faust.TopicT
     samples: faust.TopicT
     events: faust.TopicT
@@ -111,6 +115,7 @@ class Topics:
             deltas=topic(t.name("delta_intents")),
             stages=topic(t.name("pipeline_stage")),
             map_events=topic(t.name("map_events")),
+            runs=topic(t.name("sa_events"), t.name("runtime_executions")),
             consent=topic(t.name("consent")),
             samples=topic(t.name("samples")),
             events=topic(t.name("events")),

@@ -15,6 +15,7 @@ from streams.config.settings import TopicSettings
 from streams.join.parked import ParkedEvent
 from streams.join.plan_state import PlanState
 from streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from streams.join.runs import execution_route, sa_route
 from streams.join.sessions import map_route
 from streams.join.unit import Route
 from streams.mplp.decode import RecordOrigin, decode_decision, decode_delta, decode_stage
@@ -88,4 +89,6 @@ def routes(topics: TopicSettings, stages: frozenset[str] | None = None) -> dict[
     decide_stage = partial(_decide_stage, stages)
     table[topics.name("pipeline_stage")] = Route("stages", _decode_stage, decide_stage, True)
     table[topics.name("map_events")] = map_route()
+    table[topics.name("sa_events")] = sa_route()
+    table[topics.name("runtime_executions")] = execution_route()
     return table

@@ -80,6 +80,11 @@ class SessionState(BaseModel):
     closed: Closed | None = None
     late_events: int = 0
 
+    @property
+    def record_key(self) -> str:
+        """Return the key of the session's records (its partition is the state's)."""
+        return self.session_id
+
     def to_table(self) -> bytes:
         """Return the JSON bytes stored in the table and its changelog."""
         return orjson.dumps(self.model_dump(mode="json", exclude_defaults=True))

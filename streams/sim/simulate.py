@@ -266,6 +266,45 @@ class Simulator:
             add("MAPSessionCompleted", {"outcome": outcome})
         return events
 
+    def sa_run(
+        self, when: datetime, *, plan_id: str | None = None, steps: int = 2, fail_last: bool = False
+    ) -> list[dict[str, Any]]:
+        """Return a single agent's events, in order, a second apart: initialised, its plan
+        evaluated, then each step started and completed (the last failed if ``fail_last``)."""
+        sa_id, events = self.uuid(), list[dict[str, Any]]()
+
+        def add(kind: str, payload: dict[str, Any] | None = None) -> None:
+            moment = when + timedelta(seconds=len(events))
+            event = {"event_id": self.uuid(), "event_type": kind, "timestamp": _iso(moment)}
+            event |= {"sa_id": sa_id} | ({"plan_id": plan_id} if plan_id else {})
+            events.append(event | ({"payload": payload} if payload is not None else {}))
+
+        add("SAInitialized")
+        add("SAPlanEvaluated")
+        for number in range(steps):
+            step = self.uuid()
+            add("SAStepStarted", {"step_id": step, "agent_role": "executor"})
+            if fail_last and number == steps - 1:
+                add("SAStepFailed", {"step_id": step, "error": "tool timed out"})
+            else:
+                add("SAStepCompleted", {"step_id": step, "status": "completed", "result": {}})
+        add("SACompleted")
+        return events
+
+    def execution(
+        self, when: datetime, *, status: str = "completed", seconds: float = 2.0
+    ) -> list[dict[str, Any]]:
+        """Return a runtime execution's events: running, then ``status`` ``seconds`` later."""
+        execution_id = self.uuid()
+        base = {"event_family": "runtime_execution", "execution_id": execution_id}
+        base |= {"executor_kind": "tool", "executor_role": "code_search"}
+        return [
+            base
+            | {"event_id": self.uuid(), "event_type": f"execution_{state}", "status": state}
+            | {"timestamp": _iso(when + timedelta(seconds=offset))}
+            for state, offset in (("running", 0.0), (status, seconds))
+        ]
+
     def at(self, base: datetime, seconds: float) -> datetime:
         """Return ``base`` shifted by ``seconds`` (helper for scenarios)."""
         return base + timedelta(seconds=seconds)

@@ -117,18 +117,38 @@ def _session(w: Workload, sim: Simulator, rng: random.Random, when: datetime) ->
         w.add("map_events", event, session_id)
 
 
+def _runs(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> None:
+    """Add one single agent's steps (the last one fails now and then) and one runtime
+    execution, each keyed as a runtime keys them."""
+    events = sim.sa_run(when, steps=rng.randint(1, 3), fail_last=rng.random() < 0.3)
+    for event in events:
+        w.add("sa_events", event, event["sa_id"])
+        if event["event_type"] in ("SAStepCompleted", "SAStepFailed"):
+            good = event["event_type"] == "SAStepCompleted"
+            w.expect("pipeline_outcome", "good" if good else "poor", event)
+    status = rng.choice(["completed", "completed", "failed", "cancelled"])
+    execution = sim.execution(when, status=status)
+    quality = {"completed": "good", "failed": "poor", "cancelled": "acceptable"}[status]
+    w.expect("pipeline_outcome", quality, execution[-1])
+    for event in execution:
+        w.add("runtime_executions", event, event["execution_id"])
+
+
 def build_workload(
     min_events: int, seed: int = 1, pii_ratio: float = 0.3, sessions: float = 0.0
 ) -> Workload:
     """Return a workload of at least ``min_events`` records over as many plans as needed;
-    after each plan, with probability ``sessions``, a MAP session too."""
+    after each plan, with probability ``sessions``, a MAP session, a single agent's steps and
+    a runtime execution too."""
     sim, rng, workload = Simulator(seed, pii_ratio), random.Random(seed), Workload()
     start = datetime.now(UTC)
     while len(workload.records) < min_events:
         _story(workload, sim, rng, start + timedelta(milliseconds=len(workload.records)))
         workload.plans += 1
         if sessions and rng.random() < sessions:
-            _session(workload, sim, rng, start + timedelta(milliseconds=len(workload.records)))
+            moment = start + timedelta(milliseconds=len(workload.records))
+            _session(workload, sim, rng, moment)
+            _runs(workload, sim, rng, moment)
     return workload
 
 

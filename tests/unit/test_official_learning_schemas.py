@@ -25,10 +25,12 @@ from streams.a2e.samples import build_dialog_response
 from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
 from streams.join.plan_state import merge_snapshot
 from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from streams.join.runs import decide_execution, decide_sa
 from streams.join.sessions import decide_map, session_expiry
 from streams.mplp.decode import decode_plan
 from streams.mplp.map_events import decode_map_event
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
+from streams.mplp.run_events import decode_execution, decode_sa_event
 from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
 from streams.samples.sample import FAMILIES, LearningSample
 from streams.sim.simulate import Simulator
@@ -151,10 +153,28 @@ def _session_samples() -> list[LearningSample]:
     return out
 
 
+def _run_samples() -> list[LearningSample]:
+    """pipeline_outcome of SA steps (one failed) and of runtime executions (each ending)."""
+    sim, out = Simulator(seed=40), []
+    runs = [(decode_sa_event, decide_sa, sim.sa_run(WHEN, plan_id="plan-9", fail_last=True))]
+    for status in ("completed", "failed", "cancelled"):
+        runs.append((decode_execution, decide_execution, sim.execution(WHEN, status=status)))
+    for decode, decide, events in runs:
+        states: dict[str, Any] = {}
+        for event in events:
+            decoded = decode(orjson.dumps(event))
+            key = getattr(decoded, "step_id", None) or getattr(decoded, "execution_id", "")
+            decided = decide(decoded, states.get(key), NOW, None, True)
+            out += decided.samples
+            states[key] = decided.new_state or states.get(key)
+    return out
+
+
 def _wire_samples() -> list[dict[str, Any]]:
     """What the outbox encodes: ``to_dict()``, after privacy for the simulated ones."""
     anonymizer = build_anonymizer(PrivacyConfig())
-    built = [s.to_dict() for s in _builder_samples() + _seed004_samples() + _session_samples()]
+    runs = _session_samples() + _run_samples()
+    built = [s.to_dict() for s in _builder_samples() + _seed004_samples() + runs]
     simulated = [apply_privacy(s.to_dict(), anonymizer)[0] for s in _simulated_samples()]
     return built + simulated
 

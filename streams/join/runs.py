@@ -1,0 +1,238 @@
+"""SA steps and runtime executions as a keyed window of the join unit: one state per run.
+
+A run starts (``SAStepStarted``; an execution ``pending`` or ``running``) and ends
+(``SAStepCompleted`` / ``SAStepFailed``; ``completed`` / ``failed`` / ``cancelled``). Its end
+is a pipeline_outcome sample (execution_completion), whose duration runs from the start's
+event time when the start was seen. Keys are ``run:step:<step id>`` and
+``run:execution:<execution id>``; a step event without ``payload.step_id`` joins nothing and
+its end goes out alone (no duration). As for MAP sessions (streams/join/sessions.py), an
+ended run keeps its state for ``timeout`` to count late events, a redelivered event (by id)
+counts once, and a run that started but never ended is dropped after ``timeout`` of quiet:
+it says nothing of an outcome.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import orjson
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from streams.join.parked import ParkedEvent
+from streams.join.rules import Outcome
+from streams.join.unit import Expire, Route
+from streams.mplp.decode import RecordOrigin
+from streams.mplp.fields import InputNotes
+from streams.mplp.run_events import (
+    ExecutionEvent,
+    SaEvent,
+    decode_execution,
+    decode_sa_event,
+    text_of,
+)
+from streams.samples.ids import canonical_id
+from streams.samples.run_end import RunEnd, build_run_outcome
+
+__all__ = [
+    "RUN_SPACE",
+    "RunState",
+    "decide_execution",
+    "decide_sa",
+    "execution_route",
+    "run_expiry",
+    "sa_route",
+]
+
+#: The key space of runs in the join (the prefix of their keys).
+RUN_SPACE = "run"
+SEEN_IDS = 64
+RunKind = Literal["step", "execution"]
+_STEP_ENDS = ("SAStepCompleted", "SAStepFailed")
+
+
+class RunState(BaseModel):
+    """What a run's events said so far; JSON bytes in the ``runs`` table."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: RunKind
+    run_id: str
+    #: The key of the records that wrote it (the SA's plan or id; the execution's id).
+    record_key: str
+    touched_at: AwareDatetime
+    started_at: AwareDatetime | None = None
+    role: str | None = None
+    description: str | None = None
+    seen: tuple[str, ...] = ()
+    #: How the run ended (None: still running), and the events that came after.
+    closed: str | None = None
+    late_events: int = 0
+
+    def to_table(self) -> bytes:
+        """Return the JSON bytes stored in the table and its changelog."""
+        return orjson.dumps(self.model_dump(mode="json", exclude_defaults=True))
+
+    @classmethod
+    def from_table(cls, raw: bytes) -> RunState:
+        """Parse what :meth:`to_table` stored."""
+        return cls.model_validate_json(raw)
+
+
+def run_key(kind: RunKind, run_id: str) -> str:
+    """Return the join key of a run."""
+    return f"{RUN_SPACE}:{kind}:{canonical_id(run_id)}"
+
+
+def _seen(state: RunState, event_id: str) -> tuple[str, ...]:
+    return (*state.seen, event_id)[-SEEN_IDS:]
+
+
+def _step(
+    state: RunState | None,
+    kind: RunKind,
+    run_id: str,
+    record_key: str,
+    event_id: str,
+    now: datetime,
+    end: RunEnd | None,
+    started: datetime | None = None,
+    **named: str | None,
+) -> Outcome[RunState]:
+    """Fold one event of a run: a redelivery counts once, a late one is counted and dropped,
+    an end emits the run's outcome."""
+    if state is not None and event_id in state.seen:
+        return Outcome()
+    if state is not None and state.closed is not None:
+        late = {"late_events": state.late_events + 1, "seen": _seen(state, event_id)}
+        return Outcome(new_state=state.model_copy(update=late))
+    if state is None:
+        state = RunState(kind=kind, run_id=run_id, record_key=record_key, touched_at=now)
+    changes: dict[str, Any] = {"touched_at": max(state.touched_at, now)}
+    changes["seen"] = _seen(state, event_id)
+    changes["started_at"] = state.started_at or started
+    changes |= {name: getattr(state, name) or value for name, value in named.items()}
+    folded = state.model_copy(update=changes)
+    if end is None:
+        return Outcome(new_state=folded)
+    sample = build_run_outcome(end, folded.started_at, now, folded.role)
+    return Outcome(samples=[sample], new_state=folded.model_copy(update={"closed": end.status}))
+
+
+def _sa_end(event: SaEvent) -> RunEnd | None:
+    if event.event_type not in _STEP_ENDS:
+        return None
+    said = text_of(event.payload, "status")
+    failed = event.event_type == "SAStepFailed" or said == "failed"
+    return RunEnd(
+        status="failed" if failed else "completed",
+        event_id=event.event_id,
+        at=event.timestamp,
+        pipeline_id=event.sa_id,
+        stage_id=event.step_id,
+        kind="sa_step",
+        plan_id=event.plan_id,
+        project_id=event.project_id,
+        flow_id=text_of(event.payload, "source_flow_id", "flow_id"),
+        error=event.payload.get("error"),
+        result=event.payload.get("result"),
+        config={"agent_role": text_of(event.payload, "agent_role")},
+        role_field="agent_role",
+    )
+
+
+def decide_sa(
+    event: SaEvent,
+    state: RunState | None,
+    now: datetime,
+    _parked: ParkedEvent | None,
+    _settled: bool,
+) -> Outcome[RunState]:
+    """Fold an SA step event into its step's run; SA events of other types yield nothing."""
+    end = _sa_end(event)
+    if event.step_id is None or not event.event_type.startswith("SAStep"):
+        return Outcome(samples=[build_run_outcome(end, None, now)] if end else [])
+    started = event.timestamp if event.event_type == "SAStepStarted" else None
+    record_key = event.plan_id or event.sa_id
+    role, description = text_of(event.payload, "agent_role"), text_of(event.payload, "description")
+    return _step(
+        state, "step", event.step_id, record_key, event.event_id, now, end, started,
+        role=role, description=description,
+    )  # fmt: skip
+
+
+def _execution_end(event: ExecutionEvent) -> RunEnd | None:
+    status = event.status
+    if status not in ("completed", "failed", "cancelled"):
+        return None
+    return RunEnd(
+        status=status,
+        event_id=event.event_id,
+        at=event.timestamp,
+        pipeline_id=event.execution_id,
+        stage_id=event.executor_role or event.executor_kind,
+        kind="runtime_execution",
+        plan_id=text_of(event.payload, "plan_id"),
+        project_id=event.project_id,
+        flow_id=text_of(event.payload, "source_flow_id", "flow_id"),
+        error=event.payload.get("error"),
+        result=event.payload.get("result"),
+        config={"executor_kind": event.executor_kind, "executor_role": event.executor_role},
+        role_field="executor_role",
+    )
+
+
+def decide_execution(
+    event: ExecutionEvent,
+    state: RunState | None,
+    now: datetime,
+    _parked: ParkedEvent | None,
+    _settled: bool,
+) -> Outcome[RunState]:
+    """Fold a runtime execution event into its run; its end emits the outcome."""
+    started = event.timestamp if event.status in ("pending", "running") else None
+    return _step(
+        state, "execution", event.execution_id, event.execution_id, event.event_id, now,
+        _execution_end(event), started, role=event.executor_role,
+    )  # fmt: skip
+
+
+def run_expiry(timeout: timedelta) -> Expire:
+    """Return the ``expire`` hook of runs: a run quiet for ``timeout`` is dropped, ended or
+    not (one that never ended makes no sample)."""
+
+    def expire(state: Any, now: datetime) -> Outcome[Any] | None:
+        if not isinstance(state, RunState) or now - state.touched_at < timeout:
+            return None
+        return Outcome(close=True)
+
+    return expire
+
+
+def _sa_key(event: SaEvent) -> str | None:
+    if event.step_id is None or not event.event_type.startswith("SAStep"):
+        return None
+    return run_key("step", event.step_id)
+
+
+def _execution_key(event: ExecutionEvent) -> str:
+    return run_key("execution", event.execution_id)
+
+
+def _decode_sa(data: bytes | None, origin: RecordOrigin, notes: InputNotes | None) -> SaEvent:
+    return decode_sa_event(data, origin, notes)
+
+
+def _decode_execution(
+    data: bytes | None, origin: RecordOrigin, notes: InputNotes | None
+) -> ExecutionEvent:
+    return decode_execution(data, origin, notes)
+
+
+def sa_route() -> Route:
+    """Return the route of the SA events topic (steps keyed by step, never parked)."""
+    return Route("runs", _decode_sa, decide_sa, key=_sa_key)
+
+
+def execution_route() -> Route:
+    """Return the route of the runtime executions topic (keyed by execution)."""
+    return Route("runs", _decode_execution, decide_execution, key=_execution_key)

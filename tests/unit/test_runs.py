@@ -1,0 +1,213 @@
+"""SA steps and runtime executions (streams/join/runs.py): a pipeline_outcome per run that
+ends, with its duration from the start; pure, then through the worker's runs agent."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis_jsonschema import from_schema
+
+from agents.runtime import Runtime
+from agents.wiring import wire
+from streams.config.settings import Settings
+from streams.dlq.errors import InvalidEvent
+from streams.io.app import create_app
+from streams.join.expiry import partition_of
+from streams.join.runs import RunState, decide_execution, decide_sa, run_expiry, run_key
+from streams.mplp.run_events import decode_execution, decode_sa_event
+from streams.sim.simulate import Simulator
+from tests.support.apps import close_consumer_loop
+from tests.support.clock import SettableClock
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.offsets import FakeEnds
+from tests.support.outputs import Feed, mock_outputs
+from tests.unit.test_mplp_inputs import ANY_UUID, FORMATS, MAX_EXAMPLES, official
+
+T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+TIMEOUT = timedelta(hours=1)
+
+
+def fold(decode: Any, decide: Any, events: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+    """Feed ``events`` (of one run, or keyless) in order; return the samples and last state."""
+    state, samples = None, []
+    for event in events:
+        outcome = decide(decode(orjson.dumps(event)), state, T, None, True)
+        samples += [s.to_dict() for s in outcome.samples]
+        state = outcome.new_state or state
+    return samples, state
+
+
+def test_a_completed_step_is_an_outcome_with_its_duration() -> None:
+    events = Simulator(seed=1).sa_run(T, plan_id="plan-7", steps=1)
+    step = [e for e in events if e["event_type"].startswith("SAStep")]
+    samples, state = fold(decode_sa_event, decide_sa, step)
+    (sample,) = samples
+    assert sample["sample_family"] == "pipeline_outcome"
+    assert sample["input"] == {
+        "pipeline_id": events[0]["sa_id"],
+        "stage_id": step[0]["payload"]["step_id"],
+        "stage_config": {"agent_role": "executor"},
+        "source": "sa_step",
+    }
+    assert sample["output"] == {"status": "completed", "duration_ms": 1000, "result": {}}
+    assert (sample["feedback"]["quality_label"], sample["meta"]["quality_score"]) == ("good", 1.0)
+    assert sample["meta"]["id_refs"] == {"plan_id": "plan-7"}
+    assert state.closed == "completed"
+
+
+def test_a_failed_step_is_poor_and_keeps_its_error() -> None:
+    events = Simulator(seed=2).sa_run(T, steps=1, fail_last=True)
+    samples, _ = fold(decode_sa_event, decide_sa, events)
+    (sample,) = samples
+    assert sample["output"]["status"] == "failed"
+    assert sample["output"]["error_info"] == "tool timed out"
+    assert sample["feedback"]["quality_label"] == "poor"
+
+
+def test_sa_events_other_than_steps_yield_nothing() -> None:
+    events = Simulator(seed=3).sa_run(T, steps=0)
+    assert [e["event_type"] for e in events] == ["SAInitialized", "SAPlanEvaluated", "SACompleted"]
+    assert fold(decode_sa_event, decide_sa, events) == ([], None)
+
+
+def test_a_step_end_without_its_start_has_no_duration() -> None:
+    events = Simulator(seed=4).sa_run(T, steps=1)
+    (sample,), _ = fold(decode_sa_event, decide_sa, [events[3]])
+    assert "duration_ms" not in sample["output"]
+
+
+@pytest.mark.parametrize(
+    ("status", "label"), [("completed", "good"), ("failed", "poor"), ("cancelled", "acceptable")]
+)
+def test_an_execution_that_ends_is_an_outcome(status: str, label: str) -> None:
+    events = Simulator(seed=5).execution(T, status=status, seconds=2.5)
+    (sample,), state = fold(decode_execution, decide_execution, events)
+    assert sample["input"]["pipeline_id"] == events[0]["execution_id"]
+    assert sample["input"]["stage_id"] == "code_search"
+    assert sample["output"]["status"] == status
+    assert sample["output"]["duration_ms"] == 2500
+    assert sample["feedback"]["quality_label"] == label
+    assert state.closed == status
+
+
+def test_a_redelivered_end_and_a_late_event_make_no_second_sample() -> None:
+    events = Simulator(seed=6).execution(T)
+    samples, state = fold(decode_execution, decide_execution, [*events, events[1]])
+    assert len(samples) == 1
+    late = {**events[0], "event_id": Simulator(seed=7).uuid()}
+    outcome = decide_execution(decode_execution(orjson.dumps(late)), state, T, None, True)
+    assert outcome.samples == []
+    assert outcome.new_state.late_events == 1
+
+
+def test_a_quiet_run_is_dropped_without_a_sample() -> None:
+    _, state = fold(decode_execution, decide_execution, Simulator(seed=8).execution(T)[:1])
+    expire = run_expiry(TIMEOUT)
+    assert expire(state, T + TIMEOUT - timedelta(seconds=1)) is None
+    gone = expire(state, T + TIMEOUT)
+    assert gone is not None
+    assert (gone.close, gone.samples) == (True, [])
+
+
+def test_an_execution_of_another_family_is_refused_by_name() -> None:
+    event = {**Simulator(seed=9).execution(T)[0], "event_family": "cost_budget"}
+    with pytest.raises(InvalidEvent) as info:
+        decode_execution(orjson.dumps(event))
+    assert info.value.reason == "unknown_event_type"
+
+
+@pytest.mark.parametrize(
+    ("name", "decode", "decide"),
+    [
+        ("events/mplp-sa-event.schema.json", decode_sa_event, decide_sa),
+        ("events/mplp-runtime-execution-event.schema.json", decode_execution, decide_execution),
+    ],
+)
+def test_events_generated_from_the_official_schemas_are_never_schema_violations(
+    mplp_schemas: Path, name: str, decode: Any, decide: Any
+) -> None:
+    schema = official(mplp_schemas, name)
+    seen: Counter[str] = Counter()
+
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(from_schema(schema, custom_formats=FORMATS), ANY_UUID)
+    def run(generated: dict[str, Any], _uuid: str) -> None:
+        try:
+            decoded = decode(json.dumps(generated).encode())
+        except InvalidEvent as exc:
+            raise AssertionError(f"{exc} for {json.dumps(generated)[:2000]}") from None
+        outcome = decide(decoded, None, T, None, True)
+        for sample in outcome.samples:
+            assert sample.sample_family == "pipeline_outcome"
+        if outcome.new_state is not None:
+            RunState.from_table(outcome.new_state.to_table())
+        seen[decoded.event_type] += 1
+
+    run()
+    assert sum(seen.values()) >= MAX_EXAMPLES // 2
+
+
+# --- through the worker --------------------------------------------------------------------
+
+
+@pytest.fixture
+async def worker(tmp_path: Any) -> AsyncIterator[tuple[Runtime, Any, Feed, SettableClock]]:
+    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    clock = SettableClock(T)
+    runtime = wire(app, settings, ends=FakeEnds(), clock=clock)
+    mocks = mock_outputs(app, runtime, "samples", "dlq", "events")
+    try:
+        yield runtime, mocks, Feed(app), clock
+    finally:
+        close_consumer_loop(app)
+
+
+async def test_the_worker_turns_steps_and_executions_into_outcomes(
+    worker: tuple[Runtime, Any, Feed, SettableClock],
+) -> None:
+    runtime, mocks, feed, clock = worker
+    sim, topics, n = Simulator(seed=10), runtime.settings.topics, runtime.settings.topics.partitions
+    sa = sim.sa_run(T, steps=2, fail_last=True)
+    key = sa[0]["sa_id"]
+    values = [orjson.dumps(e) for e in sa]
+    await feed.put(
+        "runs", topics.name("sa_events"), *values, key=key.encode(), partition=partition_of(key, n)
+    )
+    execution = sim.execution(T, status="cancelled")
+    key = execution[0]["execution_id"]
+    values = [orjson.dumps(e) for e in execution]
+    await feed.put(
+        "runs",
+        topics.name("runtime_executions"),
+        *values,
+        key=key.encode(),
+        partition=partition_of(key, n),
+    )
+    sent = [orjson.loads(c.kwargs["value"]) for c in mocks["samples"].await_args_list]
+    assert [(s["input"]["source"], s["output"]["status"]) for s in sent] == [
+        ("sa_step", "completed"),
+        ("sa_step", "failed"),
+        ("runtime_execution", "cancelled"),
+    ]
+    assert all(s["output"]["duration_ms"] >= 1000 for s in sent)
+    assert mocks["dlq"].await_count == 0
+    held = run_key("execution", key)
+    assert held in runtime.tables.runs
+    clock.now = T + TIMEOUT + timedelta(minutes=2)
+    async with runtime.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition_of(key, n))
+    assert held not in runtime.tables.runs
