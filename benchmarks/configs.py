@@ -88,6 +88,10 @@ class Sizes:
     #: The latency suite's unreported first phase: (events per second, seconds). It warms
     #: the broker as well as the worker (benchmarks/latency.py says what it pays for).
     warm_up: tuple[float, float] = (300.0, 10.0)
+    #: How the memory suite loads its plans: "live" through the plans topic, or
+    #: "changelog", restored from a plan_state changelog written beforehand
+    #: (benchmarks/memory.py, benchmarks/preload.py).
+    preload: str = "live"
 
 
 QUICK = Sizes(

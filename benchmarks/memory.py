@@ -3,6 +3,21 @@
 The 1M-plan figure is extrapolated: RSS after the load plus the marginal growth (slope
 over the second half of the load) times the plans still missing. Linear is pessimistic
 for RocksDB once its memtables flush to disk, and optimistic if they have not yet filled.
+
+Two ways to load (``--preload``):
+
+* ``live`` (the default): plans go through the ``plans`` input topic, chunk by chunk, and
+  the worker processes each (about 965 plans/s: 10M would take about three hours);
+* ``changelog``: the records a worker would have written to its ``plan_state`` changelog
+  for those plans are written to that topic directly (benchmarks/preload.py: same keys,
+  partitions and value bytes; values varied from 400 real PlanStates, about 1,170 bytes
+  on average like the live load's), then one worker starts, restores its table from the
+  changelog and rebuilds the sweeper's expiry index from it (its first tick: the
+  ``ticks`` processing count turns 1). RSS ready is that of the same worker started before
+  the changelog was written (empty tables); the curve is RSS against the plans restored
+  (Faust's "total remaining" log line, every 5 s). The worker processes no plan: the
+  parse, join and PlanStore cache of the live path are left out, the RocksDB writes of
+  the restore and the full-table scan of the index rebuild are in.
 """
 
 from __future__ import annotations
@@ -10,8 +25,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import random
+import re
+import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from statistics import linear_regression
 from typing import Any
 
@@ -21,18 +40,32 @@ from benchmarks.configs import MemoryVariant
 from benchmarks.context import Bench
 from benchmarks.load import publish_fast, unique_texts
 from benchmarks.machine import load_average
-from benchmarks.workers import Fleet, rss_mb, wait_metric
+from benchmarks.preload import (
+    TEMPLATES,
+    changelog_topic,
+    create_changelog,
+    now_utc,
+    produce_changelog,
+    templates_of,
+    varied_records,
+)
+from benchmarks.workers import Fleet, RunPlace, rss_mb, wait_metric
 from streams.config.settings import TopicSettings
 from streams.sim.simulate import Simulator
 from streams.sim.workload import Record
 
-__all__ = ["ROCKSDB_INSTALL", "memory_run", "plan_records", "store_available"]
+__all__ = [
+    "PRELOADS", "ROCKSDB_INSTALL", "memory_run", "plan_records", "preload_run", "store_available",
+]  # fmt: skip
 
 ROCKSDB_INSTALL = "pip install 'learnstream[rocksdb]'"
 SETTLE_S = 3.0
 #: Plans published at a time (at most): the next chunk waits until the worker has processed
 #: this one, so consumer buffers stay small and RSS reflects the table, not a backlog.
 CHUNK = 2_000
+#: How the plans get into the table: processed from the plans topic, or restored from a
+#: changelog written beforehand (module docstring).
+PRELOADS = ("live", "changelog")
 
 
 def store_available(store: str) -> bool:
@@ -87,8 +120,12 @@ def _env(variant: MemoryVariant) -> dict[str, str]:
     return {"LEARNSTREAM_STORE": variant.store}
 
 
-async def memory_run(bench: Bench, variant: MemoryVariant, plans: int, seed: int) -> dict[str, Any]:
+async def memory_run(
+    bench: Bench, variant: MemoryVariant, plans: int, seed: int, preload: str = "live"
+) -> dict[str, Any]:
     """Load ``plans`` plans into one warm worker's plan_state; return its RSS growth."""
+    if preload == "changelog":
+        return await preload_run(bench, variant, plans, seed)
     place = bench.place(f"memory-{variant.key}")
     topics = await bench.create_topics(place)
     fleet = Fleet(place, bench.broker, _env(variant), 1)
@@ -111,6 +148,7 @@ async def memory_run(bench: Bench, variant: MemoryVariant, plans: int, seed: int
         "plans_per_s": round(reached / load_s, 1),
         "load_avg": round(load_average(), 2),
         "complete": reached == plans,
+        "preload": "live",
         "rss_ready_mb": round(before, 1),
         "rss_loaded_mb": round(after, 1),
         "rss_peak_mb": round(peak, 1),
@@ -119,3 +157,152 @@ async def memory_run(bench: Bench, variant: MemoryVariant, plans: int, seed: int
         "rss_1m_plans_mb": round(after + marginal * (1_000_000 - reached) / 100_000, 1),
         "curve": [(p, round(r, 1)) for p, r in curve],
     }
+
+
+_REMAINING = re.compile(r"total remaining=(\d+)")
+
+
+def restore_remaining(log: str) -> int | None:
+    """Return the changelog records Faust last said were left to restore (None: not said)."""
+    found = _REMAINING.findall(log)
+    return int(found[-1]) if found else None
+
+
+def _tail(path: Path, size: int = 65_536) -> str:
+    with path.open("rb") as log:
+        log.seek(max(log.seek(0, 2) - size, 0))
+        return log.read().decode(errors="replace")
+
+
+async def _ready_rss(bench: Bench, place: RunPlace, env: dict[str, str]) -> float:
+    """Return the RSS of a worker of ``place`` started on empty tables, then stop it."""
+    fleet = Fleet(replace(place, workdir=_subdir(place, "empty")), bench.broker, env, 1)
+    try:
+        await asyncio.to_thread(fleet.start)
+        await asyncio.sleep(SETTLE_S)
+        return rss_mb(fleet.pids()[0])
+    finally:
+        fleet.stop()
+
+
+def _subdir(place: RunPlace, name: str) -> Path:
+    path = place.workdir / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+async def _restore(bench: Bench, fleet: Fleet, plans: int) -> list[tuple[int, float]]:
+    """Start the worker, sampling RSS against plans restored until Faust says it is ready."""
+    worker, curve = fleet.workers[0], []
+    timeout = 600 + plans / 2_000  # Faust reports ready once recovery is complete
+    start = asyncio.ensure_future(asyncio.to_thread(worker.start, timeout))
+    while not start.done():
+        await asyncio.wait({start}, timeout=5)
+        remaining = restore_remaining(_tail(worker.log_path)) if worker.proc else None
+        if remaining is None or start.done():
+            continue
+        try:
+            curve.append((plans - remaining, rss_mb(worker.proc.pid)))  # type: ignore[union-attr]
+        except (OSError, LookupError):
+            continue
+        if len(curve) % 12 == 0:
+            bench.progress(f"restored {curve[-1][0]:,}/{plans:,}, RSS {curve[-1][1]:,.0f} MiB")
+    await start
+    return curve
+
+
+def _disk_mb(paths: list[Path]) -> float:
+    total = sum(f.stat().st_size for p in paths for f in p.rglob("*") if f.is_file())
+    return round(total / 2**20, 1)
+
+
+def _changelog_disk_mb(topic: str) -> float | None:
+    """Return the size of the changelog's partitions on a broker started here (None: not
+    found, an external cluster)."""
+    dirs = list(Path(tempfile.gettempdir()).glob(f"learnstream-kafka-*/data/{topic}-*"))
+    return _disk_mb(dirs) if dirs else None
+
+
+async def preload_run(
+    bench: Bench, variant: MemoryVariant, plans: int, seed: int
+) -> dict[str, Any]:
+    """Write ``plans`` plans to the plan_state changelog, restore one worker from it and
+    return its RSS growth, like ``memory_run``."""
+    place = bench.place(f"memory-{variant.key}-preload")
+    topics = await bench.create_topics(place)
+    changelog = changelog_topic(place.app_id)
+    await create_changelog(bench.broker.bootstrap, changelog, topics)
+    phases: dict[str, float] = {}
+    restore_place = replace(place, workdir=_subdir(place, "restore"))
+    fleet = Fleet(restore_place, bench.broker, _env(variant), 1)
+    curve: list[tuple[int, float]] = []
+    try:
+        before = await _ready_rss(bench, place, _env(variant))
+        started, moment = time.monotonic(), now_utc()
+        templates = templates_of(plan_records(TEMPLATES, seed), moment, topics.partitions)
+        phases["templates_s"] = round(time.monotonic() - started, 1)
+        records = varied_records(templates, plans, seed, moment, topics.partitions)
+        produced = await produce_changelog(
+            bench.broker.bootstrap, changelog, records, plans, topics.partitions, bench.progress
+        )
+        bench.progress(f"changelog written: {produced.as_dict()}")
+        started = time.monotonic()
+        curve = [(0, before), *await _restore(bench, fleet, plans)]
+        phases["restore_s"] = round(time.monotonic() - started, 1)
+        restored = rss_mb(fleet.pids()[0])
+        bench.progress(f"restored in {phases['restore_s']:,.0f} s, RSS {restored:,.0f} MiB")
+        started = time.monotonic()
+        rebuilt = await asyncio.to_thread(
+            wait_metric, fleet, TICKS_DONE, 1, 600 + plans / 5_000, source="ticks"
+        )
+        phases["index_wait_s"] = round(time.monotonic() - started, 1)
+        # the ticks' processing time so far: the first tick's rebuild, and a few ms of sweeps
+        phases["index_rebuild_s"] = round(fleet.metric(TICKS_TIME, source="ticks"), 1)
+        await asyncio.sleep(SETTLE_S)
+        after, peak = rss_mb(fleet.pids()[0]), rss_mb(fleet.pids()[0], "VmHWM")
+        curve.append((plans, after))
+        # A rebalance drops the expiry index: the next tick scans the whole table again. A
+        # scan that blocks the loop past the session timeout costs the worker its partitions.
+        await asyncio.sleep(WATCH_S)
+        rebalances = fleet.metric("learnstream_rebalances_total")
+        phases["ticks_done"] = fleet.metric(TICKS_DONE, source="ticks")
+        disk = {
+            "changelog_mb": _changelog_disk_mb(changelog),
+            "rocksdb_mb": _disk_mb([restore_place.workdir]),
+        }
+    finally:
+        fleet.stop()
+        await bench.drop_topics(place)
+    marginal = _slope_per_100k(curve[1:-1]) if len(curve) > 4 else 0.0
+    bench.progress(f"RSS (plans restored, MiB): {curve}; phases {phases}; disk {disk}")
+    return {
+        "variant": variant.key,
+        "plans": plans,
+        "preload": "changelog",
+        "plans_per_s": round(plans / max(phases["restore_s"], 1e-9), 1),
+        "load_avg": round(load_average(), 2),
+        "complete": rebuilt,
+        "rss_ready_mb": round(before, 1),
+        "rss_restored_mb": round(restored, 1),
+        "rss_loaded_mb": round(after, 1),
+        "rss_peak_mb": round(peak, 1),
+        "mb_per_100k_plans": round((after - before) * 100_000 / plans, 1),
+        "marginal_mb_per_100k": round(marginal, 1),
+        "rss_1m_plans_mb": (
+            round(after + marginal * (1_000_000 - plans) / 100_000, 1)
+            if plans <= 1_000_000
+            else None
+        ),
+        "rebalances": rebalances,
+        "changelog": produced.as_dict(),
+        "phases": phases,
+        "disk": disk,
+        "curve": [(p, round(r, 1)) for p, r in curve],
+    }
+
+
+#: Seconds the restored worker is watched for rebalances once its RSS is read.
+WATCH_S = 20.0
+#: Ticks the sweeper has finished: the first one rebuilds the expiry index from plan_state.
+TICKS_DONE = "learnstream_event_processing_seconds_count"
+TICKS_TIME = "learnstream_event_processing_seconds_sum"

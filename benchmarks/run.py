@@ -33,6 +33,7 @@ from benchmarks.brokers import BenchBroker, choose_kind, open_broker
 from benchmarks.configs import CONFIGS, FULL, MEMORY, QUICK, SUITES, Sizes
 from benchmarks.context import Bench
 from benchmarks.machine import commit, describe, load_average
+from benchmarks.memory import PRELOADS
 from benchmarks.recall.table import render as render_privacy
 from benchmarks.report import render
 
@@ -93,6 +94,16 @@ def _parser() -> argparse.ArgumentParser:
         metavar="STORE",
         help=f"table stores of the memory suite, of: {' '.join(MEMORY)}",
     )
+    add(
+        "--preload",
+        choices=PRELOADS,
+        help="how the memory suite loads its plans: live = through the plans topic, each "
+        "processed by the worker (the default; ~965 plans/s), changelog = write the records "
+        "the worker would have written to its plan_state changelog (same keys, partitions "
+        "and value bytes; values varied from 400 real PlanStates, ~1,170 bytes on average "
+        "like the live load's, half of the plans completed), then restore one worker from it "
+        "and wait for its expiry index rebuild (benchmarks/preload.py)",
+    )
     add("--profile-out", type=Path, help="also keep the worker's cProfile stats at this path")
     add(
         "--no-record",
@@ -120,6 +131,7 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "plans": args.plans,
         "memory": tuple(args.stores) if args.stores else None,
         "capacity": args.capacity,
+        "preload": args.preload,
     }
     return replace(sizes, **{k: v for k, v in overrides.items() if v is not None})
 

@@ -240,12 +240,15 @@ async def run_memory(bench: Bench, sizes: Sizes) -> dict[str, Any]:
             if store_available(v.store) and r < (v.repeats or sizes.repeats):
                 bench.step = f"memory round {r + 1}/{sizes.repeats} {v.key}"
                 plans = int(sizes.plans * v.share)
-                runs[v.key].append(await memory_run(bench, v, plans, SEED + r))
+                run = await memory_run(bench, v, plans, SEED + r, sizes.preload)
+                runs[v.key].append(run)
     return {v.key: _memory_row(v, runs[v.key]) for v in variants}
 
 
 def _memory_row(variant: MemoryVariant, runs: list[dict[str, Any]]) -> dict[str, Any]:
     row: dict[str, Any] = {"label": variant.label}
+    if runs and runs[0].get("preload", "live") != "live":
+        row["preload"] = runs[0]["preload"]
     if not store_available(variant.store):
         return row | {"status": "not installed", "install": ROCKSDB_INSTALL}
     keys = (
