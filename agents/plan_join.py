@@ -1,15 +1,17 @@
 """The join's Kafka side: records and tables in, :class:`streams.join.unit.KeyJoin` decides.
 
-Every path of the join comes here: a live record (decisions, deltas, outcomes, MAP sessions
-agents), the plan that completes parked records (plans agent), a correction that settles
+Every path of the join comes here: a live record (decisions, deltas, outcomes, MAP sessions,
+runs agents), the plan that completes parked records (plans agent), a correction that settles
 records waiting for the corrections input (deltas agent, agents/watermark.py) and the grace
-sweep (sweeper). Keys are plans', or those of another key space (``session:<id>``, a
-:class:`KeySpace` with its own state store and end: streams/join/sessions.py).
+sweep (sweeper). Keys are plans', or those of another key space (``session:<id>``,
+``run:...``: a :class:`KeySpace` with its own state store and end, streams/join/sessions.py
+and runs.py).
 Each builds the key's unit from what the tables hold, calls it, and applies the step it
 returns. What the join decides lives in streams/join/unit.py and streams/join/rules.py.
 
-Applying a step keeps one order, so a kill -9 anywhere loses nothing: the state and new
-parked entries are written before anything is awaited (another agent may read the key), the
+Applying a step keeps one order, so a kill -9 anywhere loses nothing: a plan's state and new
+parked entries are written before anything is awaited (another agent may read the key; a key
+space's state is written once its samples are acknowledged, under the key's lock), the
 samples (with what the emitter's hooks sent for them: the pairs miner's re-keyed plans and
 pairs) and the dead letters are on the broker before the entries they complete are deleted (a
 crash between the two completes them again: the same sample ids), and the index forgets those
@@ -18,9 +20,11 @@ entries at once so a concurrent completion of the same key does not replay them.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -34,6 +38,7 @@ from agents.planstore import PlanStore
 from agents.watermark import Watermark
 from streams.config.settings import Settings
 from streams.dlq.errors import InvalidEvent
+from streams.dlq.errors import describe_failure as describe
 from streams.join.parked import ParkedEvent, ParkedIndex, Place, entry_key, parse_entries
 from streams.join.plan_state import merge_snapshot
 from streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
@@ -74,6 +79,9 @@ class KeySpace:
 
     states: States
     expire: Expire | None = None
+    #: The input topics of the space: a quiet key of a partition is not ended while one of
+    #: them has records of that partition still unread (the worker is catching up).
+    topics: tuple[str, ...] = ()
 
 
 def space_of(key: str) -> str | None:
@@ -100,6 +108,12 @@ class Join:
     spaces: Mapping[str, KeySpace] = field(default_factory=dict)
     #: Parked entries by key and grace deadline: built from ``pending`` once, then kept.
     index: ParkedIndex = field(default_factory=ParkedIndex)
+    #: Tell whether a (topic, partition) has records this worker has not processed yet.
+    unread: Callable[[str, int], bool] = lambda _topic, _partition: False
+    #: Held by a step of a key-space key from reading its state to writing it: that state
+    #: is written after the step's samples are acknowledged (``_apply``), and the key's
+    #: agent and the sweeper must not both build on what the table held before.
+    _locks: dict[str, tuple[asyncio.Lock, list[int]]] = field(default_factory=dict)
 
     @property
     def grace(self) -> timedelta:
@@ -174,12 +188,12 @@ class Join:
         else:
             if route.settles:  # an end of the corrections asked for after this fetch
                 await self.watermark.fresh(msg.partition, since)
-            unit = self.unit(key)
-            entry = _entry(event, route, decoded.timestamp, since, unit.state is not None)
-            settled = not route.settles or self.watermark.settled(msg.partition, since)
-            await self._apply(
-                key, unit.on_event(decoded, entry, self.clock(), settled=settled), source
-            )
+            async with self._held(key):
+                unit = self.unit(key)
+                entry = _entry(event, route, decoded.timestamp, since, unit.state is not None)
+                settled = not route.settles or self.watermark.settled(msg.partition, since)
+                step = unit.on_event(decoded, entry, self.clock(), settled=settled)
+                await self._apply(key, step, source)
         if route.source == "deltas":
             await self.settle(msg.partition, source)
 
@@ -223,21 +237,60 @@ class Join:
                 for left in keys[done:]:  # their deadlines were popped: due again next tick
                     self.index.retry(partition, left, moment)
                 raise
-        for space in self.spaces.values():
-            ending = list(space.states.due(partition, moment))
-            for done, key in enumerate(ending):
-                try:
-                    await self.complete(key, source)
-                except BaseException:
-                    space.states.retry(partition, ending[done:])
-                    raise
+        for name, space in self.spaces.items():
+            await self._end_quiet(name, space, partition, moment, source)
         self.metrics.pending.set(len(self.index))
+
+    async def _end_quiet(
+        self, name: str, space: KeySpace, partition: int, moment: datetime, source: tuple[str, int]
+    ) -> None:
+        """Let the keys of ``space`` on ``partition`` that went quiet end (their ``expire``).
+
+        Not while the space's inputs have records of the partition unread: a worker catching
+        up (after a restart, or behind) would end sessions whose next events wait for it. A
+        key that fails is logged and tried again on the next tick; the others go on.
+        """
+        if any(self.unread(topic, partition) for topic in space.topics):
+            return
+        try:
+            ending = list(space.states.due(partition, moment))
+        except Exception as exc:  # noqa: BLE001  (a state it cannot read: the next tick)
+            log.error("join: %s states of partition %d: %s", name, partition, describe(exc))
+            return
+        for key in ending:
+            try:
+                await self.complete(key, source)
+            except asyncio.CancelledError:
+                space.states.retry(partition, ending[ending.index(key) :])
+                raise
+            except Exception as exc:  # noqa: BLE001  (one key must not stop the others)
+                space.states.retry(partition, [key])
+                log.error(
+                    "join: %s key %s of partition %d: %s", name, key, partition, describe(exc)
+                )
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest."""
-        await self._apply(
-            key, self.unit(key).on_tick(self.clock(), self._settled), source, completing=True
-        )
+        async with self._held(key):
+            step = self.unit(key).on_tick(self.clock(), self._settled)
+            await self._apply(key, step, source, completing=True)
+
+    @contextlib.asynccontextmanager
+    async def _held(self, key: str) -> AsyncIterator[None]:
+        """Hold ``key`` if it is a key space's (a plan's key needs no lock: its state is
+        written before anything is awaited); the lock goes once nobody waits for it."""
+        if space_of(key) is None:
+            yield
+            return
+        lock, users = self._locks.setdefault(key, (asyncio.Lock(), [0]))
+        users[0] += 1  # counted, not lock.locked(): a woken waiter has not taken it yet
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[key]
 
     def _settled(self, entry: ParkedEvent) -> bool:
         return self.watermark.settled(entry.partition, entry.parked_at)

@@ -9,6 +9,7 @@ join's ``expire`` hook checks the state itself before anything ends.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -18,6 +19,8 @@ from faust.types import TableT
 from streams.join.expiry import ExpiryIndex
 
 __all__ = ["WindowState", "WindowStore"]
+
+log = logging.getLogger("learnstream")
 
 
 class WindowState(Protocol):
@@ -31,14 +34,6 @@ class WindowState(Protocol):
     def record_key(self) -> str: ...
 
     def to_table(self) -> bytes: ...
-
-
-def _touched_at(state: WindowState) -> datetime:
-    return state.touched_at
-
-
-def _record_key(state: WindowState) -> str:
-    return state.record_key
 
 
 class WindowStore:
@@ -55,6 +50,9 @@ class WindowStore:
         self.timeout = timeout
         self.parse = parse
         self.quiet = ExpiryIndex(partitions)
+        #: The minute each key was last noted in ``quiet`` under: a key is noted again only
+        #: when its minute moves, not on every event of a long session.
+        self._noted: dict[str, int] = {}
 
     def get(self, key: str) -> WindowState | None:
         """Return the state of ``key``, if the table holds one."""
@@ -67,12 +65,16 @@ class WindowStore:
         if self.table.get(key) == raw:
             return False
         self.table[key] = raw
-        self.quiet.note(key, state.touched_at, state.record_key)
+        minute = self.quiet.bucket_of(state.touched_at)
+        if self._noted.get(key) != minute:
+            self._noted[key] = minute
+            self.quiet.note(key, state.touched_at, state.record_key)
         return True
 
     def forget(self, key: str) -> None:
         """Delete ``key`` (a tombstone in the changelog)."""
         self.table.pop(key, None)
+        self._noted.pop(key, None)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and bool(self.table.get(key))
@@ -80,9 +82,36 @@ class WindowStore:
     def due(self, partition: int, now: datetime) -> Iterable[str]:
         """Pop the keys of ``partition`` last heard of ``timeout`` ago (or longer)."""
         if not self.quiet.built:  # first tick, or after a rebalance: one scan of the table
-            items = ((key, self.parse(raw)) for key, raw in self.table.items() if raw)
-            self.quiet.rebuild(items, _touched_at, _record_key)
-        return list(dict.fromkeys(self.quiet.due(partition, now, self.timeout)))
+            self._rebuild()
+        due = []
+        for key in dict.fromkeys(self.quiet.due(partition, now, self.timeout)):
+            state = self._read(key)
+            if state is not None and now - state.touched_at >= self.timeout:
+                due.append(key)  # else gone, or heard of since: noted again under that minute
+                self._noted.pop(key, None)  # a key stored again is noted again
+        return due
+
+    def _read(self, key: str) -> WindowState | None:
+        """Return the state of ``key``; one that cannot be read is logged, and None."""
+        try:
+            return self.get(key)
+        except ValueError:
+            log.error("join: the state under %s cannot be read, left as it is", key)
+            return None
+
+    def _rebuild(self) -> None:
+        """Index every state the table holds; one that cannot be read is left out and
+        counted in the log (it would otherwise stop every sweep of the worker)."""
+        self._noted.clear()
+        read, unreadable = [], 0
+        for key, raw in self.table.items():
+            try:
+                read.append((key, self.parse(raw)))
+            except ValueError:
+                unreadable += 1
+        if unreadable:
+            log.error("join: %d states of a key space cannot be read, left out", unreadable)
+        self.quiet.rebuild(read, lambda state: state.touched_at, lambda state: state.record_key)
 
     def retry(self, partition: int, keys: Iterable[str]) -> None:
         """Make popped keys due again on the next tick."""
@@ -91,3 +120,4 @@ class WindowStore:
     def invalidate(self) -> None:
         """Forget the index (partitions were revoked): rebuilt on the next tick."""
         self.quiet.invalidate()
+        self._noted.clear()

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import faust
+from faust.types import TP
 
 from agents import (
     consent_reader,
     decisions,
     deltas,
     learn,
-    map_sessions,
     outcomes,
     pair_miner,
     plans,
     quality_tables,
-    run_outcomes,
     sensor,
     stall_watch,
     sweeper,
+    window_inputs,
 )
 from agents.clock import Clock, wall_clock
 from agents.deadletters import DeadLetters
@@ -52,6 +53,18 @@ from streams.privacy import build_anonymizer, privacy_config
 from streams.samples.sample import LearningSample
 
 __all__ = ["wire"]
+
+
+def unread_records(app: faust.App, progress: Progress, topic: str, partition: int) -> bool:
+    """Tell whether this worker has records of ``topic``'s ``partition`` still to process:
+    the next one it expects is below the partition's end as last fetched (unknown: no)."""
+    tp = TP(topic, partition)
+    try:
+        end = app.consumer.highwater(tp)
+    except Exception:  # noqa: BLE001  (no consumer yet, or not assigned: nothing to wait for)
+        return False
+    expected = progress.expected(tp)
+    return end is not None and expected is not None and expected < end
 
 
 def wire(
@@ -97,12 +110,16 @@ def wire(
     run_timeout = settings.runs.timeout
     runs = WindowStore(tables.runs, partitions, run_timeout, RunState.from_table)
     routes = join_routes(settings.topics, settings.outcomes.collected)
+    t = settings.topics
+    spaces = {
+        SESSION_SPACE: KeySpace(sessions, session_expiry(timeout), (t.name("map_events"),)),
+        RUN_SPACE: KeySpace(
+            runs, run_expiry(run_timeout), (t.name("sa_events"), t.name("runtime_executions"))
+        ),
+    }
     join = Join(
         settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
-        clock, spaces={
-            SESSION_SPACE: KeySpace(sessions, session_expiry(timeout)),
-            RUN_SPACE: KeySpace(runs, run_expiry(run_timeout)),
-        },
+        clock, spaces=spaces, unread=partial(unread_records, app, progress),
     )  # fmt: skip
     skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
     app.add_dependency(skill_stats.reader)
@@ -134,8 +151,7 @@ def wire(
         decisions,
         deltas,
         outcomes,
-        map_sessions,
-        run_outcomes,
+        window_inputs,
         consent_reader,
         sweeper,
         quality_tables,

@@ -88,7 +88,11 @@ class ExpiryIndex:
         if since is None:
             return
         partition = partition_of(record_key or plan_id, self.partitions)
-        self._add(partition, int(since.timestamp()) // self.bucket, plan_id)
+        self._add(partition, self.bucket_of(since), plan_id)
+
+    def bucket_of(self, since: datetime) -> int:
+        """Return the bucket a plan terminal since ``since`` is noted in."""
+        return int(since.timestamp()) // self.bucket
 
     def retry(self, partition: int, plan_ids: Iterable[str]) -> None:
         """Make ``plan_ids`` of ``partition`` due at once again (popped, but not dealt with)."""
@@ -112,7 +116,7 @@ class ExpiryIndex:
         """Index every terminal plan of ``items`` (plan_id, stored state): one full scan.
 
         ``since`` and ``record_key`` read another kind of state (a MAP session's quiet time
-        and id: agents/session_store.py)."""
+        and id: agents/window_store.py)."""
         self.invalidate()
         for key, raw in items:
             when = since(raw)

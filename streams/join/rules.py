@@ -73,10 +73,12 @@ def on_decision(
     corrections input has been read past the event's time (``corrections_so_far``).
 
     Only an approval or a rejection of a plan resolves its intent. A cancellation, or a
-    decision on a context, trace, extension or other target, makes confirm_decision alone;
-    one on another target joins no plan (``join_plan_id`` None) and waits for nothing.
+    decision on a context, trace, extension or other target, makes confirm_decision alone.
+    One that names a plan waits for it like a decision on the plan when it names no project
+    (the plan's project says whose consent applies); one that names neither goes out at once
+    under the global switch alone.
     """
-    known = event.project_id is not None or state is not None or event.join_plan_id is None
+    known = event.project_id is not None or state is not None or event.payload.plan_id is None
     samples = []
     if not confirmed and known:
         samples.append(builders.build_confirm_decision(event, state, now))

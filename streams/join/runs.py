@@ -3,7 +3,7 @@
 A run starts (``SAStepStarted``; an execution ``pending`` or ``running``) and ends
 (``SAStepCompleted`` / ``SAStepFailed``; ``completed`` / ``failed`` / ``cancelled``). Its end
 is a pipeline_outcome sample (execution_completion), whose duration runs from the start's
-event time when the start was seen. Keys are ``run:step:<step id>`` and
+event time when the start was seen. Keys are ``run:step:<SA id>:<step id>`` and
 ``run:execution:<execution id>``; a step event without ``payload.step_id`` joins nothing and
 its end goes out alone (no duration). As for MAP sessions (streams/join/sessions.py), an
 ended run keeps its state for ``timeout`` to count late events, a redelivered event (by id)
@@ -22,15 +22,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 from streams.join.parked import ParkedEvent
 from streams.join.rules import Outcome
 from streams.join.unit import Expire, Route
-from streams.mplp.decode import RecordOrigin
-from streams.mplp.fields import InputNotes
-from streams.mplp.run_events import (
-    ExecutionEvent,
-    SaEvent,
-    decode_execution,
-    decode_sa_event,
-    text_of,
-)
+from streams.mplp.fields import text_of
+from streams.mplp.run_events import ExecutionEvent, SaEvent, decode_execution, decode_sa_event
 from streams.samples.ids import canonical_id
 from streams.samples.run_end import RunEnd, build_run_outcome
 
@@ -62,7 +55,6 @@ class RunState(BaseModel):
     touched_at: AwareDatetime
     started_at: AwareDatetime | None = None
     role: str | None = None
-    description: str | None = None
     seen: tuple[str, ...] = ()
     #: How the run ended (None: still running), and the events that came after.
     closed: str | None = None
@@ -153,10 +145,9 @@ def decide_sa(
         return Outcome(samples=[build_run_outcome(end, None, now)] if end else [])
     started = event.timestamp if event.event_type == "SAStepStarted" else None
     record_key = event.plan_id or event.sa_id
-    role, description = text_of(event.payload, "agent_role"), text_of(event.payload, "description")
     return _step(
-        state, "step", event.step_id, record_key, event.event_id, now, end, started,
-        role=role, description=description,
+        state, "step", _step_id(event), record_key, event.event_id, now, end, started,
+        role=text_of(event.payload, "agent_role"),
     )  # fmt: skip
 
 
@@ -208,31 +199,26 @@ def run_expiry(timeout: timedelta) -> Expire:
     return expire
 
 
+def _step_id(event: SaEvent) -> str:
+    """Return a step's run id: its SA's and its own (step ids need not be unique across SAs)."""
+    return f"{canonical_id(event.sa_id)}:{canonical_id(event.step_id or '')}"
+
+
 def _sa_key(event: SaEvent) -> str | None:
     if event.step_id is None or not event.event_type.startswith("SAStep"):
         return None
-    return run_key("step", event.step_id)
+    return f"{RUN_SPACE}:step:{_step_id(event)}"
 
 
 def _execution_key(event: ExecutionEvent) -> str:
     return run_key("execution", event.execution_id)
 
 
-def _decode_sa(data: bytes | None, origin: RecordOrigin, notes: InputNotes | None) -> SaEvent:
-    return decode_sa_event(data, origin, notes)
-
-
-def _decode_execution(
-    data: bytes | None, origin: RecordOrigin, notes: InputNotes | None
-) -> ExecutionEvent:
-    return decode_execution(data, origin, notes)
-
-
 def sa_route() -> Route:
     """Return the route of the SA events topic (steps keyed by step, never parked)."""
-    return Route("runs", _decode_sa, decide_sa, key=_sa_key)
+    return Route("runs", decode_sa_event, decide_sa, key=_sa_key)
 
 
 def execution_route() -> Route:
     """Return the route of the runtime executions topic (keyed by execution)."""
-    return Route("runs", _decode_execution, decide_execution, key=_execution_key)
+    return Route("runs", decode_execution, decide_execution, key=_execution_key)

@@ -24,9 +24,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 from streams.join.parked import ParkedEvent
 from streams.join.rules import Outcome
 from streams.join.unit import Expire, Route
-from streams.mplp.decode import RecordOrigin
-from streams.mplp.fields import InputNotes
-from streams.mplp.map_events import MapEvent, decode_map_event, payload_text
+from streams.mplp.fields import text_of
+from streams.mplp.map_events import MapEvent, decode_map_event
 from streams.samples.coordination import build_coordination
 from streams.samples.ids import canonical_id
 
@@ -44,7 +43,7 @@ __all__ = [
 #: The key space of sessions in the join (the prefix of their keys).
 SESSION_SPACE = "session"
 #: Event ids a session remembers to count a redelivered event once.
-SEEN_IDS = 512
+SEEN_IDS = 128
 Closed = Literal["completed", "timeout"]
 
 
@@ -107,8 +106,8 @@ def _key(event: MapEvent) -> str:
 def _roles(event: MapEvent) -> list[str]:
     """Return the roles an event names: initiator, targets, and the payload's role fields."""
     named = [event.initiator_role, *event.target_roles]
-    named += [payload_text(event, key) for key in ("role_id", "broadcaster_role_id")]
-    named += [payload_text(event, "receiver_role_id")]
+    named += [text_of(event.payload, key) for key in ("role_id", "broadcaster_role_id")]
+    named += [text_of(event.payload, "receiver_role_id")]
     roles = event.payload.get("roles")
     if isinstance(roles, list):  # MAPRolesAssigned: role ids, or objects with a role_id
         for role in roles:
@@ -135,14 +134,15 @@ def fold(state: SessionState | None, event: MapEvent, now: datetime) -> SessionS
         "seen": (*state.seen, event.event_id)[-SEEN_IDS:],
         "initiator_role": state.initiator_role or event.initiator_role,
         "coordination_mode": state.coordination_mode
-        or payload_text(event, "coordination_mode", "mode"),
-        "project_id": state.project_id or payload_text(event, "project_id"),
-        "source_flow_id": state.source_flow_id or payload_text(event, "source_flow_id", "flow_id"),
+        or text_of(event.payload, "coordination_mode", "mode"),
+        "project_id": state.project_id or text_of(event.payload, "project_id"),
+        "source_flow_id": state.source_flow_id
+        or text_of(event.payload, "source_flow_id", "flow_id"),
     }
     if kind == "MAPSessionStarted":
         changes["started"] = True
     elif kind == "MAPTurnDispatched":
-        role = payload_text(event, "role_id")
+        role = text_of(event.payload, "role_id")
         changes["turns_dispatched"] = state.turns_dispatched + 1
         if role is not None:
             moved = state.last_turn_role is not None and role != state.last_turn_role
@@ -159,7 +159,7 @@ def fold(state: SessionState | None, event: MapEvent, now: datetime) -> SessionS
     elif kind == "MAPConflictResolved":
         changes["conflicts_resolved"] = state.conflicts_resolved + 1
     elif kind == "MAPSessionCompleted":
-        changes["reported_outcome"] = payload_text(event, "outcome", "status")
+        changes["reported_outcome"] = text_of(event.payload, "outcome", "status")
     return state.model_copy(update=changes)
 
 
@@ -201,10 +201,6 @@ def session_expiry(timeout: timedelta) -> Expire:
     return expire
 
 
-def _decode(data: bytes | None, origin: RecordOrigin, notes: InputNotes | None) -> MapEvent:
-    return decode_map_event(data, origin, notes)
-
-
 def map_route() -> Route:
     """Return the route of the MAP events topic (keyed by session, never parked)."""
-    return Route("map_sessions", _decode, decide_map, key=_key)
+    return Route("map_sessions", decode_map_event, decide_map, key=_key)

@@ -26,6 +26,7 @@ __all__ = [
     "Uuid4",
     "check_uuid4",
     "noted",
+    "text_of",
 ]
 
 MAX_ID_LENGTH = 256
@@ -94,6 +95,16 @@ def _aware(value: datetime, info: ValidationInfo) -> datetime:
 
 #: An ISO-8601 date-time; without a timezone it is read as UTC (and noted). Numbers refused.
 IsoTime = Annotated[datetime, BeforeValidator(_iso_only), AfterValidator(_aware)]
+
+
+def text_of(payload: dict[str, Any], *names: str) -> str | None:
+    """Return the first of ``names`` an open payload holds as a non-empty string (a value of
+    another type is ignored: payloads are the runtime's, not the schema's)."""
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def noted(notes: InputNotes | None) -> dict[str, Any] | None:

@@ -4,8 +4,9 @@ The official schema is closed (no field beyond ``event_id``, ``event_type``, ``t
 ``session_id``, ``initiator_role``, ``target_roles`` and ``payload``); we read what it names
 and let anything else pass unread, as for the other inputs. Ids that are no UUID and
 timestamps without a zone are accepted and noted (streams/mplp/fields.py). Payloads are open
-in the schema: what a sample needs from them is read by :func:`payload_text` and
-:func:`payload_int`, which ignore a value of the wrong type instead of refusing the event.
+in the schema: what a sample needs from them is read by ``text_of``
+(streams/mplp/fields.py), which ignores a value of the wrong type instead of refusing the
+event.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ __all__ = [
     "MapEvent",
     "MapEventType",
     "decode_map_event",
-    "payload_int",
-    "payload_text",
 ]
 
 MapEventType = Literal[
@@ -52,21 +51,6 @@ class MapEvent(BaseModel):
     initiator_role: str | None = None
     target_roles: list[str] = Field(default_factory=list)
     payload: dict[str, Any] = Field(default_factory=dict)
-
-
-def payload_text(event: MapEvent, *names: str) -> str | None:
-    """Return the first of ``names`` the payload holds as a non-empty string."""
-    for name in names:
-        value = event.payload.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def payload_int(event: MapEvent, name: str) -> int | None:
-    """Return ``payload[name]`` if it is an integer (a boolean is not)."""
-    value = event.payload.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def decode_map_event(

@@ -360,7 +360,8 @@ class StageEvent(MplpEvent):
     Official form (``events/mplp-pipeline-stage-event.schema.json``): top-level
     ``pipeline_id``, ``stage_id``, ``stage_status``, ``stage_name`` (and ``stage_order``). Earlier
     form: ``payload.stage`` / ``payload.status``. The official fields win when both are set.
-    The plan id is ``payload.plan_id`` (DESIGN §3), required only on an outcome stage.
+    The plan id is ``payload.plan_id`` (DESIGN §3); a stage that names none is a pipeline's
+    outcome without a plan (the official schema does not require one).
     """
 
     model_config = ConfigDict(
@@ -391,8 +392,6 @@ class StageEvent(MplpEvent):
                 "stage_status (or payload.status: pending, started, running, completed, "
                 "failed or skipped) is required"
             )
-        if self.is_outcome and self.payload.plan_id is None:
-            raise ValueError("payload.plan_id is required when an execute stage ends")
         return self
 
     @property

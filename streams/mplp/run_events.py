@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from streams.dlq.errors import InvalidEvent
 from streams.mplp.decode import RecordOrigin, load_json, validate_event
-from streams.mplp.fields import InputNotes, IsoTime, RuntimeId
+from streams.mplp.fields import InputNotes, IsoTime, RuntimeId, text_of
 from streams.mplp.models import MplpEvent
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "SaEvent",
     "decode_execution",
     "decode_sa_event",
-    "text_of",
 ]
 
 SaEventType = Literal[
@@ -45,15 +44,6 @@ SaEventType = Literal[
 ]
 SA_EVENT_TYPES: tuple[str, ...] = SaEventType.__args__  # type: ignore[attr-defined]
 ExecutionStatus = Literal["pending", "running", "completed", "failed", "cancelled"]
-
-
-def text_of(payload: dict[str, Any], *names: str) -> str | None:
-    """Return the first of ``names`` the payload holds as a non-empty string."""
-    for name in names:
-        value = payload.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 class SaEvent(BaseModel):

@@ -251,6 +251,20 @@ def test_a_trace_naming_its_plan_makes_no_intent_resolution() -> None:
     assert outcome.samples[0].input["plan_id"] == tb.PLAN_ID
 
 
+def test_a_trace_naming_an_unheld_plan_and_no_project_waits_for_the_plans_consent() -> None:
+    """Privacy: only the plan can say whose consent applies, so the decision waits for it
+    (as a decision on the plan itself does) instead of leaving under the global switch."""
+    kind, event = process_decision(confirm("approved", "trace", TARGET_ID), project=None)
+    event["payload"]["plan_id"] = tb.PLAN_ID
+    decision = decoded(kind, event)
+    waiting = on_decision(decision, None, NOW)
+    assert (waiting.samples, waiting.park) == ([], True)
+    completed = on_decision(decision, state_of(), NOW)
+    assert families(completed.samples) == ["confirm_decision"]
+    assert completed.samples[0].meta.project_id == tb.PROJECT_ID  # the plan's
+    assert not completed.park
+
+
 def test_seed_002_payload_of_another_target_without_the_confirm() -> None:
     """``{confirm_id, decided_by}`` only: the target is unknown, and not a plan."""
     _, event = process_decision(confirm("approved", "context", TARGET_ID), riding=False)

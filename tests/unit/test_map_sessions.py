@@ -6,6 +6,7 @@ part runs the worker's MAP agent through ``test_context`` (no broker), ticks inc
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -316,3 +317,88 @@ async def test_a_session_is_stored_closed_only_once_its_sample_is_on_the_broker(
     assert [s["output"]["closed_by"] for s in sent(mocks)[-1:]] == ["completed"]
     held = SessionState.from_table(runtime.tables.map_sessions[session_key(session_id)])
     assert held.closed == "completed"
+
+
+async def test_two_steps_of_one_session_do_not_build_on_the_same_state(
+    worker: tuple[Runtime, Any, Feed, SettableClock],
+) -> None:
+    """A session's state is written once its samples are acknowledged: until then another
+    step of the same key (the MAP agent beside the sweeper's tick) must wait, or both would
+    build on the open state the table still holds: two samples for one session."""
+    runtime, mocks, feed, clock = worker
+    events = Simulator(seed=17).map_session(T, outcome="success")
+    session_id = events[0]["session_id"]
+    partition = partition_of(session_id, runtime.settings.topics.partitions)
+    values = [orjson.dumps(event) for event in events]
+    await feed.put(
+        "map_sessions", TOPIC, *values[:-1], key=session_id.encode(), partition=partition
+    )
+    release = asyncio.Event()
+
+    async def held_send(*_args: Any, **_kwargs: Any) -> None:
+        await release.wait()
+
+    mocks["samples"].side_effect = held_send
+    clock.now = T + TIMEOUT + timedelta(minutes=2)
+    ticks = runtime.app.agents["learnstream.sweeper"].test_context()
+    sessions = runtime.app.agents["learnstream.map_sessions"].test_context()
+    sessions.original_channel = runtime.app.topic(TOPIC)
+    sessions.sent_offset = feed.offsets[(TOPIC, partition)]  # the next offset, no hole
+    async with ticks as tick, sessions as session:
+        await tick.put(b"tick", partition=partition)  # times the session out; its send waits
+        completion = asyncio.create_task(
+            session.put(values[-1], key=session_id.encode(), partition=partition)
+        )
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert mocks["samples"].await_count == 1  # the completion waits for the key
+        release.set()
+        await completion
+        for _ in range(20):
+            await asyncio.sleep(0)
+    assert [s["output"]["closed_by"] for s in sent(mocks)] == ["timeout"]
+    held = SessionState.from_table(runtime.tables.map_sessions[session_key(session_id)])
+    assert (held.closed, held.late_events) == ("timeout", 1)
+    assert runtime.join._locks == {}  # nothing left behind
+
+
+async def test_a_state_that_cannot_be_read_does_not_stop_the_sweep(
+    worker: tuple[Runtime, Any, Feed, SettableClock],
+) -> None:
+    """One unreadable row (written by another version) is left out of the quiet index; the
+    other sessions of the worker still time out."""
+    runtime, mocks, feed, clock = worker
+    events = Simulator(seed=18).map_session(T, outcome=None)
+    session_id = events[0]["session_id"]
+    partition = partition_of(session_id, runtime.settings.topics.partitions)
+    values = [orjson.dumps(event) for event in events]
+    await feed.put("map_sessions", TOPIC, *values, key=session_id.encode(), partition=partition)
+    runtime.tables.map_sessions.data["session:unreadable"] = b'{"session_id": 7}'
+    await runtime.app.on_partitions_revoked.send(set())  # the index is rebuilt on the tick
+    clock.now = T + TIMEOUT + timedelta(minutes=2)
+    async with runtime.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition)
+    assert [s["output"]["closed_by"] for s in sent(mocks)] == ["timeout"]
+    assert mocks["dlq"].await_count == 0  # the tick itself went through
+
+
+async def test_quiet_sessions_wait_while_their_partition_has_unread_events(
+    worker: tuple[Runtime, Any, Feed, SettableClock],
+) -> None:
+    """A worker catching up (after a restart, or behind) must not time out a session whose
+    next events it has not read yet."""
+    runtime, mocks, feed, clock = worker
+    events = Simulator(seed=19).map_session(T, outcome=None)
+    session_id = events[0]["session_id"]
+    partition = partition_of(session_id, runtime.settings.topics.partitions)
+    values = [orjson.dumps(event) for event in events]
+    await feed.put("map_sessions", TOPIC, *values, key=session_id.encode(), partition=partition)
+    behind = {(TOPIC, partition)}
+    runtime.join.unread = lambda topic, part: (topic, part) in behind
+    clock.now = T + TIMEOUT + timedelta(minutes=2)
+    async with runtime.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=partition)
+        assert sent(mocks) == []
+        behind.clear()  # caught up
+        await agent.put(b"tick", partition=partition)
+    assert [s["output"]["closed_by"] for s in sent(mocks)] == ["timeout"]

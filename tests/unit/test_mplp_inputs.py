@@ -196,11 +196,15 @@ def test_a_stage_that_yields_no_sample_needs_no_plan_id() -> None:
     assert decode_stage(js(raw)).payload.plan_id is None
 
 
-def test_an_execute_outcome_without_plan_id_is_refused_clearly() -> None:
+def test_an_execute_outcome_without_plan_id_is_an_outcome_without_the_join() -> None:
+    """The official stage schema does not require a plan: such an outcome goes out alone."""
     raw = official_stage("completed")
-    raw["payload"] = {"note": SECRET}
-    err = refused(decode_stage, js(raw))
-    assert err.detail == "payload.plan_id is required when an execute stage ends"
+    raw["payload"] = {"note": "no plan here"}
+    event = decode_stage(js(raw))
+    assert (event.payload.plan_id, event.is_outcome) == (None, True)
+    (sample,) = on_stage(event, None, WHEN).samples
+    assert sample.meta.plan_id is None
+    assert sample.input["stage_id"] == "execute"
 
 
 @pytest.mark.parametrize(

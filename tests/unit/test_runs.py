@@ -21,7 +21,14 @@ from streams.config.settings import Settings
 from streams.dlq.errors import InvalidEvent
 from streams.io.app import create_app
 from streams.join.expiry import partition_of
-from streams.join.runs import RunState, decide_execution, decide_sa, run_expiry, run_key
+from streams.join.runs import (
+    RunState,
+    decide_execution,
+    decide_sa,
+    run_expiry,
+    run_key,
+    sa_route,
+)
 from streams.mplp.run_events import decode_execution, decode_sa_event
 from streams.sim.simulate import Simulator
 from tests.support.apps import close_consumer_loop
@@ -211,3 +218,18 @@ async def test_the_worker_turns_steps_and_executions_into_outcomes(
     async with runtime.app.agents["learnstream.sweeper"].test_context() as agent:
         await agent.put(b"tick", partition=partition_of(key, n))
     assert held not in runtime.tables.runs
+
+
+def test_steps_of_two_agents_with_the_same_step_id_are_two_runs() -> None:
+    """Step ids need not be unique across SAs (``step-1`` in each): a step is keyed by its SA
+    and its id, so the second agent's step is not taken for a redelivery of the first's."""
+    sim = Simulator(seed=11)
+    first, second = sim.sa_run(T, steps=1), sim.sa_run(T, steps=1)
+    for run in (first, second):
+        for event in run:
+            if "payload" in event and "step_id" in event["payload"]:
+                event["payload"]["step_id"] = "step-1"
+    route = sa_route()
+    keys = {route.key(decode_sa_event(orjson.dumps(run[3]))) for run in (first, second)}
+    assert len(keys) == 2
+    assert all(key is not None and key.startswith("run:step:") for key in keys)
