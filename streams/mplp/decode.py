@@ -36,7 +36,9 @@ __all__ = [
     "decode_delta",
     "decode_plan",
     "decode_stage",
+    "decode_typed",
     "load_json",
+    "validate_event",
 ]
 
 MAX_RECORD_BYTES = 1_048_576
@@ -232,3 +234,20 @@ def validate_event(
     """Validate a parsed event as ``model``, a missing event_id / timestamp taken from its
     record (the event decoders of other modules: streams/mplp/map_events.py)."""
     return _validate(model, _with_origin(obj, origin, notes), notes)
+
+
+def decode_typed(
+    data: bytes | None,
+    model: type[M],
+    types: tuple[str, ...],
+    what: str,
+    origin: RecordOrigin | None = None,
+    notes: InputNotes | None = None,
+) -> M:
+    """Decode an event of a closed ``event_type`` enum (``what``: "MAP", "SA"): one of a type
+    the schema does not name is refused as ``unknown_event_type``, not as a violation."""
+    obj = load_json(data)
+    kind = obj.get("event_type") if isinstance(obj, dict) else None
+    if isinstance(kind, str) and kind not in types:
+        raise InvalidEvent("unknown_event_type", f"event_type: expected one of the {what} events")
+    return validate_event(model, obj, origin, notes)

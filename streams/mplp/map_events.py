@@ -15,8 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streams.dlq.errors import InvalidEvent
-from streams.mplp.decode import RecordOrigin, load_json, validate_event
+from streams.mplp.decode import RecordOrigin, decode_typed
 from streams.mplp.fields import InputNotes, IsoTime, RuntimeId
 
 __all__ = [
@@ -57,8 +56,4 @@ def decode_map_event(
     data: bytes | None, origin: RecordOrigin | None = None, notes: InputNotes | None = None
 ) -> MapEvent:
     """Decode a MAP event; one whose ``event_type`` the schema does not name is refused."""
-    obj = load_json(data)
-    kind = obj.get("event_type") if isinstance(obj, dict) else None
-    if isinstance(kind, str) and kind not in MAP_EVENT_TYPES:
-        raise InvalidEvent("unknown_event_type", "event_type: expected one of the MAP events")
-    return validate_event(MapEvent, obj, origin, notes)
+    return decode_typed(data, MapEvent, MAP_EVENT_TYPES, "MAP", origin, notes)

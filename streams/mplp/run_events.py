@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from streams.dlq.errors import InvalidEvent
-from streams.mplp.decode import RecordOrigin, load_json, validate_event
+from streams.mplp.decode import RecordOrigin, decode_typed, load_json, validate_event
 from streams.mplp.fields import InputNotes, IsoTime, RuntimeId, text_of
 from streams.mplp.models import MplpEvent
 
@@ -84,11 +84,7 @@ def decode_sa_event(
     data: bytes | None, origin: RecordOrigin | None = None, notes: InputNotes | None = None
 ) -> SaEvent:
     """Decode an SA event; one whose ``event_type`` the schema does not name is refused."""
-    obj = load_json(data)
-    kind = obj.get("event_type") if isinstance(obj, dict) else None
-    if isinstance(kind, str) and kind not in SA_EVENT_TYPES:
-        raise InvalidEvent("unknown_event_type", "event_type: expected one of the SA events")
-    return validate_event(SaEvent, obj, origin, notes)
+    return decode_typed(data, SaEvent, SA_EVENT_TYPES, "SA", origin, notes)
 
 
 def decode_execution(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,14 +15,8 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis_jsonschema import from_schema
 
-from agents.runtime import Runtime
-from agents.wiring import wire
-from streams.config.settings import Settings
 from streams.dlq.errors import InvalidEvent
-from streams.io.app import create_app
 from streams.join.expiry import partition_of
 from streams.join.parked import ParkedEvent
 from streams.join.sessions import (
@@ -39,12 +32,9 @@ from streams.mplp.fields import InputNotes
 from streams.mplp.map_events import decode_map_event
 from streams.samples.coordination import session_outcome
 from streams.sim.simulate import Simulator
-from tests.support.apps import close_consumer_loop
-from tests.support.clock import SettableClock
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
-from tests.support.offsets import FakeEnds
-from tests.support.outputs import Feed, mock_outputs
-from tests.unit.test_mplp_inputs import ANY_UUID, FORMATS, MAX_EXAMPLES, official
+from tests.support.worker import RunningWorker, running_worker, sent_samples
+from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TIMEOUT = timedelta(minutes=30)
@@ -204,28 +194,16 @@ def test_an_unknown_map_event_type_is_refused_by_name() -> None:
 def test_map_events_generated_from_the_official_schema_are_never_schema_violations(
     mplp_schemas: Path,
 ) -> None:
-    schema = official(mplp_schemas, "events/mplp-map-event.schema.json")
-    seen: Counter[str] = Counter()
-
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-    @given(from_schema(schema, custom_formats=FORMATS), ANY_UUID)
-    def run(generated: dict[str, Any], _uuid: str) -> None:
-        try:
-            decoded = decode_map_event(json.dumps(generated).encode())
-        except InvalidEvent as exc:
-            raise AssertionError(f"{exc} for {json.dumps(generated)[:2000]}") from None
+    def check(generated: dict[str, Any], _uuid: str) -> str:
+        decoded = decode_map_event(json.dumps(generated).encode())
         assert decoded.session_id == generated["session_id"]
         outcome = map_route().decide(decoded, None, T, None, True)
         assert outcome.new_state is not None  # counted into a session
         SessionState.from_table(outcome.new_state.to_table())  # and storable
-        seen[decoded.event_type] += 1
+        return decoded.event_type
 
-    run()
+    name = "events/mplp-map-event.schema.json"
+    seen = generated_from(official(mplp_schemas, name), check, name)
     assert sum(seen.values()) >= MAX_EXAMPLES // 2
     assert len(seen) >= 5  # many event types, not one
 
@@ -234,31 +212,39 @@ def test_map_events_generated_from_the_official_schema_are_never_schema_violatio
 
 
 @pytest.fixture
-async def worker(tmp_path: Any) -> AsyncIterator[tuple[Runtime, Any, Feed, SettableClock]]:
-    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
-    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    clock = SettableClock(T)
-    runtime = wire(app, settings, ends=FakeEnds(), clock=clock)
-    mocks = mock_outputs(app, runtime, "samples", "dlq", "events")
-    try:
-        yield runtime, mocks, Feed(app), clock
-    finally:
-        close_consumer_loop(app)
+async def worker(tmp_path: Any) -> AsyncIterator[RunningWorker]:
+    async with running_worker(tmp_path, T) as built:
+        yield built
+
+
+class Played:
+    """One simulated session fed to the worker's MAP agent, as a runtime keys it."""
+
+    def __init__(self, worker: RunningWorker, seed: int, outcome: str | None) -> None:
+        runtime, _, self.feed, _ = worker
+        self.events = Simulator(seed=seed).map_session(T, outcome=outcome)
+        self.session_id = self.events[0]["session_id"]
+        self.key = session_key(self.session_id)
+        self.partition = partition_of(self.session_id, runtime.settings.topics.partitions)
+        self.values = [orjson.dumps(event) for event in self.events]
+
+    async def put(self, *values: bytes) -> None:
+        where = {"key": self.session_id.encode(), "partition": self.partition}
+        await self.feed.put("map_sessions", TOPIC, *values, **where)
 
 
 def sent(mocks: Any) -> list[dict[str, Any]]:
-    return [orjson.loads(c.kwargs["value"]) for c in mocks["samples"].await_args_list]
+    return sent_samples(mocks)
 
 
 async def test_the_worker_emits_a_session_sample_and_deletes_it_after_the_timeout(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     runtime, mocks, feed, clock = worker
-    events = Simulator(seed=14).map_session(T, outcome="success")
-    session_id = events[0]["session_id"]
-    partition = partition_of(session_id, runtime.settings.topics.partitions)
-    values = [orjson.dumps(event) for event in events]
-    await feed.put("map_sessions", TOPIC, *values, key=session_id.encode(), partition=partition)
+    played = Played(worker, 14, "success")
+    session_id, partition = played.session_id, played.partition
+    values = played.values
+    await played.put(*values)
     (sample,) = sent(mocks)
     assert sample["sample_family"] == "multi_agent_coordination"
     assert sample["output"]["outcome"] == "success"
@@ -273,14 +259,13 @@ async def test_the_worker_emits_a_session_sample_and_deletes_it_after_the_timeou
 
 
 async def test_the_worker_times_out_a_quiet_session_on_a_tick(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     runtime, mocks, feed, clock = worker
-    events = Simulator(seed=15).map_session(T, outcome=None)
-    session_id = events[0]["session_id"]
-    partition = partition_of(session_id, runtime.settings.topics.partitions)
-    values = [orjson.dumps(event) for event in events]
-    await feed.put("map_sessions", TOPIC, *values, key=session_id.encode(), partition=partition)
+    played = Played(worker, 15, None)
+    partition = played.partition
+    values = played.values
+    await played.put(*values)
     assert sent(mocks) == []
     await runtime.app.on_partitions_revoked.send(set())  # the index is rebuilt from the table
     clock.now = T + TIMEOUT + timedelta(minutes=2)
@@ -294,19 +279,16 @@ async def test_the_worker_times_out_a_quiet_session_on_a_tick(
 
 
 async def test_a_session_is_stored_closed_only_once_its_sample_is_on_the_broker(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     """A kill -9 between the two must re-emit the sample, not lose it: until the send is
     acknowledged the table holds the session open, so the completion (replayed) or the
     timeout (on a tick) emits it again."""
     runtime, mocks, feed, _clock = worker
-    events = Simulator(seed=16).map_session(T, outcome="success")
-    session_id = events[0]["session_id"]
-    partition = partition_of(session_id, runtime.settings.topics.partitions)
-    values = [orjson.dumps(event) for event in events]
-    await feed.put(
-        "map_sessions", TOPIC, *values[:-1], key=session_id.encode(), partition=partition
-    )
+    played = Played(worker, 16, "success")
+    events, session_id, partition = played.events, played.session_id, played.partition
+    values = played.values
+    await played.put(*values[:-1])
     mocks["samples"].side_effect = RuntimeError("broker gone")
     await feed.put("map_sessions", TOPIC, values[-1], key=session_id.encode(), partition=partition)
     held = SessionState.from_table(runtime.tables.map_sessions[session_key(session_id)])
@@ -320,19 +302,16 @@ async def test_a_session_is_stored_closed_only_once_its_sample_is_on_the_broker(
 
 
 async def test_two_steps_of_one_session_do_not_build_on_the_same_state(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     """A session's state is written once its samples are acknowledged: until then another
     step of the same key (the MAP agent beside the sweeper's tick) must wait, or both would
     build on the open state the table still holds: two samples for one session."""
     runtime, mocks, feed, clock = worker
-    events = Simulator(seed=17).map_session(T, outcome="success")
-    session_id = events[0]["session_id"]
-    partition = partition_of(session_id, runtime.settings.topics.partitions)
-    values = [orjson.dumps(event) for event in events]
-    await feed.put(
-        "map_sessions", TOPIC, *values[:-1], key=session_id.encode(), partition=partition
-    )
+    played = Played(worker, 17, "success")
+    session_id, partition = played.session_id, played.partition
+    values = played.values
+    await played.put(*values[:-1])
     release = asyncio.Event()
 
     async def held_send(*_args: Any, **_kwargs: Any) -> None:
@@ -363,16 +342,15 @@ async def test_two_steps_of_one_session_do_not_build_on_the_same_state(
 
 
 async def test_a_state_that_cannot_be_read_does_not_stop_the_sweep(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     """One unreadable row (written by another version) is left out of the quiet index; the
     other sessions of the worker still time out."""
     runtime, mocks, feed, clock = worker
-    events = Simulator(seed=18).map_session(T, outcome=None)
-    session_id = events[0]["session_id"]
-    partition = partition_of(session_id, runtime.settings.topics.partitions)
-    values = [orjson.dumps(event) for event in events]
-    await feed.put("map_sessions", TOPIC, *values, key=session_id.encode(), partition=partition)
+    played = Played(worker, 18, None)
+    partition = played.partition
+    values = played.values
+    await played.put(*values)
     runtime.tables.map_sessions.data["session:unreadable"] = b'{"session_id": 7}'
     await runtime.app.on_partitions_revoked.send(set())  # the index is rebuilt on the tick
     clock.now = T + TIMEOUT + timedelta(minutes=2)
@@ -383,16 +361,15 @@ async def test_a_state_that_cannot_be_read_does_not_stop_the_sweep(
 
 
 async def test_quiet_sessions_wait_while_their_partition_has_unread_events(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     """A worker catching up (after a restart, or behind) must not time out a session whose
     next events it has not read yet."""
     runtime, mocks, feed, clock = worker
-    events = Simulator(seed=19).map_session(T, outcome=None)
-    session_id = events[0]["session_id"]
-    partition = partition_of(session_id, runtime.settings.topics.partitions)
-    values = [orjson.dumps(event) for event in events]
-    await feed.put("map_sessions", TOPIC, *values, key=session_id.encode(), partition=partition)
+    played = Played(worker, 19, None)
+    partition = played.partition
+    values = played.values
+    await played.put(*values)
     behind = {(TOPIC, partition)}
     runtime.join.unread = lambda topic, part: (topic, part) in behind
     clock.now = T + TIMEOUT + timedelta(minutes=2)

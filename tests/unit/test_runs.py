@@ -4,7 +4,6 @@ ends, with its duration from the start; pure, then through the worker's runs age
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,14 +11,8 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis_jsonschema import from_schema
 
-from agents.runtime import Runtime
-from agents.wiring import wire
-from streams.config.settings import Settings
 from streams.dlq.errors import InvalidEvent
-from streams.io.app import create_app
 from streams.join.expiry import partition_of
 from streams.join.runs import (
     RunState,
@@ -31,12 +24,9 @@ from streams.join.runs import (
 )
 from streams.mplp.run_events import decode_execution, decode_sa_event
 from streams.sim.simulate import Simulator
-from tests.support.apps import close_consumer_loop
-from tests.support.clock import SettableClock
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
-from tests.support.offsets import FakeEnds
-from tests.support.outputs import Feed, mock_outputs
-from tests.unit.test_mplp_inputs import ANY_UUID, FORMATS, MAX_EXAMPLES, official
+from tests.support.worker import RunningWorker, running_worker
+from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TIMEOUT = timedelta(hours=1)
@@ -141,29 +131,16 @@ def test_an_execution_of_another_family_is_refused_by_name() -> None:
 def test_events_generated_from_the_official_schemas_are_never_schema_violations(
     mplp_schemas: Path, name: str, decode: Any, decide: Any
 ) -> None:
-    schema = official(mplp_schemas, name)
-    seen: Counter[str] = Counter()
-
-    @settings(
-        max_examples=MAX_EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-    @given(from_schema(schema, custom_formats=FORMATS), ANY_UUID)
-    def run(generated: dict[str, Any], _uuid: str) -> None:
-        try:
-            decoded = decode(json.dumps(generated).encode())
-        except InvalidEvent as exc:
-            raise AssertionError(f"{exc} for {json.dumps(generated)[:2000]}") from None
+    def check(generated: dict[str, Any], _uuid: str) -> str:
+        decoded = decode(json.dumps(generated).encode())
         outcome = decide(decoded, None, T, None, True)
         for sample in outcome.samples:
             assert sample.sample_family == "pipeline_outcome"
         if outcome.new_state is not None:
             RunState.from_table(outcome.new_state.to_table())
-        seen[decoded.event_type] += 1
+        return str(decoded.event_type)
 
-    run()
+    seen = generated_from(official(mplp_schemas, name), check, name)
     assert sum(seen.values()) >= MAX_EXAMPLES // 2
 
 
@@ -171,20 +148,13 @@ def test_events_generated_from_the_official_schemas_are_never_schema_violations(
 
 
 @pytest.fixture
-async def worker(tmp_path: Any) -> AsyncIterator[tuple[Runtime, Any, Feed, SettableClock]]:
-    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
-    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    clock = SettableClock(T)
-    runtime = wire(app, settings, ends=FakeEnds(), clock=clock)
-    mocks = mock_outputs(app, runtime, "samples", "dlq", "events")
-    try:
-        yield runtime, mocks, Feed(app), clock
-    finally:
-        close_consumer_loop(app)
+async def worker(tmp_path: Any) -> AsyncIterator[RunningWorker]:
+    async with running_worker(tmp_path, T) as built:
+        yield built
 
 
 async def test_the_worker_turns_steps_and_executions_into_outcomes(
-    worker: tuple[Runtime, Any, Feed, SettableClock],
+    worker: RunningWorker,
 ) -> None:
     runtime, mocks, feed, clock = worker
     sim, topics, n = Simulator(seed=10), runtime.settings.topics, runtime.settings.topics.partitions
