@@ -21,6 +21,7 @@ from streams.encoding.codecs import SampleCodec
 from streams.io.topics import Topics
 from streams.observe.metrics import Metrics
 from streams.privacy import Anonymizer
+from streams.samples.collection import collection_point, in_sample
 from streams.samples.outbox import Outgoing, consent_verdict, prepare
 from streams.samples.sample import LearningSample
 
@@ -79,7 +80,9 @@ class Emitter:
     on_sent: list[OnSent] = field(default_factory=list)
 
     def prepare(self, samples: list[LearningSample]) -> Ready:
-        """Apply the global switch, privacy and encoding; project consent waits for ``send``."""
+        """Apply the collection controls, the global switch, privacy and encoding; project
+        consent waits for ``send``."""
+        samples = self.collected(samples)
         if not samples:
             return []
         if consent_verdict(self.settings.learning.enabled, None):
@@ -90,6 +93,23 @@ class Emitter:
         return [
             (s, prepare(s, self.anonymizer, self.codec, at, captured=captured)) for s in samples
         ]
+
+    def collected(self, samples: list[LearningSample]) -> list[LearningSample]:
+        """Return the samples whose collection point is on and that fall inside their
+        family's rate (``collect``); count the others by why they were skipped."""
+        collect = self.settings.collect
+        if not (collect.off or collect.rates):
+            return samples
+        kept = []
+        for sample in samples:
+            family = sample.sample_family
+            if collection_point(sample) in collect.off:
+                self.metrics.child(self.metrics.skipped, family, "point_off").inc()
+            elif not in_sample(sample.sample_id, collect.rates.get(family, 1.0)):
+                self.metrics.child(self.metrics.skipped, family, "rate").inc()
+            else:
+                kept.append(sample)
+        return kept
 
     async def admit(self, ready: Ready) -> Ready:
         """Wait until the consent view has read every consent record written before the

@@ -20,16 +20,21 @@ from pydantic import (
     Field,
     PlainSerializer,
     SecretStr,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from streams.samples.collection import POINTS
+from streams.samples.sample import FAMILIES
 
 __all__ = [
     "A2ESettings",
     "DEFAULT_PHONE_REGIONS",
     "DEFAULT_PII_ENTITIES",
     "BrokerSettings",
+    "CollectSettings",
     "Duration",
     "JoinSettings",
     "PiiOperator",
@@ -421,6 +426,41 @@ class OutcomeSettings(BaseModel):
         return frozenset(self.stages) or None
 
 
+class CollectSettings(BaseModel):
+    """Which MPLP collection points make samples, and at what rate per family."""
+
+    model_config = _FROZEN
+    off: tuple[str, ...] = Field(
+        (),
+        description="collection points switched off (JSON list of: intent_resolution, "
+        "plan_revision, impact_analysis_completion, execution_completion, pipeline_failure, "
+        "user_feedback, map_session_completion, a2e_feedback); every one is on by default",
+    )
+    rates: dict[str, float] = Field(
+        default_factory=dict,
+        description="share of each family's samples kept, 0 to 1 (JSON, e.g. "
+        '{"pipeline_outcome": 0.1}), decided from the sample id; a family not named: 1',
+    )
+
+    @field_validator("off")
+    @classmethod
+    def _known_points(cls, off: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = sorted(set(off) - set(POINTS))
+        if unknown:
+            raise ValueError(f"not collection points: {', '.join(unknown)}")
+        return off
+
+    @field_validator("rates")
+    @classmethod
+    def _known_rates(cls, rates: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(rates) - set(FAMILIES))
+        if unknown:
+            raise ValueError(f"not sample families: {', '.join(unknown)}")
+        if any(not 0.0 <= rate <= 1.0 for rate in rates.values()):
+            raise ValueError("a rate is a share: 0 to 1")
+        return rates
+
+
 class RunSettings(BaseModel):
     """SA steps and runtime executions (streams/join/runs.py): a pipeline_outcome per end."""
 
@@ -533,6 +573,7 @@ class Settings(BaseSettings):
     pairs: PairsSettings = PairsSettings()
     sessions: SessionSettings = SessionSettings()
     runs: RunSettings = RunSettings()
+    collect: CollectSettings = CollectSettings()
     outcomes: OutcomeSettings = OutcomeSettings()
     a2e: A2ESettings = A2ESettings()
     sample_format: Literal["avro", "json"] = "avro"

@@ -56,6 +56,13 @@ class Metrics:
         self.opted_out = _counter(
             r, "learnstream_opted_out", "Samples dropped by opt-out", "reason"
         )
+        self.skipped = _counter(
+            r,
+            "learnstream_samples_skipped",
+            "Samples not collected: their collection point is off, or outside their rate",
+            "family",
+            "reason",
+        )
         self.pairs = _counter(r, "learnstream_preference_pairs", "Pairs emitted", "kind")
         self.no_pair = _counter(
             r, "learnstream_no_pair", "Samples that yield no preference pair", "reason"
