@@ -12,6 +12,16 @@ No I/O, no clock: the caller passes ``now``. Quality rules:
 - stage ``execute`` completed -> pipeline_outcome ``good`` (never modified) or ``acceptable``
   (after a delta); failed -> ``poor``. Other stages produce no sample.
 
+``meta.quality_score`` (in [0, 1], from what the sample holds, so a replay scores the same):
+
+- intent_resolution: rejected 0.0; approved 1.0 less 0.1 per correction the plan received
+  before the decision, never below 0.5 (:func:`intent_score`)
+- confirm_decision: approved 1.0, cancelled 0.5, rejected 0.0
+- error_correction: 0.5 (a correction nobody reviewed)
+- delta_impact: rolled back 0.0; a compensation plan required 0.5, or 0.25 when the impact
+  says it was not applied; else 1.0 (:func:`impact_score`)
+- pipeline_outcome: good 1.0, acceptable 0.5, poor 0.0 (:data:`LABEL_SCORES`)
+
 Ids the MPLP learning schemas type as UUIDs carry ``canonical_id`` of the runtime's id (see
 ``meta.id_refs``); other ids (intent, delta, confirm, plan ids in input) stay as sent.
 Where the seed-004 fields come from: :mod:`streams.samples.parts`.
@@ -40,7 +50,9 @@ from streams.samples.parts import (
 from streams.samples.sample import Feedback, LearningSample
 
 __all__ = [
+    "CORRECTION_SCORE",
     "DECISION_LABELS",
+    "LABEL_SCORES",
     "PRODUCER",
     "build_confirm_decision",
     "build_delta_impact",
@@ -48,6 +60,8 @@ __all__ = [
     "build_intent_resolution",
     "build_pipeline_outcome",
     "impact_quality",
+    "impact_score",
+    "intent_score",
     "outcome_quality",
 ]
 
@@ -71,6 +85,18 @@ DECISION_LABELS: dict[str, tuple[str, str, str]] = {
     "rejected": ("rejection", "poor", "rejected"),
     "cancelled": ("score", "acceptable", "not_reviewed"),
 }
+
+
+#: A label's score where the sample knows nothing finer.
+LABEL_SCORES: dict[str, float] = {"good": 1.0, "acceptable": 0.5, "poor": 0.0}
+#: A user's correction: applied, never reviewed, so acceptable.
+CORRECTION_SCORE = LABEL_SCORES["acceptable"]
+
+
+def intent_score(approved: bool, corrections: int) -> float:
+    """Return the score of a resolved intent: a plan approved only after corrections was not
+    right the first time, yet it stays above any rejected plan (a replan's margin >= 0.5)."""
+    return (10 - min(corrections, 5)) / 10 if approved else 0.0
 
 
 def _decision_feedback(event: DecisionEvent) -> Feedback:
@@ -113,7 +139,13 @@ def build_intent_resolution(
         },
         feedback=_decision_feedback(event),
         meta=sample_meta(
-            event, "approved" if approved else "rejected", plan.plan_id, state, refs, **extra_meta
+            event,
+            "approved" if approved else "rejected",
+            plan.plan_id,
+            state,
+            refs,
+            score=intent_score(approved, state.deltas),
+            **extra_meta,
         ),
     )
 
@@ -145,7 +177,13 @@ def build_confirm_decision(
             "reason": payload.reason or "",
         },
         feedback=_decision_feedback(event),
-        meta=sample_meta(event, DECISION_LABELS[event.decision][2], payload.plan_id, state),
+        meta=sample_meta(
+            event,
+            DECISION_LABELS[event.decision][2],
+            payload.plan_id,
+            state,
+            score=LABEL_SCORES[DECISION_LABELS[event.decision][1]],
+        ),
     )
 
 
@@ -181,7 +219,7 @@ def build_error_correction(
         feedback=Feedback(
             source="user", type="correction", details=present(details), quality_label="acceptable"
         ),
-        meta=sample_meta(event, "not_reviewed", plan.plan_id, state),
+        meta=sample_meta(event, "not_reviewed", plan.plan_id, state, score=CORRECTION_SCORE),
     )
 
 
@@ -190,6 +228,15 @@ def impact_quality(impact: DeltaImpact) -> str:
     if impact.rollback_used:
         return "poor"
     return "acceptable" if impact.comp_plan_required else "good"
+
+
+def impact_score(impact: DeltaImpact) -> float:
+    """Return the score of an impact outcome: its label's, and a compensation plan required
+    but not applied below one that was."""
+    quality = impact_quality(impact)
+    if quality == "acceptable" and impact.comp_plan_applied is False:
+        return 0.25
+    return LABEL_SCORES[quality]
 
 
 def build_delta_impact(event: DeltaIntentEvent, state: PlanState, now: datetime) -> LearningSample:
@@ -216,7 +263,14 @@ def build_delta_impact(event: DeltaIntentEvent, state: PlanState, now: datetime)
             details=outcome,
             quality_label=impact_quality(delta.impact),
         ),
-        meta=sample_meta(event, "not_reviewed", delta.plan_id, state, **extra_meta),
+        meta=sample_meta(
+            event,
+            "not_reviewed",
+            delta.plan_id,
+            state,
+            score=impact_score(delta.impact),
+            **extra_meta,
+        ),
     )
 
 
@@ -281,5 +335,11 @@ def build_pipeline_outcome(
             else None
         ),
         feedback=Feedback(source="system", type="score", quality_label=quality),
-        meta=sample_meta(event, "not_reviewed", plan.plan_id if plan else None, state),
+        meta=sample_meta(
+            event,
+            "not_reviewed",
+            plan.plan_id if plan else None,
+            state,
+            score=LABEL_SCORES[quality],
+        ),
     )

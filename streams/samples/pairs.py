@@ -1,7 +1,15 @@
 """Preference pairs mined from the samples as written: the wire model, samples in, corrections.
 
 Wire format of ``mplp.preference_pairs``: key = ``pair_id`` (UTF-8), value = the JSON object
-of :class:`PreferencePair` with every field present (``margin`` is ``null`` when no score).
+of :class:`PreferencePair` with every field present.
+
+``margin`` is how much better chosen is than rejected on the samples' ``meta.quality_score``
+scale (``null`` only for a sample written without a score):
+
+- ``replan``: the approved sample's score less the rejected one's (0.5 to 1.0);
+- ``correction``: the sample's score, the corrected plan's, less 0 for the plan the user
+  set aside by correcting it;
+- ``feedback``: ``(1 - score) / 2`` (:mod:`streams.a2e.samples`).
 
 Only samples are read, never raw inputs, so a pair holds nothing its samples did not:
 anonymization, opt-out and consent were applied before. Two kinds are built here:
@@ -151,7 +159,8 @@ def correction_pair(sample: LearningSample, created_at: str) -> PreferencePair |
     """Return the pair of an error_correction sample, or why it yields none.
 
     rejected = ``input.plan_state``; chosen = it with ``output.result`` merge-patched in;
-    prompt = the sample's input without ``plan_state`` (that is the rejected side).
+    prompt = the sample's input without ``plan_state`` (that is the rejected side);
+    margin = the sample's score (the rejected side scores 0).
     """
     state, patch = sample.input.get("plan_state"), sample.output.get("result")
     reason = _applicable(state, patch)
@@ -172,6 +181,7 @@ def correction_pair(sample: LearningSample, created_at: str) -> PreferencePair |
         rejected_sample_id=sample.sample_id,
         event_time=sample.meta.event_time or sample.created_at,
         created_at=created_at,
+        margin=sample.meta.quality_score,
     )
 
 

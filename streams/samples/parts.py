@@ -10,10 +10,16 @@ Where each seed-004 field comes from (absent in the input: absent in the sample)
 - delta state ``affected_artifact_count``, ``risk_level``, ``psg_complexity_score`` and
   delta meta ``impact_analysis_duration_ms``, ``predicted_vs_actual_accuracy``: the delta
   payload's ``impact`` object, under those names.
+- meta ``source_flow_id`` (the flow that made the event, e.g. ``FLOW-01``, ``SA-01``,
+  ``MAP-01``): ``source_flow_id`` or ``flow_id``, a non-empty string, in the event's payload,
+  else at the event's top level, else in the plan's ``meta``, else in the project context.
+  The official event, plan and context schemas define no such field, so it comes only from
+  runtimes that add one; none found, none written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +34,7 @@ __all__ = [
     "PRODUCER",
     "IdRefs",
     "context_state",
+    "flow_id",
     "impact_parts",
     "intent_extras",
     "intent_of",
@@ -43,6 +50,7 @@ INTENT_META = ("clarification_rounds", "ambiguity_flags")
 CONTEXT_STATE = ("project_phase", "psg_node_count", "existing_plan_count")
 IMPACT_STATE = ("affected_artifact_count", "risk_level", "psg_complexity_score")
 IMPACT_META = ("impact_analysis_duration_ms", "predicted_vs_actual_accuracy")
+FLOW_KEYS = ("source_flow_id", "flow_id")
 
 
 class IdRefs(dict[str, str]):
@@ -71,10 +79,13 @@ def sample_meta(
     plan_id: str | None,
     state: PlanState | None,
     refs: IdRefs | None = None,
+    *,
+    score: float,
     **extra: Any,
 ) -> SampleMeta:
     """Return a sample's meta: canonical ids (the project from the event, else the plan;
-    no ``plan_id`` for a decision on another target that names no plan)."""
+    no ``plan_id`` for a decision on another target that names no plan), the flow the
+    event names, and the family's ``score``."""
     refs = refs if refs is not None else IdRefs()
     project = event.project_id or (state.snapshot.project_id if state else None)
     return SampleMeta(
@@ -84,9 +95,32 @@ def sample_meta(
         producer=PRODUCER,
         plan_id=refs.uuid("plan_id", plan_id) if plan_id else None,
         event_time=iso(event.timestamp),
+        source_flow_id=flow_id(event, state),
+        quality_score=score,
         **present(extra),
         id_refs=dict(refs) or None,
     )
+
+
+def _fields(values: object) -> Mapping[str, Any]:
+    """Return a payload's fields: a dict as sent, or what a model kept beyond its own."""
+    if isinstance(values, Mapping):
+        return values
+    extra = getattr(values, "model_extra", None)
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def flow_id(event: MplpEvent, state: PlanState | None) -> str | None:
+    """Return the flow id the event (else its plan) names, or None: never made up."""
+    sources = [_fields(event.payload), _fields(event)]
+    if state is not None:
+        sources += [_fields(state.snapshot.plan.meta), state.snapshot.context or {}]
+    for source in sources:
+        for key in FLOW_KEYS:
+            value = source.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
 
 
 def intent_of(state: PlanState) -> tuple[str, str]:

@@ -5,7 +5,9 @@ The matcher holds, per ``intent_id``, the rejected and the approved plans it has
 side on the right side of it in *event time* (``meta.event_time``): a rejection with every
 approval after it, an approval with every rejection before it. So the pairs of an intent do
 not depend on the order its samples arrive in, and an intent rejected twice, then approved,
-yields two pairs. Equal event times pair nothing (neither followed the other).
+yields two pairs. Equal event times pair nothing (neither followed the other). A pair's
+``margin`` is the approved sample's ``meta.quality_score`` less the rejected one's (``None``
+if either was written without one).
 
 An intent is dropped ``pairs.ttl`` after its last plan arrived (processing time), approved or
 not; a plan arriving after that starts afresh. A plan seen before (a replay) is paired again
@@ -102,8 +104,13 @@ class IntentPlans(BaseModel):
         return any(p.sample_id == plan.sample_id for p in self.rejected + self.approved)
 
 
+def _margin(rejected: Plan, approved: Plan) -> float | None:
+    if approved.score is None or rejected.score is None:
+        return None
+    return approved.score - rejected.score
+
+
 def _pair(rejected: Plan, approved: Plan, created_at: str) -> PreferencePair:
-    scores = (approved.score, rejected.score)
     return PreferencePair(
         pair_id=pair_id("replan", rejected.sample_id, approved.sample_id),
         kind="replan",
@@ -117,7 +124,7 @@ def _pair(rejected: Plan, approved: Plan, created_at: str) -> PreferencePair:
         rejected_sample_id=rejected.sample_id,
         event_time=iso(approved.event_time),
         created_at=created_at,
-        margin=None if None in scores else scores[0] - scores[1],  # type: ignore[operator]
+        margin=_margin(rejected, approved),
     )
 
 

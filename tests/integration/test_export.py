@@ -214,9 +214,9 @@ async def test_export_every_format_from_a_worker_scenario(
         map(key, expected("training-dataset", {"good"}))
     )
     pairs = [PreferencePair.model_validate_json(r.value) for r in pair_records]
-    for fmt in ("dpo", "reward"):  # no scores yet: no margin column
-        want = [{k: v for k, v in row.items() if k != "margin"} for row in expected(fmt, pairs)]
-        assert sorted(map(key, rows[fmt])) == sorted(map(key, want))
+    for fmt in ("dpo", "reward"):  # every sample has a score: every pair has a margin
+        assert sorted(map(key, rows[fmt])) == sorted(map(key, expected(fmt, pairs)))
+        assert all(isinstance(row["margin"], float) and row["margin"] > 0 for row in rows[fmt])
     # The replan's row: the rejected plan's intent, the approved plan over the rejected one.
     plans = {
         s.feedback.quality_label: s for s in in_range if s.sample_family == "intent_resolution"
@@ -226,10 +226,11 @@ async def test_export_every_format_from_a_worker_scenario(
         "prompt": plans["poor"].input["intent_text"],
         "chosen": f"{good['plan_title']}\n{json.dumps(good['plan_structure'])}",
         "rejected": f"{poor['plan_title']}\n{json.dumps(poor['plan_structure'])}",
+        "margin": plans["good"].meta.quality_score - plans["poor"].meta.quality_score,
     } in rows["dpo"]
 
     loaded = load_dataset("json", data_files=str(tmp_path / "dpo.jsonl"), split="train")
-    assert loaded.column_names == ["prompt", "chosen", "rejected"]
+    assert loaded.column_names == ["prompt", "chosen", "rejected", "margin"]
 
     # Filters, Parquet and chat through the CLI.
     pipeline = _lines(

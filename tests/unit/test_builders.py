@@ -169,6 +169,7 @@ def test_approval_with_plan_yields_confirm_decision_and_intent_resolution() -> N
             "project_id": PROJECT_ID,
             "human_feedback_label": "approved",
             "event_time": "2026-03-01T11:30:00Z",
+            "quality_score": 1.0,
             **META,
         },
     }
@@ -305,6 +306,7 @@ def test_delta_yields_acceptable_error_correction_and_counts_the_correction() ->
             "project_id": PROJECT_ID,
             "human_feedback_label": "not_reviewed",
             "event_time": "2026-03-01T11:40:00Z",
+            "quality_score": 0.5,
             **META,
         },
     }

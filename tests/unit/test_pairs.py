@@ -114,7 +114,7 @@ def test_the_wire_form_has_every_field_and_round_trips() -> None:
     (pair,), _ = feed(s.decided(snap, False, 0), s.decided(s.plan(snap), True, 60))
     value = orjson.loads(pair.to_json())
     assert list(value) == WIRE_FIELDS
-    assert value["margin"] is None  # no builder sets meta.quality_score yet
+    assert value["margin"] == 1.0  # approved 1.0 over rejected 0.0 (meta.quality_score)
     assert pair.key() == value["pair_id"].encode()
     assert PreferencePair.model_validate_json(pair.to_json()) == pair
 
