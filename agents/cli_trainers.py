@@ -76,6 +76,9 @@ def export(
     dpo               {prompt, chosen, rejected} from mplp.preference_pairs
     reward            {chosen, rejected} (prompt + completion each) from the same pairs
     mplp              the LearningSamples themselves, one per line
+    mplp-common       MPLP's common learning sample (common/learning-sample.schema.json),
+                      one per sample that has a project_id (the schema requires one;
+                      the summary counts the samples left out)
     training-dataset  one JSON object {version, sample_count, samples}, good samples
 
     --since / --until select by the record timestamp, set when the worker wrote the sample
@@ -115,7 +118,11 @@ def export(
             )
     except (ExportError, FormatterError) as exc:
         raise UserError(str(exc)) from exc
-    click.echo(summary(rows, fmt, str(out), stats), err=True)
+    line = summary(rows, fmt, str(out), stats)
+    if fmt == "mplp-common" and stats.kept > rows:
+        # Each sample kept is one row, except those the schema cannot hold (export/common.py).
+        line += f"; left out {stats.kept - rows:,} samples with no project_id or success rule"
+    click.echo(line, err=True)
 
 
 def _authorized(url: str, settings: Settings) -> urllib.request.Request:

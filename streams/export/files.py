@@ -42,7 +42,7 @@ def _partial(out: Path) -> Iterator[Path]:
 def write_export(rows: Iterable[dict[str, Any]], out: Path, fmt: str) -> int:
     """Write ``rows`` of format ``fmt`` to ``out`` (``.parquet``: Parquet); return the count."""
     parquet = out.suffix == ".parquet"
-    if parquet and fmt in ("mplp", "training-dataset"):
+    if parquet and fmt in ("mplp", "mplp-common", "training-dataset"):
         raise ExportError(f"{fmt} is written as JSON only (free-form fields have no fixed columns)")
     if fmt == "training-dataset":
         return _write_dataset(rows, out)

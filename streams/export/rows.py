@@ -11,6 +11,8 @@ conversational form (user / assistant ``messages``):
 - ``reward``: ``{"chosen", "rejected"}`` (+ ``"margin"``), TRL's implicit-prompt preference
   form: each side is the prompt followed by that completion.
 - ``mplp``: the samples themselves (``LearningSample.to_dict()``), every quality by default.
+- ``mplp-common``: MPLP's common learning sample (:mod:`streams.export.common`), every
+  quality by default; a sample without a project has no row.
 - ``training-dataset``: the seed's ``TrainingDataset`` rows ``{prompt, completion,
   metadata{sample_id, quality}}``, good samples only by default (streams/export/files.py
   writes the one JSON object around them).
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from streams.export.common import common_record
 from streams.export.formatters import Formatter, default_formatter, messages
 from streams.samples.ids import canonical_id
 from streams.samples.pairs import PreferencePair
@@ -39,12 +42,13 @@ __all__ = [
     "export_filter",
 ]
 
-FORMATS = ("sft", "dpo", "kto", "reward", "mplp", "training-dataset")
+FORMATS = ("sft", "dpo", "kto", "reward", "mplp", "mplp-common", "training-dataset")
 PAIR_FORMATS = frozenset({"dpo", "reward"})
 DEFAULT_QUALITIES: dict[str, tuple[str, ...]] = {
     "sft": ("good",),
     "kto": ("good", "poor"),
     "mplp": QUALITIES,
+    "mplp-common": QUALITIES,
     "training-dataset": ("good",),
 }
 
@@ -122,19 +126,24 @@ class RowMaker:
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
             raise ExportError(f"--format must be one of {', '.join(FORMATS)}")
-        if self.chat and self.fmt in ("mplp", "training-dataset"):
+        if self.chat and self.fmt in ("mplp", "mplp-common", "training-dataset"):
             raise ExportError(f"--chat does not apply to {self.fmt}")
 
     def rows(self, items: Iterable[Any]) -> Iterator[dict[str, Any]]:
-        """Yield the row of each sample (or pair, for dpo / reward)."""
+        """Yield the row of each sample (or pair, for dpo / reward) that has one."""
         make = self.pair_row if self.fmt in PAIR_FORMATS else self.sample_row
         for item in items:
-            yield make(item)
+            row = make(item)
+            if row is not None:
+                yield row
 
-    def sample_row(self, sample: LearningSample) -> dict[str, Any]:
-        """Return the row of one sample."""
+    def sample_row(self, sample: LearningSample) -> dict[str, Any] | None:
+        """Return the row of one sample; None when the format has none for it (mplp-common:
+        a sample without a project)."""
         if self.fmt == "mplp":
             return sample.to_dict()
+        if self.fmt == "mplp-common":
+            return common_record(sample)
         quality = sample.feedback.quality_label
         prompt, completion = self.formatter(sample.sample_family, sample.input, sample.output)
         if self.fmt == "training-dataset":

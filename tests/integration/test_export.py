@@ -287,3 +287,36 @@ async def test_the_consumer_api_reads_a_range_and_tails_live(broker, namespace):
     got = await asyncio.wait_for(first, 30)
     assert got.sample_id == make("new")["sample_id"]
     await live.aclose()
+
+
+async def test_export_mplp_common_writes_valid_records_and_counts_those_left_out(
+    broker, worker_env, namespace, tmp_path
+):
+    """`--format mplp-common` through the CLI: one record per sample of every family, each
+    valid against the official common schema; a sample without a project is counted, not
+    written."""
+    from tests.unit.test_export_common import CASES, common_validator, run_end
+
+    topic = TopicSettings(prefix=namespace).name("samples")
+    await create(broker.bootstrap, topic, 1)
+    # The cancelled Confirm shares its event, so its sample id, with the approval: left out.
+    cases = [case for name, case in CASES.items() if name != "confirm_decision_cancelled"]
+    unowned = run_end(project=None, event_id="exec-2-end")
+    json_codec = codec_for("json")
+    for sample in [unowned, *(sample for sample, _ in cases)]:
+        value = json_codec.encode(sample.to_dict())
+        await _send(broker.bootstrap, topic, sample.sample_id.encode(), value, None)
+    out = tmp_path / "common.jsonl"
+    done = _cli(worker_env, "export", "--format", "mplp-common", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == (
+        f"exported {len(cases)} mplp-common rows to {out}: read {len(cases) + 1} records, "
+        "skipped 0 (bad 0, duplicates 0, filtered out 0); left out 1 samples with no "
+        "project_id or success rule"
+    )
+    rows = _lines(out)
+    assert [e.message for row in rows for e in common_validator().iter_errors(row)] == []
+    expected = [{"sample_id": sample.sample_id} | record for sample, record in cases]
+    assert sorted(rows, key=lambda r: r["sample_id"]) == sorted(
+        expected, key=lambda r: r["sample_id"]
+    )

@@ -1,0 +1,447 @@
+"""``--format mplp-common``: one sample of every family through the row maker, each record
+valid against the official ``common/learning-sample.schema.json`` and equal, field by field,
+to what the sample holds; samples without a project have no record (streams/export/common.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft7Validator
+from referencing import Registry, Resource
+
+from streams.a2e.models import Feedback
+from streams.a2e.samples import build_dialog_response
+from streams.export.common import SUCCESS
+from streams.export.files import write_export
+from streams.export.rows import ExportError, RowMaker, export_filter
+from streams.join.rules import on_decision, on_delta, on_stage
+from streams.join.sessions import SessionState
+from streams.samples.coordination import build_coordination
+from streams.samples.run_end import RunEnd, build_run_outcome
+from streams.samples.sample import QUALITIES, LearningSample
+from tests.conftest import mplp_schema_dir
+from tests.support.mplp_learning import format_checker
+from tests.unit import test_builders as tb
+from tests.unit.test_confirm_every import confirm
+
+PROJECT, PLAN = tb.PROJECT_ID, tb.PLAN_ID
+RULED_FAMILIES = (
+    "intent_resolution",
+    "confirm_decision",
+    "error_correction",
+    "delta_impact",
+    "pipeline_outcome",
+    "dialog_response",
+    "multi_agent_coordination",
+)
+CREATED = "2026-03-01T12:00:00.123456Z"  # tb.NOW, every sample's created_at
+STEPS = [{"description": "Measure latency", "status": "pending"}]
+PLAN_FIELDS = {
+    "plan_id": PLAN,
+    "title": "Add a cache",
+    "objective": "Add a Redis cache in front of the orders API",
+    "status": "proposed",
+    "steps": STEPS,
+}
+
+
+@functools.cache
+def common_validator() -> Draft7Validator:
+    """Return the official common learning-sample schema, its $refs resolved, formats checked."""
+    common = mplp_schema_dir() / "common"
+    schemas = [json.loads(p.read_text("utf-8")) for p in sorted(common.glob("*.schema.json"))]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
+    schema = json.loads((common / "learning-sample.schema.json").read_text("utf-8"))
+    Draft7Validator.check_schema(schema)
+    return Draft7Validator(schema, registry=registry, format_checker=format_checker())
+
+
+@pytest.fixture
+def validator() -> Draft7Validator:
+    return common_validator()
+
+
+def errors(validator: Draft7Validator, record: dict[str, Any]) -> list[str]:
+    return [f"{e.json_path}: {e.message}" for e in validator.iter_errors(record)]
+
+
+def metadata(
+    sample: LearningSample, label: str, events: list[str], refs: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Return the record's metadata: family, quality, provenance."""
+    out = {
+        "sample_family": sample.sample_family,
+        "quality_label": sample.feedback.quality_label,
+        "quality_score": sample.meta.quality_score,
+        "human_feedback_label": label,
+        "source_event_ids": events,
+        "created_at": CREATED,
+        "producer": "learnstream/0.1.0",
+        "protocol_version": "1.0.0",
+    }
+    return out | ({"id_refs": refs} if refs else {})
+
+
+def run_end(
+    status: str = "completed", project: str | None = PROJECT, event_id: str = "exec-1-end"
+) -> LearningSample:
+    end = RunEnd(
+        status=status,  # type: ignore[arg-type]
+        event_id=event_id,
+        at=tb.NOW,
+        pipeline_id="exec-1",
+        stage_id="executor",
+        kind="runtime_execution",
+        project_id=project,
+        error={"code": 504, "message": "upstream timed out"} if status == "failed" else None,
+    )
+    return build_run_outcome(end, tb.NOW - timedelta(seconds=3), tb.NOW)
+
+
+def session(outcome: str | None = None) -> LearningSample:
+    state = SessionState(
+        session_id="sess-1",
+        first_at=tb.T0,
+        last_at=tb.T0 + timedelta(minutes=2),
+        touched_at=tb.NOW,
+        project_id=PROJECT,
+        roles=("planner", "coder"),
+        turns_dispatched=2,
+        turns_completed=2,
+        reported_outcome=outcome,
+    )
+    return build_coordination(state, "evt-last", "completed", tb.NOW)
+
+
+def dialog(polarity: str, score: float, project: str | None = PROJECT) -> LearningSample:
+    feedback = {
+        "correlation_id": "req_1",
+        "polarity": polarity,
+        "score": score,
+        "comment": "wrong sum",
+        "rated_turn": {"prompt": "2+2?", "response": "5"},
+    }
+    correction = {"correction": "4"} if polarity == "CORRECTIVE" else {}
+    built = Feedback.model_validate(feedback | correction)
+    return build_dialog_response(built, tb.NOW, project_id=project)
+
+
+def _cases() -> dict[str, tuple[LearningSample, dict[str, Any]]]:
+    """One sample of every family (and a cancelled Confirm), with the record expected of it."""
+    state = tb.plan_state()
+    confirm_decision, intent = on_decision(tb.decision(reason="Looks right"), state, tb.NOW).samples
+    (cancelled,) = on_decision(
+        tb.decision("plan_rejected", confirm=confirm("cancelled")), state, tb.NOW
+    ).samples
+    impact = tb.IMPACT | {"impact_analysis_duration_ms": 1500}
+    correction, delta_impact = on_delta(tb.delta(impact), state, tb.NOW).samples
+    (stage,) = on_stage(
+        tb.stage("failed", error="timeout", duration_ms=1200), state, tb.NOW
+    ).samples
+    run, coordination, feedback = run_end(), session(), dialog("CORRECTIVE", -0.5)
+    decision_event, delta_event = [tb.DECISION_EVENT], [tb.DELTA_EVENT]
+    intent_fields = {"intent_id": "intent-42", "intent_text": "make orders faster"}
+    delta_fields = {
+        "delta_id": tb.DELTA_ID,
+        "intent_id": "intent-42",
+        "delta_type": "refinement",
+        "change_summary": "Add a rollback step",
+    }
+    common = {"project_id": PROJECT}
+    return {
+        "intent_resolution": (
+            intent,
+            common
+            | {
+                "success_flag": True,
+                "timestamps": {"started_at": "2026-03-01T11:30:00Z"},
+                "intent_before": intent_fields | {"context": {"repo": "acme/orders"}},
+                "plan": PLAN_FIELDS | {"step_count": 1},
+                "user_feedback": {"decision": "approve", "comment": "Looks right"},
+                "metadata": metadata(intent, "approved", decision_event),
+            },
+        ),
+        "confirm_decision": (
+            confirm_decision,
+            common
+            | {
+                "success_flag": True,
+                "timestamps": {"started_at": "2026-03-01T11:30:00Z"},
+                "plan": {"plan_id": PLAN},
+                "user_feedback": {"decision": "approve", "comment": "Looks right"},
+                "governance_decisions": [
+                    {
+                        "plan_id": PLAN,
+                        "confirm_id": tb.CONFIRM_ID,
+                        "decision": "approved",
+                        "decided_by_role": "reviewer",
+                        "reason": "Looks right",
+                    }
+                ],
+                "metadata": metadata(confirm_decision, "approved", decision_event),
+            },
+        ),
+        "confirm_decision_cancelled": (
+            cancelled,
+            common
+            | {
+                "success_flag": False,
+                "timestamps": {"started_at": "2026-03-01T11:30:00Z"},
+                "plan": {"plan_id": PLAN},
+                "user_feedback": {"decision": "unknown", "comment": "No longer needed"},
+                "governance_decisions": [
+                    {
+                        "plan_id": PLAN,
+                        "confirm_id": tb.CONFIRM_ID,
+                        "target_type": "plan",
+                        "target_id": PLAN,
+                        "requested_by_role": "role-planner-001",
+                        "request_reason": "Requesting approval",
+                        "decision_count": 1,
+                        "decision": "cancelled",
+                        "decided_by_role": "reviewer",
+                        "reason": "No longer needed",
+                    }
+                ],
+                "metadata": metadata(cancelled, "not_reviewed", decision_event),
+            },
+        ),
+        "error_correction": (
+            correction,
+            common
+            | {
+                "success_flag": True,
+                "timestamps": {"started_at": "2026-03-01T11:40:00Z"},
+                "intent_before": intent_fields,
+                "plan": PLAN_FIELDS,
+                "delta_intents": [
+                    delta_fields | {"changes": {"steps_added": 1}, "corrected_fields": ["steps"]}
+                ],
+                "user_feedback": {"decision": "override", "comment": "you forgot the rollback"},
+                "metadata": metadata(correction, "not_reviewed", delta_event),
+            },
+        ),
+        "delta_impact": (
+            delta_impact,
+            common
+            | {
+                "success_flag": True,
+                "timestamps": {"started_at": "2026-03-01T11:40:00Z"},
+                "intent_before": {"intent_id": "intent-42"},
+                "plan": {"plan_id": PLAN},
+                "delta_intents": [delta_fields | {"impact": impact}],
+                "metadata": metadata(delta_impact, "not_reviewed", delta_event),
+            },
+        ),
+        "pipeline_outcome": (
+            stage,
+            common
+            | {
+                "success_flag": False,
+                "timestamps": {
+                    "started_at": "2026-03-01T11:49:58.800000Z",
+                    "completed_at": "2026-03-01T11:50:00Z",
+                },
+                "plan": {k: v for k, v in PLAN_FIELDS.items() if k != "title"},
+                "pipeline_path": ["execute"],
+                "execution_time_ms": 1200,
+                "error_info": {"error_message": "timeout"},
+                "metadata": metadata(stage, "not_reviewed", [tb.STAGE_EVENT]),
+            },
+        ),
+        "pipeline_outcome_run": (
+            run,
+            common
+            | {
+                "success_flag": True,
+                "timestamps": {
+                    "started_at": "2026-03-01T11:59:57.123456Z",
+                    "completed_at": CREATED,
+                },
+                "pipeline_path": ["executor"],
+                "execution_time_ms": 3000,
+                "metadata": metadata(
+                    run,
+                    "not_reviewed",
+                    run.meta.source_event_ids,
+                    {"source_event_ids[0]": "exec-1-end"},
+                ),
+            },
+        ),
+        "multi_agent_coordination": (
+            coordination,
+            common
+            | {
+                "success_flag": True,
+                "timestamps": {
+                    "started_at": "2026-03-01T11:00:00Z",
+                    "completed_at": "2026-03-01T11:02:00Z",
+                },
+                "execution_time_ms": 120_000,
+                "metadata": metadata(
+                    coordination,
+                    "not_reviewed",
+                    coordination.meta.source_event_ids,
+                    {"input.session_id": "sess-1", "source_event_ids[0]": "evt-last"},
+                ),
+            },
+        ),
+        "dialog_response": (
+            feedback,
+            common
+            | {
+                "success_flag": False,
+                "timestamps": {"started_at": CREATED},  # A2E feedback has no event time
+                "user_feedback": {"decision": "override", "comment": "wrong sum", "rating": 1.25},
+                "metadata": metadata(
+                    feedback,
+                    "rejected",
+                    feedback.meta.source_event_ids,
+                    {"source_event_ids[0]": "req_1"},
+                ),
+            },
+        ),
+    }
+
+
+CASES = _cases()
+
+
+def test_every_family_with_a_success_rule_has_a_case() -> None:
+    assert (
+        {sample.sample_family for sample, _ in CASES.values()}
+        == set(SUCCESS)
+        == set(RULED_FAMILIES)
+    )
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_family_maps_to_a_valid_record_of_what_it_holds(
+    name: str, validator: Draft7Validator
+) -> None:
+    sample, expected = CASES[name]
+    (record,) = RowMaker("mplp-common").rows([sample])
+    assert errors(validator, record) == []
+    assert record == {"sample_id": sample.sample_id} | expected
+
+
+def test_the_written_file_holds_a_valid_record_per_sample(
+    tmp_path: Path, validator: Draft7Validator
+) -> None:
+    samples = [sample for sample, _ in CASES.values()]
+    out = tmp_path / "common.jsonl"
+    assert write_export(RowMaker("mplp-common").rows(samples), out, "mplp-common") == len(samples)
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["sample_id"] for r in written] == [s.sample_id for s in samples]
+    assert [e for r in written for e in errors(validator, r)] == []
+
+
+def test_a_family_without_a_success_rule_has_no_record() -> None:
+    """A family added later is left out (and counted) until its outcome is decided."""
+    sample, _ = CASES["pipeline_outcome"]
+    unruled = sample.model_copy(update={"sample_family": "graph_evolution"})
+    assert list(RowMaker("mplp-common").rows([unruled, sample])) == [
+        RowMaker("mplp-common").sample_row(sample)
+    ]
+
+
+def test_a_sample_without_a_project_has_no_record(tmp_path: Path) -> None:
+    """The schema requires project_id: no record, never an invented project (the CLI's
+    summary counts the samples left out)."""
+    kept, unowned = run_end(), run_end(project=None)
+    assert unowned.meta.project_id is None
+    maker = RowMaker("mplp-common")
+    assert maker.sample_row(unowned) is None
+    rows = list(maker.rows([unowned, kept, dialog("POSITIVE", 0.9, project=None)]))
+    assert [r["sample_id"] for r in rows] == [kept.sample_id]
+    assert write_export(maker.rows([unowned]), tmp_path / "none.jsonl", "mplp-common") == 0
+
+
+@pytest.mark.parametrize(
+    ("sample", "success"),
+    [
+        (on_decision(tb.decision("plan_rejected"), tb.plan_state(), tb.NOW).samples[1], False),
+        (on_decision(tb.decision("plan_rejected"), tb.plan_state(), tb.NOW).samples[0], False),
+        (
+            on_delta(
+                tb.delta(tb.IMPACT | {"rollback_used": True}), tb.plan_state(), tb.NOW
+            ).samples[1],
+            False,
+        ),
+        (on_stage(tb.stage("completed"), tb.plan_state(deltas=1), tb.NOW).samples[0], True),
+        (run_end("cancelled"), False),
+        (session("partial"), False),
+        (dialog("POSITIVE", 0.9), True),
+        (dialog("NEUTRAL", 0.0), False),
+    ],
+    ids=[
+        "intent-rejected",
+        "confirm-rejected",
+        "delta-rolled-back",
+        "stage-completed-after-delta",
+        "run-cancelled",
+        "session-partial",
+        "dialog-good",
+        "dialog-acceptable",
+    ],
+)
+def test_success_flag_is_the_family_outcome(
+    sample: LearningSample, success: bool, validator: Draft7Validator
+) -> None:
+    (record,) = RowMaker("mplp-common").rows([sample])
+    assert record["success_flag"] is success
+    assert errors(validator, record) == []
+
+
+def test_user_feedback_of_humans_only_with_the_score_as_a_rating(
+    validator: Draft7Validator,
+) -> None:
+    (positive,) = RowMaker("mplp-common").rows([dialog("POSITIVE", 0.9)])
+    assert positive["user_feedback"] == {
+        "decision": "approve",
+        "comment": "wrong sum",
+        "rating": 4.75,
+    }
+    (rejected,) = on_decision(
+        tb.decision("plan_rejected", reason="No rollback"), tb.plan_state(), tb.NOW
+    ).samples[:1]
+    (record,) = RowMaker("mplp-common").rows([rejected])
+    assert record["user_feedback"] == {"decision": "reject", "comment": "No rollback"}
+    assert errors(validator, record) == []
+    system = [CASES[n][0] for n in ("delta_impact", "pipeline_outcome", "multi_agent_coordination")]
+    assert all("user_feedback" not in r for r in RowMaker("mplp-common").rows(system))
+
+
+def test_error_info_takes_only_the_schema_fields_as_strings(validator: Draft7Validator) -> None:
+    (coded,) = RowMaker("mplp-common").rows([run_end("failed")])
+    assert coded["error_info"] == {"error_code": "504", "error_message": "upstream timed out"}
+    assert coded["success_flag"] is False
+    assert errors(validator, coded) == []
+    odd = on_stage(
+        tb.stage("failed", error={"detail": "x"}, duration_ms="1.2s"), tb.plan_state(), tb.NOW
+    ).samples[0]
+    (record,) = RowMaker("mplp-common").rows([odd])
+    # Neither a known error field nor a numeric duration: both left out, the start is the event.
+    assert {"error_info", "execution_time_ms"}.isdisjoint(record)
+    assert record["timestamps"] == {"started_at": "2026-03-01T11:50:00Z"}
+    assert errors(validator, record) == []
+    endless = on_stage(tb.stage("completed", duration_ms=1e300), tb.plan_state(), tb.NOW).samples
+    (record,) = RowMaker("mplp-common").rows(endless)  # no start that far back: the event's
+    assert (record["timestamps"], record["execution_time_ms"]) == (
+        {"started_at": "2026-03-01T11:50:00Z"},
+        1e300,
+    )
+
+
+def test_every_quality_by_default_json_only_and_no_chat(tmp_path: Path) -> None:
+    assert export_filter("mplp-common", (), (), None).qualities == frozenset(QUALITIES)
+    with pytest.raises(ExportError, match="--chat"):
+        RowMaker("mplp-common", chat=True)
+    with pytest.raises(ExportError, match="JSON only"):
+        write_export(iter([]), tmp_path / "x.parquet", "mplp-common")
