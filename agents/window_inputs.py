@@ -2,8 +2,10 @@
 
 MAP session events (``learnstream.map_sessions``: one multi_agent_coordination sample per
 session, streams/join/sessions.py) and SA step and runtime execution events
-(``learnstream.runs``: a pipeline_outcome per run that ends, streams/join/runs.py). What such
-a record comes to is the join's; each agent only hands its records to it.
+(``learnstream.runs``: a pipeline_outcome per run that ends, streams/join/runs.py), PSG graph
+updates (``learnstream.graphs``: a graph_evolution per significant change,
+streams/join/graphs.py). What such a record comes to is the join's; each agent only hands its
+records to it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ def register(runtime: Runtime) -> None:
     """Register the MAP sessions and runs agents on the runtime's app."""
     _register(runtime, runtime.topics.map_events, "map_sessions")
     _register(runtime, runtime.topics.runs, "runs")
+    _register(runtime, runtime.topics.graph_updates, "graphs")
 
 
 def _register(runtime: Runtime, topic: faust.TopicT, source: str) -> None:

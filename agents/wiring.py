@@ -44,6 +44,7 @@ from streams.io.connection import app_connection
 from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
+from streams.join.graphs import GRAPH_SPACE, GraphState, graph_expiry
 from streams.join.routes import routes as join_routes
 from streams.join.runs import RUN_SPACE, RunState, run_expiry
 from streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
@@ -109,12 +110,16 @@ def wire(
     sessions = WindowStore(tables.map_sessions, partitions, timeout, SessionState.from_table)
     run_timeout = settings.runs.timeout
     runs = WindowStore(tables.runs, partitions, run_timeout, RunState.from_table)
-    routes = join_routes(settings.topics, settings.outcomes.collected)
+    routes = join_routes(settings.topics, settings.outcomes.collected, settings.graphs)
+    graphs = WindowStore(tables.graphs, partitions, settings.graphs.window, GraphState.from_table)
     t = settings.topics
     spaces = {
         SESSION_SPACE: KeySpace(sessions, session_expiry(timeout), (t.name("map_events"),)),
         RUN_SPACE: KeySpace(
             runs, run_expiry(run_timeout), (t.name("sa_events"), t.name("runtime_executions"))
+        ),
+        GRAPH_SPACE: KeySpace(
+            graphs, graph_expiry(settings.graphs.window), (t.name("graph_updates"),)
         ),
     }
     join = Join(

@@ -33,6 +33,7 @@ __all__ = [
     "A2ESettings",
     "DEFAULT_PHONE_REGIONS",
     "DEFAULT_PII_ENTITIES",
+    "GraphSettings",
     "BrokerSettings",
     "CollectSettings",
     "Duration",
@@ -285,6 +286,9 @@ class TopicSettings(BaseModel):
     runtime_executions: str = Field(
         "mplp.runtime_executions", description="runtime execution events, keyed by execution_id"
     )
+    graph_updates: str = Field(
+        "mplp.graph_updates", description="PSG graph update events, keyed by graph_id"
+    )
     consent: str = "mplp.learning_consent"
     samples: str = "mplp.learning_samples"
     samples_retention_ms: int = Field(
@@ -434,7 +438,8 @@ class CollectSettings(BaseModel):
         (),
         description="collection points switched off (JSON list of: intent_resolution, "
         "plan_revision, impact_analysis_completion, execution_completion, pipeline_failure, "
-        "user_feedback, map_session_completion, a2e_feedback); every one is on by default",
+        "user_feedback, map_session_completion, graph_update, a2e_feedback); every one is on by "
+        "default",
     )
     rates: dict[str, float] = Field(
         default_factory=dict,
@@ -459,6 +464,24 @@ class CollectSettings(BaseModel):
         if any(not 0.0 <= rate <= 1.0 for rate in rates.values()):
             raise ValueError("a rate is a share: 0 to 1")
         return rates
+
+
+class GraphSettings(BaseModel):
+    """PSG graph updates (streams/join/graphs.py): a graph_evolution per significant change."""
+
+    model_config = _FROZEN
+    threshold: float = Field(
+        0.2,
+        gt=0,
+        le=1,
+        description="topology change score at which a graph's changes are a sample: elements "
+        "added or removed over the graph's elements when its window opened",
+    )
+    window: Duration = Field(
+        timedelta(minutes=10),
+        description="a graph's changes are summed over at most this long (event time), and a "
+        "window quiet this long ends; one that never reached the threshold makes no sample",
+    )
 
 
 class RunSettings(BaseModel):
@@ -573,6 +596,7 @@ class Settings(BaseSettings):
     pairs: PairsSettings = PairsSettings()
     sessions: SessionSettings = SessionSettings()
     runs: RunSettings = RunSettings()
+    graphs: GraphSettings = GraphSettings()
     collect: CollectSettings = CollectSettings()
     outcomes: OutcomeSettings = OutcomeSettings()
     a2e: A2ESettings = A2ESettings()

@@ -23,9 +23,11 @@ holds:
   details, rating of a dialog_response's A2E score in [-1, 1] on 0-5: ``(score + 1) * 2.5``.
 - ``governance_decisions``: a confirm_decision's Confirm request and decision.
 - ``metadata``: family, quality label and score, provenance.
+- ``graph_before`` / ``graph_after``: a graph_evolution's node and edge counts; its
+  ``success_flag`` says the graph only grew.
 
-Left out: ``token_usage`` (learnstream reads no cost_budget events), ``graph_before`` /
-``graph_after`` (none of these families holds a graph), ``impact_score`` (the schema says
+Left out: ``token_usage`` (learnstream reads no cost_budget events), ``impact_score`` (the
+schema says
 only "Impact score (0.0-1.0)"; ``meta.quality_score`` rates how good an outcome was, not
 how large an impact: a rolled-back change scores 0, so it goes to ``metadata`` instead).
 """
@@ -51,6 +53,7 @@ SUCCESS: dict[str, Callable[[LearningSample], bool]] = {
     "pipeline_outcome": lambda s: s.output.get("status") == "completed",
     "multi_agent_coordination": lambda s: s.output.get("outcome") == "success",
     "dialog_response": lambda s: s.feedback.quality_label == "good",
+    "graph_evolution": lambda s: s.feedback.quality_label == "good",  # the graph only grew
 }
 #: ``feedback.type`` -> ``user_feedback.decision``.
 DECISIONS = {
@@ -94,8 +97,22 @@ def common_record(sample: LearningSample) -> dict[str, Any] | None:
             "user_feedback": _user_feedback(sample),
             "governance_decisions": _governance(sample),
             "metadata": _metadata(sample),
+            **_graphs(sample),
         }
     )
+
+
+def _graphs(sample: LearningSample) -> dict[str, Any]:
+    """Return a graph_evolution's graph before and after, as node and edge counts."""
+    if sample.sample_family != "graph_evolution":
+        return {}
+    state, out = sample.state or {}, sample.output
+    before = {
+        "node_count": state.get("node_count_before"),
+        "edge_count": state.get("edge_count_before"),
+    }
+    after = {"node_count": out.get("node_count_after"), "edge_count": out.get("edge_count_after")}
+    return {"graph_before": present(before) or None, "graph_after": present(after) or None}
 
 
 def _duration(sample: LearningSample) -> float | None:

@@ -46,6 +46,7 @@ def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> No
 async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -> None:
     """Publish plan stories at ``rate`` plans per second until cancelled."""
     sim, rng = Simulator(seed=seed, pii_ratio=0.4), random.Random(seed)
+    graph = sim.uuid()  # the demo project's one state graph
     interval = 1.0 / rate
     while True:
         _plan_story(sim, pub, rng)
@@ -59,6 +60,10 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
             status = rng.choice(["completed", "completed", "failed", "cancelled"])
             for event in sim.execution(_now(), status=status, seconds=rng.uniform(0.2, 5.0)):
                 pub.publish_execution(event)
+        if rng.random() < 0.05:  # the project's graph changes (the first time: from nothing)
+            deltas = [("node_add", rng.randint(1, 4), 0), ("edge_add", 0, rng.randint(1, 5))]
+            for event in sim.graph_updates(_now(), deltas, graph_id=graph):
+                pub.publish_graph_update(event)
         if rng.random() < 0.02:
             field, value, _ = rng.choice(BAD_RECORDS)
             pub.publish_raw(field, b"demo-bad", value)

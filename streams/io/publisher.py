@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, connection_of
+from streams.mplp.graph_events import GraphUpdateEvent
 from streams.mplp.map_events import MapEvent
 from streams.mplp.models import (
     ConsentRecord,
@@ -155,6 +156,11 @@ class RuntimePublisher:
         """Queue a runtime execution event, keyed by its execution."""
         model = ExecutionEvent.model_validate(event)
         return self._put("runtime_executions", model.execution_id, model)
+
+    def publish_graph_update(self, event: GraphUpdateEvent | dict[str, Any]) -> bool:
+        """Queue a PSG graph update, keyed by its graph."""
+        model = GraphUpdateEvent.model_validate(event)
+        return self._put("graph_updates", model.graph_id, model)
 
     def publish_consent(self, project_id: str, enabled: bool) -> bool:
         """Queue a project's learning consent (opt-out when ``enabled`` is False)."""

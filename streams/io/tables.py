@@ -31,6 +31,8 @@ class Tables:
     map_sessions: TableT[str, Any]
     #: run:<step|execution>:<id> -> RunState JSON bytes (streams/join/runs.py)
     runs: TableT[str, Any]
+    #: graph:<id> -> GraphState JSON bytes of a PSG (streams/join/graphs.py)
+    graphs: TableT[str, Any]
     #: kind|name|source partition -> a skill's or tool's stats (agents/learn_stats.py)
     skill_stats: TableT[str, Any]
     #: intent id -> the plans of one intent, for replan pairs (None: pairs are off)
@@ -57,6 +59,7 @@ class Tables:
             pending=keyed("pending", value_type=bytes),
             map_sessions=keyed("map_sessions", value_type=bytes),
             runs=keyed("runs", value_type=bytes),
+            graphs=keyed("graphs", value_type=bytes),
             skill_stats=keyed("skill_stats"),
             pair_intents=keyed("pair_intents") if settings.pairs.enabled else None,
             quality={spec.label: _windowed(app, settings, spec) for spec in windows},

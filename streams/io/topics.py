@@ -29,6 +29,7 @@ INPUTS = (
     "map_events",
     "sa_events",
     "runtime_executions",
+    "graph_updates",
 )
 #: Outputs and side topics.
 OUTPUTS = (
@@ -87,6 +88,7 @@ class Topics:
     stages: faust.TopicT
     map_events: faust.TopicT
     runs: faust.TopicT
+    graph_updates: faust.TopicT
     consent: faust.TopicT
     samples: faust.TopicT
     events: faust.TopicT
@@ -116,6 +118,7 @@ class Topics:
             stages=topic(t.name("pipeline_stage")),
             map_events=topic(t.name("map_events")),
             runs=topic(t.name("sa_events"), t.name("runtime_executions")),
+            graph_updates=topic(t.name("graph_updates")),
             consent=topic(t.name("consent")),
             samples=topic(t.name("samples")),
             events=topic(t.name("events")),

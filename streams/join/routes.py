@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from functools import partial
 
-from streams.config.settings import TopicSettings
+from streams.config.settings import GraphSettings, TopicSettings
+from streams.join.graphs import graph_route
 from streams.join.parked import ParkedEvent
 from streams.join.plan_state import PlanState
 from streams.join.rules import Outcome, on_decision, on_delta, on_stage
@@ -76,9 +77,15 @@ def _decide_stage(
     return on_stage(event, state, moment, settled=settled, stages=stages)
 
 
-def routes(topics: TopicSettings, stages: frozenset[str] | None = None) -> dict[str, Route]:
+def routes(
+    topics: TopicSettings,
+    stages: frozenset[str] | None = None,
+    graphs: GraphSettings | None = None,
+) -> dict[str, Route]:
     """Return the route of every input topic the join reads, by topic name; ``stages``
-    are the stage ids whose end is a pipeline_outcome (None: every stage)."""
+    are the stage ids whose end is a pipeline_outcome (None: every stage); ``graphs`` when
+    a graph's changes are a sample (None: the defaults)."""
+    graphs = graphs or GraphSettings()
     table = {
         topics.name(kind): Route(
             "decisions", partial(_decode_decision, kind), _decide_decision, True
@@ -91,4 +98,5 @@ def routes(topics: TopicSettings, stages: frozenset[str] | None = None) -> dict[
     table[topics.name("map_events")] = map_route()
     table[topics.name("sa_events")] = sa_route()
     table[topics.name("runtime_executions")] = execution_route()
+    table[topics.name("graph_updates")] = graph_route(graphs.threshold, graphs.window)
     return table

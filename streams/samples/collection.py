@@ -22,6 +22,7 @@ POINTS: tuple[str, ...] = (
     "pipeline_failure",
     "user_feedback",
     "map_session_completion",
+    "graph_update",
     "a2e_feedback",
 )
 _BY_FAMILY = {
@@ -30,6 +31,7 @@ _BY_FAMILY = {
     "delta_impact": "impact_analysis_completion",
     "confirm_decision": "user_feedback",
     "multi_agent_coordination": "map_session_completion",
+    "graph_evolution": "graph_update",
     "dialog_response": "a2e_feedback",
 }
 

@@ -33,6 +33,7 @@ Family = Literal[
     "pipeline_outcome",
     "dialog_response",
     "multi_agent_coordination",
+    "graph_evolution",
 ]
 Quality = Literal["good", "acceptable", "poor"]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]

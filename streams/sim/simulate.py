@@ -305,6 +305,22 @@ class Simulator:
             for state, offset in (("running", 0.0), (status, seconds))
         ]
 
+    def graph_updates(
+        self, when: datetime, deltas: list[tuple[str, int, int]], *, graph_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Return GraphUpdateEvents of one graph, a second apart: one per (update_kind,
+        node_delta, edge_delta); the first names the plan that caused the change."""
+        graph, plan = graph_id or self.uuid(), self.uuid()
+        events = []
+        for number, (kind, nodes, edges) in enumerate(deltas):
+            event: dict[str, Any] = {"event_id": self.uuid(), "event_family": "graph_update"}
+            event |= {"event_type": "graph_updated", "graph_id": graph, "update_kind": kind}
+            event |= {"node_delta": nodes, "edge_delta": edges, "source_module": "plan"}
+            event["timestamp"] = _iso(when + timedelta(seconds=number))
+            event["payload"] = {"plan_id": plan} if number == 0 else {}
+            events.append(event)
+        return events
+
     def at(self, base: datetime, seconds: float) -> datetime:
         """Return ``base`` shifted by ``seconds`` (helper for scenarios)."""
         return base + timedelta(seconds=seconds)

@@ -17,7 +17,7 @@ from referencing import Registry, Resource
 
 from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response
-from streams.export.common import SUCCESS
+from streams.export.common import SUCCESS, common_record
 from streams.export.files import write_export
 from streams.export.rows import ExportError, RowMaker, export_filter
 from streams.join.rules import on_decision, on_delta, on_stage
@@ -314,11 +314,9 @@ CASES = _cases()
 
 
 def test_every_family_with_a_success_rule_has_a_case() -> None:
-    assert (
-        {sample.sample_family for sample, _ in CASES.values()}
-        == set(SUCCESS)
-        == set(RULED_FAMILIES)
-    )
+    cased = {sample.sample_family for sample, _ in CASES.values()}
+    assert cased | {"graph_evolution"} == set(SUCCESS)  # graphs: their own test below
+    assert cased == set(RULED_FAMILIES)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -342,10 +340,11 @@ def test_the_written_file_holds_a_valid_record_per_sample(
     assert [e for r in written for e in errors(validator, r)] == []
 
 
-def test_a_family_without_a_success_rule_has_no_record() -> None:
+def test_a_family_without_a_success_rule_has_no_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """A family added later is left out (and counted) until its outcome is decided."""
     sample, _ = CASES["pipeline_outcome"]
-    unruled = sample.model_copy(update={"sample_family": "graph_evolution"})
+    unruled, _ = CASES["delta_impact"]
+    monkeypatch.delitem(SUCCESS, "delta_impact")
     assert list(RowMaker("mplp-common").rows([unruled, sample])) == [
         RowMaker("mplp-common").sample_row(sample)
     ]
@@ -445,3 +444,22 @@ def test_every_quality_by_default_json_only_and_no_chat(tmp_path: Path) -> None:
         RowMaker("mplp-common", chat=True)
     with pytest.raises(ExportError, match="JSON only"):
         write_export(iter([]), tmp_path / "x.parquet", "mplp-common")
+
+
+def test_a_graph_evolution_carries_its_graph_before_and_after() -> None:
+    from tests.unit.test_official_learning_schemas import _graph_samples
+
+    records = []
+    for sample in _graph_samples():
+        owned = sample.model_copy(
+            update={"meta": sample.meta.model_copy(update={"project_id": PROJECT})}
+        )
+        records.append(common_record(owned))
+    assert all(record is not None for record in records)
+    assert [r["success_flag"] for r in records if r] == [True, False, False]  # only growth
+    first = records[0]
+    assert first is not None
+    assert first["graph_before"] == {"node_count": 0, "edge_count": 0}
+    assert first["graph_after"] == {"node_count": 10, "edge_count": 10}
+    for record in records:
+        assert errors(common_validator(), record) == []

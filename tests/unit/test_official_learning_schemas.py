@@ -23,11 +23,13 @@ from jsonschema import Draft7Validator
 from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response
 from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
+from streams.join.graphs import decider
 from streams.join.plan_state import merge_snapshot
 from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
 from streams.join.runs import decide_execution, decide_sa
 from streams.join.sessions import decide_map, session_expiry
 from streams.mplp.decode import decode_plan
+from streams.mplp.graph_events import decode_graph_update
 from streams.mplp.map_events import decode_map_event
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.mplp.run_events import decode_execution, decode_sa_event
@@ -170,10 +172,26 @@ def _run_samples() -> list[LearningSample]:
     return out
 
 
+def _graph_samples() -> list[LearningSample]:
+    """graph_evolution: a graph grown from nothing (good), then changed both ways
+    (acceptable), then shrunk (poor)."""
+    sim, decide, state, out = Simulator(seed=50), decider(0.2, timedelta(minutes=10)), None, []
+    graph = sim.uuid()
+    changes = [[("bulk", 10, 10)], [("node_add", 2, 0), ("edge_delete", 0, -2)]]
+    changes.append([("node_delete", -8, 0)])
+    for number, deltas in enumerate(changes):
+        when = WHEN + timedelta(minutes=20 * number)
+        for event in sim.graph_updates(when, deltas, graph_id=graph):
+            decided = decide(decode_graph_update(orjson.dumps(event)), state, NOW, None, True)
+            out += decided.samples
+            state = decided.new_state or state
+    return out
+
+
 def _wire_samples() -> list[dict[str, Any]]:
     """What the outbox encodes: ``to_dict()``, after privacy for the simulated ones."""
     anonymizer = build_anonymizer(PrivacyConfig())
-    runs = _session_samples() + _run_samples()
+    runs = _session_samples() + _run_samples() + _graph_samples()
     built = [s.to_dict() for s in _builder_samples() + _seed004_samples() + runs]
     simulated = [apply_privacy(s.to_dict(), anonymizer)[0] for s in _simulated_samples()]
     return built + simulated
@@ -207,6 +225,9 @@ def test_every_family_and_quality_is_covered() -> None:
         ("multi_agent_coordination", "good"),
         ("multi_agent_coordination", "acceptable"),
         ("multi_agent_coordination", "poor"),
+        ("graph_evolution", "good"),
+        ("graph_evolution", "acceptable"),
+        ("graph_evolution", "poor"),
     }
     assert any("<EMAIL_ADDRESS>" in json.dumps(s) for s in SAMPLES)  # privacy ran
     metas = [s["meta"] for s in SAMPLES]

@@ -1,0 +1,149 @@
+"""PSG graph updates (streams/join/graphs.py): a graph_evolution sample when a graph's
+structure changes significantly within a window; pure, then through the worker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from streams.dlq.errors import InvalidEvent
+from streams.join.expiry import partition_of
+from streams.join.graphs import GraphState, decider, graph_expiry
+from streams.mplp.graph_events import decode_graph_update
+from streams.sim.simulate import Simulator
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.worker import RunningWorker, running_worker, sent_samples
+from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
+
+T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+WINDOW = timedelta(minutes=10)
+DECIDE = decider(0.2, WINDOW)
+
+
+def fold(events: list[dict[str, Any]], state: GraphState | None = None) -> tuple[list[Any], Any]:
+    samples = []
+    for event in events:
+        outcome = DECIDE(decode_graph_update(orjson.dumps(event)), state, T, None, True)
+        samples += [s.to_dict() for s in outcome.samples]
+        state = outcome.new_state or state
+    return samples, state
+
+
+def test_a_significant_change_is_one_sample_with_the_taxonomy_fields() -> None:
+    sim = Simulator(seed=1)
+    grown = sim.graph_updates(T, [("bulk", 10, 12)])  # from nothing: score 1
+    _, state = fold(grown)
+    events = sim.graph_updates(
+        T + timedelta(minutes=20),
+        [("node_add", 2, 0), ("edge_add", 0, 1), ("node_delete", -1, 0), ("edge_add", 0, 2)],
+        graph_id=grown[0]["graph_id"],
+    )
+    samples, state = fold(events, state)
+    (sample,) = samples  # 2 + 1 + 1 of 22: 0.18; the fourth update makes it 0.27
+    assert sample["sample_family"] == "graph_evolution"
+    assert sample["input"]["trigger_event_id"] == events[0]["event_id"]
+    assert sample["input"]["change_type"] == "mixed"
+    assert sample["input"]["plan_id"] == events[0]["payload"]["plan_id"]
+    assert sample["state"] == {"node_count_before": 10, "edge_count_before": 12}
+    assert sample["output"] == {
+        "nodes_added": 2,
+        "nodes_removed": 1,
+        "edges_added": 3,
+        "edges_removed": 0,
+        "topology_change_score": round(6 / 22, 4),
+        "node_count_after": 11,
+        "edge_count_after": 15,
+        "updates": 4,
+    }
+    assert sample["feedback"]["quality_label"] == "acceptable"  # something was removed
+    assert sample["meta"]["quality_score"] == round(5 / 6, 4)
+    assert state.window is None  # a new window starts with the next update
+
+
+def test_small_changes_make_no_sample_and_a_quiet_window_ends() -> None:
+    sim = Simulator(seed=2)
+    base = sim.graph_updates(T, [("bulk", 50, 50)])
+    _, state = fold(base)
+    small = sim.graph_updates(
+        T + timedelta(minutes=20), [("node_add", 1, 0)], graph_id=base[0]["graph_id"]
+    )
+    samples, state = fold(small, state)
+    assert samples == []
+    assert state.window is not None
+    expire = graph_expiry(WINDOW)
+    assert expire(state, T + timedelta(minutes=5)) is None
+    ended = expire(state, T + WINDOW)
+    assert ended is not None
+    assert (ended.samples, ended.new_state.window, ended.new_state.nodes) == ([], None, 51)
+
+
+def test_removal_only_is_poor_and_a_window_older_than_its_span_starts_over() -> None:
+    sim = Simulator(seed=3)
+    events = sim.graph_updates(T, [("bulk", 20, 20)])
+    _, state = fold(events)
+    later = sim.graph_updates(
+        T + timedelta(minutes=30), [("node_delete", -2, 0)], graph_id=events[0]["graph_id"]
+    )
+    samples, state = fold(later, state)
+    assert samples == []  # 2 of 40
+    much_later = sim.graph_updates(
+        T + timedelta(minutes=45), [("edge_delete", 0, -8)], graph_id=events[0]["graph_id"]
+    )
+    (sample,), _ = fold(much_later, state)  # a new window: 8 of 38
+    assert sample["output"]["nodes_removed"] == 0  # the older window's removal is not in it
+    assert (sample["feedback"]["quality_label"], sample["meta"]["quality_score"]) == ("poor", 0.0)
+
+
+def test_a_redelivered_update_is_counted_once() -> None:
+    events = Simulator(seed=4).graph_updates(T, [("node_add", 1, 0)])
+    _, once = fold(events)
+    _, twice = fold(events, once)
+    assert twice == once
+
+
+def test_an_event_of_another_family_is_refused_by_name() -> None:
+    event = {**Simulator(seed=5).graph_updates(T, [("bulk", 1, 1)])[0], "event_family": "intent"}
+    with pytest.raises(InvalidEvent) as info:
+        decode_graph_update(orjson.dumps(event))
+    assert info.value.reason == "unknown_event_type"
+
+
+def test_graph_updates_generated_from_the_official_schema_are_never_schema_violations(
+    mplp_schemas: Path,
+) -> None:
+    def check(generated: dict[str, Any], _uuid: str) -> str:
+        decoded = decode_graph_update(json.dumps(generated).encode())
+        outcome = DECIDE(decoded, None, T, None, True)
+        assert outcome.new_state is not None
+        GraphState.from_table(outcome.new_state.to_table())
+        return decoded.update_kind
+
+    name = "events/mplp-graph-update-event.schema.json"
+    seen = generated_from(official(mplp_schemas, name), check, name)
+    assert sum(seen.values()) >= MAX_EXAMPLES // 2
+
+
+@pytest.fixture
+async def worker(tmp_path: Any) -> AsyncIterator[RunningWorker]:
+    async with running_worker(tmp_path, T) as built:
+        yield built
+
+
+async def test_the_worker_turns_a_significant_change_into_a_sample(worker: RunningWorker) -> None:
+    runtime, mocks, feed, _ = worker
+    events = Simulator(seed=6).graph_updates(T, [("bulk", 5, 4), ("node_add", 1, 0)])
+    graph_id = events[0]["graph_id"]
+    partition = partition_of(graph_id, runtime.settings.topics.partitions)
+    topic = runtime.settings.topics.name("graph_updates")
+    values = [orjson.dumps(event) for event in events]
+    await feed.put("graphs", topic, *values, key=graph_id.encode(), partition=partition)
+    (sample,) = sent_samples(mocks)  # the first update is the whole change from nothing
+    assert sample["output"]["nodes_added"] == 5
+    assert mocks["dlq"].await_count == 0
+    assert f"graph:{graph_id}" in runtime.tables.graphs
