@@ -90,6 +90,9 @@ def _set(obj: dict[str, Any], path: tuple[str, ...], value: Any, delete: bool) -
 
 #: Fields a runtime may leave out: the worker takes them from the Kafka record.
 _FILLED = {"event_id", "timestamp"}
+#: Topics whose events may name no plan (issue 28): a decision on another target, a stage of
+#: a pipeline that is no plan's. Their ``payload.plan_id`` may be missing or null.
+_PLANLESS = {"plan_approved", "plan_rejected", "pipeline_stage"}
 #: Strings no id may be: empty, with whitespace, longer than 256 characters.
 _BAD_IDS = st.just("") | st.text(max_size=8).map(lambda t: f"{t} {t}") | st.just("i" * 257)
 
@@ -99,15 +102,17 @@ def _schema_breakers(draw: st.DrawFn) -> tuple[str, bytes, set[str]]:
     """Valid events with one required field removed, retyped, or given an impossible id.
 
     Ids may be any 1-256 character string without whitespace, and a missing event id or
-    time is taken from the record (issue 16): those mutations are valid input now.
+    time is taken from the record (issue 16); a decision or a stage may name no plan (issue
+    28): those mutations are valid input now.
     """
     topic, event = draw(st.sampled_from(_TEMPLATES))
     path = draw(st.sampled_from([p for p in _paths(event) if p[-1] in _REQUIRED]))
-    hows = ["retype", "bad_id"] if path[-1] in _FILLED else ["delete", "retype", "bad_id"]
+    optional = path[-1] in _FILLED or (topic in _PLANLESS and path == ("payload", "plan_id"))
+    hows = ["retype", "bad_id"] if optional else ["delete", "retype", "bad_id"]
     how = draw(st.sampled_from(hows))
     if how == "bad_id" and path[-1].endswith("_id") and path[-1] != "intent_id":
         value: Any = draw(_BAD_IDS)
-    elif path[-1] in _FILLED:  # null counts as missing: filled
+    elif optional:  # null counts as missing: filled, or no plan named
         value = draw(_INT | st.lists(_INT, min_size=1, max_size=2))
     else:
         value = draw(_INT | st.lists(_INT, min_size=1, max_size=2) | st.none())
