@@ -59,13 +59,14 @@ def test_a_child_armed_with_die_with_parent_dies_when_its_parent_is_killed(tmp_p
     )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
-    assert _state(child) in ("S", "R")
+    # Alive in any state: "D" (disk wait) is common while exec pages the binary in.
+    assert _state(child) not in ("Z", "X", "gone")
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 5
-    while _state(child) not in ("Z", "gone") and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10
+    while _state(child) not in ("Z", "X", "gone") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _state(child) in ("Z", "gone")  # a zombie is dead, waiting for init to reap it
+    assert _state(child) in ("Z", "X", "gone")  # a zombie is dead, waiting for init to reap it
 
 
 def test_die_with_parent_is_a_preexec_function_on_linux():
