@@ -23,6 +23,9 @@ import pytest
 import yaml
 
 from agents.sensor import FAUST_SERIES
+from streams.observe.metrics import Metrics
+from streams.samples.pairs import NO_PAIR_REASONS, PAIR_KINDS
+from streams.samples.sample import FAMILIES, QUALITIES
 from tests.support.prometheus_bin import HOW, prometheus_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +56,8 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "learnstream_pending_joins": ("gauge", ()),
     "learnstream_opted_out_total": ("counter", ("reason",)),
     "learnstream_samples_skipped_total": ("counter", ("family", "reason")),
+    "learnstream_preference_pairs_total": ("counter", ("kind",)),
+    "learnstream_no_pair_total": ("counter", ("reason",)),
     "learnstream_event_to_sample_seconds": ("histogram", ("family",)),
     "learnstream_event_processing_seconds": ("histogram", ("source",)),
     "learnstream_window_samples": ("gauge", ("family", "quality", "window")),
@@ -70,14 +75,11 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
 # Known label values (a matcher with another value is a typo).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {
     "source": ("plans", "decisions", "deltas", "stages", "consent"),
-    "family": (
-        "intent_resolution",
-        "confirm_decision",
-        "error_correction",
-        "delta_impact",
-        "pipeline_outcome",
-    ),
-    "quality": ("good", "acceptable", "poor"),
+    # Every family the worker emits (streams/samples/sample.py), so a panel by family is
+    # evaluated on all of them.
+    "family": FAMILIES,
+    "quality": QUALITIES,
+    "kind": PAIR_KINDS,
     "window": ("5m", "1h"),
 }
 # Values used only to synthesize test series (open-ended label sets).
@@ -94,6 +96,7 @@ SYNTHETIC_VALUES: dict[str, tuple[str, ...]] = {
     ),
     "reason@learnstream_opted_out_total": ("global", "project"),
     "reason@learnstream_samples_skipped_total": ("point_off", "rate"),
+    "reason@learnstream_no_pair_total": NO_PAIR_REASONS,
     "entity": ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IP_ADDRESS"),
     "field": ("plan_id", "event_id", "timestamp"),
     "topic": ("mplp.plans", "mplp.plan_approved"),
@@ -618,8 +621,72 @@ def test_dashboard_has_the_required_panels() -> None:
         "learnstream_consumer_lag",
         "learnstream_rebalances_total",
         "rate(learnstream_events_total",
+        "sum by (family) (rate(learnstream_samples_skipped_total",
+        "sum by (kind) (rate(learnstream_preference_pairs_total",
     ):
         assert needle in exprs, needle
+
+
+def test_the_contract_is_what_the_worker_defines() -> None:
+    """Each contract series is a metric of streams/observe/metrics.py, of that type and
+    with those labels (a renamed metric or label breaks the dashboard silently otherwise)."""
+    defined = {}
+    for metric in vars(Metrics()).values():
+        if hasattr(metric, "_labelnames"):
+            suffix = "_total" if metric._type == "counter" else ""
+            defined[metric._name + suffix] = (metric._type, tuple(metric._labelnames))
+    for name, (kind, labels) in CONTRACT.items():
+        assert name in defined, f"{name} is in the contract, not in streams/observe/metrics.py"
+        assert defined[name] == (kind, labels), name
+
+
+# Panels that show one line per family: each must show every family the worker emits.
+FAMILY_PANELS = {
+    "Samples out /s by family",
+    "Samples skipped /s by family",
+    "Event → sample latency",
+    *(
+        f"{kind} rate · {w}"
+        for kind in ("Approval", "Correction", "Rejection")
+        for w in ("5m", "1h")
+    ),
+}
+
+
+def family_targets() -> list[tuple[str, dict[str, Any]]]:
+    return [(title, t) for title, t in dashboard_targets() if "{{family}}" in t["legendFormat"]]
+
+
+def test_every_family_is_on_the_dashboard(tmp_path: Path) -> None:
+    """Every family of streams/samples/sample.py comes out of every per-family query (no
+    query filters the families down to a list that a new family would be missing from)."""
+    targets = family_targets()
+    assert {title for title, _ in targets} >= FAMILY_PANELS
+    expected = [{"labels": f'{{family="{f}"}}', "value": 1} for f in FAMILIES]
+    tests = [
+        {
+            "expr": f"count by (family) (({t['expr']}) >= -Inf) > bool 0",
+            "eval_time": f"{EVAL_MINUTES}m",
+            "exp_samples": expected,
+        }
+        for _, t in targets
+    ]
+    names = set().union(*(metric_names(t["expr"]) for _, t in targets))
+    spec = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "name": "every family",
+                "interval": "1m",
+                "input_series": synthetic_series(names),
+                "promql_expr_test": tests,
+            }
+        ],
+    }
+    path = tmp_path / "families_test.yml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    run_promtool("test", "rules", path.name, cwd=tmp_path)
 
 
 # --- evaluate every dashboard query with promtool on synthetic data ---------
