@@ -34,6 +34,7 @@ from streams.io.embedded import EmbeddedBroker, free_port
 from streams.io.preflight import check_port_free
 from streams.io.publisher import RuntimePublisher
 from streams.io.worker_process import WorkerProcess
+from streams.samples.sample import FAMILIES, QUALITIES
 
 __all__ = ["DEFAULT_WEB_PORT", "DemoView", "choose_web_port", "run_demo"]
 
@@ -72,6 +73,7 @@ class DemoView:
         self.pub, self.metrics_url = pub, metrics_url
         self.samples: Counter[tuple[str, str]] = Counter()
         self.dlq: Counter[str] = Counter()
+        self.pairs: Counter[str] = Counter()
         self.last_sample: dict[str, Any] | None = None
         self._history: deque[tuple[float, int, int]] = deque(maxlen=50)
 
@@ -79,6 +81,9 @@ class DemoView:
         """Count one output record."""
         if topic_kind == "dlq":
             self.dlq[headers.get("reason", b"?").decode()] += 1
+        elif topic_kind == "pairs":
+            if value is not None:
+                self.pairs[str(json.loads(value).get("kind", "?"))] += 1
         elif value is not None:
             sample = decode_any(value)
             self.samples[(sample["sample_family"], sample["feedback"]["quality_label"])] += 1
@@ -96,17 +101,20 @@ class DemoView:
         events_rate, samples_rate = self._rates()
         # Shares of feedback.quality_label; "approval" would be wrong for delta_impact.
         table = Table(title="samples by family and quality label", expand=True)
-        for column in ("family", "good", "acceptable", "poor", "good %", "poor %"):
+        for column in ("family", *QUALITIES, "good %", "poor %"):
             table.add_column(column, justify="left" if column == "family" else "right")
-        for family in sorted({f for f, _ in self.samples}):
-            counts = [self.samples[(family, q)] for q in ("good", "acceptable", "poor")]
+        # Every family the worker emits has a row, 0 until its first sample: a family that
+        # never comes shows as missing instead of being absent.
+        for family in (*FAMILIES, *sorted({f for f, _ in self.samples} - set(FAMILIES))):
+            counts = [self.samples[(family, q)] for q in QUALITIES]
             total = sum(counts) or 1
             table.add_row(
-                family, *map(str, counts), f"{counts[0] / total:.0%}", f"{counts[2] / total:.0%}"
+                family, *map(str, counts), f"{counts[0] / total:.0%}", f"{counts[-1] / total:.0%}"
             )
         head = (
             f"events in: {self.pub.stats.sent} ({events_rate:.1f}/s)   samples out: "
-            f"{sum(self.samples.values())} ({samples_rate:.1f}/s)   dead letters: "
+            f"{sum(self.samples.values())} ({samples_rate:.1f}/s)   preference pairs: "
+            f"{sum(self.pairs.values())} {dict(self.pairs)}   dead letters: "
             f"{sum(self.dlq.values())} {dict(self.dlq)}   metrics: {self.metrics_url}"
         )
         last = json.dumps(self.last_sample, indent=1)[:1500] if self.last_sample else "(waiting)"
@@ -148,7 +156,11 @@ class _StopRequest:
 
 
 async def _watch(bootstrap: str, settings: Settings, view: DemoView) -> None:
-    names = {settings.topics.name("samples"): "samples", settings.topics.name("dlq"): "dlq"}
+    names = {
+        settings.topics.name("samples"): "samples",
+        settings.topics.name("dlq"): "dlq",
+        settings.topics.name("preference_pairs"): "pairs",
+    }
     consumer = AIOKafkaConsumer(
         *names, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
     )
