@@ -82,6 +82,10 @@ class KeySpace:
     #: The input topics of the space: a quiet key of a partition is not ended while one of
     #: them has records of that partition still unread (the worker is catching up).
     topics: tuple[str, ...] = ()
+    #: Routes of the space by topic, over the join's: a topic routed here that the join
+    #: routes elsewhere too hands each record to both, the join's route first (a delta
+    #: joins its plan, then its impact window: streams/join/impacts.py).
+    routes: Mapping[str, Route] = field(default_factory=dict)
 
 
 def space_of(key: str) -> str | None:
@@ -138,7 +142,7 @@ class Join:
         return KeyJoin(
             self._states(key).get(key),
             self.index.of(key),
-            self.routes,
+            {**self.routes, **space.routes} if space is not None and space.routes else self.routes,
             self.grace,
             expire=None if space is None else space.expire,
             prepare=self.emitter.prepare,
@@ -196,6 +200,24 @@ class Join:
                 await self._apply(key, step, source)
         if route.source == "deltas":
             await self.settle(msg.partition, source)
+        await self._also(event, since)
+
+    async def _also(self, event: EventT[bytes], since: datetime) -> None:
+        """Hand a record the join has decided to the key spaces that also read its topic."""
+        msg = event.message
+        for space in self.spaces.values():
+            route = space.routes.get(msg.topic)
+            if route is None or route is self.routes.get(msg.topic):
+                continue
+            decoded = route.decode(msg.value, RecordOrigin.of(msg), None)
+            key = route.key(decoded)
+            if key is None:
+                continue
+            async with self._held(key):
+                unit = self.unit(key)
+                entry = _entry(event, route, decoded.timestamp, since, unit.state is not None)
+                step = unit.on_event(decoded, entry, self.clock())
+                await self._apply(key, step, (msg.topic, msg.partition))
 
     async def _alone(self, decoded: Any, entry: ParkedEvent, source: tuple[str, int]) -> None:
         """Decide an event that joins no key: its samples go out, nothing is stored."""

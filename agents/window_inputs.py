@@ -4,8 +4,9 @@ MAP session events (``learnstream.map_sessions``: one multi_agent_coordination s
 session, streams/join/sessions.py) and SA step and runtime execution events
 (``learnstream.runs``: a pipeline_outcome per run that ends, streams/join/runs.py), PSG graph
 updates (``learnstream.graphs``: a graph_evolution per significant change,
-streams/join/graphs.py). What such a record comes to is the join's; each agent only hands its
-records to it.
+streams/join/graphs.py), core events (``learnstream.core_events``: an impact analysis
+completes its delta's delta_impact, streams/join/impacts.py). What such a record comes to is
+the join's; each agent only hands its records to it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def register(runtime: Runtime) -> None:
     _register(runtime, runtime.topics.map_events, "map_sessions")
     _register(runtime, runtime.topics.runs, "runs")
     _register(runtime, runtime.topics.graph_updates, "graphs")
+    _register(runtime, runtime.topics.core_events, "core_events")
 
 
 def _register(runtime: Runtime, topic: faust.TopicT, source: str) -> None:

@@ -45,6 +45,7 @@ from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.join.expiry import ExpiryIndex
 from streams.join.graphs import GRAPH_SPACE, GraphState, graph_expiry
+from streams.join.impacts import IMPACT_SPACE, ImpactState, delta_route, impact_expiry
 from streams.join.routes import routes as join_routes
 from streams.join.runs import RUN_SPACE, RunState, run_expiry
 from streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
@@ -113,6 +114,8 @@ def wire(
     routes = join_routes(settings.topics, settings.outcomes.collected, settings.graphs)
     graphs = WindowStore(tables.graphs, partitions, settings.graphs.window, GraphState.from_table)
     t = settings.topics
+    span = settings.impacts.window
+    impacts = WindowStore(tables.delta_impacts, partitions, span, ImpactState.from_table)
     spaces = {
         SESSION_SPACE: KeySpace(sessions, session_expiry(timeout), (t.name("map_events"),)),
         RUN_SPACE: KeySpace(
@@ -120,6 +123,12 @@ def wire(
         ),
         GRAPH_SPACE: KeySpace(
             graphs, graph_expiry(settings.graphs.window), (t.name("graph_updates"),)
+        ),
+        IMPACT_SPACE: KeySpace(
+            impacts,
+            impact_expiry(span),
+            (t.name("core_events"), t.name("delta_intents")),
+            routes={t.name("delta_intents"): delta_route()},
         ),
     }
     join = Join(

@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_PHONE_REGIONS",
     "DEFAULT_PII_ENTITIES",
     "GraphSettings",
+    "ImpactSettings",
     "BrokerSettings",
     "CollectSettings",
     "Duration",
@@ -289,6 +290,11 @@ class TopicSettings(BaseModel):
     graph_updates: str = Field(
         "mplp.graph_updates", description="PSG graph update events, keyed by graph_id"
     )
+    core_events: str = Field(
+        "mplp.core_events",
+        description="generic MPLP core events (intent, impact_analysis, cost_budget families), "
+        "keyed by plan_id like the delta intents",
+    )
     consent: str = "mplp.learning_consent"
     samples: str = "mplp.learning_samples"
     samples_retention_ms: int = Field(
@@ -484,6 +490,17 @@ class GraphSettings(BaseModel):
     )
 
 
+class ImpactSettings(BaseModel):
+    """Impact analyses (streams/join/impacts.py): one completes the delta_impact of its delta."""
+
+    model_config = _FROZEN
+    window: Duration = Field(
+        timedelta(minutes=10),
+        description="how long a delta waits for its impact analysis, or an analysis for its "
+        "delta, with no event of the other (up to a minute later); then it is forgotten",
+    )
+
+
 class RunSettings(BaseModel):
     """SA steps and runtime executions (streams/join/runs.py): a pipeline_outcome per end."""
 
@@ -597,6 +614,7 @@ class Settings(BaseSettings):
     sessions: SessionSettings = SessionSettings()
     runs: RunSettings = RunSettings()
     graphs: GraphSettings = GraphSettings()
+    impacts: ImpactSettings = ImpactSettings()
     collect: CollectSettings = CollectSettings()
     outcomes: OutcomeSettings = OutcomeSettings()
     a2e: A2ESettings = A2ESettings()

@@ -26,10 +26,13 @@ holds:
 - ``graph_before`` / ``graph_after``: a graph_evolution's node and edge counts; its
   ``success_flag`` says the graph only grew.
 
-Left out: ``token_usage`` (learnstream reads no cost_budget events), ``impact_score`` (the
-schema says
-only "Impact score (0.0-1.0)"; ``meta.quality_score`` rates how good an outcome was, not
-how large an impact: a rolled-back change scores 0, so it goes to ``metadata`` instead).
+- ``impact_score``: a delta_impact's ``output.impact_score``, the score (0 to 1) the impact
+  analysis itself gave (streams/mplp/core_events.py). Never ``meta.quality_score``: that
+  rates how good an outcome was, not how large an impact (a rolled-back change scores 0), so
+  it goes to ``metadata``.
+
+Left out: ``token_usage`` (cost_budget core events are accepted and counted, not yet joined
+with the samples of their plan or session).
 """
 
 from __future__ import annotations
@@ -96,10 +99,19 @@ def common_record(sample: LearningSample) -> dict[str, Any] | None:
             else None,
             "user_feedback": _user_feedback(sample),
             "governance_decisions": _governance(sample),
+            "impact_score": _impact_score(sample),
             "metadata": _metadata(sample),
             **_graphs(sample),
         }
     )
+
+
+def _impact_score(sample: LearningSample) -> float | None:
+    """Return the impact analysis's own score of a delta_impact (0 to 1), if it gave one."""
+    value = sample.output.get("impact_score")
+    if sample.sample_family != "delta_impact" or isinstance(value, bool):
+        return None
+    return float(value) if isinstance(value, int | float) and 0 <= value <= 1 else None
 
 
 def _graphs(sample: LearningSample) -> dict[str, Any]:

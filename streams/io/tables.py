@@ -33,6 +33,8 @@ class Tables:
     runs: TableT[str, Any]
     #: graph:<id> -> GraphState JSON bytes of a PSG (streams/join/graphs.py)
     graphs: TableT[str, Any]
+    #: impact:<delta id> -> ImpactState JSON bytes, a delta and its analysis (join/impacts.py)
+    delta_impacts: TableT[str, Any]
     #: kind|name|source partition -> a skill's or tool's stats (agents/learn_stats.py)
     skill_stats: TableT[str, Any]
     #: intent id -> the plans of one intent, for replan pairs (None: pairs are off)
@@ -60,6 +62,7 @@ class Tables:
             map_sessions=keyed("map_sessions", value_type=bytes),
             runs=keyed("runs", value_type=bytes),
             graphs=keyed("graphs", value_type=bytes),
+            delta_impacts=keyed("delta_impacts", value_type=bytes),
             skill_stats=keyed("skill_stats"),
             pair_intents=keyed("pair_intents") if settings.pairs.enabled else None,
             quality={spec.label: _windowed(app, settings, spec) for spec in windows},

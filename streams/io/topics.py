@@ -18,8 +18,9 @@ __all__ = [
     "topic_specs",
 ]
 
-#: Inputs: joined on plan_id, MAP events on session_id, runs on their step or execution id;
-#: one partition count (co-partitioning).
+#: Inputs: joined on plan_id, MAP events on session_id, runs on their step or execution id,
+#: core events (impact analyses) on plan_id like the deltas they complete; one partition count
+#: (co-partitioning).
 INPUTS = (
     "plans",
     "plan_approved",
@@ -30,6 +31,7 @@ INPUTS = (
     "sa_events",
     "runtime_executions",
     "graph_updates",
+    "core_events",
 )
 #: Outputs and side topics.
 OUTPUTS = (
@@ -89,6 +91,7 @@ class Topics:
     map_events: faust.TopicT
     runs: faust.TopicT
     graph_updates: faust.TopicT
+    core_events: faust.TopicT
     consent: faust.TopicT
     samples: faust.TopicT
     events: faust.TopicT
@@ -119,6 +122,7 @@ class Topics:
             map_events=topic(t.name("map_events")),
             runs=topic(t.name("sa_events"), t.name("runtime_executions")),
             graph_updates=topic(t.name("graph_updates")),
+            core_events=topic(t.name("core_events")),
             consent=topic(t.name("consent")),
             samples=topic(t.name("samples")),
             events=topic(t.name("events")),

@@ -3,7 +3,8 @@
 One table for every input the join reads, so what a topic's record comes to is read here and
 nowhere else: decisions and stages *settle* (their samples count the plan's corrections,
 so they wait until the corrections input is read past them), corrections do not; MAP events
-join their session, not a plan (streams/join/sessions.py).
+join their session, not a plan (streams/join/sessions.py); impact analyses (core events)
+join their delta's impact window (streams/join/impacts.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from functools import partial
 
 from streams.config.settings import GraphSettings, TopicSettings
 from streams.join.graphs import graph_route
+from streams.join.impacts import analysis_route
 from streams.join.parked import ParkedEvent
 from streams.join.plan_state import PlanState
 from streams.join.rules import Outcome, on_decision, on_delta, on_stage
@@ -99,4 +101,5 @@ def routes(
     table[topics.name("sa_events")] = sa_route()
     table[topics.name("runtime_executions")] = execution_route()
     table[topics.name("graph_updates")] = graph_route(graphs.threshold, graphs.window)
+    table[topics.name("core_events")] = analysis_route()
     return table

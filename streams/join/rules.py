@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 S = TypeVar("S")
-Source = Literal["decisions", "deltas", "stages", "map_sessions", "runs", "graphs"]
+Source = Literal[
+    "decisions", "deltas", "stages", "map_sessions", "runs", "graphs", "core_events", "impacts"
+]
 #: A delta_intent event of this type carries only the impact analysis of an earlier delta.
 IMPACT_ONLY_TYPE = "delta_impact_analyzed"
 

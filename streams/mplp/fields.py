@@ -42,6 +42,8 @@ class InputNotes:
     non_uuid_ids: list[str] = field(default_factory=list)
     naive_timestamps: list[str] = field(default_factory=list)
     filled: list[str] = field(default_factory=list)
+    #: A core event's (family, what it came to): streams/mplp/core_events.py.
+    core_events: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _notes(info: ValidationInfo) -> InputNotes | None:

@@ -32,6 +32,14 @@ SOURCES = (
 #: failed while it was asked for end offsets.
 VIEW_PARTIAL_REASONS = ("unassigned", "timeout", "broker_error")
 
+#: The core-event series created at 0: the families a collection point reads.
+CORE_USES = (
+    ("impact_analysis", "joined"),
+    ("impact_analysis", "incomplete"),
+    ("intent", "counted"),
+    ("cost_budget", "counted"),
+)
+
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
 _CONSENT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5, 10, 60)
@@ -108,6 +116,15 @@ class Metrics:
         )
         self.filled_fields = _counter(
             r, "learnstream_filled_fields", "Event fields taken from the Kafka record", "field"
+        )
+        self.core_events = _counter(
+            r,
+            "learnstream_core_events",
+            "Core events read, by family and use: joined (an impact analysis completing its "
+            "delta), counted (intent, cost_budget), incomplete (an analysis naming no delta, "
+            "plan or outcome), ignored (families no collection point reads)",
+            "family",
+            "use",
         )
         self.pending = Gauge(
             "learnstream_pending_joins", "Events parked for their plan", registry=r
@@ -201,6 +218,8 @@ class Metrics:
             self.naive_timestamps.labels(name)
         for name in ("event_id", "timestamp"):
             self.filled_fields.labels(name)
+        for family, use in CORE_USES:
+            self.core_events.labels(family, use)
         for entity in entities:
             self.pii.labels(entity)
 
@@ -213,6 +232,8 @@ class Metrics:
         ):
             for name in names:
                 self.child(metric, name).inc()
+        for family, use in notes.core_events:
+            self.child(self.core_events, family, use).inc()
 
     def track_entities(self, entities: tuple[str, ...]) -> None:
         """Create the PII counters of the configured entities at 0."""
