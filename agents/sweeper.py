@@ -16,7 +16,11 @@ from faust.types import EventT, StreamT
 from agents.runtime import Runtime
 from streams.join.plan_state import expired
 
-__all__ = ["register"]
+__all__ = ["SCAN_BUDGET_S", "register"]
+
+#: Seconds of each tick spent rebuilding the expiry index from the table (in slices that
+#: hand the loop back), until it is built: 10M plans take about 10 minutes of ticks.
+SCAN_BUDGET_S = 0.25
 
 
 def register(runtime: Runtime) -> None:
@@ -36,7 +40,7 @@ def register(runtime: Runtime) -> None:
     async def sweep(event: EventT[bytes]) -> None:
         msg = event.message
         await runtime.join.sweep(msg.partition, (msg.topic, msg.partition))
-        _expire_plans(runtime, msg.partition)
+        await _expire_plans(runtime, msg.partition)
 
     @runtime.app.agent(runtime.topics.join_ticks, name="learnstream.sweeper")
     async def ticks(stream: StreamT[bytes]) -> None:
@@ -46,15 +50,27 @@ def register(runtime: Runtime) -> None:
     def on_revoked(*_args: Any, **_kwargs: Any) -> None:
         # Another worker may change the partitions we get back: rebuild on the next tick.
         runtime.plans.expiry.invalidate()
+        runtime.metrics.expiry_index_built.set(0)
 
     runtime.app.on_partitions_revoked.connect(on_revoked)
 
 
-def _expire_plans(runtime: Runtime, partition: int) -> None:
-    """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones)."""
-    index, ttl, moment = runtime.plans.expiry, runtime.settings.join.plan_ttl, runtime.clock()
-    if not index.built:  # first tick, or after a rebalance: one scan of the table
-        index.rebuild(runtime.tables.plan_state.items())
+async def _expire_plans(runtime: Runtime, partition: int) -> None:
+    """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones).
+
+    After a start or a rebalance the index is rebuilt from the table a slice at a time:
+    each tick scans for at most ``SCAN_BUDGET_S``, and expires what is known meanwhile.
+    """
+    index, ttl = runtime.plans.expiry, runtime.settings.join.plan_ttl
+    if not index.built:
+        if not index.scanning:
+            items = runtime.tables.plan_state.items()
+            # A RocksDB iterator reads a snapshot; memory:// is a dict, which the deletes
+            # below would change under its iterator: that one is scanned from a copy.
+            index.start(items if runtime.settings.store.startswith("rocksdb") else list(items))
+        await index.scan(SCAN_BUDGET_S)
+        runtime.metrics.expiry_index_built.set(1 if index.built else 0)
+    moment = runtime.clock()
     due = list(index.due(partition, moment, ttl))
     for done, plan_id in enumerate(due):
         try:

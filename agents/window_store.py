@@ -103,15 +103,20 @@ class WindowStore:
         """Index every state the table holds; one that cannot be read is left out and
         counted in the log (it would otherwise stop every sweep of the worker)."""
         self._noted.clear()
-        read, unreadable = [], 0
-        for key, raw in self.table.items():
+        unreadable = 0
+
+        def read(raw: Any) -> tuple[datetime, str | None] | None:
+            nonlocal unreadable
             try:
-                read.append((key, self.parse(raw)))
+                state = self.parse(raw)
             except ValueError:
                 unreadable += 1
+                return None
+            return state.touched_at, state.record_key
+
+        self.quiet.rebuild(self.table.items(), read)
         if unreadable:
             log.error("join: %d states of a key space cannot be read, left out", unreadable)
-        self.quiet.rebuild(read, lambda state: state.touched_at, lambda state: state.record_key)
 
     def retry(self, partition: int, keys: Iterable[str]) -> None:
         """Make popped keys due again on the next tick."""

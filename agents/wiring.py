@@ -14,6 +14,7 @@ from agents import (
     decisions,
     deltas,
     learn,
+    loop_watch,
     outcomes,
     pair_miner,
     plans,
@@ -172,6 +173,7 @@ def wire(
         pair_miner,
         learn,
         stall_watch,
+        loop_watch,
     ):
         module.register(runtime)
 

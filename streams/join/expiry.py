@@ -7,12 +7,20 @@ tick pops what is due and nothing else.
 
 It is a cache of the table, never the truth: the worker notes what it stores, a due entry is
 checked against the table before anything is deleted (a plan re-opened since is skipped), and
-after a rebalance the index is dropped and rebuilt from the table on the next tick, once,
-since another worker may have changed the partitions this one gets back.
+after a rebalance the index is dropped and rebuilt from the table, since another worker may
+have changed the partitions this one gets back.
+
+A rebuild scans the whole table: 125 s at 10M plans (benchmarks/RESULTS.md, 26 Nov 04:42),
+far longer than a consumer's session timeout if it held the event loop. So the sweeper
+scans in slices (``scan``): each tick continues the scan for a bounded time, handing the
+loop back between slices of ``SCAN_SLICE`` entries, and pops what is already known to be
+due meanwhile. Plans stored while a scan runs are noted as usual; one seen twice is harmless.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
@@ -22,10 +30,23 @@ import orjson
 
 from streams.offsets.partitioner import partition_for
 
-__all__ = ["EXPIRY_BUCKET", "ExpiryIndex", "partition_of", "stored_plan_id", "terminal_since"]
+__all__ = [
+    "EXPIRY_BUCKET",
+    "SCAN_SLICE",
+    "ExpiryIndex",
+    "partition_of",
+    "stored_plan_id",
+    "terminal_entry",
+    "terminal_since",
+]
 
 #: Terminal plans are indexed by the minute they became terminal: they expire up to that late.
 EXPIRY_BUCKET = timedelta(minutes=1)
+#: Table entries a scan reads before it hands the event loop back (about 25 ms of parsing).
+SCAN_SLICE = 2_000
+
+#: What a scan reads of one stored value: (since when it is due-able, its record key), or None.
+Entry = tuple[datetime, str | None] | None
 
 
 def partition_of(key: str, partitions: int) -> int:
@@ -39,10 +60,20 @@ def _parsed(raw: bytes | Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 def terminal_since(raw: bytes | Mapping[str, Any] | None) -> datetime | None:
     """Return when the stored plan state ``raw`` became terminal (None: not terminal)."""
+    entry = terminal_entry(raw)
+    return entry[0] if entry is not None else None
+
+
+def terminal_entry(raw: bytes | Mapping[str, Any] | None) -> Entry:
+    """Return (terminal since, runtime plan id) of the stored plan state ``raw``, or None if
+    it is not terminal; the value is parsed once (a rebuild reads millions)."""
     if isinstance(raw, bytes) and b'"terminal_since"' not in raw:  # most plans: no parse
         return None
-    since = _parsed(raw).get("terminal_since")
-    return datetime.fromisoformat(since) if isinstance(since, str) else None
+    parsed = _parsed(raw)
+    since = parsed.get("terminal_since")
+    if not isinstance(since, str):
+        return None
+    return datetime.fromisoformat(since), stored_plan_id(parsed)
 
 
 def stored_plan_id(raw: bytes | Mapping[str, Any] | None) -> str | None:
@@ -71,6 +102,9 @@ class ExpiryIndex:
         self.partitions = partitions
         self.bucket = int(bucket.total_seconds())
         self.built = False
+        #: the table scan under way (``scan``), and how it reads one stored value
+        self._scan: Iterator[tuple[str, Any]] | None = None
+        self._read: Callable[[Any], Entry] = terminal_entry
         #: partition -> bucket number -> packed UUIDs; ids that are no UUID, as text
         self._buckets: dict[int, dict[int, bytearray]] = {}
         self._texts: dict[int, dict[int, list[str]]] = {}
@@ -108,24 +142,57 @@ class ExpiryIndex:
         self._count += 1
 
     def rebuild(
-        self,
-        items: Iterable[tuple[str, Any]],
-        since: Callable[[Any], datetime | None] = terminal_since,
-        record_key: Callable[[Any], str | None] = stored_plan_id,
+        self, items: Iterable[tuple[str, Any]], read: Callable[[Any], Entry] = terminal_entry
     ) -> None:
-        """Index every terminal plan of ``items`` (plan_id, stored state): one full scan.
+        """Index every entry of ``items`` (key, stored value) in one go (small tables, tests).
 
-        ``since`` and ``record_key`` read another kind of state (a MAP session's quiet time
-        and id: agents/window_store.py)."""
+        ``read`` says what a stored value means (default: a plan state, ``terminal_entry``;
+        a MAP session's quiet time and id: agents/window_store.py)."""
+        self.start(items, read)
+        while not self.step(SCAN_SLICE):
+            pass
+
+    def start(
+        self, items: Iterable[tuple[str, Any]], read: Callable[[Any], Entry] = terminal_entry
+    ) -> None:
+        """Forget the index and begin a scan of ``items``; ``step`` or ``scan`` continue it."""
         self.invalidate()
-        for key, raw in items:
-            when = since(raw)
-            if when is not None:
-                self.note(key, when, record_key(raw))
-        self.built = True
+        self._scan, self._read = iter(items), read
+
+    @property
+    def scanning(self) -> bool:
+        """Whether a scan has begun and not finished."""
+        return self._scan is not None
+
+    def step(self, count: int) -> bool:
+        """Index up to ``count`` more entries of the scan; return whether the index is built."""
+        if self._scan is None:
+            return self.built
+        read, note = self._read, self.note
+        for _ in range(count):
+            item = next(self._scan, None)
+            if item is None:
+                self._scan, self.built = None, True
+                break
+            entry = read(item[1])
+            if entry is not None:
+                note(item[0], entry[0], entry[1])
+        return self.built
+
+    async def scan(self, budget: float, clock: Callable[[], float] = time.monotonic) -> bool:
+        """Continue the scan for about ``budget`` seconds, handing the loop back after each
+        slice; return whether the index is built. A rebalance (``invalidate``) ends it."""
+        deadline = clock() + budget
+        while not self.step(SCAN_SLICE) and self._scan is not None:
+            await asyncio.sleep(0)  # other agents' records, heartbeats, the web server
+            if self._scan is None or clock() >= deadline:
+                break
+        return self.built
 
     def invalidate(self) -> None:
-        """Forget everything: the next sweep rebuilds from the table (after a rebalance)."""
+        """Forget everything and stop any scan: the next sweep rebuilds from the table (after
+        a rebalance; the scan's iterator may belong to partitions this worker lost)."""
+        self._scan = None
         self._buckets.clear()
         self._texts.clear()
         self._count = 0

@@ -43,6 +43,7 @@ CORE_USES = (
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
 _PROCESSING_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1)
 _CONSENT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5, 10, 60)
+_LOOP_LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120)
 
 
 def _counter(registry: CollectorRegistry, name: str, doc: str, *labels: str) -> Counter:
@@ -172,6 +173,22 @@ class Metrics:
             "learnstream_consumer_lag",
             "Input records not yet committed (high watermark - committed offset)",
             ["topic", "partition"],
+            registry=r,
+        )
+        self.loop_lag = Histogram(
+            "learnstream_event_loop_lag_seconds",
+            "How late a timer asking to wake every 100 ms woke (the loop was held that long)",
+            buckets=_LOOP_LAG_BUCKETS,
+            registry=r,
+        )
+        self.loop_lag_max = Gauge(
+            "learnstream_event_loop_lag_max_seconds",
+            "The longest event-loop lag since the worker started",
+            registry=r,
+        )
+        self.expiry_index_built = Gauge(
+            "learnstream_expiry_index_built",
+            "1 once the sweeper's index of terminal plans is rebuilt from plan_state, else 0",
             registry=r,
         )
         self._lag_shown: set[tuple[str, str]] = set()

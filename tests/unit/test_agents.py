@@ -18,6 +18,8 @@ import faust
 import orjson
 import pytest
 
+import agents.sweeper
+import streams.join.expiry
 import streams.join.routes
 from agents.runtime import Runtime
 from agents.wiring import wire
@@ -471,6 +473,32 @@ async def test_sweep_rebuilds_its_index_from_the_table_after_a_rebalance(h: Harn
     assert len(h.runtime.plans.expiry) == 0
     await tick(h, done["plan"]["plan_id"])
     assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
+
+
+async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10M plans take two minutes to scan: a tick scans a slice and hands the loop back."""
+    monkeypatch.setattr(agents.sweeper, "SCAN_BUDGET_S", 0.0)  # one slice a tick
+    monkeypatch.setattr(streams.join.expiry, "SCAN_SLICE", 2)
+    done = [h.sim.plan(WHEN, status="completed") for _ in range(5)]
+    for snap in done:
+        await h.put("plans", js(snap), key=key_of(snap))
+    plan_ids = [s["plan"]["plan_id"] for s in done]
+    await h.app.on_partitions_revoked.send(set())  # a restart: the index is gone
+    partitions = h.runtime.settings.topics.partitions
+    index = h.runtime.plans.expiry
+    async with h.app.agents["learnstream.sweeper"].test_context() as agent:
+        await agent.put(b"tick", partition=0)
+        assert index.scanning  # 2 of 5 read
+        assert not index.built
+        for _ in range(2):
+            await agent.put(b"tick", partition=0)
+        assert index.built
+        for partition in range(partitions):
+            await agent.put(b"tick", partition=partition)
+    assert not any(plan_id in h.runtime.tables.plan_state for plan_id in plan_ids)
+    assert len(index) == 0
 
 
 async def test_a_plan_expiry_that_fails_leaves_every_popped_plan_due_again(

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 from streams.join.expiry import (
     EXPIRY_BUCKET,
+    SCAN_SLICE,
     ExpiryIndex,
     partition_of,
     stored_plan_id,
+    terminal_entry,
     terminal_since,
 )
 from streams.samples.ids import canonical_id
@@ -117,3 +121,84 @@ def test_a_stand_in_key_is_swept_on_the_partition_of_the_runtime_id() -> None:
     later = T0 + timedelta(days=2)
     assert list(index.due(partition_of(key, 4), later, timedelta(hours=24))) == []
     assert list(index.due(partition_of(runtime_id, 4), later, timedelta(hours=24))) == [key]
+
+
+# --- the rebuild in slices: the event loop is handed back between them --------------------
+
+
+def terminal_table(n: int) -> dict[str, bytes]:
+    return {
+        plan_id: b'{"terminal_since":"2026-03-01T12:00:00Z","snapshot":{"plan":{"plan_id":"%s"}}}'
+        % plan_id.encode()
+        for plan_id in ids(n)
+    }
+
+
+async def test_a_scan_hands_the_loop_back_between_slices_and_stops_at_its_budget() -> None:
+    table = terminal_table(5 * SCAN_SLICE + 3)
+    index, ran = ExpiryIndex(2), []
+    index.start(table.items())
+    ticks = iter(range(100))
+
+    async def other_agent() -> None:
+        for _ in range(3):
+            ran.append(len(index))  # what the index held when the loop came back to us
+            await asyncio.sleep(0)
+
+    beside = asyncio.create_task(other_agent())
+    # a clock that moves one second a read: the budget of 2.5 s allows three slices
+    assert not await index.scan(2.5, clock=lambda: float(next(ticks)))
+    await beside
+    assert len(index) == 3 * SCAN_SLICE
+    assert ran[:2] == [SCAN_SLICE, 2 * SCAN_SLICE]  # the other task ran between slices
+    assert index.scanning
+    assert await index.scan(60.0)  # the next tick finishes it
+    assert len(index) == len(table)
+    assert not index.scanning
+    late = T0 + TTL + EXPIRY_BUCKET
+    assert sorted(p for part in range(2) for p in index.due(part, late, TTL)) == sorted(table)
+
+
+async def test_a_rebalance_during_a_scan_stops_it_and_reads_no_further() -> None:
+    table, read = terminal_table(3 * SCAN_SLICE), []
+
+    def items() -> Iterator[tuple[str, bytes]]:
+        for key, value in table.items():
+            read.append(key)
+            yield key, value
+
+    index = ExpiryIndex(1)
+    index.start(items())
+
+    async def revoke() -> None:
+        index.invalidate()  # what the sweeper's on_partitions_revoked does
+
+    revoking = asyncio.create_task(revoke())
+    assert not await index.scan(60.0)
+    await revoking
+    assert len(read) == SCAN_SLICE  # one slice, then the scan saw the rebalance and stopped
+    assert not index.scanning
+    assert not index.built
+    assert len(index) == 0
+
+
+async def test_plans_noted_while_a_scan_runs_are_kept_and_due_meanwhile() -> None:
+    table = terminal_table(2 * SCAN_SLICE)
+    index = ExpiryIndex(1)
+    index.start(table.items())
+    live = ids(2 * SCAN_SLICE + 1)[-1]
+    assert not await index.scan(0.0)  # one slice
+    index.note(live, T0)  # stored by a record while the scan is not finished
+    late = T0 + TTL + EXPIRY_BUCKET
+    popped = list(index.due(0, late, TTL))
+    assert len(popped) == SCAN_SLICE + 1
+    assert live in popped
+    assert await index.scan(60.0)
+    assert len(index) == SCAN_SLICE  # the rest of the table
+
+
+def test_terminal_entry_parses_once_and_reads_both_fields() -> None:
+    raw = b'{"terminal_since":"2026-03-01T12:00:00Z","snapshot":{"plan":{"plan_id":"plan-9"}}}'
+    assert terminal_entry(raw) == (T0, "plan-9")
+    assert terminal_entry(b'{"snapshot":{"plan":{"plan_id":"plan-9"}}}') is None
+    assert terminal_entry({"terminal_since": None}) is None

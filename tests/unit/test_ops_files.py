@@ -71,6 +71,9 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "learnstream_consent_fence_seconds": ("histogram", ()),
     "learnstream_consent_lag_records": ("gauge", ()),
     "learnstream_consent_fence_waiting": ("gauge", ()),
+    "learnstream_event_loop_lag_seconds": ("histogram", ()),
+    "learnstream_event_loop_lag_max_seconds": ("gauge", ()),
+    "learnstream_expiry_index_built": ("gauge", ()),
 }
 # Known label values (a matcher with another value is a typo).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {
