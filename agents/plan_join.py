@@ -46,6 +46,8 @@ from streams.mplp.decode import RecordOrigin
 from streams.mplp.fields import InputNotes
 from streams.mplp.models import PlanSnapshot
 from streams.observe.metrics import Metrics
+from streams.samples.ids import canonical_id
+from streams.samples.sample import LearningSample
 
 __all__ = ["Join", "KeySpace", "States", "fetched_at", "space_of"]
 
@@ -86,6 +88,9 @@ class KeySpace:
     #: routes elsewhere too hands each record to both, the join's route first (a delta
     #: joins its plan, then its impact window: streams/join/impacts.py).
     routes: Mapping[str, Route] = field(default_factory=dict)
+    #: Its keys sit on their plan's partition (their records are keyed by plan id): a sample
+    #: that names a plan but no project takes the plan's, since consent is per project.
+    plan_partitioned: bool = False
 
 
 def space_of(key: str) -> str | None:
@@ -322,7 +327,8 @@ class Join:
     ) -> None:
         # A failure here leaves the tables untouched (a completion's entries were prepared
         # one by one by the unit: one that cannot be sent is dead-lettered alone).
-        ready = self.emitter.prepare(step.samples) if step.ready is None else step.ready
+        samples = self._with_plan_projects(key, step.samples)
+        ready = self.emitter.prepare(samples) if step.ready is None else step.ready
         # Nothing is awaited before the tables are written: another agent may read the key.
         # But a key space's state says which samples went out (a session closed, counted
         # events), and its samples come from no record a crash would replay: it is written
@@ -355,6 +361,30 @@ class Join:
         self._wake(key, source[1], completing or bool(step.parked))
         if step.parked or step.released:
             self.metrics.pending.set(len(self.index))
+
+    def _with_plan_projects(self, key: str, samples: list[LearningSample]) -> list[LearningSample]:
+        """Give a plan-partitioned space's samples that name a plan but no project the
+        plan's project (or none, if its stored plan has none), so consent is decided for
+        the right project. A plan not stored here has an unknown project: its samples are
+        not sent (``learnstream_opted_out_total{reason="project_unknown"}``); a
+        project that opted out must never be guessed to have consented."""
+        space = self._space(key)
+        if space is None or not space.plan_partitioned:
+            return samples
+        kept = []
+        for sample in samples:
+            meta = sample.meta
+            if meta.project_id is None and meta.plan_id is not None:
+                state = self.plans.get(meta.plan_id)
+                if state is None:
+                    self.metrics.child(self.metrics.opted_out, "project_unknown").inc()
+                    continue
+                project = state.snapshot.project_id
+                if project is not None:
+                    meta = meta.model_copy(update={"project_id": canonical_id(project)})
+                    sample = sample.model_copy(update={"meta": meta})
+            kept.append(sample)
+        return kept
 
     @staticmethod
     def _store(states: States | PlanStore, key: str, step: Step[Any]) -> None:

@@ -130,6 +130,7 @@ def wire(
             impact_expiry(span),
             (t.name("core_events"), t.name("delta_intents")),
             routes={t.name("delta_intents"): delta_route()},
+            plan_partitioned=True,
         ),
     }
     join = Join(

@@ -227,7 +227,7 @@ class Metrics:
                 self.learn_requests.labels(kind, result)
         for reason in VIEW_PARTIAL_REASONS:
             self.learn_view_partial.labels(reason)
-        for why in ("global", "project"):
+        for why in ("global", "project", "project_unknown"):
             self.opted_out.labels(why)
         for name in ID_FIELDS:
             self.non_uuid_ids.labels(name)

@@ -381,3 +381,48 @@ async def test_the_worker_forgets_a_delta_whose_analysis_never_came(
     await played.put("core_events", "core_events", late)  # waits for a delta that is gone
     assert len(sent_samples(mocks)) == 1
     assert mocks["dlq"].await_count == 0
+
+
+# --- consent: a sample's project is its plan's when neither event names one ----------------
+
+
+def without_project(event: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in event.items() if k != "project_id"}
+
+
+async def test_an_impact_naming_no_project_takes_its_plans_and_its_plans_opt_out(
+    worker: RunningWorker,
+) -> None:
+    runtime = worker[0]
+    kept = Played(worker, 21)
+    refused = Played(worker, 22)
+    project = refused.snapshot["project_id"]
+    assert project != kept.snapshot["project_id"]
+    runtime.consent.apply(project.encode(), js({"project_id": project, "enabled": False}))
+    for played in (kept, refused):
+        await played.put("plans", "plans", played.snapshot)
+        await played.put("deltas", "delta_intents", without_project(played.delta))
+        await played.put("core_events", "core_events", without_project(played.analysis))
+    impacts = [s for s in sent_samples(kept.mocks) if s["sample_family"] == "delta_impact"]
+    (sample,) = impacts  # the refused project's impact never left
+    assert sample["input"]["delta_id"] == kept.delta["payload"]["delta_id"]
+    assert sample["meta"]["project_id"] == canonical_id(kept.snapshot["project_id"])
+    opted = runtime.metrics.registry.get_sample_value(
+        "learnstream_opted_out_total", {"reason": "project"}
+    )
+    assert opted is not None
+    assert opted >= 1
+
+
+async def test_an_impact_whose_project_cannot_be_known_is_not_sent(
+    worker: RunningWorker,
+) -> None:
+    runtime = worker[0]
+    played = Played(worker, 23)  # its plan never comes: the project is unknown
+    await played.put("deltas", "delta_intents", without_project(played.delta))
+    await played.put("core_events", "core_events", without_project(played.analysis))
+    assert [s for s in sent_samples(played.mocks) if s["sample_family"] == "delta_impact"] == []
+    unknown = runtime.metrics.registry.get_sample_value(
+        "learnstream_opted_out_total", {"reason": "project_unknown"}
+    )
+    assert unknown == 1

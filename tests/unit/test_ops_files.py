@@ -97,7 +97,7 @@ SYNTHETIC_VALUES: dict[str, tuple[str, ...]] = {
         "builder_error",
         "wrong_topic",
     ),
-    "reason@learnstream_opted_out_total": ("global", "project"),
+    "reason@learnstream_opted_out_total": ("global", "project", "project_unknown"),
     "reason@learnstream_samples_skipped_total": ("point_off", "rate"),
     "reason@learnstream_no_pair_total": NO_PAIR_REASONS,
     "entity": ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IP_ADDRESS"),
