@@ -237,6 +237,12 @@ class BrokerSettings(BaseModel):
         ge=1024,
         description="producer batch size per partition (aiokafka blocks the agent on a full one)",
     )
+    max_poll_records: int = Field(
+        1000,
+        ge=1,
+        description="records one poll of the worker's consumer hands over at most: bounds the "
+        "memory of a restore or a catch-up (the fetch size must hold the largest record)",
+    )
     security_protocol: SecurityProtocol = Field(
         "PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (external broker only)"
     )

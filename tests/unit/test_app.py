@@ -10,6 +10,7 @@ import pytest
 from agents.wiring import wire
 from streams.config.settings import BrokerSettings, RocksDbSettings, Settings
 from streams.io.app import create_app
+from streams.io.topics import MAX_MESSAGE_BYTES
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +29,19 @@ async def test_producer_batches_unless_the_broker_needs_one_record_per_batch(
     assert app.conf.producer_max_batch_size == batch
     assert app.conf.producer_linger == pytest.approx(0.007)
     assert app.conf.producer_acks == -1
+
+
+async def test_a_poll_hands_over_a_bounded_number_of_records_and_fetches_the_largest(
+    tmp_path: Path,
+) -> None:
+    """The poll bound keeps a restore's memory down; the fetch size must still hold the
+    largest input record, since aiokafka skips a record larger than it."""
+    app = create_app(Settings(data_dir=str(tmp_path)), "kafka://127.0.0.1:9", embedded=False)
+    assert app.conf.broker_max_poll_records == 1000
+    assert app.conf.consumer_max_fetch_size >= MAX_MESSAGE_BYTES
+    settings = Settings(data_dir=str(tmp_path), broker=BrokerSettings(max_poll_records=50))
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    assert app.conf.broker_max_poll_records == 50
 
 
 async def test_rocksdb_tables_get_the_memory_bounds(tmp_path: Path) -> None:
