@@ -1,7 +1,9 @@
 """The demo's simulated agent runtime: a steady, realistic mix of MPLP events.
 
-Per plan: ~60 % approved, ~20 % rejected, ~20 % corrected (a delta, sometimes with its
-impact analysis); about half the approved/corrected plans are executed (one in five fails).
+Per plan: ~60 % approved, ~20 % rejected, ~20 % corrected (a delta, sometimes carrying its
+impact, else now and then followed by an ImpactAnalysisEvent on ``mplp.core_events``);
+about half the approved/corrected plans are executed (one in five fails). Now and then a MAP
+session, a single agent's steps, a runtime execution, a graph change or a cost_budget event.
 Some decisions arrive before their plan, a few plans never arrive (join misses), and ~2 %
 of records are malformed, so every path of the pipeline shows up.
 """
@@ -35,7 +37,13 @@ def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> No
     if roll < 0.6 and not (early or missing):
         pub.publish_decision(decision)
     elif 0.6 <= roll < 0.8:
-        pub.publish_delta(sim.delta(snap, _now(), impact=rng.random() < 0.3))
+        carries = rng.random() < 0.3
+        delta = sim.delta(snap, _now(), impact=carries)
+        pub.publish_delta(delta)
+        if not carries and rng.random() < 0.5:  # its impact analysis, as a core event
+            pub.publish_core_event(
+                sim.impact_analysis(delta, _now(), rolled_back=rng.random() < 0.2)
+            )
     elif not (early or missing):
         pub.publish_decision(decision)
     if roll < 0.8 and not missing and rng.random() < 0.5:
@@ -64,6 +72,9 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
             deltas = [("node_add", rng.randint(1, 4), 0), ("edge_add", 0, rng.randint(1, 5))]
             for event in sim.graph_updates(_now(), deltas, graph_id=graph):
                 pub.publish_graph_update(event)
+        if rng.random() < 0.05:  # what a run cost (validated and counted; no sample yet)
+            usage = {"total_tokens": rng.randint(200, 8000), "budget_tokens": 10_000}
+            pub.publish_core_event(sim.core_event("cost_budget", _now(), usage))
         if rng.random() < 0.02:
             field, value, _ = rng.choice(BAD_RECORDS)
             pub.publish_raw(field, b"demo-bad", value)

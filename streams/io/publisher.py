@@ -29,6 +29,8 @@ from pydantic import BaseModel
 
 from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, connection_of
+from streams.mplp.core_events import CoreEvent
+from streams.mplp.fields import text_of
 from streams.mplp.graph_events import GraphUpdateEvent
 from streams.mplp.map_events import MapEvent
 from streams.mplp.models import (
@@ -161,6 +163,14 @@ class RuntimePublisher:
         """Queue a PSG graph update, keyed by its graph."""
         model = GraphUpdateEvent.model_validate(event)
         return self._put("graph_updates", model.graph_id, model)
+
+    def publish_core_event(self, event: CoreEvent | dict[str, Any]) -> bool:
+        """Queue a core event (``mplp-event-core``: an impact analysis, an intent, a
+        cost_budget ...), keyed by the plan its payload names, else by itself: an impact
+        analysis must name its delta's plan, to reach the delta's partition."""
+        model = CoreEvent.model_validate(_stamped(event))
+        plan_id = text_of(model.payload, "plan_id")
+        return self._put("core_events", plan_id or model.event_id, model)
 
     def publish_consent(self, project_id: str, enabled: bool) -> bool:
         """Queue a project's learning consent (opt-out when ``enabled`` is False)."""

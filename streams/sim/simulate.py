@@ -201,6 +201,33 @@ class Simulator:
             "delta_intent", "delta_intent_created", when, snap.get("project_id"), payload
         )
 
+    def impact_analysis(
+        self, delta: dict[str, Any], when: datetime, *, rolled_back: bool = False
+    ) -> dict[str, Any]:
+        """Return the ImpactAnalysisEvent (core event, family ``impact_analysis``) of
+        ``delta``: it names the delta and its plan, and says whether it was rolled back."""
+        payload = {
+            "delta_id": delta["payload"]["delta_id"],
+            "plan_id": delta["payload"]["plan_id"],
+            "impact": {
+                "actual_impact_summary": self._text("Redeployed the service near {ip}"),
+                "impact_scope": "module",
+                "comp_plan_required": False,
+                "rollback_used": rolled_back,
+                "risk_level": "high" if rolled_back else "low",
+            },
+            "impact_score": 0.8 if rolled_back else 0.2,
+        }
+        project = delta.get("project_id")
+        return self._event("impact_analysis", "impact_analysis_completed", when, project, payload)
+
+    def core_event(
+        self, family: str, when: datetime, payload: dict[str, Any], project_id: str | None = None
+    ) -> dict[str, Any]:
+        """Return a core event of ``family`` (``mplp-event-core``), e.g. an ``intent`` or a
+        ``cost_budget`` one, which learnstream validates and counts."""
+        return self._event(family, f"{family}_recorded", when, project_id, payload)
+
     def stage(
         self, snap: dict[str, Any], status: str, when: datetime, stage: str = "execute"
     ) -> dict[str, Any]:

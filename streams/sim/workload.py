@@ -63,8 +63,11 @@ def _decision(
     return event
 
 
-def _story(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> None:
-    """Add one plan's records: plan, a decision or a correction, maybe an execution.
+def _story(
+    w: Workload, sim: Simulator, rng: random.Random, when: datetime
+) -> dict[str, Any] | None:
+    """Add one plan's records: plan, a decision or a correction, maybe an execution; return
+    the correction (its delta intent), if any.
 
     Mix: 60 % approved, 20 % corrected, 20 % rejected; half the approved plans execute
     (one in five fails); one decision in ten is published before its plan.
@@ -87,6 +90,7 @@ def _story(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> N
             _decision(w, sim, snap, roll < 0.6, when),
             pid,
         )
+    delta = None
     if corrected:
         delta = sim.delta(snap, when)
         w.expect("error_correction", "acceptable", delta)
@@ -99,6 +103,7 @@ def _story(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> N
         w.expect("pipeline_outcome", "poor" if failed else "good", stage)
         w.add("pipeline_stage", sim.stage(snap, "started", when), pid)
         w.add("pipeline_stage", stage, pid)
+    return delta
 
 
 #: A MAP session's outcome, as the simulator plays it, and the quality its sample gets.
@@ -134,21 +139,42 @@ def _runs(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> No
         w.add("runtime_executions", event, event["execution_id"])
 
 
+def _core_events(
+    w: Workload, sim: Simulator, rng: random.Random, delta: dict[str, Any] | None, when: datetime
+) -> None:
+    """Add the impact analysis of a correction (a rollback now and then), which completes its
+    delta_impact, and an intent and a cost_budget event, which make no sample; all keyed by
+    their plan id, as the analysis must be."""
+    if delta is not None:
+        rolled_back = rng.random() < 0.3
+        analysis = sim.impact_analysis(delta, when, rolled_back=rolled_back)
+        w.expect("delta_impact", "poor" if rolled_back else "good", analysis)
+        w.add("core_events", analysis, delta["payload"]["plan_id"])
+    plan_id = sim.uuid()
+    intent = {"plan_id": plan_id, "intent_id": sim.uuid(), "text": "Summarise the backlog"}
+    w.add("core_events", sim.core_event("intent", when, intent), plan_id)
+    tokens = {"plan_id": plan_id, "total_tokens": rng.randint(100, 5000)}
+    w.add("core_events", sim.core_event("cost_budget", when, tokens), plan_id)
+
+
 def build_workload(
     min_events: int, seed: int = 1, pii_ratio: float = 0.3, sessions: float = 0.0
 ) -> Workload:
     """Return a workload of at least ``min_events`` records over as many plans as needed;
-    after each plan, with probability ``sessions``, a MAP session, a single agent's steps and
-    a runtime execution too."""
+    after each plan, with probability ``sessions``, a MAP session, a single agent's steps, a
+    runtime execution and core events (the impact analysis of the plan's correction, if it
+    had one; an intent and a cost_budget event) too."""
     sim, rng, workload = Simulator(seed, pii_ratio), random.Random(seed), Workload()
     start = datetime.now(UTC)
     while len(workload.records) < min_events:
-        _story(workload, sim, rng, start + timedelta(milliseconds=len(workload.records)))
+        when = start + timedelta(milliseconds=len(workload.records))
+        delta = _story(workload, sim, rng, when)
         workload.plans += 1
         if sessions and rng.random() < sessions:
             moment = start + timedelta(milliseconds=len(workload.records))
             _session(workload, sim, rng, moment)
             _runs(workload, sim, rng, moment)
+            _core_events(workload, sim, rng, delta, moment)
     return workload
 
 

@@ -44,6 +44,23 @@ async def test_records_are_keyed_by_plan_id_on_their_topic():
     ]
 
 
+async def test_core_events_are_keyed_by_the_plan_they_name_else_by_themselves():
+    pub, sim = _publisher(buffer_size=10), Simulator(seed=4)
+    snap, now = sim.plan(datetime.now(UTC)), datetime.now(UTC)
+    analysis = sim.impact_analysis(sim.delta(snap, now), now)
+    cost = sim.core_event("cost_budget", now, {"total_tokens": 120})
+    assert pub.publish_core_event(analysis)
+    assert pub.publish_core_event(cost)
+    queued = [pub._queue.get_nowait() for _ in range(2)]
+    assert [(topic, key) for topic, key, _ in queued] == [
+        ("x.mplp.core_events", snap["plan"]["plan_id"].encode()),
+        ("x.mplp.core_events", cost["event_id"].encode()),
+    ]
+    assert orjson.loads(queued[0][2])["payload"]["delta_id"] == analysis["payload"]["delta_id"]
+    with pytest.raises(ValidationError):
+        pub.publish_core_event(cost | {"event_family": "weather"})  # not a family of the schema
+
+
 async def test_invalid_event_is_rejected_at_the_caller():
     pub, sim = _publisher(), Simulator(seed=3)
     snap = sim.plan(datetime.now(UTC))
