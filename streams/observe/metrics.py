@@ -25,7 +25,16 @@ SOURCES = (
     "samples",
     "pair_intents",
     "learn",
+    "map_sessions",
+    "runs",
+    "graphs",
+    "core_events",
+    "ticks",
 )
+
+#: Why a sample was not collected (``learnstream_samples_skipped_total``): its collection
+#: point is switched off, or it fell outside its family's sampling rate.
+SKIP_REASONS = ("point_off", "rate")
 
 #: Why a stats/adapt answer did not wait for the stats view (agents/learn_view.py): its
 #: reader holds no changelog partitions yet, the catch-up ran out of time, or the broker
@@ -211,6 +220,8 @@ class Metrics:
         for family in FAMILIES:
             for quality in QUALITIES:
                 self.samples.labels(family, quality)
+            for reason in SKIP_REASONS:
+                self.skipped.labels(family, reason)
         for reason in REASONS:
             self.dlq.labels(reason)
         for source in SOURCES:
