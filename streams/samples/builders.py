@@ -280,6 +280,12 @@ def _stage_config(event: StageEvent) -> Any:
     return extra.get("stage_config", getattr(event.payload, "stage_config", None))
 
 
+def _token_usage(event: StageEvent) -> dict[str, Any] | None:
+    """Return the stage's token usage as sent (``payload.token_usage``, an object), if any."""
+    usage = (event.payload.model_extra or {}).get("token_usage")
+    return usage if isinstance(usage, dict) else None
+
+
 def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:
     """Return the quality of a stage outcome, or None when the stage did not end."""
     if not event.ends:
@@ -297,12 +303,15 @@ def build_pipeline_outcome(
 
     The taxonomy's recommended fields: ``input`` pipeline_id, stage_id, stage_config;
     ``output`` status, duration_ms, error_info (``payload.error``), beside ``result``, the
-    stage as it was reported.
+    stage as it was reported. A stage of a plan also carries the plan's intent (``intent_id``,
+    ``intent_text``) and ``token_usage`` when the payload reports one: what two executions of
+    one intent are compared by (streams/samples/optimizations.py).
     """
     quality = outcome_quality(event, state)
     if quality is None:
         raise ValueError("only a stage that completed or failed yields a sample")
     plan = state.snapshot.plan if state is not None else None
+    intent_id, intent_text = intent_of(state) if state is not None else (None, None)
     result = {
         "stage": event.stage,
         "stage_name": event.stage_name,
@@ -310,7 +319,11 @@ def build_pipeline_outcome(
         "error": event.payload.error,
         "duration_ms": event.payload.duration_ms,
     }
-    outcome = {"status": event.status, "duration_ms": event.payload.duration_ms}
+    outcome = {
+        "status": event.status,
+        "duration_ms": event.payload.duration_ms,
+        "token_usage": _token_usage(event),
+    }
     return _sample(
         "pipeline_outcome",
         event,
@@ -318,6 +331,8 @@ def build_pipeline_outcome(
         input=present(
             {
                 "plan_id": plan.plan_id if plan is not None else None,
+                "intent_id": intent_id,
+                "intent_text": intent_text,
                 "pipeline_id": event.pipeline_id,
                 "stage_id": event.stage,
                 "stage_config": _stage_config(event),

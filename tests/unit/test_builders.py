@@ -402,10 +402,32 @@ def test_failed_execute_keeps_the_error() -> None:
     }
     assert sample.input == {
         "plan_id": PLAN_ID,
+        "intent_id": "intent-42",
+        "intent_text": "make orders faster",
         "stage_id": "execute",
         "objective": "Add a Redis cache in front of the orders API",
         "plan_structure": [{"description": "Measure latency", "status": "pending"}],
     }
+
+
+@pytest.mark.parametrize(
+    ("usage", "kept"),
+    [({"total_tokens": 1200, "prompt_tokens": 900}, True), ("1200 tokens", False), (None, False)],
+)
+def test_a_stage_keeps_the_token_usage_its_payload_reports(usage: Any, kept: bool) -> None:
+    sample = builders.build_pipeline_outcome(
+        stage("completed", duration_ms=800, token_usage=usage), plan_state(), NOW
+    )
+    assert sample.output.get("token_usage") == (usage if kept else None)
+    assert sample.output["duration_ms"] == 800
+
+
+def test_a_stage_naming_no_plan_carries_no_intent() -> None:
+    event = stage("completed").model_dump(mode="json", by_alias=True, exclude_none=True)
+    event["payload"].pop("plan_id")
+    sample = builders.build_pipeline_outcome(StageEvent.model_validate(event), None, NOW)
+    assert "intent_id" not in sample.input
+    assert "intent_text" not in sample.input
 
 
 @pytest.mark.parametrize("state", [plan_state(), None])
