@@ -1,5 +1,5 @@
 """Preference pairs mined from the samples as they are written (streams/samples/pairs.py,
-replans.py).
+replans.py), and plan_optimization samples (streams/samples/optimizations.py).
 
 Every sample the emitter sends, anonymized and admitted by consent, reaches ``mine`` (an
 ``on_sent`` hook) in its source record's transaction. A correction is a pair (or a counted
@@ -9,6 +9,12 @@ until then. ``learnstream.replans`` matches them there, in the ``pair_intents`` 
 intent. Intents expire on ticks (a leader timer sends an empty record to each partition of the
 re-key topic, as agents/sweeper.py does) and when a plan finds its intent expired. Pairs leave
 from inside the step that made them, in its source's transaction.
+
+A completed execution of a plan (a pipeline_outcome of its ``execute`` stage) takes the same
+way, keyed by its intent: in the ``pair_intents`` table it meets the intent's other executions,
+and an optimization found there is a plan_optimization sample, sent through the emitter
+(collection controls, privacy, consent) like any other. Its pair is then mined from it as
+written, by this same hook, as a correction is.
 
 The hook sees what a reader of the samples topic would, without the round trip: reading the
 topic back costs a Faust event (decode, validate, commit) per sample (benchmarks/RESULTS.md,
@@ -23,10 +29,19 @@ from typing import Any
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime
+from streams.samples.optimizations import Execution, execution_of
 from streams.samples.outbox import Outgoing
-from streams.samples.pairs import PreferencePair, correction_pair, pair_sample
+from streams.samples.pairs import PreferencePair, correction_pair, optimization_pair, pair_sample
 from streams.samples.parts import iso
-from streams.samples.replans import IntentPlans, Plan, due, match, plan_of, read_plan
+from streams.samples.replans import (
+    IntentPlans,
+    Plan,
+    due,
+    match,
+    match_execution,
+    plan_of,
+    read_rekeyed,
+)
 
 __all__ = ["register"]
 
@@ -47,12 +62,17 @@ class _Pairs:
         sample = pair_sample(out.clean)
         if sample is None:
             return []
-        found: PreferencePair | Plan | str
-        if sample.sample_family == "error_correction":
-            found = correction_pair(sample, iso(self.runtime.clock()))
+        found: PreferencePair | Plan | Execution | str
+        family, created_at = sample.sample_family, iso(self.runtime.clock())
+        if family == "error_correction":
+            found = correction_pair(sample, created_at)
+        elif family == "plan_optimization":
+            found = optimization_pair(sample, created_at)
+        elif family == "pipeline_outcome":
+            found = execution_of(sample)
         else:
             found = plan_of(sample)
-        if isinstance(found, Plan):
+        if isinstance(found, Plan | Execution):
             topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
             return [await self.runtime.produce(topic, key, found.to_json(), source, None)]
         if isinstance(found, PreferencePair):
@@ -61,16 +81,29 @@ class _Pairs:
         return []
 
     async def replan(self, event: EventT[bytes]) -> None:
-        """Match one re-keyed plan with its intent's others; a tick sweeps its partition."""
+        """Match one re-keyed plan or execution with its intent's others; a tick sweeps its
+        partition."""
         msg = event.message
         if not msg.value:
             self.sweep(msg.partition)
             return
-        plan, moment = read_plan(msg.value), self.runtime.clock()
-        held, pairs, reason = match(self.held(plan.intent_id), plan, moment, msg.partition)
-        self.table[plan.intent_id] = held.model_dump(mode="json")
-        for pair in pairs:
-            await self.send(pair, (msg.topic, msg.partition))
+        found, moment, source = (
+            read_rekeyed(msg.value),
+            self.runtime.clock(),
+            (msg.topic, msg.partition),
+        )
+        held = self.held(found.intent_id)
+        if isinstance(found, Execution):
+            margin = self.runtime.settings.pairs.optimization_margin
+            held, samples, reason = match_execution(held, found, moment, msg.partition, margin)
+            self.table[found.intent_id] = held.model_dump(mode="json")
+            emitter = self.runtime.emitter
+            await emitter.send(emitter.prepare(samples), source)
+        else:
+            held, pairs, reason = match(held, found, moment, msg.partition)
+            self.table[found.intent_id] = held.model_dump(mode="json")
+            for pair in pairs:
+                await self.send(pair, source)
         if reason is not None:
             self.metrics.child(self.metrics.no_pair, reason).inc()
 

@@ -412,7 +412,8 @@ class WindowSettings(BaseModel):
 
 
 class PairsSettings(BaseModel):
-    """Preference pairs mined from the samples topic (streams/samples/pairs.py, replans.py)."""
+    """Preference pairs mined from the samples topic (streams/samples/pairs.py, replans.py),
+    and plan_optimization samples (streams/samples/optimizations.py)."""
 
     model_config = _FROZEN
     enabled: bool = Field(
@@ -424,6 +425,14 @@ class PairsSettings(BaseModel):
         "(a rejection never followed by an approval then yields no pair)",
     )
     sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
+    optimization_margin: float = Field(
+        0.2,
+        gt=0,
+        lt=1,
+        description="share of duration (or of tokens) a later execution of an intent's plan "
+        "must save over an earlier one to make a plan_optimization sample and pair "
+        "(0.2: 20% faster)",
+    )
 
 
 class OutcomeSettings(BaseModel):
@@ -450,8 +459,8 @@ class CollectSettings(BaseModel):
         (),
         description="collection points switched off (JSON list of: intent_resolution, "
         "plan_revision, impact_analysis_completion, execution_completion, pipeline_failure, "
-        "user_feedback, map_session_completion, graph_update, a2e_feedback); every one is on by "
-        "default",
+        "user_feedback, map_session_completion, graph_update, a2e_feedback, plan_optimization); "
+        "every one is on by default",
     )
     rates: dict[str, float] = Field(
         default_factory=dict,

@@ -2,8 +2,9 @@
 and whether the sample falls inside its family's sampling rate.
 
 The points are the learning taxonomy's (``taxonomy/learning-taxonomy.yaml``); every one is
-on by default, ``HIGH`` and ``MEDIUM`` alike, and each can be switched off. A2E feedback
-(dialog_response) is no taxonomy point: it is ``a2e_feedback`` here. The sampling decision
+on by default, ``HIGH`` and ``MEDIUM`` alike, and each can be switched off. Two are no taxonomy
+point: A2E feedback (dialog_response) is ``a2e_feedback`` here, and two executions of one intent
+compared (streams/samples/optimizations.py) are ``plan_optimization``. The sampling decision
 comes from the sample id alone (deterministic: a replay keeps exactly the samples it kept).
 """
 
@@ -24,6 +25,7 @@ POINTS: tuple[str, ...] = (
     "map_session_completion",
     "graph_update",
     "a2e_feedback",
+    "plan_optimization",
 )
 _BY_FAMILY = {
     "intent_resolution": "intent_resolution",
@@ -33,6 +35,7 @@ _BY_FAMILY = {
     "multi_agent_coordination": "map_session_completion",
     "graph_evolution": "graph_update",
     "dialog_response": "a2e_feedback",
+    "plan_optimization": "plan_optimization",
 }
 
 

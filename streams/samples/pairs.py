@@ -9,15 +9,22 @@ scale (``null`` only for a sample written without a score):
 - ``replan``: the approved sample's score less the rejected one's (0.5 to 1.0);
 - ``correction``: the sample's score, the corrected plan's, less 0 for the plan the user
   set aside by correcting it;
-- ``feedback``: ``(1 - score) / 2`` (:mod:`streams.a2e.samples`).
+- ``feedback``: ``(1 - score) / 2`` (:mod:`streams.a2e.samples`);
+- ``optimization``: the plan_optimization sample's score, the share the optimized plan saved
+  (the slow plan is its rejected side).
 
 Only samples are read, never raw inputs, so a pair holds nothing its samples did not:
-anonymization, opt-out and consent were applied before. Two kinds are built here:
+anonymization, opt-out and consent were applied before. Three kinds are built here:
 
 - ``replan``: for one ``intent_id``, a rejected plan followed in event time by an approved
   plan (the matching and its state: :mod:`streams.samples.replans`);
 - ``correction``: an error_correction sample whose ``output.result`` is an applicable JSON
-  merge patch of its ``input.plan_state`` (:func:`correction_pair`).
+  merge patch of its ``input.plan_state`` (:func:`correction_pair`);
+- ``optimization``: a plan_optimization sample (:mod:`streams.samples.optimizations`), the slow
+  plan rejected, the optimized plan chosen (:func:`optimization_pair`).
+
+A pipeline_outcome is read only when it is a completed execution of a plan (it is re-keyed by
+intent to be compared: :mod:`streams.samples.optimizations`); the others are skipped unread.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from streams.dlq.errors import InvalidEvent, field_path
 from streams.mplp.fields import Uuid4
 from streams.samples.ids import sample_id
+from streams.samples.optimizations import is_execution
 from streams.samples.sample import FAMILIES, LearningSample
 
 __all__ = [
@@ -45,13 +53,16 @@ __all__ = [
     "event_time",
     "invalid",
     "merge_patch",
+    "optimization_pair",
     "pair_id",
     "pair_sample",
 ]
 
-PairKind = Literal["replan", "correction", "feedback"]
+PairKind = Literal["replan", "correction", "feedback", "optimization"]
 PAIR_KINDS: tuple[str, ...] = PairKind.__args__  # type: ignore[attr-defined]
-PairFamily = Literal["intent_resolution", "error_correction", "dialog_response"]
+PairFamily = Literal[
+    "intent_resolution", "error_correction", "dialog_response", "plan_optimization"
+]
 NoPair = Literal[
     "no_plan_state",  # correction: input.plan_state is not an object
     "not_an_object",  # correction: output.result is no JSON object (a summary string)
@@ -60,10 +71,13 @@ NoPair = Literal[
     "no_change",  # correction: applied, plan_state is as it was
     "undecided",  # intent: neither approved nor rejected
     "intent_full",  # intent: holds its most plans or bytes (streams/samples/replans.py) already
+    "no_metrics",  # execution: neither a duration nor a token count to compare
 ]
 NO_PAIR_REASONS: tuple[str, ...] = NoPair.__args__  # type: ignore[attr-defined]
 #: The sample families pairs are made of (the others are skipped before validation).
-PAIR_FAMILIES = frozenset({"intent_resolution", "error_correction"})
+PAIR_FAMILIES = frozenset(
+    {"intent_resolution", "error_correction", "pipeline_outcome", "plan_optimization"}
+)
 
 
 def pair_id(kind: str, rejected_sample_id: str, chosen_sample_id: str) -> str:
@@ -104,10 +118,13 @@ class PreferencePair(BaseModel):
 def pair_sample(sample: dict[str, Any]) -> LearningSample | None:
     """Validate a sample as written (anonymized, consented) into a LearningSample.
 
-    None: a sample of a family that makes no pair (not validated: it is only skipped).
+    None: a sample of a family that makes no pair, or a pipeline_outcome that is no
+    execution (not validated: it is only skipped).
     """
     family = sample.get("sample_family")
     if family in FAMILIES and family not in PAIR_FAMILIES:
+        return None
+    if family == "pipeline_outcome" and not is_execution(sample):
         return None
     try:
         return LearningSample.model_validate(sample)
@@ -177,6 +194,29 @@ def correction_pair(sample: LearningSample, created_at: str) -> PreferencePair |
         prompt=prompt,
         chosen=merge_patch(state, patch),
         rejected=state,
+        chosen_sample_id=sample.sample_id,
+        rejected_sample_id=sample.sample_id,
+        event_time=sample.meta.event_time or sample.created_at,
+        created_at=created_at,
+        margin=sample.meta.quality_score,
+    )
+
+
+def optimization_pair(sample: LearningSample, created_at: str) -> PreferencePair:
+    """Return the pair of a plan_optimization sample: rejected = the slow plan
+    (``input.plan``), chosen = the optimized one (``output.plan``), prompt = the intent (the
+    sample's input without the plan and its execution); margin = the sample's score."""
+    prompt = {k: v for k, v in sample.input.items() if k not in ("plan", "execution")}
+    intent_id = sample.input.get("intent_id")
+    return PreferencePair(
+        pair_id=pair_id("optimization", sample.sample_id, sample.sample_id),
+        kind="optimization",
+        intent_id=intent_id if isinstance(intent_id, str) else None,
+        project_id=sample.meta.project_id,
+        family="plan_optimization",
+        prompt=prompt,
+        chosen=sample.output["plan"],
+        rejected=sample.input["plan"],
         chosen_sample_id=sample.sample_id,
         rejected_sample_id=sample.sample_id,
         event_time=sample.meta.event_time or sample.created_at,

@@ -9,9 +9,14 @@ yields two pairs. Equal event times pair nothing (neither followed the other). A
 ``margin`` is the approved sample's ``meta.quality_score`` less the rejected one's (``None``
 if either was written without one).
 
-An intent is dropped ``pairs.ttl`` after its last plan arrived (processing time), approved or
-not; a plan arriving after that starts afresh. A plan seen before (a replay) is paired again
-(same pair ids) but not stored twice, so a pair lost in a crash comes back.
+An intent also holds its plans' completed executions (:class:`Execution`), compared as they
+arrive into plan_optimization samples (:func:`match_execution`, the rule in
+:mod:`streams.samples.optimizations`); the re-keyed record is a plan or an execution
+(:func:`read_rekeyed`).
+
+An intent is dropped ``pairs.ttl`` after its last plan or execution arrived (processing time),
+approved or not; one arriving after that starts afresh. A plan or execution seen before (a
+replay) is paired again (same ids) but not stored twice, so a pair lost in a crash comes back.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from streams.samples.optimizations import Execution, optimizations
 from streams.samples.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
 from streams.samples.parts import iso
 from streams.samples.sample import LearningSample
@@ -34,13 +40,15 @@ __all__ = [
     "Plan",
     "due",
     "match",
+    "match_execution",
     "plan_of",
     "read_plan",
+    "read_rekeyed",
 ]
 
-#: Plans held per side of one intent, and their JSON bytes in all (one table value is one
-#: changelog record, which the broker caps at 1 MiB by default). Plans beyond either are
-#: still paired with what is held, but not kept themselves ("intent_full").
+#: Plans held per side of one intent (and its executions), and their JSON bytes in all (one
+#: table value is one changelog record, which the broker caps at 1 MiB by default). Plans
+#: beyond either are still paired with what is held, but not kept themselves ("intent_full").
 MAX_PLANS = 64
 MAX_HELD_BYTES = 512 * 1024
 _LABEL = "resolution_quality_label"
@@ -72,6 +80,17 @@ def read_plan(data: bytes | None) -> Plan:
         raise invalid(exc, "a re-keyed plan") from None
 
 
+_REKEYED: TypeAdapter[Plan | Execution] = TypeAdapter(Plan | Execution)
+
+
+def read_rekeyed(data: bytes | None) -> Plan | Execution:
+    """Decode a re-keyed record: a decided plan, or an execution (``"kind": "execution"``)."""
+    try:
+        return _REKEYED.validate_json(data or b"")
+    except ValidationError as exc:
+        raise invalid(exc, "a re-keyed plan or execution") from None
+
+
 def plan_of(sample: LearningSample) -> Plan | NoPair:
     """Return the plan of an intent_resolution sample, or ``undecided``."""
     label = sample.output.get(_LABEL)
@@ -98,10 +117,21 @@ class IntentPlans(BaseModel):
     size: int = 0  # JSON bytes of the plans held
     rejected: list[Plan] = []
     approved: list[Plan] = []
+    executions: list[Execution] = []
 
-    def holds(self, plan: Plan) -> bool:
-        """Tell whether ``plan`` was seen before (a replayed sample)."""
-        return any(p.sample_id == plan.sample_id for p in self.rejected + self.approved)
+    def holds(self, item: Plan | Execution) -> bool:
+        """Tell whether ``item`` was seen before (a replayed sample)."""
+        held: list[Plan | Execution] = [*self.rejected, *self.approved, *self.executions]
+        return any(p.sample_id == item.sample_id for p in held)
+
+    def keep(self, side: list[Any], item: Plan | Execution) -> NoPair | None:
+        """Append ``item`` to ``side`` unless that side or the bytes are full (then say so)."""
+        size = len(item.to_json())
+        if len(side) >= MAX_PLANS or self.size + size > MAX_HELD_BYTES:
+            return "intent_full"
+        side.append(item)
+        self.size += size
+        return None
 
 
 def _margin(rejected: Plan, approved: Plan) -> float | None:
@@ -146,14 +176,22 @@ def match(
     held.touched, held.partition = now, partition
     if held.holds(plan):
         return held, pairs, None
+    # an approval's prompt is never read: only a rejection's is
     kept = plan.model_copy(update={"prompt": {}}) if plan.approved else plan
-    size = len(kept.to_json())  # an approval's prompt is never read: only a rejection's is
-    side = held.approved if plan.approved else held.rejected
-    if len(side) >= MAX_PLANS or held.size + size > MAX_HELD_BYTES:
-        return held, pairs, "intent_full"
-    side.append(kept)
-    held.size += size
-    return held, pairs, None
+    return held, pairs, held.keep(held.approved if plan.approved else held.rejected, kept)
+
+
+def match_execution(
+    held: IntentPlans | None, execution: Execution, now: datetime, partition: int, margin: float
+) -> tuple[IntentPlans, list[LearningSample], NoPair | None]:
+    """Add ``execution`` to ``held`` (in place; new if None); return it, the
+    plan_optimization samples it makes with the executions held, and why it was not stored."""
+    held = held or IntentPlans(touched=now, partition=partition)
+    samples = optimizations(held.executions, execution, margin, now)
+    held.touched, held.partition = now, partition
+    if held.holds(execution):
+        return held, samples, None
+    return held, samples, held.keep(held.executions, execution)
 
 
 def due(raw: Mapping[str, Any], now: datetime, ttl: timedelta) -> bool:

@@ -34,6 +34,7 @@ Family = Literal[
     "dialog_response",
     "multi_agent_coordination",
     "graph_evolution",
+    "plan_optimization",
 ]
 Quality = Literal["good", "acceptable", "poor"]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]

@@ -46,6 +46,7 @@ from tests.support.mplp_learning import (
     mplp_errors,
 )
 from tests.unit import test_builders as tb
+from tests.unit.test_optimizations import optimization_samples
 
 REPO = Path(__file__).resolve().parents[2]
 ANNOTATIONS = frozenset({"title", "description", "examples", "$comment", "x-mplp-meta"})
@@ -191,7 +192,7 @@ def _graph_samples() -> list[LearningSample]:
 def _wire_samples() -> list[dict[str, Any]]:
     """What the outbox encodes: ``to_dict()``, after privacy for the simulated ones."""
     anonymizer = build_anonymizer(PrivacyConfig())
-    runs = _session_samples() + _run_samples() + _graph_samples()
+    runs = _session_samples() + _run_samples() + _graph_samples() + optimization_samples()
     built = [s.to_dict() for s in _builder_samples() + _seed004_samples() + runs]
     simulated = [apply_privacy(s.to_dict(), anonymizer)[0] for s in _simulated_samples()]
     return built + simulated
@@ -228,6 +229,8 @@ def test_every_family_and_quality_is_covered() -> None:
         ("graph_evolution", "good"),
         ("graph_evolution", "acceptable"),
         ("graph_evolution", "poor"),
+        ("plan_optimization", "good"),
+        ("plan_optimization", "acceptable"),
     }
     assert any("<EMAIL_ADDRESS>" in json.dumps(s) for s in SAMPLES)  # privacy ran
     metas = [s["meta"] for s in SAMPLES]

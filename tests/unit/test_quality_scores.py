@@ -25,6 +25,7 @@ BUILDER_FAMILIES = set(FAMILIES) - {
     "dialog_response",
     "multi_agent_coordination",
     "graph_evolution",
+    "plan_optimization",
 }
 CREATED = "2026-03-02T09:00:00Z"
 #: An impact per delta_impact score: good, compensated, compensation not applied, rolled back.

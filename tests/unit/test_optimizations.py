@@ -1,0 +1,316 @@
+"""plan_optimization (streams/samples/optimizations.py): two executions of one intent, the
+later faster or cheaper by the margin, make a sample and a pair; pure, then through the worker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from pydantic import ValidationError
+
+from streams.config.settings import Settings
+from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
+from streams.join.expiry import partition_of
+from streams.join.plan_state import merge_snapshot
+from streams.join.rules import on_stage
+from streams.mplp.decode import decode_plan, decode_stage
+from streams.samples.collection import collection_point
+from streams.samples.optimizations import Execution, execution_of, saving
+from streams.samples.pairs import optimization_pair, pair_id, pair_sample
+from streams.samples.replans import IntentPlans, match_execution, read_rekeyed
+from streams.samples.sample import LearningSample, family_errors
+from streams.sim.simulate import Simulator
+from tests.support.avro_consumer import plain_read
+from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.mplp_learning import learning_validators, mplp_errors
+from tests.support.worker import RunningWorker, running_worker, sent_samples
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NOW = T0 + timedelta(hours=1)
+MARGIN = 0.2
+
+
+class Intent:
+    """Plans of one intent, and the pipeline_outcome samples of their executions."""
+
+    def __init__(self, seed: int = 5) -> None:
+        self.sim = Simulator(seed=seed, pii_ratio=0.0)
+        self.first = self.sim.plan(T0)
+
+    def plan(self) -> dict[str, Any]:
+        """Return another plan for the same intent (a replan)."""
+        return self.sim.plan(T0, project_id=self.first["project_id"], intent=self.first["intent"])
+
+    def stage(
+        self, snap: dict[str, Any], minutes: float, duration: int | None, **payload: Any
+    ) -> dict[str, Any]:
+        """Return the ``execute`` stage event of ``snap``, ``minutes`` after T0."""
+        status = payload.pop("status", "completed")
+        event = self.sim.stage(snap, status, T0 + timedelta(minutes=minutes))
+        event["payload"] |= {"duration_ms": duration, **payload}
+        return event
+
+    def executed(
+        self, snap: dict[str, Any], minutes: float, duration: int | None, **payload: Any
+    ) -> LearningSample:
+        """Return the pipeline_outcome sample of ``snap``'s execution, as the join builds it."""
+        state = merge_snapshot(None, decode_plan(orjson.dumps(snap)), T0)
+        event = decode_stage(orjson.dumps(self.stage(snap, minutes, duration, **payload)))
+        (sample,) = on_stage(event, state, NOW).samples
+        return sample
+
+
+def execution(sample: LearningSample) -> Execution:
+    """Return the execution the miner re-keys from a sample as written."""
+    written = pair_sample(sample.to_dict())
+    assert written is not None
+    found = execution_of(written)
+    assert isinstance(found, Execution)
+    return found
+
+
+def feed(*samples: LearningSample, margin: float = MARGIN) -> tuple[list[LearningSample], Any]:
+    """Match executions in arrival order as one partition would; return samples and holdings."""
+    held: IntentPlans | None = None
+    out: list[LearningSample] = []
+    for sample in samples:
+        held, made, reason = match_execution(held, execution(sample), NOW, 1, margin)
+        assert reason is None
+        out += made
+    return out, held
+
+
+def slow_and_fast(fast_duration: int = 3000, **fast: Any) -> tuple[LearningSample, LearningSample]:
+    intent = Intent()
+    slow = intent.executed(intent.first, 1, 9000)
+    return slow, intent.executed(intent.plan(), 5, fast_duration, **fast)
+
+
+def optimization_samples() -> list[LearningSample]:
+    """A good (3x faster) and an acceptable (25% cheaper in tokens) plan_optimization."""
+    good, _ = feed(*slow_and_fast(3000))
+    intent = Intent(seed=6)
+    slow = intent.executed(intent.first, 1, 4000, token_usage={"total_tokens": 2000})
+    cheaper = intent.executed(intent.plan(), 5, 4100, token_usage={"total_tokens": 1500})
+    acceptable, _ = feed(slow, cheaper)
+    return good + acceptable
+
+
+# --- the rule -------------------------------------------------------------------------------
+
+
+def test_a_later_plan_faster_by_the_margin_makes_a_sample_and_a_pair() -> None:
+    slow, fast = slow_and_fast(3000)
+    (sample,), held = feed(slow, fast)
+    assert sample.sample_family == "plan_optimization"
+    assert sample.input["intent_id"] == fast.input["intent_id"] == slow.input["intent_id"]
+    assert sample.input["plan"]["plan_id"] == slow.input["plan_id"]
+    assert sample.output["plan"]["plan_id"] == fast.input["plan_id"]
+    assert sample.input["plan"]["steps"] == [s["description"] for s in slow.input["plan_structure"]]
+    assert sample.input["execution"] == {
+        "duration_ms": 9000,
+        "completed_at": "2026-03-01T12:01:00Z",
+    }
+    assert sample.output["execution"]["duration_ms"] == 3000
+    assert sample.output["improvement"] == {"duration_ms": 0.6667}
+    assert sample.meta.quality_score == 0.6667
+    assert sample.feedback.quality_label == "good"
+    assert sample.meta.source_event_ids == [
+        *slow.meta.source_event_ids,
+        *fast.meta.source_event_ids,
+    ]
+    assert sample.meta.event_time == fast.meta.event_time
+    assert sample.meta.plan_id == fast.meta.plan_id
+    assert family_errors(sample) == []
+    assert [e.sample_id for e in held.executions] == [slow.sample_id, fast.sample_id]
+
+    pair = optimization_pair(sample, "2026-03-01T13:00:00Z")
+    assert pair.kind == "optimization"
+    assert pair.pair_id == pair_id("optimization", sample.sample_id, sample.sample_id)
+    assert pair.rejected == sample.input["plan"]
+    assert pair.chosen == sample.output["plan"]
+    assert pair.prompt == {
+        "intent_id": slow.input["intent_id"],
+        "intent_text": slow.input["intent_text"],
+    }
+    assert pair.margin == sample.meta.quality_score
+
+
+@pytest.mark.parametrize("fast_duration", [7300, 9000, 12000])
+def test_a_later_plan_not_faster_by_the_margin_makes_nothing(fast_duration: int) -> None:
+    assert feed(*slow_and_fast(fast_duration))[0] == []
+
+
+def test_exactly_the_margin_is_enough_and_the_margin_is_the_setting() -> None:
+    slow, fast = slow_and_fast(7200)  # 20% faster
+    (sample,), _ = feed(slow, fast)
+    assert sample.meta.quality_score == 0.2
+    assert sample.feedback.quality_label == "acceptable"
+    assert feed(slow, fast, margin=0.25)[0] == []
+
+
+def test_event_time_decides_later_whichever_arrives_first() -> None:
+    slow, fast = slow_and_fast(3000)
+    assert feed(fast, slow)[0] == feed(slow, fast)[0]
+    # the faster plan ran first: the later one is slower, no optimization either way
+    intent = Intent()
+    early_fast = intent.executed(intent.first, 1, 3000)
+    late_slow = intent.executed(intent.plan(), 5, 9000)
+    assert feed(early_fast, late_slow)[0] == feed(late_slow, early_fast)[0] == []
+
+
+def test_equal_event_times_and_the_same_plan_make_nothing() -> None:
+    intent = Intent()
+    other = intent.plan()
+    at_once = intent.executed(intent.first, 1, 9000), intent.executed(other, 1, 3000)
+    assert feed(*at_once)[0] == []
+    again = intent.executed(intent.first, 1, 9000), intent.executed(intent.first, 5, 3000)
+    assert feed(*again)[0] == []
+
+
+def test_failed_executions_and_other_stages_are_not_executions() -> None:
+    intent = Intent()
+    failed = intent.executed(intent.plan(), 5, 10, status="failed", error="timeout")
+    assert failed.output["status"] == "failed"
+    assert pair_sample(failed.to_dict()) is None
+    state = merge_snapshot(None, decode_plan(orjson.dumps(intent.first)), T0)
+    built = intent.sim.stage(intent.first, "completed", T0, stage="build")
+    (build,) = on_stage(decode_stage(orjson.dumps(built)), state, NOW).samples
+    assert pair_sample(build.to_dict()) is None
+
+
+def test_an_execution_without_duration_or_tokens_compares_nothing() -> None:
+    intent = Intent()
+    sample = intent.executed(intent.first, 1, None)
+    written = pair_sample(sample.to_dict())
+    assert written is not None
+    assert execution_of(written) == "no_metrics"
+
+
+def test_cheaper_in_tokens_counts_and_costlier_by_more_than_the_margin_does_not() -> None:
+    intent = Intent()
+    slow = intent.executed(intent.first, 1, 4000, token_usage={"total_tokens": 2000})
+    cheaper = intent.executed(
+        intent.plan(), 5, 4100, token_usage={"prompt_tokens": 900, "completion_tokens": 300}
+    )
+    (sample,), _ = feed(slow, cheaper)
+    assert sample.output["improvement"] == {"duration_ms": -0.025, "tokens": 0.4}
+    assert sample.output["execution"]["token_usage"] == {
+        "prompt_tokens": 900,
+        "completion_tokens": 300,
+    }
+    assert sample.meta.quality_score == 0.4
+    faster_but_costly = intent.executed(intent.plan(), 6, 1000, token_usage={"total_tokens": 2500})
+    assert saving(execution(slow), execution(faster_but_costly), MARGIN) is None
+
+
+def test_a_replayed_execution_makes_the_same_sample_and_is_held_once() -> None:
+    slow, fast = slow_and_fast(3000)
+    once, _ = feed(slow, fast)
+    twice, held = feed(slow, fast, fast)
+    assert twice == once * 2
+    assert len(held.executions) == 2
+
+
+def test_the_rekeyed_record_is_a_plan_or_an_execution() -> None:
+    found = execution(slow_and_fast()[0])
+    assert read_rekeyed(found.to_json()) == found
+
+
+def test_a_pipeline_outcome_that_is_no_execution_is_skipped_unvalidated() -> None:
+    assert pair_sample({"sample_family": "pipeline_outcome", "input": "not validated"}) is None
+
+
+def test_the_family_has_its_own_collection_point() -> None:
+    (sample,), _ = feed(*slow_and_fast(3000))
+    assert collection_point(sample) == "plan_optimization"
+    assert Settings(collect={"off": ["plan_optimization"]}).collect.off == ("plan_optimization",)
+
+
+def test_the_margin_is_a_share_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().pairs.optimization_margin == 0.2
+    monkeypatch.setenv("LEARNSTREAM_PAIRS__OPTIMIZATION_MARGIN", "0.35")
+    assert Settings().pairs.optimization_margin == 0.35
+    for bad in ("0", "1", "-0.1"):
+        monkeypatch.setenv("LEARNSTREAM_PAIRS__OPTIMIZATION_MARGIN", bad)
+        with pytest.raises(ValidationError):
+            Settings()
+
+
+# --- valid against the official schemas, both formats ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def validators(mplp_schemas: Path) -> dict[str, Any]:
+    return learning_validators(mplp_schemas / "learning")
+
+
+def test_the_samples_are_mplp_core_valid_in_json_and_avro(validators: dict[str, Any]) -> None:
+    samples = optimization_samples()
+    assert [s.feedback.quality_label for s in samples] == ["good", "acceptable"]
+    for sample in samples:
+        wire = sample.to_dict()
+        for codec, read in ((JsonSampleCodec(), json.loads), (AvroSampleCodec(), plain_read)):
+            consumed = read(codec.encode(wire))
+            assert consumed == wire
+            assert mplp_errors(validators, consumed) == []
+
+
+# --- through the worker ---------------------------------------------------------------------
+
+
+@pytest.fixture
+async def worker(tmp_path: Any) -> AsyncIterator[RunningWorker]:
+    async with running_worker(tmp_path, NOW) as built:
+        # The wall clock: a stage settles once an end-offset round of the corrections topic
+        # started after it was read, which a stopped clock never sees.
+        built[3].now = None
+        yield built
+
+
+async def test_the_worker_turns_two_executions_of_an_intent_into_a_sample_and_a_pair(
+    worker: RunningWorker, validators: dict[str, Any]
+) -> None:
+    runtime, mocks, feed_, _ = worker
+    intent = Intent(seed=9)
+    plans = [(intent.first, 1, 9000), (intent.plan(), 5, 3000)]
+    for snap, minutes, duration in reversed(plans):  # the faster, later one arrives first
+        plan_id = snap["plan"]["plan_id"]
+        where = {"key": plan_id.encode()}
+        where["partition"] = partition_of(plan_id, runtime.settings.topics.partitions)
+        await feed_.put("plans", runtime.settings.topics.name("plans"), orjson.dumps(snap), **where)
+        event = intent.stage(snap, minutes, duration)
+        name = runtime.settings.topics.name("pipeline_stage")
+        await feed_.put("outcomes", name, orjson.dumps(event), **where)
+    rekeyed = [c.kwargs for c in mocks["pair_intents"].await_args_list]
+    assert [r["key"] for r in rekeyed] == [intent.first["intent"]["intent_id"].encode()] * 2
+    topic = runtime.topics.pair_intents.get_topic_name()
+    for record in rekeyed:
+        await feed_.put("replans", topic, record["value"], key=record["key"], partition=1)
+
+    samples = sent_samples(mocks)
+    outcomes = [s for s in samples if s["sample_family"] == "pipeline_outcome"]
+    (sample,) = [s for s in samples if s["sample_family"] == "plan_optimization"]
+    assert sample["input"]["plan"]["plan_id"] == plans[0][0]["plan"]["plan_id"]
+    assert sample["output"]["plan"]["plan_id"] == plans[1][0]["plan"]["plan_id"]
+    assert sample["meta"]["source_event_ids"] == [
+        outcomes[1]["meta"]["source_event_ids"][0],
+        outcomes[0]["meta"]["source_event_ids"][0],
+    ]
+    assert mplp_errors(validators, sample) == []
+    (call,) = mocks["preference_pairs"].await_args_list
+    pair = orjson.loads(call.kwargs["value"])
+    assert pair["kind"] == "optimization"
+    assert pair["chosen_sample_id"] == pair["rejected_sample_id"] == sample["sample_id"]
+    assert pair["chosen"] == sample["output"]["plan"]
+    assert pair["rejected"] == sample["input"]["plan"]
+    metric = runtime.metrics.registry.get_sample_value
+    assert metric("learnstream_preference_pairs_total", {"kind": "optimization"}) == 1
+    labels = {"family": "plan_optimization", "quality": "good"}
+    assert metric("learnstream_samples_total", labels) == 1
+    assert mocks["dlq"].await_count == 0
