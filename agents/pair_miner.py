@@ -42,6 +42,7 @@ from streams.samples.replans import (
     plan_of,
     read_rekeyed,
 )
+from streams.samples.sample import LearningSample
 
 __all__ = ["register"]
 
@@ -87,25 +88,28 @@ class _Pairs:
         if not msg.value:
             self.sweep(msg.partition)
             return
-        found, moment, source = (
-            read_rekeyed(msg.value),
-            self.runtime.clock(),
-            (msg.topic, msg.partition),
-        )
-        held = self.held(found.intent_id)
-        if isinstance(found, Execution):
-            margin = self.runtime.settings.pairs.optimization_margin
-            held, samples, reason = match_execution(held, found, moment, msg.partition, margin)
-            self.table[found.intent_id] = held.model_dump(mode="json")
-            emitter = self.runtime.emitter
-            await emitter.send(emitter.prepare(samples), source)
-        else:
-            held, pairs, reason = match(held, found, moment, msg.partition)
-            self.table[found.intent_id] = held.model_dump(mode="json")
-            for pair in pairs:
-                await self.send(pair, source)
+        found, source = read_rekeyed(msg.value), (msg.topic, msg.partition)
+        held, samples, pairs, reason = self.match(found, msg.partition)
+        self.table[found.intent_id] = held.model_dump(mode="json")
+        if samples:
+            await self.runtime.emitter.send(self.runtime.emitter.prepare(samples), source)
+        for pair in pairs:
+            await self.send(pair, source)
         if reason is not None:
             self.metrics.child(self.metrics.no_pair, reason).inc()
+
+    def match(
+        self, found: Plan | Execution, partition: int
+    ) -> tuple[IntentPlans, list[LearningSample], list[PreferencePair], str | None]:
+        """Add a plan or an execution to its intent; return the intent, the
+        plan_optimization samples and the replan pairs it made, and why it was not held."""
+        held, moment = self.held(found.intent_id), self.runtime.clock()
+        if isinstance(found, Plan):
+            held, pairs, reason = match(held, found, moment, partition)
+            return held, [], pairs, reason
+        margin = self.runtime.settings.pairs.optimization_margin
+        held, samples, reason = match_execution(held, found, moment, partition, margin)
+        return held, samples, [], reason
 
     def held(self, intent_id: str) -> IntentPlans | None:
         """Return what the table holds for an intent; an expired one counts and is gone."""
