@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from streams.config.settings import Settings
 from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
+from streams.encoding.schemas import validate_sample
 from streams.join.expiry import partition_of
 from streams.join.plan_state import merge_snapshot
 from streams.join.rules import on_stage
@@ -259,6 +260,7 @@ def test_the_samples_are_mplp_core_valid_in_json_and_avro(validators: dict[str, 
             consumed = read(codec.encode(wire))
             assert consumed == wire
             assert mplp_errors(validators, consumed) == []
+        assert validate_sample(wire) == []  # ours too: learning_sample.json, the feedback block
 
 
 # --- through the worker ---------------------------------------------------------------------
