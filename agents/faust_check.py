@@ -25,6 +25,7 @@ PINNED = {"faust-streaming": "0.15.3", "aiokafka": "0.14.0"}
 _FAUST, _AIOKAFKA, _PYTHON = "faust-streaming", "aiokafka", "Python"
 _BASE = "faust.transport.consumer:Consumer"
 _DRIVER = "faust.transport.drivers.aiokafka:Consumer"  # the class a worker's consumer is
+_ROCKSDB = "faust.stores.rocksdb:Store"
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,10 @@ SEAMS: tuple[Seam, ...] = (
         ("self",),
     ),
     Seam(_PYTHON, "asyncio.Queue._getters", "asyncio:Queue.__init__", None, ("self._getters",)),
+    Seam(_FAUST, "RocksDB Store._dbs", f"{_ROCKSDB}.__init__", None, ("self._dbs = ",)),
+    Seam(_FAUST, "RocksDB Store._visible_items", f"{_ROCKSDB}._visible_items", ("self", "db")),
+    Seam(_FAUST, "Store._decode_key", "faust.stores.base:Store._decode_key", ("self", "key")),
+    Seam(_FAUST, "Store._decode_value", "faust.stores.base:Store._decode_value", ("self", "value")),
     Seam(
         _AIOKAFKA,
         "AIOKafkaConsumer._client",

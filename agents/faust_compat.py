@@ -69,6 +69,15 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     stops a batch early) are found by comparing it with the fetch position
     (``agents/stall_watch.py``).
 
+12. The RocksDB store (``faust/stores/rocksdb.py``): ``Store._dbs`` (partition -> database,
+    made in ``__init__``), ``Store._visible_items(db)`` and the base store's ``_decode_key`` /
+    ``_decode_value``. ``table.items()`` hides which partition a key is stored under, yet a
+    table write goes to the partition of the record being processed, and a read in a tick
+    of partition p looks in p's database only. The expiry indexes must put a key under the
+    partition that holds it (``partitioned_items``); guessing it from the key with Kafka's
+    default partitioner is wrong for a runtime that partitions otherwise (librdkafka's
+    default hashes with CRC32), and such keys would never expire.
+
 aiokafka:
 
 9. ``AIOKafkaConsumer._client.force_metadata_update()`` (``aiokafka/consumer/consumer.py``,
@@ -107,6 +116,7 @@ __all__ = [
     "fetch_positions",
     "guard_commits",
     "log_starts",
+    "partitioned_items",
     "processing",
     "refresh_metadata",
     "seek_on_consumer_thread",
@@ -411,3 +421,27 @@ def transactional_id(app: faust.App, topic: str, partition: int) -> str:
 async def refresh_metadata(consumer: AIOKafkaConsumer) -> None:
     """Fetch fresh cluster metadata for ``consumer`` now (seam 9): new topics, partitions."""
     await consumer._client.force_metadata_update()
+
+
+def partitioned_items(table: Any) -> Iterator[tuple[Any, Any, int | None]]:
+    """Yield (key, value, partition) of a table's active partitions (seam 12); a store that
+    keeps no partitions (memory://) yields its items with partition None."""
+    store = table.data
+    databases = getattr(store, "_dbs", None)
+    if not isinstance(databases, dict) or not hasattr(store, "_visible_items"):
+        for key, value in table.items():
+            yield key, value, None
+        return
+    topic = table.changelog_topic.get_topic_name()
+    actives = table.app.assignor.assigned_actives()
+    for partition, db in list(databases.items()):  # a copy: a rebalance may open others
+        if TP(topic, partition) not in actives:
+            continue
+        for key, value in store._visible_items(db):
+            yield store._decode_key(key), store._decode_value(value), partition
+
+
+def current_partition() -> int | None:
+    """Return the partition of the record being processed (where a table write goes)."""
+    event = faust_streams.current_event()
+    return None if event is None else event.message.partition

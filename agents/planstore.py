@@ -7,6 +7,7 @@ from typing import Any
 
 import faust
 
+from agents.faust_compat import current_partition
 from streams.join.expiry import ExpiryIndex
 from streams.join.plan_state import PlanState
 
@@ -61,7 +62,8 @@ class PlanStore:
             return False
         self.table[plan_id] = raw
         self._remember(plan_id, raw, state)
-        self.expiry.note(plan_id, state.terminal_since, state.snapshot.plan.plan_id)
+        record_key = state.snapshot.plan.plan_id
+        self.expiry.note(plan_id, state.terminal_since, record_key, current_partition())
         return True
 
     def forget(self, plan_id: str) -> None:

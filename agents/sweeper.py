@@ -13,6 +13,7 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
+from agents.faust_compat import partitioned_items
 from agents.runtime import Runtime
 from streams.join.plan_state import expired
 
@@ -64,9 +65,10 @@ async def _expire_plans(runtime: Runtime, partition: int) -> None:
     index, ttl = runtime.plans.expiry, runtime.settings.join.plan_ttl
     if not index.built:
         if not index.scanning:
-            items = runtime.tables.plan_state.items()
-            # A RocksDB iterator reads a snapshot; memory:// is a dict, which the deletes
-            # below would change under its iterator: that one is scanned from a copy.
+            # Each key under the partition that holds it. A RocksDB iterator reads a
+            # snapshot; memory:// is a dict, which the deletes below would change under its
+            # iterator: that one is scanned from a copy.
+            items = partitioned_items(runtime.tables.plan_state)
             index.start(items if runtime.settings.store.startswith("rocksdb") else list(items))
         await index.scan(SCAN_BUDGET_S)
         runtime.metrics.expiry_index_built.set(1 if index.built else 0)

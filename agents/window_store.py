@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from faust.types import TableT
 
+from agents.faust_compat import current_partition, partitioned_items
 from streams.join.expiry import ExpiryIndex
 
 __all__ = ["WindowState", "WindowStore"]
@@ -68,7 +69,7 @@ class WindowStore:
         minute = self.quiet.bucket_of(state.touched_at)
         if self._noted.get(key) != minute:
             self._noted[key] = minute
-            self.quiet.note(key, state.touched_at, state.record_key)
+            self.quiet.note(key, state.touched_at, state.record_key, current_partition())
         return True
 
     def forget(self, key: str) -> None:
@@ -114,7 +115,7 @@ class WindowStore:
                 return None
             return state.touched_at, state.record_key
 
-        self.quiet.rebuild(self.table.items(), read)
+        self.quiet.rebuild(list(partitioned_items(self.table)), read)
         if unreadable:
             log.error("join: %d states of a key space cannot be read, left out", unreadable)
 

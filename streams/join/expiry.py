@@ -103,7 +103,7 @@ class ExpiryIndex:
         self.bucket = int(bucket.total_seconds())
         self.built = False
         #: the table scan under way (``scan``), and how it reads one stored value
-        self._scan: Iterator[tuple[str, Any]] | None = None
+        self._scan: Iterator[tuple[Any, ...]] | None = None
         self._read: Callable[[Any], Entry] = terminal_entry
         #: partition -> bucket number -> packed UUIDs; ids that are no UUID, as text
         self._buckets: dict[int, dict[int, bytearray]] = {}
@@ -113,15 +113,24 @@ class ExpiryIndex:
     def __len__(self) -> int:
         return self._count
 
-    def note(self, plan_id: str, since: datetime | None, record_key: str | None = None) -> None:
+    def note(
+        self,
+        plan_id: str,
+        since: datetime | None,
+        record_key: str | None = None,
+        partition: int | None = None,
+    ) -> None:
         """Note that ``plan_id`` is terminal since ``since`` (None: not terminal, ignored).
 
-        ``record_key`` is the key of the input records that wrote the state (the runtime's
-        own plan id; default ``plan_id``): its partition is the state's changelog partition.
+        ``partition`` is the one that holds the state (the partition of the record that
+        wrote it). Unknown (None), it is guessed from ``record_key``, the key of the input
+        records that wrote the state (the runtime's own plan id; default ``plan_id``), as
+        Kafka's default partitioner places it.
         """
         if since is None:
             return
-        partition = partition_of(record_key or plan_id, self.partitions)
+        if partition is None:
+            partition = partition_of(record_key or plan_id, self.partitions)
         self._add(partition, self.bucket_of(since), plan_id)
 
     def bucket_of(self, since: datetime) -> int:
@@ -142,9 +151,10 @@ class ExpiryIndex:
         self._count += 1
 
     def rebuild(
-        self, items: Iterable[tuple[str, Any]], read: Callable[[Any], Entry] = terminal_entry
+        self, items: Iterable[tuple[Any, ...]], read: Callable[[Any], Entry] = terminal_entry
     ) -> None:
-        """Index every entry of ``items`` (key, stored value) in one go (small tables, tests).
+        """Index every entry of ``items`` (key, stored value[, partition that holds it]) in
+        one go (small tables, tests).
 
         ``read`` says what a stored value means (default: a plan state, ``terminal_entry``;
         a MAP session's quiet time and id: agents/window_store.py)."""
@@ -153,7 +163,7 @@ class ExpiryIndex:
             pass
 
     def start(
-        self, items: Iterable[tuple[str, Any]], read: Callable[[Any], Entry] = terminal_entry
+        self, items: Iterable[tuple[Any, ...]], read: Callable[[Any], Entry] = terminal_entry
     ) -> None:
         """Forget the index and begin a scan of ``items``; ``step`` or ``scan`` continue it."""
         self.invalidate()
@@ -175,8 +185,8 @@ class ExpiryIndex:
                 self._scan, self.built = None, True
                 break
             entry = read(item[1])
-            if entry is not None:
-                note(item[0], entry[0], entry[1])
+            if entry is not None:  # (key, value) or (key, value, partition that holds it)
+                note(item[0], entry[0], entry[1], item[2] if len(item) > 2 else None)
         return self.built
 
     async def scan(self, budget: float, clock: Callable[[], float] = time.monotonic) -> bool:

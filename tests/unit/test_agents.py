@@ -452,6 +452,24 @@ async def test_sweep_expires_only_terminal_plans_past_the_ttl(h: Harness) -> Non
     assert len(h.runtime.plans.expiry) == 1  # only fresh_done is still waiting to expire
 
 
+async def test_a_plan_is_swept_on_the_partition_its_records_came_from(h: Harness) -> None:
+    """A runtime whose partitioner is not Kafka's default (librdkafka hashes with CRC32)
+    puts a plan elsewhere than murmur2 would: its state, and its expiry, are there."""
+    done = h.sim.plan(WHEN, status="completed")
+    plan_id = done["plan"]["plan_id"]
+    partitions = h.runtime.settings.topics.partitions
+    guessed = partition_of(plan_id, partitions)
+    actual = (guessed + 1) % partitions
+    topic, ticks = h.runtime.settings.topics.name("plans"), h.runtime.topics.join_ticks
+    # (each partition's ticks with offsets that follow on, as the broker gives them)
+    await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)  # index built
+    await h.feed.put("plans", topic, js(done), key=key_of(done), partition=actual)
+    await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=guessed)
+    assert plan_id in h.runtime.tables.plan_state  # not this partition's
+    await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)
+    assert plan_id not in h.runtime.tables.plan_state
+
+
 async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> None:
     done = h.sim.plan(WHEN, status="completed")
     await h.put("plans", js(done), key=key_of(done))

@@ -1,0 +1,63 @@
+"""Which partition holds a key of a RocksDB table (agents/faust_compat.py seam 12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from faust.types import TP
+
+from agents.faust_compat import partitioned_items
+from agents.wiring import wire
+from streams.config.settings import Settings
+from streams.io.app import create_app
+from streams.join.expiry import ExpiryIndex, partition_of
+from tests.support.apps import close_consumer_loop
+
+
+def _runtime(tmp_path: Path, store: str) -> Any:
+    settings = Settings(data_dir=str(tmp_path), store=store)
+    app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
+    return wire(app, settings)
+
+
+async def test_a_rocksdb_table_says_the_partition_of_each_key_of_its_active_partitions(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    runtime = _runtime(tmp_path, "rocksdb://")
+    table = runtime.tables.plan_state
+    store = table.data
+    topic = table.changelog_topic.get_topic_name()
+    held = {("a", 0): b'{"x":1}', ("b", 2): b'{"x":2}', ("c", 3): b'{"x":3}'}
+    for (key, partition), value in held.items():  # as a write of a record of that partition
+        store._db_for_partition(partition).put(store._encode_key(key), value)
+    actives = {TP(topic, 0), TP(topic, 2)}  # partition 3 went to another worker
+    monkeypatch.setattr(table.app.assignor, "assigned_actives", lambda: actives)
+    try:
+        found = sorted(partitioned_items(table))
+        assert found == [("a", b'{"x":1}', 0), ("b", b'{"x":2}', 2)]
+    finally:
+        for db in store._dbs.values():
+            db.close()
+        close_consumer_loop(runtime.app)
+
+
+async def test_a_memory_table_keeps_no_partitions(tmp_path: Path) -> None:
+    runtime = _runtime(tmp_path, "memory://")
+    table = runtime.tables.plan_state
+    table.data["k"] = b"v"
+    try:
+        assert list(partitioned_items(table)) == [("k", b"v", None)]
+    finally:
+        close_consumer_loop(runtime.app)
+
+
+def test_a_rebuild_puts_each_key_under_the_partition_that_holds_it() -> None:
+    plan_id = "4a4d7e4c-8f5e-4f1b-9c41-1f0c3ad0b7a1"
+    raw = b'{"terminal_since":"2026-03-01T12:00:00Z"}'
+    other = (partition_of(plan_id, 4) + 1) % 4
+    index = ExpiryIndex(4)
+    index.rebuild([(plan_id, raw, other)])
+    assert set(index._buckets) == {other}
+    index.rebuild([(plan_id, raw)])  # no partition known: Kafka's default partitioner's
+    assert set(index._buckets) == {partition_of(plan_id, 4)}
