@@ -24,7 +24,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> None:
+def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> str | None:
+    """Publish one plan's events; return the plan's id if the plan was published."""
     snap, roll = sim.plan(_now()), rng.random()
     early = rng.random() < 0.05  # decision published before its plan
     missing = rng.random() < 0.01  # the plan never arrives
@@ -49,6 +50,7 @@ def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> No
     if roll < 0.8 and not missing and rng.random() < 0.5:
         pub.publish_stage(sim.stage(snap, "started", _now()))
         pub.publish_stage(sim.stage(snap, "failed" if rng.random() < 0.2 else "completed", _now()))
+    return None if missing else str(snap["plan"]["plan_id"])
 
 
 async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -> None:
@@ -57,13 +59,15 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
     graph = sim.uuid()  # the demo project's one state graph
     interval = 1.0 / rate
     while True:
-        _plan_story(sim, pub, rng)
+        plan_id = _plan_story(sim, pub, rng)
         if rng.random() < 0.1:  # now and then a multi-agent session, played out at once
             outcome = rng.choice(["success", "success", "partial", "failed"])
             for event in sim.map_session(_now(), outcome=outcome):
                 pub.publish_map_event(event)
         if rng.random() < 0.1:  # a single agent's steps, and a tool run by the runtime
-            for event in sim.sa_run(_now(), steps=rng.randint(1, 3), fail_last=rng.random() < 0.3):
+            # the agent that generated the story's plan: its SAPlanEvaluated joins the plan
+            steps, fails = rng.randint(1, 3), rng.random() < 0.3
+            for event in sim.sa_run(_now(), plan_id=plan_id, steps=steps, fail_last=fails):
                 pub.publish_sa_event(event)
             status = rng.choice(["completed", "completed", "failed", "cancelled"])
             for event in sim.execution(_now(), status=status, seconds=rng.uniform(0.2, 5.0)):

@@ -9,6 +9,10 @@ its end goes out alone (no duration). As for MAP sessions (streams/join/sessions
 ended run keeps its state for ``timeout`` to count late events, a redelivered event (by id)
 counts once, and a run that started but never ended is dropped after ``timeout`` of quiet:
 it says nothing of an outcome.
+
+One SA event is no run: ``SAPlanEvaluated`` names the plan the agent generated, and joins
+that plan's state under the plan's own key (plan_generation, streams/samples/generation.py);
+it waits for a plan not seen yet like a decision does, up to the join's grace.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from streams.join.parked import ParkedEvent
-from streams.join.rules import Outcome
+from streams.join.plan_state import PlanState
+from streams.join.rules import Outcome, plan_key
 from streams.join.unit import Expire, Route
 from streams.mplp.fields import text_of
 from streams.mplp.run_events import ExecutionEvent, SaEvent, decode_execution, decode_sa_event
+from streams.samples.generation import build_plan_generation
 from streams.samples.ids import canonical_id
 from streams.samples.run_end import RunEnd, build_run_outcome
 
@@ -42,6 +48,8 @@ RUN_SPACE = "run"
 SEEN_IDS = 64
 RunKind = Literal["step", "execution"]
 _STEP_ENDS = ("SAStepCompleted", "SAStepFailed")
+#: The SA event of the plan_generation point (streams/samples/generation.py).
+PLAN_EVALUATED = "SAPlanEvaluated"
 
 
 class RunState(BaseModel):
@@ -134,12 +142,19 @@ def _sa_end(event: SaEvent) -> RunEnd | None:
 
 def decide_sa(
     event: SaEvent,
-    state: RunState | None,
+    state: Any,
     now: datetime,
     _parked: ParkedEvent | None,
     _settled: bool,
-) -> Outcome[RunState]:
-    """Fold an SA step event into its step's run; SA events of other types yield nothing."""
+) -> Outcome[Any]:
+    """Fold an SA step event into its step's run; join an ``SAPlanEvaluated`` with its plan
+    (plan_generation: it waits for the plan like a decision); other SA events yield nothing."""
+    if event.event_type == PLAN_EVALUATED:
+        if event.plan_id is None:
+            return Outcome()
+        if not isinstance(state, PlanState):
+            return Outcome(park=True)
+        return Outcome(samples=[build_plan_generation(event, state, now)])
     end = _sa_end(event)
     if event.step_id is None or not event.event_type.startswith("SAStep"):
         return Outcome(samples=[build_run_outcome(end, None, now)] if end else [])
@@ -205,6 +220,8 @@ def _step_id(event: SaEvent) -> str:
 
 
 def _sa_key(event: SaEvent) -> str | None:
+    if event.event_type == PLAN_EVALUATED:  # joins its plan (the SA's records are keyed by it)
+        return plan_key(event.plan_id) if event.plan_id is not None else None
     if event.step_id is None or not event.event_type.startswith("SAStep"):
         return None
     return f"{RUN_SPACE}:step:{_step_id(event)}"
@@ -215,7 +232,8 @@ def _execution_key(event: ExecutionEvent) -> str:
 
 
 def sa_route() -> Route:
-    """Return the route of the SA events topic (steps keyed by step, never parked)."""
+    """Return the route of the SA events topic: steps keyed by step (never parked), a plan
+    evaluation by its plan (parked until the plan comes)."""
     return Route("runs", decode_sa_event, decide_sa, key=_sa_key)
 
 

@@ -17,6 +17,7 @@ __all__ = ["POINTS", "collection_point", "in_sample"]
 #: Every collection point a sample can come from.
 POINTS: tuple[str, ...] = (
     "intent_resolution",
+    "plan_generation",
     "plan_revision",
     "impact_analysis_completion",
     "execution_completion",
@@ -41,7 +42,10 @@ _BY_FAMILY = {
 
 def collection_point(sample: LearningSample) -> str:
     """Return the collection point that made ``sample``: a pipeline_outcome is the failure
-    point when its stage or run failed, else execution_completion."""
+    point when its stage or run failed, else execution_completion; an intent_resolution is
+    plan_generation when the system made it (SAPlanEvaluated), not a decision."""
+    if sample.sample_family == "intent_resolution" and sample.feedback.source == "system":
+        return "plan_generation"  # an agent's evaluation, not a Confirm decision
     if sample.sample_family != "pipeline_outcome":
         return _BY_FAMILY[sample.sample_family]
     status = sample.output.get("status", sample.output.get("result", {}).get("status"))

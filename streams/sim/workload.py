@@ -65,9 +65,9 @@ def _decision(
 
 def _story(
     w: Workload, sim: Simulator, rng: random.Random, when: datetime
-) -> dict[str, Any] | None:
+) -> tuple[str, dict[str, Any] | None]:
     """Add one plan's records: plan, a decision or a correction, maybe an execution; return
-    the correction (its delta intent), if any.
+    the plan's id and the correction (its delta intent), if any.
 
     Mix: 60 % approved, 20 % corrected, 20 % rejected; half the approved plans execute
     (one in five fails); one decision in ten is published before its plan.
@@ -103,7 +103,7 @@ def _story(
         w.expect("pipeline_outcome", "poor" if failed else "good", stage)
         w.add("pipeline_stage", sim.stage(snap, "started", when), pid)
         w.add("pipeline_stage", stage, pid)
-    return delta
+    return pid, delta
 
 
 #: A MAP session's outcome, as the simulator plays it, and the quality its sample gets.
@@ -122,12 +122,16 @@ def _session(w: Workload, sim: Simulator, rng: random.Random, when: datetime) ->
         w.add("map_events", event, session_id)
 
 
-def _runs(w: Workload, sim: Simulator, rng: random.Random, when: datetime) -> None:
-    """Add one single agent's steps (the last one fails now and then) and one runtime
+def _runs(w: Workload, sim: Simulator, rng: random.Random, when: datetime, plan_id: str) -> None:
+    """Add the steps of the single agent that generated plan ``plan_id`` (the last one fails
+    now and then; its SAPlanEvaluated joins the plan: plan_generation) and one runtime
     execution, each keyed as a runtime keys them."""
-    events = sim.sa_run(when, steps=rng.randint(1, 3), fail_last=rng.random() < 0.3)
+    steps, fails = rng.randint(1, 3), rng.random() < 0.3
+    events = sim.sa_run(when, plan_id=plan_id, steps=steps, fail_last=fails)
     for event in events:
-        w.add("sa_events", event, event["sa_id"])
+        w.add("sa_events", event, event["plan_id"])
+        if event["event_type"] == "SAPlanEvaluated":
+            w.expect("intent_resolution", "acceptable", event)
         if event["event_type"] in ("SAStepCompleted", "SAStepFailed"):
             good = event["event_type"] == "SAStepCompleted"
             w.expect("pipeline_outcome", "good" if good else "poor", event)
@@ -161,19 +165,19 @@ def build_workload(
     min_events: int, seed: int = 1, pii_ratio: float = 0.3, sessions: float = 0.0
 ) -> Workload:
     """Return a workload of at least ``min_events`` records over as many plans as needed;
-    after each plan, with probability ``sessions``, a MAP session, a single agent's steps, a
-    runtime execution and core events (the impact analysis of the plan's correction, if it
-    had one; an intent and a cost_budget event) too."""
+    after each plan, with probability ``sessions``, a MAP session, the steps of the single
+    agent that generated the plan, a runtime execution and core events (the impact analysis
+    of the plan's correction, if it had one; an intent and a cost_budget event) too."""
     sim, rng, workload = Simulator(seed, pii_ratio), random.Random(seed), Workload()
     start = datetime.now(UTC)
     while len(workload.records) < min_events:
         when = start + timedelta(milliseconds=len(workload.records))
-        delta = _story(workload, sim, rng, when)
+        plan_id, delta = _story(workload, sim, rng, when)
         workload.plans += 1
         if sessions and rng.random() < sessions:
             moment = start + timedelta(milliseconds=len(workload.records))
             _session(workload, sim, rng, moment)
-            _runs(workload, sim, rng, moment)
+            _runs(workload, sim, rng, moment, plan_id)
             _core_events(workload, sim, rng, delta, moment)
     return workload
 
