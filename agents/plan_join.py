@@ -150,7 +150,7 @@ class Join:
             {**self.routes, **space.routes} if space is not None and space.routes else self.routes,
             self.grace,
             expire=None if space is None else space.expire,
-            prepare=self.emitter.prepare,
+            prepare=lambda samples: self.emitter.prepare(self._with_plan_projects(key, samples)),
         )
 
     def _space(self, key: str) -> KeySpace | None:
@@ -205,24 +205,40 @@ class Join:
                 await self._apply(key, step, source)
         if route.source == "deltas":
             await self.settle(msg.partition, source)
-        await self._also(event, since)
+        if any(space.routes for space in self.spaces.values()):
+            entry = _entry(event, route, decoded.timestamp, since, plan_known=False)
+            waits = key is None or space_of(key) is not None or key not in self.plans
+            await self._also(entry, source, None if waits else key)
 
-    async def _also(self, event: EventT[bytes], since: datetime) -> None:
-        """Hand a record the join has decided to the key spaces that also read its topic."""
-        msg = event.message
+    async def _also(self, entry: ParkedEvent, source: tuple[str, int], plan: str | None) -> None:
+        """Hand a record the join has decided to the key spaces that also read its topic.
+
+        A plan-partitioned space gets it only once its plan (key ``plan``) is known: a record
+        that waits for its plan is handed on when the plan completes it (``_apply``), with the
+        plan's project if it names none, so consent is decided for the plan's project."""
+        origin = RecordOrigin(entry.topic, entry.partition, entry.offset, entry.event_time)
         for space in self.spaces.values():
-            route = space.routes.get(msg.topic)
-            if route is None or route is self.routes.get(msg.topic):
+            route = space.routes.get(entry.topic)
+            if route is None or route is self.routes.get(entry.topic):
                 continue
-            decoded = route.decode(msg.value, RecordOrigin.of(msg), None)
+            if space.plan_partitioned and plan is None:
+                continue
+            decoded = route.decode(entry.raw.encode(), origin, None)
+            if space.plan_partitioned and getattr(decoded, "project_id", None) is None:
+                decoded = self._with_plan_project(decoded, plan)
             key = route.key(decoded)
             if key is None:
                 continue
             async with self._held(key):
                 unit = self.unit(key)
-                entry = _entry(event, route, decoded.timestamp, since, unit.state is not None)
                 step = unit.on_event(decoded, entry, self.clock())
-                await self._apply(key, step, (msg.topic, msg.partition))
+                await self._apply(key, step, source)
+
+    def _with_plan_project(self, decoded: Any, plan: str | None) -> Any:
+        """Return ``decoded`` with the project of its stored plan, if that names one."""
+        state = self.plans.get(plan) if plan is not None else None
+        project = state.snapshot.project_id if state is not None else None
+        return decoded if project is None else decoded.model_copy(update={"project_id": project})
 
     async def _alone(self, decoded: Any, entry: ParkedEvent, source: tuple[str, int]) -> None:
         """Decide an event that joins no key: its samples go out, nothing is stored."""
@@ -327,8 +343,11 @@ class Join:
     ) -> None:
         # A failure here leaves the tables untouched (a completion's entries were prepared
         # one by one by the unit: one that cannot be sent is dead-lettered alone).
-        samples = self._with_plan_projects(key, step.samples)
-        ready = self.emitter.prepare(samples) if step.ready is None else step.ready
+        ready = (
+            self.emitter.prepare(self._with_plan_projects(key, step.samples))
+            if step.ready is None
+            else step.ready  # the unit's prepare applied the rule
+        )
         # Nothing is awaited before the tables are written: another agent may read the key.
         # But a key space's state says which samples went out (a session closed, counted
         # events), and its samples come from no record a crash would replay: it is written
@@ -361,6 +380,11 @@ class Join:
         self._wake(key, source[1], completing or bool(step.parked))
         if step.parked or step.released:
             self.metrics.pending.set(len(self.index))
+        if self._space(key) is None and step.released and key in self.plans:
+            failed = {entry.place for entry, _, _ in step.failed}
+            for entry in step.released:  # completed by their plan: the other spaces' turn
+                if entry.place not in failed:
+                    await self._also(entry, source, key)
 
     def _with_plan_projects(self, key: str, samples: list[LearningSample]) -> list[LearningSample]:
         """Give a plan-partitioned space's samples that name a plan but no project the

@@ -15,6 +15,10 @@ sit on the same partition of co-partitioned topics, and both join the key
 hands each delta record to the plan's route first, then to this space's delta route
 (:class:`agents.plan_join.KeySpace` ``routes``). Nothing is re-keyed, no topic is added for it.
 
+The delta reaches this space once its plan is known, with the plan's project if it names
+none (agents/plan_join.py ``_also``): the sample's project is the delta's, else the
+analysis's; halves naming two projects make no sample.
+
 A delta that carries its own ``impact`` (or is a ``delta_impact_analyzed`` event) already
 makes its delta_impact through the plan's join: it marks its key done, so an analysis of it
 makes no second sample. A completed key stays done until it goes quiet, so a redelivered
@@ -113,11 +117,19 @@ def _analysis_part(event: CoreEvent) -> AnalysisPart | None:
 
 
 def _completed(state: ImpactState, now: datetime) -> Outcome[ImpactState]:
-    """Emit the sample when both halves are there; else keep what came."""
-    if state.delta is None or state.analysis is None:
+    """Emit the sample when both halves are there; else keep what came. Two halves that
+    name different projects make none: consent is decided for one project per sample."""
+    delta, analysis = state.delta, state.analysis
+    if delta is None or analysis is None:
         return Outcome(new_state=state)
-    sample = build_analysed_impact(state.delta, state.analysis, now)
-    return Outcome(samples=[sample], new_state=state.model_copy(update={"done": True}))
+    done = state.model_copy(update={"done": True})
+    if _other_projects(delta.project_id, analysis.project_id):
+        return Outcome(new_state=done)
+    return Outcome(samples=[build_analysed_impact(delta, analysis, now)], new_state=done)
+
+
+def _other_projects(first: str | None, second: str | None) -> bool:
+    return first is not None and second is not None and canonical_id(first) != canonical_id(second)
 
 
 def decide_delta(

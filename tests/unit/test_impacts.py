@@ -410,19 +410,35 @@ async def test_an_impact_naming_no_project_takes_its_plans_and_its_plans_opt_out
     opted = runtime.metrics.registry.get_sample_value(
         "learnstream_opted_out_total", {"reason": "project"}
     )
-    assert opted is not None
-    assert opted >= 1
+    assert opted == 2  # the refused project's error_correction and its delta_impact
 
 
-async def test_an_impact_whose_project_cannot_be_known_is_not_sent(
+async def test_a_delta_and_its_analysis_before_their_plan_go_out_when_it_comes(
     worker: RunningWorker,
 ) -> None:
+    """Kafka orders two topics by nothing: both halves may come before the plan. The delta
+    waits for its plan, and reaches the impact window once the plan completes it."""
     runtime = worker[0]
-    played = Played(worker, 23)  # its plan never comes: the project is unknown
+    played = Played(worker, 23)
     await played.put("deltas", "delta_intents", without_project(played.delta))
     await played.put("core_events", "core_events", without_project(played.analysis))
-    assert [s for s in sent_samples(played.mocks) if s["sample_family"] == "delta_impact"] == []
+    assert sent_samples(played.mocks) == []  # the delta waits for its plan
+    await played.put("plans", "plans", played.snapshot)
+    samples = sent_samples(played.mocks)
+    (impact,) = [s for s in samples if s["sample_family"] == "delta_impact"]
+    assert impact["meta"]["project_id"] == canonical_id(played.snapshot["project_id"])
+    assert [s["sample_family"] for s in samples].count("error_correction") == 1
     unknown = runtime.metrics.registry.get_sample_value(
         "learnstream_opted_out_total", {"reason": "project_unknown"}
     )
-    assert unknown == 1
+    assert unknown == 0
+    assert played.mocks["dlq"].await_count == 0
+
+
+async def test_halves_naming_two_projects_make_no_sample(worker: RunningWorker) -> None:
+    played = Played(worker, 24)
+    await played.put("plans", "plans", played.snapshot)
+    await played.put("deltas", "delta_intents", played.delta)
+    other = played.analysis | {"project_id": "9d2c6f0e-1b3a-4c5d-8e7f-0a1b2c3d4e5f"}
+    await played.put("core_events", "core_events", other)
+    assert [s for s in sent_samples(played.mocks) if s["sample_family"] == "delta_impact"] == []
