@@ -4,17 +4,19 @@ replans.py), and plan_optimization samples (streams/samples/optimizations.py).
 Every sample the emitter sends, anonymized and admitted by consent, reaches ``mine`` (an
 ``on_sent`` hook) in its source record's transaction. A correction is a pair (or a counted
 no-pair) at once. A decided plan (intent_resolution) goes on to ``learnstream.pair_intents``
-keyed by its intent id: two plans of one intent come from records of different partitions
-until then. ``learnstream.replans`` matches them there, in the ``pair_intents`` table keyed by
-intent. Intents expire on ticks (a leader timer sends an empty record to each partition of the
-re-key topic, as agents/sweeper.py does) and when a plan finds its intent expired. Pairs leave
-from inside the step that made them, in its source's transaction.
+keyed by its project and intent (``match_key``): two plans of one intent come from records of
+different partitions until then. ``learnstream.replans`` matches them there, in the
+``pair_intents`` table under the same key: plans of two projects never meet, so a pair never
+carries one project's plan under another's consent. Intents expire on ticks (a leader timer
+sends an empty record to each partition of the re-key topic, as agents/sweeper.py does) and
+when a plan finds its intent expired. Pairs leave from inside the step that made them, in its
+source's transaction.
 
 A completed execution of a plan (a pipeline_outcome of its ``execute`` stage) takes the same
-way, keyed by its intent: in the ``pair_intents`` table it meets the intent's other executions,
-and an optimization found there is a plan_optimization sample, sent through the emitter
-(collection controls, privacy, consent) like any other. Its pair is then mined from it as
-written, by this same hook, as a correction is.
+way, keyed by its project and intent: in the ``pair_intents`` table it meets the intent's
+other executions, and an optimization found there is a plan_optimization sample, sent through
+the emitter (collection controls, privacy, consent) like any other. Its pair is then mined
+from it as written, by this same hook, as a correction is.
 
 The hook sees what a reader of the samples topic would, without the round trip: reading the
 topic back costs a Faust event (decode, validate, commit) per sample (benchmarks/RESULTS.md,
@@ -39,6 +41,7 @@ from streams.samples.replans import (
     due,
     match,
     match_execution,
+    match_key,
     plan_of,
     read_rekeyed,
 )
@@ -61,7 +64,7 @@ class _Pairs:
         """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family
         that makes no pair); return the acks of what it sent."""
         sample = pair_sample(out.clean)
-        if sample is None:
+        if sample is None or _evaluated_by_the_system(sample):
             return []
         found: PreferencePair | Plan | Execution | str
         family, created_at = sample.sample_family, iso(self.runtime.clock())
@@ -74,7 +77,7 @@ class _Pairs:
         else:
             found = plan_of(sample)
         if isinstance(found, Plan | Execution):
-            topic, key = self.runtime.topics.pair_intents, found.intent_id.encode()
+            topic, key = self.runtime.topics.pair_intents, match_key(found).encode()
             return [await self.runtime.produce(topic, key, found.to_json(), source, None)]
         if isinstance(found, PreferencePair):
             return [await self.send(found, source)]
@@ -90,7 +93,7 @@ class _Pairs:
             return
         found, source = read_rekeyed(msg.value), (msg.topic, msg.partition)
         held, samples, pairs, reason = self.match(found, msg.partition)
-        self.table[found.intent_id] = held.model_dump(mode="json")
+        self.table[match_key(found)] = held.model_dump(mode="json")
         if samples:
             await self.runtime.emitter.send(self.runtime.emitter.prepare(samples), source)
         for pair in pairs:
@@ -103,7 +106,7 @@ class _Pairs:
     ) -> tuple[IntentPlans, list[LearningSample], list[PreferencePair], str | None]:
         """Add a plan or an execution to its intent; return the intent, the
         plan_optimization samples and the replan pairs it made, and why it was not held."""
-        held, moment = self.held(found.intent_id), self.runtime.clock()
+        held, moment = self.held(match_key(found)), self.runtime.clock()
         if isinstance(found, Plan):
             held, pairs, reason = match(held, found, moment, partition)
             return held, [], pairs, reason
@@ -111,9 +114,10 @@ class _Pairs:
         held, samples, reason = match_execution(held, found, moment, partition, margin)
         return held, samples, [], reason
 
-    def held(self, intent_id: str) -> IntentPlans | None:
-        """Return what the table holds for an intent; an expired one counts and is gone."""
-        raw = self.table.get(intent_id)
+    def held(self, key: str) -> IntentPlans | None:
+        """Return what the table holds for an intent (``match_key``); an expired one counts
+        and is gone."""
+        raw = self.table.get(key)
         if not raw:
             return None
         if due(raw, self.runtime.clock(), self.runtime.settings.pairs.ttl):
@@ -163,3 +167,9 @@ def register(runtime: Runtime) -> None:
         # Triggers, not data: sent outside any transaction (see agents/sweeper.py).
         for partition in range(runtime.settings.topics.partitions):
             await app.producer.send(intents.get_topic_name(), b"tick", b"", partition, None, None)
+
+
+def _evaluated_by_the_system(sample: LearningSample) -> bool:
+    """Tell a plan nobody judged (plan_generation: an intent_resolution of the system), which
+    makes no replan pair and is no pair's miss either."""
+    return sample.sample_family == "intent_resolution" and sample.feedback.source == "system"

@@ -41,6 +41,7 @@ __all__ = [
     "due",
     "match",
     "match_execution",
+    "match_key",
     "plan_of",
     "read_plan",
     "read_rekeyed",
@@ -81,6 +82,15 @@ def read_plan(data: bytes | None) -> Plan:
 
 
 _REKEYED: TypeAdapter[Plan | Execution] = TypeAdapter(Plan | Execution)
+
+
+def match_key(found: Plan | Execution) -> str:
+    """Return the key plans and executions are matched under: their project and intent.
+
+    Runtime intent ids like ``intent-1`` recur across projects; matched by intent alone,
+    one project's plan could be paired with another's and leave under the other's consent.
+    """
+    return f"{found.project_id or '-'}:{found.intent_id}"
 
 
 def read_rekeyed(data: bytes | None) -> Plan | Execution:

@@ -290,7 +290,9 @@ async def test_the_worker_turns_two_executions_of_an_intent_into_a_sample_and_a_
         name = runtime.settings.topics.name("pipeline_stage")
         await feed_.put("outcomes", name, orjson.dumps(event), **where)
     rekeyed = [c.kwargs for c in mocks["pair_intents"].await_args_list]
-    assert [r["key"] for r in rekeyed] == [intent.first["intent"]["intent_id"].encode()] * 2
+    first = intent.first
+    key = f"{first['project_id']}:{first['intent']['intent_id']}"
+    assert [r["key"] for r in rekeyed] == [key.encode()] * 2
     topic = runtime.topics.pair_intents.get_topic_name()
     for record in rekeyed:
         await feed_.put("replans", topic, record["value"], key=record["key"], partition=1)

@@ -60,7 +60,10 @@ class Scenario:
         self.sim = Simulator(seed=11, pii_ratio=pii_ratio)
 
     def plan(self, intent_of: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.sim.plan(T0, intent=intent_of["intent"] if intent_of else None)
+        if intent_of is None:
+            return self.sim.plan(T0)
+        # a replan: the same intent, in the same project (plans of two projects never meet)
+        return self.sim.plan(T0, project_id=intent_of["project_id"], intent=intent_of["intent"])
 
     def decided(self, snap: dict[str, Any], approved: bool, seconds: float) -> LearningSample:
         when = T0 + timedelta(seconds=seconds)
@@ -442,6 +445,20 @@ async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
     close_consumer_loop(app)
 
 
+async def test_plans_of_one_intent_id_in_two_projects_never_pair(worker: Worker) -> None:
+    """Runtime intent ids recur across projects: a pair would carry one project's plan under
+    the other's consent."""
+    s = Scenario()
+    first = s.plan()
+    elsewhere = s.sim.plan(T0, intent=first["intent"])  # the same intent id, another project
+    assert elsewhere["project_id"] != first["project_id"]
+    await worker.sample(s.decided(first, False, 0))
+    await worker.sample(s.decided(elsewhere, True, 60))
+    keys = {c.kwargs["key"] for c in worker.mocks["pair_intents"].await_args_list}
+    assert len(keys) == 2
+    assert worker.pairs() == []
+
+
 async def test_agents_rekey_plans_by_intent_and_send_the_pair(worker: Worker) -> None:
     s = Scenario()
     first = s.plan()
@@ -449,7 +466,7 @@ async def test_agents_rekey_plans_by_intent_and_send_the_pair(worker: Worker) ->
     await worker.sample(approved)
     await worker.sample(rejected)
     keys = [c.kwargs["key"] for c in worker.mocks["pair_intents"].await_args_list]
-    assert keys == [first["intent"]["intent_id"].encode()] * 2
+    assert keys == [f"{first['project_id']}:{first['intent']['intent_id']}".encode()] * 2
     (pair,) = worker.pairs()
     assert pair["pair_id"] == pair_id("replan", rejected.sample_id, approved.sample_id)
     written = prepare(rejected, worker.runtime.anonymizer, worker.runtime.codec, NOW).clean
@@ -508,7 +525,9 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     await worker.sample(s.decided(first, False, 0))
     await worker.sample(s.decided(other, True, 0))
     table: Any = worker.runtime.app.tables["pair_intents"]
-    assert set(table) == {first["intent"]["intent_id"], other["intent"]["intent_id"]}
+    assert set(table) == {
+        f"{snap['project_id']}:{snap['intent']['intent_id']}" for snap in (first, other)
+    }
     clock.now = NOW + ttl
     await worker.rekeyed(b"", b"tick", partition=0)  # another partition: nothing goes
     assert len(table) == 2
