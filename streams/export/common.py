@@ -31,8 +31,10 @@ holds:
   rates how good an outcome was, not how large an impact (a rolled-back change scores 0), so
   it goes to ``metadata``.
 
-Left out: ``token_usage`` (cost_budget core events are accepted and counted, not yet joined
-with the samples of their plan or session).
+Left out: ``token_usage``. cost_budget core events are accepted and counted, not joined
+with the samples of their plan or session; a pipeline_outcome carries the token usage its
+stage's payload reported (``output.token_usage``), with no ``by_agent`` breakdown, which the
+schema's object would want.
 """
 
 from __future__ import annotations
@@ -49,7 +51,13 @@ __all__ = ["DECISIONS", "SUCCESS", "common_record"]
 
 #: Whether the action succeeded, per family.
 SUCCESS: dict[str, Callable[[LearningSample], bool]] = {
-    "intent_resolution": lambda s: s.output.get("resolution_quality_label") == "good",
+    # a decided plan: approved; a plan the system evaluated (plan_generation, nobody judged
+    # it): not refused by the evaluation
+    "intent_resolution": lambda s: (
+        s.feedback.quality_label != "poor"
+        if s.feedback.source == "system"
+        else s.output.get("resolution_quality_label") == "good"
+    ),
     "confirm_decision": lambda s: s.output.get("decision") == "approved",
     "error_correction": lambda s: True,  # the user's correction was applied to the plan
     "delta_impact": lambda s: s.output.get("rollback_used") is not True,

@@ -13,7 +13,7 @@ intent_resolution of a Confirm decision), ``output.resolution_quality_label`` is
 Its label is ``acceptable`` (score 0.5), or ``poor`` (0.0) when the evaluation says the plan
 failed it: ``payload.status`` / ``payload.result`` one of ``FAILED_VERDICTS``, or
 ``payload.valid`` / ``payload.passed`` false. The official payload is open; nothing else is
-read from it but a flow id.
+read from it but a flow id, and only those four fields are copied into the sample.
 """
 
 from __future__ import annotations
@@ -35,11 +35,14 @@ from streams.samples.parts import (
 )
 from streams.samples.sample import Feedback, LearningSample
 
-__all__ = ["FAILED_VERDICTS", "build_plan_generation", "evaluation_quality"]
+__all__ = ["FAILED_VERDICTS", "VERDICT_FIELDS", "build_plan_generation", "evaluation_quality"]
 
 FAMILY = "intent_resolution"
 #: What an evaluation's ``status`` or ``result`` says of a plan it refused.
 FAILED_VERDICTS = frozenset({"failed", "invalid", "rejected", "error"})
+#: The payload fields a sample carries (in ``feedback.details.evaluation``): the verdict only;
+#: the rest of the open payload, keys included, stays out.
+VERDICT_FIELDS = ("status", "result", "valid", "passed")
 _SCORES = {"acceptable": 0.5, "poor": 0.0}
 
 
@@ -60,7 +63,8 @@ def build_plan_generation(event: SaEvent, state: PlanState, now: datetime) -> Le
     intent_id, intent_text = intent_of(state)
     extra_input, extra_meta = intent_extras(state)
     quality = evaluation_quality(event.payload)
-    details = {"sa_id": event.sa_id, "event_type": event.event_type, "evaluation": event.payload}
+    verdict = {name: event.payload[name] for name in VERDICT_FIELDS if name in event.payload}
+    details = {"sa_id": event.sa_id, "event_type": event.event_type, "evaluation": verdict}
     return LearningSample(
         sample_id=sample_id(FAMILY, canonical_id(event.event_id)),
         sample_family=FAMILY,
@@ -82,8 +86,9 @@ def build_plan_generation(event: SaEvent, state: PlanState, now: datetime) -> Le
         },
         state={"plan_status": plan.status, **context_state(state)},
         feedback=Feedback(source="system", type="score", details=details, quality_label=quality),
+        # an SA event has every field sample_meta reads (ids, time, project, payload)
         meta=sample_meta(
-            event,  # type: ignore[arg-type]  (an SA event has the fields sample_meta reads)
+            event,  # type: ignore[arg-type]
             "not_reviewed",
             plan.plan_id,
             state,

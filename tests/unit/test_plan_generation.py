@@ -13,6 +13,7 @@ import pytest
 
 from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
 from streams.encoding.schemas import validate_sample
+from streams.export.common import common_record
 from streams.join.expiry import partition_of
 from streams.join.rules import plan_key
 from streams.join.runs import decide_sa, sa_route
@@ -63,7 +64,8 @@ def test_an_evaluated_plan_is_an_intent_resolution_of_the_system_valid_in_both_f
     meta = sample["meta"]
     assert (meta["human_feedback_label"], meta["quality_score"]) == ("not_reviewed", 0.5)
     assert meta["project_id"] == PROJECT_ID  # the plan's: consent is decided for it
-    validate_sample(sample)
+    assert validate_sample(sample) == []
+    assert sample["feedback"]["details"]["evaluation"] == {}  # the payload's verdict fields only
     for codec, read in ((JsonSampleCodec(), json.loads), (AvroSampleCodec(), plain_read)):
         consumed = read(codec.encode(sample))
         assert consumed == sample
@@ -94,6 +96,20 @@ def test_it_counts_as_plan_generation_and_makes_no_replan_pair() -> None:
     sample = build_plan_generation(decoded(evaluated()), plan_state(), T)
     assert collection_point(sample) == "plan_generation"
     assert plan_of(sample) == "undecided"
+
+
+def test_only_the_verdict_of_the_open_payload_is_copied() -> None:
+    event = decoded(evaluated(status="failed", notes="call Jane at 555-0100", valid=False))
+    details = build_plan_generation(event, plan_state(), T).feedback.details
+    assert details["evaluation"] == {"status": "failed", "valid": False}
+
+
+@pytest.mark.parametrize(("payload", "success"), [({}, True), ({"status": "failed"}, False)])
+def test_the_common_export_counts_a_plan_the_evaluation_did_not_refuse_a_success(
+    payload: dict[str, Any], success: bool
+) -> None:
+    sample = build_plan_generation(decoded(evaluated(**payload)), plan_state(), T)
+    assert common_record(sample)["success_flag"] is success
 
 
 def test_it_joins_its_plan_or_waits_for_it_and_without_a_plan_it_joins_nothing() -> None:
