@@ -424,12 +424,13 @@ async def refresh_metadata(consumer: AIOKafkaConsumer) -> None:
 
 
 def partitioned_items(table: Any) -> Iterator[tuple[Any, Any, int | None]]:
-    """Yield (key, value, partition) of a table's active partitions (seam 12); a store that
-    keeps no partitions (memory://) yields its items with partition None."""
-    store = table.data
+    """Yield (key, value, partition) of a table's active partitions (seam 12). A RocksDB
+    iterator reads a snapshot, so the table may change while it is read; a store that keeps
+    no partitions (memory://, a dict) is read from a copy, with partition None."""
+    store = getattr(table, "data", None)
     databases = getattr(store, "_dbs", None)
     if not isinstance(databases, dict) or not hasattr(store, "_visible_items"):
-        for key, value in table.items():
+        for key, value in list(table.items()):
             yield key, value, None
         return
     topic = table.changelog_topic.get_topic_name()

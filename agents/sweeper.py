@@ -65,11 +65,8 @@ async def _expire_plans(runtime: Runtime, partition: int) -> None:
     index, ttl = runtime.plans.expiry, runtime.settings.join.plan_ttl
     if not index.built:
         if not index.scanning:
-            # Each key under the partition that holds it. A RocksDB iterator reads a
-            # snapshot; memory:// is a dict, which the deletes below would change under its
-            # iterator: that one is scanned from a copy.
-            items = partitioned_items(runtime.tables.plan_state)
-            index.start(items if runtime.settings.store.startswith("rocksdb") else list(items))
+            # each key under the partition that holds it; deletes below may run meanwhile
+            index.start(partitioned_items(runtime.tables.plan_state))
         await index.scan(SCAN_BUDGET_S)
         runtime.metrics.expiry_index_built.set(1 if index.built else 0)
     moment = runtime.clock()

@@ -3,8 +3,9 @@
 The join's key spaces beside plans (agents/plan_join.py :class:`KeySpace`): the state of a
 key (``session:<id>``, ``run:<kind>:<id>``) in its table, and an in-memory index of when each
 was last heard of, so a tick pops the keys that went quiet instead of scanning the table. The
-index is a cache: after a rebalance it is rebuilt from the table on the next tick, and the
-join's ``expire`` hook checks the state itself before anything ends.
+index is a cache: after a rebalance it is rebuilt from the table, ``SCAN_STEP`` states a
+tick, each key under the partition that holds it; the join's ``expire`` hook checks the state
+itself before anything ends.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from typing import Any, Protocol
 from faust.types import TableT
 
 from agents.faust_compat import current_partition, partitioned_items
-from streams.join.expiry import ExpiryIndex
+from streams.join.expiry import SCAN_SLICE, ExpiryIndex
 
-__all__ = ["WindowState", "WindowStore"]
+__all__ = ["SCAN_STEP", "WindowState", "WindowStore"]
+
+#: States a tick indexes at most while the index is rebuilt (a few tens of milliseconds).
+SCAN_STEP = 4 * SCAN_SLICE
 
 log = logging.getLogger("learnstream")
 
@@ -54,6 +58,7 @@ class WindowStore:
         #: The minute each key was last noted in ``quiet`` under: a key is noted again only
         #: when its minute moves, not on every event of a long session.
         self._noted: dict[str, int] = {}
+        self._unreadable = 0  # states the rebuild under way could not read
 
     def get(self, key: str) -> WindowState | None:
         """Return the state of ``key``, if the table holds one."""
@@ -82,7 +87,7 @@ class WindowStore:
 
     def due(self, partition: int, now: datetime) -> Iterable[str]:
         """Pop the keys of ``partition`` last heard of ``timeout`` ago (or longer)."""
-        if not self.quiet.built:  # first tick, or after a rebalance: one scan of the table
+        if not self.quiet.built:  # first tick, or after a rebalance: a scan of the table
             self._rebuild()
         due = []
         for key in dict.fromkeys(self.quiet.due(partition, now, self.timeout)):
@@ -101,23 +106,23 @@ class WindowStore:
             return None
 
     def _rebuild(self) -> None:
-        """Index every state the table holds; one that cannot be read is left out and
-        counted in the log (it would otherwise stop every sweep of the worker)."""
-        self._noted.clear()
-        unreadable = 0
+        """Go on indexing the states the table holds, ``SCAN_STEP`` of them a tick (a tick
+        must not hold the event loop for a whole table); one that cannot be read is left out
+        and counted in the log (it would otherwise stop every sweep of the worker)."""
+        if not self.quiet.scanning:
+            self._noted.clear()
+            self._unreadable = 0
+            self.quiet.start(partitioned_items(self.table), self._entry)
+        if self.quiet.step(SCAN_STEP) and self._unreadable:
+            log.error("join: %d states of a key space cannot be read, left out", self._unreadable)
 
-        def read(raw: Any) -> tuple[datetime, str | None] | None:
-            nonlocal unreadable
-            try:
-                state = self.parse(raw)
-            except ValueError:
-                unreadable += 1
-                return None
-            return state.touched_at, state.record_key
-
-        self.quiet.rebuild(list(partitioned_items(self.table)), read)
-        if unreadable:
-            log.error("join: %d states of a key space cannot be read, left out", unreadable)
+    def _entry(self, raw: Any) -> tuple[datetime, str | None] | None:
+        try:
+            state = self.parse(raw)
+        except ValueError:
+            self._unreadable += 1
+            return None
+        return state.touched_at, state.record_key
 
     def retry(self, partition: int, keys: Iterable[str]) -> None:
         """Make popped keys due again on the next tick."""

@@ -54,8 +54,8 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         producer_max_request_size=MAX_MESSAGE_BYTES,
         # aiokafka skips a record larger than the fetch size (RecordTooLargeError): it must
         # hold the largest input record. What a poll hands over is bounded instead: with no
-        # bound, a changelog restore held about 400 MiB of fetched records in flight
-        # (benchmarks/RESULTS.md, 26 Nov: 636 MiB restored at 300k plans, 277 with 1000).
+        # bound, a changelog restore holds hundreds of MiB of fetched records in flight
+        # (benchmarks/RESULTS.md, memory).
         consumer_max_fetch_size=2 * MAX_MESSAGE_BYTES,
         broker_max_poll_records=settings.broker.max_poll_records,
         broker_session_timeout=settings.broker.session_timeout,

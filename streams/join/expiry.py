@@ -10,11 +10,12 @@ checked against the table before anything is deleted (a plan re-opened since is 
 after a rebalance the index is dropped and rebuilt from the table, since another worker may
 have changed the partitions this one gets back.
 
-A rebuild scans the whole table: 125 s at 10M plans (benchmarks/RESULTS.md, 26 Nov 04:42),
-far longer than a consumer's session timeout if it held the event loop. So the sweeper
-scans in slices (``scan``): each tick continues the scan for a bounded time, handing the
-loop back between slices of ``SCAN_SLICE`` entries, and pops what is already known to be
-due meanwhile. Plans stored while a scan runs are noted as usual; one seen twice is harmless.
+A rebuild scans the whole table, which at millions of plans takes minutes (benchmarks/
+RESULTS.md, memory): far longer than a consumer's session timeout if it held the event loop.
+So the sweeper scans in slices (``scan``): each tick continues the scan for a bounded time,
+handing the loop back between slices of ``SCAN_SLICE`` entries, and pops what is already
+known to be due meanwhile. Plans stored while a scan runs are noted as usual; one seen twice
+is harmless.
 """
 
 from __future__ import annotations
@@ -180,7 +181,11 @@ class ExpiryIndex:
             return self.built
         read, note = self._read, self.note
         for _ in range(count):
-            item = next(self._scan, None)
+            try:
+                item = next(self._scan, None)
+            except Exception:  # a read the store failed: scan again from the start next time
+                self.invalidate()
+                raise
             if item is None:
                 self._scan, self.built = None, True
                 break

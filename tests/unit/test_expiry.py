@@ -7,6 +7,8 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from streams.join.expiry import (
     EXPIRY_BUCKET,
     SCAN_SLICE,
@@ -202,3 +204,24 @@ def test_terminal_entry_parses_once_and_reads_both_fields() -> None:
     assert terminal_entry(raw) == (T0, "plan-9")
     assert terminal_entry(b'{"snapshot":{"plan":{"plan_id":"plan-9"}}}') is None
     assert terminal_entry({"terminal_since": None}) is None
+
+
+async def test_a_scan_whose_store_read_fails_starts_again_and_is_never_built_half() -> None:
+    table = terminal_table(3 * SCAN_SLICE)
+
+    def failing() -> Iterator[tuple[str, bytes]]:
+        for number, item in enumerate(table.items()):
+            if number == SCAN_SLICE + 5:
+                raise OSError("the store could not be read")
+            yield item
+
+    index = ExpiryIndex(1)
+    index.start(failing())
+    with pytest.raises(OSError, match="could not be read"):
+        await index.scan(60.0)
+    assert not index.built
+    assert not index.scanning  # the next tick starts a new scan
+    assert len(index) == 0
+    index.start(table.items())
+    assert await index.scan(60.0)
+    assert len(index) == len(table)

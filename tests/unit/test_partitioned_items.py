@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,27 @@ def test_a_rebuild_puts_each_key_under_the_partition_that_holds_it() -> None:
     assert set(index._buckets) == {other}
     index.rebuild([(plan_id, raw)])  # no partition known: Kafka's default partitioner's
     assert set(index._buckets) == {partition_of(plan_id, 4)}
+
+
+def test_a_window_index_is_rebuilt_a_step_a_tick(monkeypatch: Any) -> None:
+    """A runs table can hold millions of states: a tick indexes ``SCAN_STEP`` of them."""
+    import agents.window_store as window_store
+    from agents.window_store import WindowStore
+    from streams.join.runs import RunState
+
+    monkeypatch.setattr(window_store, "SCAN_STEP", 3)
+    moment = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    table = {
+        f"run:execution:{n}": RunState(
+            kind="execution", run_id=str(n), record_key=str(n), touched_at=moment
+        ).to_table()
+        for n in range(7)
+    }
+    store = WindowStore(table, 1, timedelta(minutes=10), RunState.from_table)  # type: ignore[arg-type]
+    later = moment + timedelta(hours=1)
+    first = list(store.due(0, later))
+    assert len(first) == 3  # what the first step indexed is due at once
+    assert not store.quiet.built
+    rest = list(store.due(0, later)) + list(store.due(0, later))
+    assert store.quiet.built
+    assert sorted(first + rest) == sorted(table)
