@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
@@ -36,7 +37,11 @@ def _decisions(sim: Simulator, t0: datetime) -> tuple[dict[str, list[Snap]], lis
     intents: dict[str, list[Snap]] = {}
     for name, plans in (("once", 2), ("twice", 3), ("never", 1), ("backwards", 2)):
         first = sim.plan(t0)
-        intents[name] = [first] + [sim.plan(t0, intent=first["intent"]) for _ in range(plans - 1)]
+        # replans: the same intent in the same project (two projects' plans never pair)
+        project, intent = first["project_id"], first["intent"]
+        intents[name] = [first] + [
+            sim.plan(t0, project_id=project, intent=intent) for _ in range(plans - 1)
+        ]
     once, twice, backwards = intents["once"], intents["twice"], intents["backwards"]
     events = [
         sim.decision(once[0], False, at(0)),
@@ -160,9 +165,17 @@ async def test_pairs_from_replans_and_applicable_corrections(broker, start_worke
     # Each part equals its sample's (asserted above), so a pair holds what the anonymized
     # samples hold, a plan title cut mid-address included ("...@example.o" is masked too).
     prompts = {p["intent_id"]: p["prompt"]["intent_text"] for p in pairs}
-    twice_text = prompts[intents["twice"][0]["intent"]["intent_id"]]
-    assert twice_text == "Fix the login 500 error reported by <EMAIL_ADDRESS>"
-    assert "<PHONE_NUMBER>" in prompts[scenario["fixed"]["intent"]["intent_id"]]
+    snaps = [*(s for plans in intents.values() for s in plans), scenario["fixed"]]
+    originals = {s["intent"]["intent_id"]: s["intent"]["text"] for s in snaps}
+    private = [
+        (originals[intent_id], text)
+        for intent_id, text in prompts.items()
+        if any(value in originals[intent_id] for value in PII_SAMPLES.values())
+    ]
+    assert private  # some pair's intent held PII, else this proves nothing of the masking
+    for original, text in private:
+        assert text != original
+        assert re.search(r"<[A-Z_]+>", text), text  # an entity placeholder where PII was
     assert await read_topic(broker.bootstrap, topics.name("dlq")) == []
 
     # Four intents, three approved: after the TTL, all dropped, "never" counted unapproved.
