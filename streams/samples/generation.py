@@ -58,7 +58,11 @@ def evaluation_quality(payload: dict[str, Any]) -> str:
 
 
 def build_plan_generation(event: SaEvent, state: PlanState, now: datetime) -> LearningSample:
-    """Build the intent_resolution sample of ``event`` (SAPlanEvaluated) and its plan."""
+    """Build the intent_resolution sample of ``event`` (SAPlanEvaluated) and its plan.
+
+    It has no ``corrections_so_far``: a decision waits until the corrections input is read
+    past its time to count them, an evaluation does not, so the count would differ between
+    a run and its replay."""
     plan, refs = state.snapshot.plan, IdRefs()
     intent_id, intent_text = intent_of(state)
     extra_input, extra_meta = intent_extras(state)

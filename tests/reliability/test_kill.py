@@ -38,12 +38,15 @@ def _identical_but_created_at(raw: dict[str, list[bytes]]) -> list[str]:
 
 
 def _decisions_counting_corrections(samples: list[dict]) -> list[str]:
-    """Return the intent_resolution ids that count a correction: in this workload every
-    correction comes after its plan's decision, so as of the decision there is none."""
+    """Return the intent_resolution ids of decisions that count a correction: in this
+    workload every correction comes after its plan's decision, so as of the decision there
+    is none. (A plan evaluation, ``feedback.source`` system, comes after the correction.)"""
     return [
         s["sample_id"]
         for s in samples
-        if s["sample_family"] == "intent_resolution" and s["state"]["corrections_so_far"] != 0
+        if s["sample_family"] == "intent_resolution"
+        and s["feedback"]["source"] == "user"
+        and s["state"]["corrections_so_far"] != 0
     ]
 
 
