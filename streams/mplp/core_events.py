@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from streams.dlq.errors import InvalidEvent
 from streams.mplp.decode import RecordOrigin, load_json, validate_event
@@ -64,12 +64,6 @@ _ALIASES = {
 }
 
 
-class CoreEvent(MplpEvent):
-    """One core event of any family the schema names."""
-
-    event_family: CoreFamily
-
-
 class ImpactAnalysis(BaseModel):
     """What an ImpactAnalysisEvent says of a delta: the ids, and the outcome in the delta
     family's fields."""
@@ -107,12 +101,9 @@ def _score(payload: dict[str, Any]) -> float | None:
     return None
 
 
-def impact_of(event: CoreEvent) -> ImpactAnalysis | None:
-    """Return what an impact analysis says of its delta; None for another family, or an
-    analysis that names no delta or plan, or lacks the delta family's required outcome."""
-    if event.event_family != "impact_analysis":
+def _analysis(family: str, payload: dict[str, Any]) -> ImpactAnalysis | None:
+    if family != "impact_analysis":
         return None
-    payload = event.payload
     try:
         return ImpactAnalysis(
             delta_id=text_of(payload, "delta_id") or "",
@@ -122,6 +113,27 @@ def impact_of(event: CoreEvent) -> ImpactAnalysis | None:
         )
     except ValidationError:
         return None
+
+
+class CoreEvent(MplpEvent):
+    """One core event of any family the schema names."""
+
+    event_family: CoreFamily
+    # Parsed once, when the event is built: the decoder's count, the route's key and its
+    # decider each ask for it. Private, not a field: the model keeps a record's every other
+    # key (extra allowed), so a field would be one a record could fill in itself.
+    _analysis: ImpactAnalysis | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Parse the impact analysis the payload carries, if the family is one."""
+        self._analysis = _analysis(self.event_family, self.payload)
+
+
+def impact_of(event: CoreEvent) -> ImpactAnalysis | None:
+    """Return what an impact analysis says of its delta; None for another family, or an
+    analysis that names no delta or plan, or lacks the delta family's required outcome
+    (parsed when the event was built; ``model_copy(update=...)`` does not parse again)."""
+    return event._analysis
 
 
 def core_use(event: CoreEvent) -> CoreUse:

@@ -18,11 +18,13 @@ from streams.export.common import common_record
 from streams.join.expiry import partition_of
 from streams.join.impacts import (
     ImpactState,
+    analysis_route,
     decide_analysis,
     decide_delta,
     impact_expiry,
     impact_key,
 )
+from streams.mplp import core_events
 from streams.mplp.core_events import core_use, decode_core_event, impact_of
 from streams.mplp.decode import RecordOrigin, decode_delta
 from streams.mplp.fields import InputNotes
@@ -121,6 +123,34 @@ def test_every_core_family_is_accepted_and_counted_by_use() -> None:
 
     assert (count("impact_analysis", "joined"), count("methodology", "ignored")) == (1, 1)
     assert count("cost_budget", "counted") == 1
+
+
+def test_an_analysis_is_parsed_once_on_its_way_through_the_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decoder's count, the route's key and its decider read one parse of the payload,
+    and what they read is the same whether the analysis is complete or not."""
+    parsed: list[str] = []
+    parse = core_events._analysis
+
+    def counted(family: str, payload: dict[str, Any]) -> Any:
+        parsed.append(family)
+        return parse(family, payload)
+
+    monkeypatch.setattr(core_events, "_analysis", counted)
+    route, delta = analysis_route(), delta_event()
+    origin = RecordOrigin("mplp.core_events", 0, 7, T)
+    for event, use in (
+        (analysis_of(delta), "joined"),
+        (analysis_of(delta, plan_id=None), "incomplete"),
+    ):
+        notes, parsed[:] = InputNotes(), []
+        decoded = route.decode(js(event), origin, notes)
+        key = route.key(decoded)
+        outcome = route.decide(decoded, None, T, None, True)
+        assert (notes.core_events, parsed) == ([("impact_analysis", use)], ["impact_analysis"])
+        joined = use == "joined"
+        assert (key is not None, outcome.new_state is not None) == (joined, joined)
 
 
 def test_a_family_the_schema_does_not_name_is_refused_by_name() -> None:
