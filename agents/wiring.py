@@ -113,7 +113,7 @@ def wire(
     run_timeout = settings.runs.timeout
     runs = WindowStore(tables.runs, partitions, run_timeout, RunState.from_table)
     routes = join_routes(settings.topics, settings.outcomes.collected, settings.graphs)
-    graphs = WindowStore(tables.graphs, partitions, settings.graphs.window, GraphState.from_table)
+    graphs = WindowStore(tables.graphs, partitions, settings.graphs.ttl, GraphState.from_table)
     t = settings.topics
     span = settings.impacts.window
     impacts = WindowStore(tables.delta_impacts, partitions, span, ImpactState.from_table)
@@ -123,7 +123,7 @@ def wire(
             runs, run_expiry(run_timeout), (t.name("sa_events"), t.name("runtime_executions"))
         ),
         GRAPH_SPACE: KeySpace(
-            graphs, graph_expiry(settings.graphs.window), (t.name("graph_updates"),)
+            graphs, graph_expiry(settings.graphs.ttl), (t.name("graph_updates"),)
         ),
         IMPACT_SPACE: KeySpace(
             impacts,

@@ -500,9 +500,27 @@ class GraphSettings(BaseModel):
     )
     window: Duration = Field(
         timedelta(minutes=10),
-        description="a graph's changes are summed over at most this long (event time), and a "
-        "window quiet this long ends; one that never reached the threshold makes no sample",
+        description="a graph's changes are summed over at most this long (event time): an "
+        "update this long after its window opened starts a new one; a window that never "
+        "reached the threshold makes no sample",
     )
+    ttl: Duration = Field(
+        timedelta(days=7),
+        description="a graph with no update for this long (the worker's clock, up to a minute "
+        "later) is forgotten, its size and open window with it: the worker holds the graphs "
+        "seen lately, not every graph ever seen; an update after that finds the graph new",
+    )
+
+    @model_validator(mode="after")
+    def _ttl_covers_window(self) -> GraphSettings:
+        # Shorter, a graph would be forgotten while its window may still be open.
+        if self.ttl < self.window:
+            raise PydanticCustomError(
+                "settings_conflict",
+                "LEARNSTREAM_GRAPHS__TTL must be at least LEARNSTREAM_GRAPHS__WINDOW "
+                f"({format_duration(self.window)})",
+            )
+        return self
 
 
 class ImpactSettings(BaseModel):

@@ -4,8 +4,15 @@ Every GraphUpdateEvent of a graph folds into the graph's open window: nodes and 
 and removed, the kinds of update, what caused them. The graph's size is counted from the
 deltas since the worker first saw it (a payload's ``node_count`` / ``edge_count`` resets it
 to what the runtime says). When the window's change is significant, its topology change
-score at least ``threshold``, it is a graph_evolution sample and a new window starts. A
-window older than ``window`` by event time, or quiet that long, ends without a sample.
+score at least ``threshold``, it is a graph_evolution sample and a new window starts. An
+update ``window`` or more after the window opened (event time) starts a new one: the old
+one, never significant, ends without a sample.
+
+A graph no update touched for ``ttl`` (the worker's clock, up to a sweep tick and a minute
+later) is closed: its state, size and open window go, so a worker that sees many short-lived
+graphs holds only the recent ones. That is the only tick a graph's key waits for (a key space
+has one deadline per key); an open window needs none, since the next update ends it by event
+time and a window the graph never updates again goes with the graph.
 
 The topology change score: the elements added or removed in the window over the graph's
 elements when it opened, ``(nodes added + removed + edges added + removed) / max(nodes +
@@ -131,16 +138,14 @@ def decider(threshold: float, span: timedelta) -> Any:
     return decide_graph
 
 
-def graph_expiry(span: timedelta) -> Expire:
-    """Return the ``expire`` hook of graphs: a window quiet for ``span`` ends without a
-    sample (it never became significant); the graph's size is kept."""
+def graph_expiry(ttl: timedelta) -> Expire:
+    """Return the ``expire`` hook of graphs: a graph no update touched for ``ttl`` is closed,
+    with its open window (never significant: it makes no sample)."""
 
     def expire(state: Any, now: datetime) -> Outcome[Any] | None:
-        if not isinstance(state, GraphState) or state.window is None:
+        if not isinstance(state, GraphState) or now - state.touched_at < ttl:
             return None
-        if now - state.touched_at < span:
-            return None
-        return Outcome(new_state=state.model_copy(update={"window": None}))
+        return Outcome(close=True)
 
     return expire
 

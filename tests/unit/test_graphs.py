@@ -11,7 +11,9 @@ from typing import Any
 
 import orjson
 import pytest
+from pydantic import ValidationError
 
+from streams.config.settings import GraphSettings, Settings
 from streams.dlq.errors import InvalidEvent
 from streams.join.expiry import partition_of
 from streams.join.graphs import GraphState, decider, graph_expiry
@@ -23,6 +25,7 @@ from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(minutes=10)
+TTL = timedelta(days=7)
 DECIDE = decider(0.2, WINDOW)
 
 
@@ -66,7 +69,7 @@ def test_a_significant_change_is_one_sample_with_the_taxonomy_fields() -> None:
     assert state.window is None  # a new window starts with the next update
 
 
-def test_small_changes_make_no_sample_and_a_quiet_window_ends() -> None:
+def test_small_changes_make_no_sample_and_a_graph_untouched_for_its_ttl_is_closed() -> None:
     sim = Simulator(seed=2)
     base = sim.graph_updates(T, [("bulk", 50, 50)])
     _, state = fold(base)
@@ -75,12 +78,22 @@ def test_small_changes_make_no_sample_and_a_quiet_window_ends() -> None:
     )
     samples, state = fold(small, state)
     assert samples == []
-    assert state.window is not None
-    expire = graph_expiry(WINDOW)
-    assert expire(state, T + timedelta(minutes=5)) is None
-    ended = expire(state, T + WINDOW)
-    assert ended is not None
-    assert (ended.samples, ended.new_state.window, ended.new_state.nodes) == ([], None, 51)
+    assert (state.window is not None, state.nodes, state.touched_at) == (True, 51, T)
+    expire = graph_expiry(TTL)
+    assert expire(state, T + WINDOW) is None  # the window waits for the next update
+    assert expire(state, T + TTL - timedelta(seconds=1)) is None  # the size is kept
+    closed = expire(state, T + TTL)
+    assert closed is not None
+    assert (closed.close, closed.samples, closed.new_state) == (True, [], None)
+
+
+def test_the_ttl_is_a_setting_no_shorter_than_the_window() -> None:
+    assert GraphSettings().ttl == timedelta(days=7)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LEARNSTREAM_GRAPHS__TTL", "2h")
+        assert Settings().graphs.ttl == timedelta(hours=2)
+    with pytest.raises(ValidationError, match="LEARNSTREAM_GRAPHS__TTL must be at least"):
+        GraphSettings(ttl=timedelta(minutes=5))
 
 
 def test_removal_only_is_poor_and_a_window_older_than_its_span_starts_over() -> None:
@@ -147,3 +160,23 @@ async def test_the_worker_turns_a_significant_change_into_a_sample(worker: Runni
     assert sample["output"]["nodes_added"] == 5
     assert mocks["dlq"].await_count == 0
     assert f"graph:{graph_id}" in runtime.tables.graphs
+
+
+async def test_the_worker_keeps_a_quiet_graph_until_its_ttl_then_deletes_it(
+    worker: RunningWorker,
+) -> None:
+    """The graphs key space's one deadline is the TTL: a tick past the window leaves the
+    graph (and its open window) be; one past the TTL deletes it."""
+    runtime, mocks, feed, clock = worker
+    (event,) = Simulator(seed=7).graph_updates(T, [("node_add", 1, 0)])
+    graph_id = event["graph_id"]
+    partition = partition_of(graph_id, runtime.settings.topics.partitions)
+    topic = runtime.settings.topics.name("graph_updates")
+    await feed.put("graphs", topic, orjson.dumps(event), key=graph_id.encode(), partition=partition)
+    key = f"graph:{graph_id}"
+    async with runtime.app.agents["learnstream.sweeper"].test_context() as agent:
+        for moment, kept in ((T + 2 * WINDOW, True), (T + TTL + timedelta(minutes=2), False)):
+            clock.now = moment  # the quiet index counts whole minutes
+            await agent.put(b"tick", partition=partition)
+            assert (key in runtime.tables.graphs) is kept
+    assert mocks["dlq"].await_count == 0
