@@ -9,10 +9,10 @@ its plan (streams/join/rules.py ``on_stage``), so it already holds all an execut
 and the event time. No second join: the pairs miner (agents/pair_miner.py) re-keys each
 completed execution by intent onto ``learnstream.pair_intents``, beside the decided plans,
 and the ``pair_intents`` table holds an intent's executions with its plans
-(streams/samples/replans.py: same TTL, same bounds). A failed execution, another stage, a
-stage that joined no plan, or SA steps and runtime executions (no plan, no intent) are no
-executions here; a completed one with neither a duration nor a token count compares nothing
-(``no_metrics``).
+(streams/samples/replans.py: same TTL, bounds of their own). A failed execution, another
+stage, a stage that joined no plan, or SA steps and runtime executions (no plan, no intent)
+are no executions here; a completed one with neither a duration nor a token count compares
+nothing (``no_metrics``).
 
 The rule, for two executions of one intent of *different* plans: the later one in event time
 (``meta.event_time``; equal times: neither) is an optimization of the earlier when it saved

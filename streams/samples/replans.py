@@ -26,7 +26,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from streams.samples.optimizations import Execution, optimizations
 from streams.samples.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
@@ -34,8 +42,10 @@ from streams.samples.parts import iso
 from streams.samples.sample import LearningSample
 
 __all__ = [
-    "MAX_HELD_BYTES",
+    "MAX_EXECUTIONS",
+    "MAX_EXECUTION_BYTES",
     "MAX_PLANS",
+    "MAX_PLAN_BYTES",
     "IntentPlans",
     "Plan",
     "due",
@@ -47,11 +57,15 @@ __all__ = [
     "read_rekeyed",
 ]
 
-#: Plans held per side of one intent (and its executions), and their JSON bytes in all (one
-#: table value is one changelog record, which the broker caps at 1 MiB by default). Plans
-#: beyond either are still paired with what is held, but not kept themselves ("intent_full").
+#: Plans held per side of one intent and their JSON bytes in all; its executions have bounds
+#: of their own, so an intent executed often still holds the plans its replan pairs need. One
+#: table value is one changelog record, which the broker caps at 1 MiB by default: both
+#: budgets together leave 128 KiB for the rest of the value. What comes beyond a bound is
+#: still compared with what is held, but not kept itself ("intent_full").
 MAX_PLANS = 64
-MAX_HELD_BYTES = 512 * 1024
+MAX_PLAN_BYTES = 512 * 1024
+MAX_EXECUTIONS = 128
+MAX_EXECUTION_BYTES = 384 * 1024
 _LABEL = "resolution_quality_label"
 
 
@@ -125,22 +139,42 @@ class IntentPlans(BaseModel):
     touched: AwareDatetime  # when its last plan arrived: the TTL counts from there
     partition: int  # the partition whose records wrote it (its changelog partition)
     size: int = 0  # JSON bytes of the plans held
+    execution_size: int = 0  # JSON bytes of the executions held
     rejected: list[Plan] = []
     approved: list[Plan] = []
     executions: list[Execution] = []
+
+    @model_validator(mode="after")
+    def _count_executions_apart(self) -> IntentPlans:
+        """Split a value whose ``size`` counted the executions too (one budget for both)."""
+        if self.executions and not self.execution_size:
+            self.execution_size = sum(len(e.to_json()) for e in self.executions)
+            self.size = max(0, self.size - self.execution_size)
+        return self
 
     def holds(self, item: Plan | Execution) -> bool:
         """Tell whether ``item`` was seen before (a replayed sample)."""
         held: list[Plan | Execution] = [*self.rejected, *self.approved, *self.executions]
         return any(p.sample_id == item.sample_id for p in held)
 
-    def keep(self, side: list[Any], item: Plan | Execution) -> NoPair | None:
-        """Append ``item`` to ``side`` unless that side or the bytes are full (then say so)."""
-        size = len(item.to_json())
-        if len(side) >= MAX_PLANS or self.size + size > MAX_HELD_BYTES:
+    def keep(self, side: list[Plan], plan: Plan) -> NoPair | None:
+        """Append ``plan`` to ``side`` unless that side or the plans' bytes are full (then
+        say so)."""
+        size = len(plan.to_json())
+        if len(side) >= MAX_PLANS or self.size + size > MAX_PLAN_BYTES:
             return "intent_full"
-        side.append(item)
+        side.append(plan)
         self.size += size
+        return None
+
+    def keep_execution(self, execution: Execution) -> NoPair | None:
+        """Append ``execution`` unless the executions' count or bytes are full (then say so)."""
+        size = len(execution.to_json())
+        full = self.execution_size + size > MAX_EXECUTION_BYTES
+        if len(self.executions) >= MAX_EXECUTIONS or full:
+            return "intent_full"
+        self.executions.append(execution)
+        self.execution_size += size
         return None
 
 
@@ -201,7 +235,7 @@ def match_execution(
     held.touched, held.partition = now, partition
     if held.holds(execution):
         return held, samples, None
-    return held, samples, held.keep(held.executions, execution)
+    return held, samples, held.keep_execution(execution)
 
 
 def due(raw: Mapping[str, Any], now: datetime, ttl: timedelta) -> bool:

@@ -23,7 +23,17 @@ from streams.mplp.decode import decode_plan, decode_stage
 from streams.samples.collection import collection_point
 from streams.samples.optimizations import Execution, execution_of, saving
 from streams.samples.pairs import optimization_pair, pair_id, pair_sample
-from streams.samples.replans import IntentPlans, match_execution, read_rekeyed
+from streams.samples.replans import (
+    MAX_EXECUTION_BYTES,
+    MAX_EXECUTIONS,
+    MAX_PLAN_BYTES,
+    MAX_PLANS,
+    IntentPlans,
+    Plan,
+    match,
+    match_execution,
+    read_rekeyed,
+)
 from streams.samples.sample import LearningSample, family_errors
 from streams.sim.simulate import Simulator
 from tests.support.avro_consumer import plain_read
@@ -241,6 +251,103 @@ def test_the_margin_is_a_share_read_from_the_environment(monkeypatch: pytest.Mon
         monkeypatch.setenv("LEARNSTREAM_PAIRS__OPTIMIZATION_MARGIN", bad)
         with pytest.raises(ValidationError):
             Settings()
+
+
+# --- bounds: executions have their own ------------------------------------------------------
+
+#: What one changelog record may hold: the broker's message.max.bytes default (1 MiB).
+BROKER_RECORD_BYTES = 1024 * 1024
+
+
+def executions_of_one_plan(count: int, step_bytes: int = 10) -> list[Execution]:
+    """Return ``count`` executions of one plan, a second apart, each with a step of
+    ``step_bytes`` characters."""
+    intent = Intent()
+    found = execution(intent.executed(intent.first, 1, 9000))
+    plan = found.plan | {"steps": ["x" * step_bytes]}
+    return [
+        found.model_copy(
+            update={
+                "sample_id": f"run-{i:04d}",
+                "event_time": T0 + timedelta(seconds=i),
+                "plan": plan,
+            }
+        )
+        for i in range(count)
+    ]
+
+
+def decided(found: Execution, approved: bool, seconds: int, prompt_bytes: int = 10) -> Plan:
+    """Return a decided plan of the executions' intent, ``seconds`` after T0."""
+    return Plan(
+        sample_id=f"{'approved' if approved else 'rejected'}-{seconds}",
+        intent_id=found.intent_id,
+        project_id=found.project_id,
+        event_time=T0 + timedelta(seconds=seconds),
+        approved=approved,
+        prompt={"intent_text": "x" * prompt_bytes},
+        completion={"plan_id": f"plan-{seconds}", "objective": "x" * prompt_bytes},
+    )
+
+
+@pytest.mark.parametrize(("count", "step_bytes"), [(MAX_EXECUTIONS + 20, 10), (200, 8 * 1024)])
+def test_an_intent_executed_often_still_holds_and_pairs_its_plans(
+    count: int, step_bytes: int
+) -> None:
+    runs = executions_of_one_plan(count, step_bytes)
+    held: IntentPlans | None = None
+    reasons = []
+    for run in runs:
+        held, _, reason = match_execution(held, run, NOW, 1, MARGIN)
+        reasons.append(reason)
+    assert held is not None
+    assert "intent_full" in reasons  # the executions' own bound was reached
+    assert len(held.executions) <= MAX_EXECUTIONS
+    assert held.execution_size <= MAX_EXECUTION_BYTES
+    held, _, reason = match(held, decided(runs[0], False, 10_000), NOW, 1)
+    assert reason is None
+    held, pairs, reason = match(held, decided(runs[0], True, 10_060), NOW, 1)
+    assert reason is None
+    assert [(p.rejected_sample_id, p.chosen_sample_id) for p in pairs] == [
+        ("rejected-10000", "approved-10060")
+    ]
+    assert [p.sample_id for p in held.rejected + held.approved] == [
+        "rejected-10000",
+        "approved-10060",
+    ]
+
+
+def test_an_intent_full_of_plans_and_executions_fits_one_changelog_record() -> None:
+    runs = executions_of_one_plan(MAX_EXECUTIONS * 2, step_bytes=4 * 1024)
+    held: IntentPlans | None = None
+    for run in runs:
+        held, _, _ = match_execution(held, run, NOW, 1, MARGIN)
+    for i in range(2 * MAX_PLANS + 10):
+        plan = decided(runs[0], i % 2 == 1, i, prompt_bytes=4096)
+        held, _, _ = match(held, plan, NOW, 1)
+    assert held is not None
+    assert held.size <= MAX_PLAN_BYTES
+    assert held.size > MAX_PLAN_BYTES - 8 * 1024  # full: the plans' budget is used
+    assert held.execution_size > MAX_EXECUTION_BYTES - 8 * 1024
+    stored = orjson.dumps(held.model_dump(mode="json"))  # the table value, as Faust writes it
+    assert len(stored) < BROKER_RECORD_BYTES - 64 * 1024
+    assert IntentPlans.model_validate(orjson.loads(stored)) == held
+
+
+def test_a_value_stored_with_one_budget_for_both_counts_its_executions_apart() -> None:
+    slow, fast = (execution(s) for s in slow_and_fast())
+    plan = decided(slow, False, 10)
+    both = len(plan.to_json()) + len(slow.to_json()) + len(fast.to_json())
+    raw = {
+        "touched": NOW.isoformat(),
+        "partition": 1,
+        "size": both,
+        "rejected": [plan.model_dump(mode="json")],
+        "executions": [slow.model_dump(mode="json"), fast.model_dump(mode="json")],
+    }
+    held = IntentPlans.model_validate(raw)
+    assert held.size == len(plan.to_json())
+    assert held.execution_size == len(slow.to_json()) + len(fast.to_json())
 
 
 # --- valid against the official schemas, both formats ---------------------------------------

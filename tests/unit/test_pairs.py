@@ -26,7 +26,7 @@ from streams.samples.ids import is_uuid4
 from streams.samples.outbox import prepare
 from streams.samples.pairs import PreferencePair, correction_pair, merge_patch, pair_id, pair_sample
 from streams.samples.replans import (
-    MAX_HELD_BYTES,
+    MAX_PLAN_BYTES,
     MAX_PLANS,
     IntentPlans,
     Plan,
@@ -229,7 +229,7 @@ def test_an_intent_holds_at_most_max_held_bytes() -> None:
     s = Scenario()
     first = s.plan()
     big = plan(s.decided(first, False, 0))
-    big = big.model_copy(update={"prompt": {"text": "x" * (MAX_HELD_BYTES // 3)}})
+    big = big.model_copy(update={"prompt": {"text": "x" * (MAX_PLAN_BYTES // 3)}})
     held: IntentPlans | None = None
     reasons = []
     for i in range(4):
@@ -238,7 +238,7 @@ def test_an_intent_holds_at_most_max_held_bytes() -> None:
         reasons.append(reason)
     assert reasons == [None, None, "intent_full", "intent_full"]
     assert held is not None
-    assert held.size == sum(len(p.to_json()) for p in held.rejected) <= MAX_HELD_BYTES
+    assert held.size == sum(len(p.to_json()) for p in held.rejected) <= MAX_PLAN_BYTES
 
 
 def test_an_undecided_plan_makes_no_plan() -> None:
