@@ -1,12 +1,24 @@
 """PSG graph updates as a keyed window of the join unit: one state per graph.
 
 Every GraphUpdateEvent of a graph folds into the graph's open window: nodes and edges added
-and removed, the kinds of update, what caused them. The graph's size is counted from the
-deltas since the worker first saw it (a payload's ``node_count`` / ``edge_count`` resets it
-to what the runtime says). When the window's change is significant, its topology change
-score at least ``threshold``, it is a graph_evolution sample and a new window starts. An
-update ``window`` or more after the window opened (event time) starts a new one: the old
-one, never significant, ends without a sample.
+and removed, the kinds of update, what caused them. When the window's change is
+significant, its topology change score at least ``threshold``, it is a graph_evolution
+sample and a new window starts. An update ``window`` or more after the window opened (event
+time) starts a new one: the old one, never significant, ends without a sample.
+
+The score is a share of the graph's size, so a graph is scored only once its size is known,
+and a sample's ``node_count_before`` is never made up. The size before an update is:
+
+- what the payload says, ``node_count`` / ``edge_count`` (the size after it, both given)
+  less the update's deltas;
+- else 0 when the update says the graph was created: the schema's update kinds (node or
+  edge added, updated, deleted, or bulk) have no creation, so that is its ``event_type``
+  :data:`CREATED`, and it starts a new window;
+- else the size the worker has counted, update by update, since it last knew it;
+- else unknown: a graph the worker first sees mid-stream (it started late, or closed the
+  graph after ``ttl``) is counted as seen but not scored, and opens no window, until an
+  update gives its size or says it was created. Scoring it from 0 would make any first
+  update a "significant" change of a graph of made-up size.
 
 A graph no update touched for ``ttl`` (the worker's clock, up to a sweep tick and a minute
 later) is closed: its state, size and open window go, so a worker that sees many short-lived
@@ -16,7 +28,7 @@ time and a window the graph never updates again goes with the graph.
 
 The topology change score: the elements added or removed in the window over the graph's
 elements when it opened, ``(nodes added + removed + edges added + removed) / max(nodes +
-edges before, 1)``, at most 1.
+edges before, 1)``, at most 1: any change to an empty graph (one just created) scores 1.
 """
 
 from __future__ import annotations
@@ -35,10 +47,12 @@ from streams.mplp.graph_events import GraphUpdateEvent, decode_graph_update
 from streams.samples.evolution import GraphWindow, build_graph_evolution
 from streams.samples.ids import canonical_id
 
-__all__ = ["GRAPH_SPACE", "GraphState", "decider", "graph_expiry", "graph_route"]
+__all__ = ["CREATED", "GRAPH_SPACE", "GraphState", "decider", "graph_expiry", "graph_route"]
 
 GRAPH_SPACE = "graph"
 SEEN_IDS = 128
+#: The ``event_type`` of an update that says its graph was created (its size before is 0).
+CREATED = "graph_created"
 
 
 class GraphState(BaseModel):
@@ -48,6 +62,8 @@ class GraphState(BaseModel):
     #: The graph id as the runtime spelled it (the records' key).
     record_key: str
     touched_at: AwareDatetime
+    #: ``nodes`` and ``edges`` are the graph's size (False: unknown, they mean nothing).
+    sized: bool = False
     nodes: int = 0
     edges: int = 0
     window: GraphWindow | None = None
@@ -68,16 +84,46 @@ def _size(event: GraphUpdateEvent, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _opened(state: GraphState, event: GraphUpdateEvent) -> GraphWindow:
+def _before(state: GraphState, event: GraphUpdateEvent) -> tuple[int, int] | None:
+    """Return the graph's size (nodes, edges) before ``event``; None when it is unknown."""
+    nodes, edges = _size(event, "node_count"), _size(event, "edge_count")
+    if nodes is not None and edges is not None:
+        return max(nodes - event.node_delta, 0), max(edges - event.edge_delta, 0)
+    if event.event_type == CREATED:
+        return 0, 0
+    return (state.nodes, state.edges) if state.sized else None
+
+
+def _after(before: tuple[int, int], event: GraphUpdateEvent) -> dict[str, Any]:
+    """Return the graph's size after ``event``: the payload's counts, else counted."""
+    nodes, edges = _size(event, "node_count"), _size(event, "edge_count")
+    return {
+        "sized": True,
+        "nodes": nodes if nodes is not None else max(before[0] + event.node_delta, 0),
+        "edges": edges if edges is not None else max(before[1] + event.edge_delta, 0),
+    }
+
+
+def _opened(before: tuple[int, int], event: GraphUpdateEvent) -> GraphWindow:
     return GraphWindow(
         graph_id=event.graph_id,
         opened_at=event.timestamp,
         last_at=event.timestamp,
         trigger_event_id=text_of(event.payload, "trigger_event_id") or event.event_id,
         first_event_id=event.event_id,
-        nodes_before=state.nodes,
-        edges_before=state.edges,
+        nodes_before=before[0],
+        edges_before=before[1],
     )
+
+
+def _window(
+    window: GraphWindow | None, before: tuple[int, int], event: GraphUpdateEvent, span: timedelta
+) -> GraphWindow:
+    """Return the window ``event`` folds into: the open one, else a new one (none is open,
+    it opened ``span`` or more before the update, or the update says the graph was created)."""
+    if window is None or event.event_type == CREATED or event.timestamp - window.opened_at >= span:
+        return _opened(before, event)
+    return window
 
 
 def _folded(window: GraphWindow, event: GraphUpdateEvent) -> GraphWindow:
@@ -102,7 +148,8 @@ def _folded(window: GraphWindow, event: GraphUpdateEvent) -> GraphWindow:
 
 def decider(threshold: float, span: timedelta) -> Any:
     """Return the route's decide: fold an update into its graph's window; a significant
-    window is a sample and a new one starts; one older than ``span`` starts over."""
+    window is a sample and a new one starts; one older than ``span`` starts over; an update
+    of a graph whose size is unknown is only noted as seen."""
 
     def decide_graph(
         event: GraphUpdateEvent,
@@ -115,18 +162,15 @@ def decider(threshold: float, span: timedelta) -> Any:
             return Outcome()  # a redelivered record: counted already
         if state is None:
             state = GraphState(record_key=event.graph_id, touched_at=now)
-        window = state.window
-        if window is None or event.timestamp - window.opened_at >= span:
-            window = _opened(state, event)
-        window = _folded(window, event)
-        nodes = _size(event, "node_count")
-        edges = _size(event, "edge_count")
         changes: dict[str, Any] = {
             "touched_at": max(state.touched_at, now),
             "seen": (*state.seen, event.event_id)[-SEEN_IDS:],
-            "nodes": nodes if nodes is not None else max(state.nodes + event.node_delta, 0),
-            "edges": edges if edges is not None else max(state.edges + event.edge_delta, 0),
         }
+        before = _before(state, event)
+        if before is None:  # size unknown: seen, not scored
+            return Outcome(new_state=state.model_copy(update=changes))
+        window = _folded(_window(state.window, before, event, span), event)
+        changes |= _after(before, event)
         if window.score < threshold:
             return Outcome(new_state=state.model_copy(update={**changes, "window": window}))
         after = (changes["nodes"], changes["edges"])

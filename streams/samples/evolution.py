@@ -5,6 +5,11 @@ node_count_before, edge_count_before; ``output`` nodes_added, edges_added,
 topology_change_score (and what was removed, the counts after, the updates folded).
 ``change_type`` is the update kind when the window holds one kind, else ``mixed``.
 
+A window has a size before only when the graph's size is known: the payload gave it, the
+update said the graph was created (0), or the worker counted it since; a graph first seen
+mid-stream opens no window until then (streams/join/graphs.py). So ``node_count_before`` is
+never a 0 standing for "not seen", and a first update seen is no "significant" change.
+
 The label says whether the structure grew: ``good`` when nothing was removed, ``poor`` when
 more was removed than added, else ``acceptable``; ``meta.quality_score`` is the share of the
 changes that were additions.
@@ -36,6 +41,7 @@ class GraphWindow(BaseModel):
     #: window's first event.
     trigger_event_id: str
     first_event_id: str
+    #: The graph's size when the window opened: known, never a stand-in (module docstring).
     nodes_before: int
     edges_before: int
     updates: int = 0
@@ -57,7 +63,7 @@ class GraphWindow(BaseModel):
     @property
     def score(self) -> float:
         """Return the topology change score (module docstring of streams/join/graphs.py)."""
-        before = max(self.nodes_before + self.edges_before, 1)
+        before = max(self.nodes_before + self.edges_before, 1)  # an empty graph: any change is 1
         return round(min(self.changed / before, 1.0), 4)
 
 

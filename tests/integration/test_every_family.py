@@ -17,6 +17,7 @@ from streams.encoding.codecs import decode_any
 from streams.encoding.schemas import validate_sample
 from streams.io.publisher import RuntimePublisher
 from streams.io.reader import read_topic
+from streams.join.graphs import CREATED
 from streams.sim.simulate import Simulator
 from tests.support.mplp_learning import learning_validators, mplp_errors
 
@@ -60,7 +61,9 @@ async def _publish(bootstrap: str, topics: TopicSettings, embedded: bool) -> Non
         pub.publish_stage(_stage(sim, replan, t0 + timedelta(minutes=5), 2000))
         for event in sim.map_session(t0, outcome="success"):
             pub.publish_map_event(event)
-        for event in sim.graph_updates(t0, [("node_add", 3, 0), ("edge_add", 0, 2)]):
+        graph = sim.graph_updates(t0, [("node_add", 3, 0), ("edge_add", 0, 2)])
+        graph[0]["event_type"] = CREATED  # a new graph: else its size is unknown, unscored
+        for event in graph:
             pub.publish_graph_update(event)
         for event in sim.execution(t0, status="failed"):
             pub.publish_execution(event)

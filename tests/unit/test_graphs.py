@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from streams.config.settings import GraphSettings, Settings
 from streams.dlq.errors import InvalidEvent
 from streams.join.expiry import partition_of
-from streams.join.graphs import GraphState, decider, graph_expiry
+from streams.join.graphs import CREATED, GraphState, decider, graph_expiry
 from streams.mplp.graph_events import decode_graph_update
 from streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
@@ -38,9 +38,14 @@ def fold(events: list[dict[str, Any]], state: GraphState | None = None) -> tuple
     return samples, state
 
 
+def created(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return ``events`` with the first saying its graph was created (its size before: 0)."""
+    return [{**events[0], "event_type": CREATED}, *events[1:]]
+
+
 def test_a_significant_change_is_one_sample_with_the_taxonomy_fields() -> None:
     sim = Simulator(seed=1)
-    grown = sim.graph_updates(T, [("bulk", 10, 12)])  # from nothing: score 1
+    grown = created(sim.graph_updates(T, [("bulk", 10, 12)]))  # from nothing: score 1
     _, state = fold(grown)
     events = sim.graph_updates(
         T + timedelta(minutes=20),
@@ -71,7 +76,7 @@ def test_a_significant_change_is_one_sample_with_the_taxonomy_fields() -> None:
 
 def test_small_changes_make_no_sample_and_a_graph_untouched_for_its_ttl_is_closed() -> None:
     sim = Simulator(seed=2)
-    base = sim.graph_updates(T, [("bulk", 50, 50)])
+    base = created(sim.graph_updates(T, [("bulk", 50, 50)]))
     _, state = fold(base)
     small = sim.graph_updates(
         T + timedelta(minutes=20), [("node_add", 1, 0)], graph_id=base[0]["graph_id"]
@@ -98,7 +103,7 @@ def test_the_ttl_is_a_setting_no_shorter_than_the_window() -> None:
 
 def test_removal_only_is_poor_and_a_window_older_than_its_span_starts_over() -> None:
     sim = Simulator(seed=3)
-    events = sim.graph_updates(T, [("bulk", 20, 20)])
+    events = created(sim.graph_updates(T, [("bulk", 20, 20)]))
     _, state = fold(events)
     later = sim.graph_updates(
         T + timedelta(minutes=30), [("node_delete", -2, 0)], graph_id=events[0]["graph_id"]
@@ -111,6 +116,49 @@ def test_removal_only_is_poor_and_a_window_older_than_its_span_starts_over() -> 
     (sample,), _ = fold(much_later, state)  # a new window: 8 of 38
     assert sample["output"]["nodes_removed"] == 0  # the older window's removal is not in it
     assert (sample["feedback"]["quality_label"], sample["meta"]["quality_score"]) == ("poor", 0.0)
+
+
+def test_a_graph_first_seen_mid_stream_is_not_scored_until_its_size_is_known() -> None:
+    """Its size before is unknown, not 0: no sample, however large its first updates, until
+    one gives the size (node_count / edge_count after it); scored from there."""
+    sim = Simulator(seed=8)
+    unseen = sim.graph_updates(T, [("node_add", 5, 0), ("edge_add", 0, 9)])
+    samples, state = fold(unseen)
+    assert samples == []
+    assert (state.sized, state.window, len(state.seen)) == (False, None, 2)
+    sized = sim.graph_updates(
+        T + timedelta(minutes=1), [("node_add", 2, 0)], graph_id=unseen[0]["graph_id"]
+    )
+    sized[0]["payload"] |= {"node_count": 30, "edge_count": 12}
+    samples, state = fold(sized, state)
+    assert samples == []  # 2 of 28 + 12
+    assert (state.sized, state.nodes, state.edges) == (True, 30, 12)
+    assert (state.window.nodes_before, state.window.edges_before) == (28, 12)
+    grown = sim.graph_updates(
+        T + timedelta(minutes=2), [("edge_add", 0, 7)], graph_id=unseen[0]["graph_id"]
+    )
+    (sample,), state = fold(grown, state)  # 2 + 7 of 40
+    assert sample["state"] == {"node_count_before": 28, "edge_count_before": 12}
+    assert sample["output"]["topology_change_score"] == round(9 / 40, 4)
+    assert (sample["output"]["node_count_after"], sample["output"]["edge_count_after"]) == (30, 19)
+
+
+def test_an_update_that_says_the_graph_was_created_is_scored_from_zero() -> None:
+    """The one case where a first update's size before is 0: it says so (``event_type``
+    graph_created; the schema's update kinds have no creation). A payload's counts say the
+    size too, on a first update as on any."""
+    sim = Simulator(seed=9)
+    events = sim.graph_updates(T, [("node_add", 3, 0)])
+    assert fold(events)[0] == []  # unsaid: unknown
+    (sample,), state = fold(created(events))
+    assert sample["state"] == {"node_count_before": 0, "edge_count_before": 0}
+    assert sample["output"]["topology_change_score"] == 1.0
+    assert (state.sized, state.nodes, state.edges, state.window) == (True, 3, 0, None)
+    counted = sim.graph_updates(T, [("bulk", 1, 1)])
+    counted[0]["payload"] |= {"node_count": 50, "edge_count": 50}
+    samples, state = fold(counted)
+    assert samples == []  # 2 of 98
+    assert (state.window.nodes_before, state.window.edges_before) == (49, 49)
 
 
 def test_a_redelivered_update_is_counted_once() -> None:
@@ -150,7 +198,7 @@ async def worker(tmp_path: Any) -> AsyncIterator[RunningWorker]:
 
 async def test_the_worker_turns_a_significant_change_into_a_sample(worker: RunningWorker) -> None:
     runtime, mocks, feed, _ = worker
-    events = Simulator(seed=6).graph_updates(T, [("bulk", 5, 4), ("node_add", 1, 0)])
+    events = created(Simulator(seed=6).graph_updates(T, [("bulk", 5, 4), ("node_add", 1, 0)]))
     graph_id = events[0]["graph_id"]
     partition = partition_of(graph_id, runtime.settings.topics.partitions)
     topic = runtime.settings.topics.name("graph_updates")

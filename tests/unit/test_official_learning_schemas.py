@@ -23,7 +23,7 @@ from jsonschema import Draft7Validator
 from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response
 from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
-from streams.join.graphs import decider
+from streams.join.graphs import CREATED, decider
 from streams.join.plan_state import merge_snapshot
 from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
 from streams.join.runs import decide_execution, decide_sa
@@ -183,6 +183,8 @@ def _graph_samples() -> list[LearningSample]:
     for number, deltas in enumerate(changes):
         when = WHEN + timedelta(minutes=20 * number)
         for event in sim.graph_updates(when, deltas, graph_id=graph):
+            if state is None:  # a new graph says so: its size before is known, 0
+                event["event_type"] = CREATED
             decided = decide(decode_graph_update(orjson.dumps(event)), state, NOW, None, True)
             out += decided.samples
             state = decided.new_state or state
