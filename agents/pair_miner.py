@@ -14,8 +14,9 @@ source's transaction.
 
 A completed execution of a plan (a pipeline_outcome of its ``execute`` stage) takes the same
 way, keyed by its project and intent: in the ``pair_intents`` table it meets the intent's
-other executions, and an optimization found there is a plan_optimization sample, sent through
-the emitter (collection controls, privacy, consent) like any other. Its pair is then mined
+other executions, and an optimization found there is a plan_optimization sample (one per pair
+of plans: the rule in streams/samples/optimizations.py), sent through the emitter (collection
+controls, privacy, consent) like any other. Its pair is then mined
 from it as written, by this same hook, as a correction is.
 
 The hook sees what a reader of the samples topic would, without the round trip: reading the
@@ -31,7 +32,7 @@ from typing import Any
 from faust.types import EventT, StreamT
 
 from agents.runtime import Runtime
-from streams.samples.optimizations import Execution, execution_of
+from streams.samples.executions import Execution, execution_of
 from streams.samples.outbox import Outgoing
 from streams.samples.pairs import PreferencePair, correction_pair, optimization_pair, pair_sample
 from streams.samples.parts import iso

@@ -24,7 +24,7 @@ anonymization, opt-out and consent were applied before. Three kinds are built he
   plan rejected, the optimized plan chosen (:func:`optimization_pair`).
 
 A pipeline_outcome is read only when it is a completed execution of a plan (it is re-keyed by
-intent to be compared: :mod:`streams.samples.optimizations`); the others are skipped unread.
+intent to be compared: :mod:`streams.samples.executions`); the others are skipped unread.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from streams.dlq.errors import InvalidEvent, field_path
 from streams.mplp.fields import Uuid4
+from streams.samples.executions import is_execution
 from streams.samples.ids import sample_id
-from streams.samples.optimizations import is_execution
 from streams.samples.sample import FAMILIES, LearningSample
 
 __all__ = [

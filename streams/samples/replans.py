@@ -12,7 +12,9 @@ if either was written without one).
 An intent also holds its plans' completed executions (:class:`Execution`), compared as they
 arrive into plan_optimization samples (:func:`match_execution`, the rule in
 :mod:`streams.samples.optimizations`); the re-keyed record is a plan or an execution
-(:func:`read_rekeyed`).
+(:func:`read_rekeyed`). It holds its earliest executions in event time (then sample id) up to
+their bounds, a later one beyond them compared but not kept: which ones an intent holds does
+not depend on the order they arrived in either.
 
 An intent is dropped ``pairs.ttl`` after its last plan or execution arrived (processing time),
 approved or not; one arriving after that starts afresh. A plan or execution seen before (a
@@ -21,6 +23,7 @@ replay) is paired again (same ids) but not stored twice, so a pair lost in a cra
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -36,7 +39,8 @@ from pydantic import (
     model_validator,
 )
 
-from streams.samples.optimizations import Execution, optimizations
+from streams.samples.executions import Execution
+from streams.samples.optimizations import optimizations
 from streams.samples.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
 from streams.samples.parts import iso
 from streams.samples.sample import LearningSample
@@ -145,11 +149,13 @@ class IntentPlans(BaseModel):
     executions: list[Execution] = []
 
     @model_validator(mode="after")
-    def _count_executions_apart(self) -> IntentPlans:
-        """Split a value whose ``size`` counted the executions too (one budget for both)."""
+    def _executions_apart(self) -> IntentPlans:
+        """Read a value written with one budget for plans and executions (its ``size``
+        counted both) and its executions in arrival order: count them apart, sort them."""
         if self.executions and not self.execution_size:
             self.execution_size = sum(len(e.to_json()) for e in self.executions)
             self.size = max(0, self.size - self.execution_size)
+        self.executions.sort(key=lambda e: e.order)
         return self
 
     def holds(self, item: Plan | Execution) -> bool:
@@ -168,14 +174,15 @@ class IntentPlans(BaseModel):
         return None
 
     def keep_execution(self, execution: Execution) -> NoPair | None:
-        """Append ``execution`` unless the executions' count or bytes are full (then say so)."""
-        size = len(execution.to_json())
-        full = self.execution_size + size > MAX_EXECUTION_BYTES
-        if len(self.executions) >= MAX_EXECUTIONS or full:
-            return "intent_full"
-        self.executions.append(execution)
-        self.execution_size += size
-        return None
+        """Insert ``execution`` in event-time order, then let the latest go while the count or
+        the bytes are over their bound (then say so: it may be ``execution`` itself)."""
+        insort(self.executions, execution, key=lambda e: e.order)
+        self.execution_size += len(execution.to_json())
+        reason: NoPair | None = None
+        while len(self.executions) > MAX_EXECUTIONS or self.execution_size > MAX_EXECUTION_BYTES:
+            self.execution_size -= len(self.executions.pop().to_json())
+            reason = "intent_full"
+        return reason
 
 
 def _margin(rejected: Plan, approved: Plan) -> float | None:

@@ -21,7 +21,8 @@ from streams.join.plan_state import merge_snapshot
 from streams.join.rules import on_stage
 from streams.mplp.decode import decode_plan, decode_stage
 from streams.samples.collection import collection_point
-from streams.samples.optimizations import Execution, execution_of, saving
+from streams.samples.executions import Execution, execution_of
+from streams.samples.optimizations import saving
 from streams.samples.pairs import optimization_pair, pair_id, pair_sample
 from streams.samples.replans import (
     MAX_EXECUTION_BYTES,
