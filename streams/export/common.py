@@ -6,16 +6,27 @@ holds:
 
 - ``project_id``: ``meta.project_id``. The schema requires one, so a sample without a project
   has no record (the export's summary counts it): a made-up project would mislead consumers.
-- ``success_flag``: the family's outcome (:data:`SUCCESS`). A family without a rule there
-  (a new one) has no record either, until one is decided: success is no quality label.
+- ``success_flag``: the family's outcome (:data:`SUCCESS`; a plan_optimization's is true:
+  only completed executions are compared). A family without a rule there (a new one) has
+  no record either, until one is decided: success is no quality label.
 - ``timestamps``: ``started_at`` is ``meta.event_time``; a sample that ends a run with its
-  ``output.duration_ms`` (pipeline_outcome, multi_agent_coordination) starts that long before
-  its event and ``completed_at`` is the event. A sample with no event time (dialog_response:
-  A2E feedback carries none) starts at its ``created_at``, when the worker received it.
-- ``execution_time_ms``: that ``output.duration_ms``.
+  duration (pipeline_outcome, multi_agent_coordination: ``output.duration_ms``;
+  plan_optimization: the optimized plan's execution, ``output.execution.duration_ms``)
+  starts that long before its event and ``completed_at`` is the event. A sample with no
+  event time (dialog_response: A2E feedback carries none) starts at its ``created_at``, when
+  the worker received it.
+- ``execution_time_ms``: that duration.
 - ``intent_before``, ``plan``, ``delta_intents``: the intent, plan and delta fields the
-  sample holds, ``plan.plan_id`` being ``meta.plan_id``.
-- ``pipeline_path``: the one stage a pipeline_outcome is about (``input.stage_id``).
+  sample holds, ``plan.plan_id`` being ``meta.plan_id`` (a plan_optimization's plan is the
+  optimized one, ``output.plan``).
+- ``pipeline_path``: a pipeline_outcome's ``input.pipeline_path`` (the plan's stages so
+  far, ending with this one) when it is a list of strings, else the one stage it is about
+  (``input.stage_id``).
+- ``token_usage``: the usage the run reported, as the schema's object
+  (streams/export/token_usage.py: counts, ``by_agent``; what the schema would refuse is
+  left out, never the record): a pipeline_outcome's ``output.token_usage``, as its stage's
+  payload sent it; a plan_optimization's optimized execution's
+  (``output.execution.token_usage``; the slow one's stays in ``input``).
 - ``error_info``: a pipeline_outcome's ``output.error_info``, a string as the message, an
   object by its ``error_code``/``code``, ``error_message``/``message`` and ``stack_trace``.
 - ``user_feedback``: a human's feedback (``feedback.source`` user) only; decision from
@@ -31,10 +42,11 @@ holds:
   rates how good an outcome was, not how large an impact (a rolled-back change scores 0), so
   it goes to ``metadata``.
 
-Left out: ``token_usage``. cost_budget core events are accepted and counted, not joined
-with the samples of their plan or session; a pipeline_outcome carries the token usage its
-stage's payload reported (``output.token_usage``), with no ``by_agent`` breakdown, which the
-schema's object would want.
+Not joined: cost_budget core events (``mplp.core_events``) are accepted and counted, not
+added to the token usage of their plan's or session's samples. They come on another topic
+than a sample's other inputs, and Kafka orders two topics by nothing: whether one had been
+read when a sample was built could differ between a run and its replay, and so would the
+sample (the reason plan_generation samples carry no corrections count).
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from streams.export.token_usage import token_usage
 from streams.samples.parts import iso, present
 from streams.samples.sample import LearningSample
 
@@ -65,6 +78,8 @@ SUCCESS: dict[str, Callable[[LearningSample], bool]] = {
     "multi_agent_coordination": lambda s: s.output.get("outcome") == "success",
     "dialog_response": lambda s: s.feedback.quality_label == "good",
     "graph_evolution": lambda s: s.feedback.quality_label == "good",  # the graph only grew
+    # the optimized plan's execution: only completed executions are compared
+    "plan_optimization": lambda s: True,
 }
 #: ``feedback.type`` -> ``user_feedback.decision``.
 DECISIONS = {
@@ -101,7 +116,8 @@ def common_record(sample: LearningSample) -> dict[str, Any] | None:
             "plan": _plan(sample) or None,
             "delta_intents": _deltas(sample) or None,
             "pipeline_path": _path(sample),
-            "execution_time_ms": _duration(sample) if family in _ENDS_RUN else None,
+            "execution_time_ms": _duration(sample),
+            "token_usage": token_usage((_run(sample) or {}).get("token_usage")),
             "error_info": _error_info(sample.output.get("error_info"))
             if family == "pipeline_outcome"
             else None,
@@ -135,8 +151,19 @@ def _graphs(sample: LearningSample) -> dict[str, Any]:
     return {"graph_before": present(before) or None, "graph_after": present(after) or None}
 
 
+def _run(sample: LearningSample) -> Mapping[str, Any] | None:
+    """Return what a sample that ends a run says of the run (its duration, tokens): the
+    output of a stage, run or session; a plan_optimization's optimized execution."""
+    if sample.sample_family in _ENDS_RUN:
+        return sample.output
+    execution = sample.output.get("execution")
+    if sample.sample_family == "plan_optimization" and isinstance(execution, Mapping):
+        return execution
+    return None
+
+
 def _duration(sample: LearningSample) -> float | None:
-    value = sample.output.get("duration_ms")
+    value = (_run(sample) or {}).get("duration_ms")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None  # a stage's duration is as the runtime sent it
     return value if math.isfinite(value) and value >= 0 else None
@@ -146,7 +173,7 @@ def _timestamps(sample: LearningSample) -> dict[str, str]:
     event_time = sample.meta.event_time
     if event_time is None:
         return {"started_at": sample.created_at}
-    duration = _duration(sample) if sample.sample_family in _ENDS_RUN else None
+    duration = _duration(sample)
     if duration is None:
         return {"started_at": event_time}
     try:
@@ -168,7 +195,7 @@ def _intent(sample: LearningSample) -> dict[str, Any]:
             "context": inp.get("context") or None,
         }
         return present(found)
-    if family in ("error_correction", "delta_impact"):
+    if family in ("error_correction", "delta_impact", "plan_optimization"):
         return present({k: inp.get(k) for k in ("intent_id", "intent_text")})
     return {}
 
@@ -193,6 +220,8 @@ def _plan(sample: LearningSample) -> dict[str, Any]:
             "status": state.get("plan_status"),
             "steps": inp.get("plan_structure"),
         }
+    elif family == "plan_optimization" and isinstance(out.get("plan"), Mapping):
+        fields = {k: out["plan"].get(k) for k in ("objective", "steps")}
     return present({"plan_id": sample.meta.plan_id, **fields})
 
 
@@ -221,10 +250,13 @@ def _deltas(sample: LearningSample) -> list[dict[str, Any]]:
 
 
 def _path(sample: LearningSample) -> list[str] | None:
-    stage = sample.input.get("stage_id")
-    if sample.sample_family != "pipeline_outcome" or not isinstance(stage, str) or not stage:
+    """Return a pipeline_outcome's stages: its ``pipeline_path``, else its one stage."""
+    path, stage = sample.input.get("pipeline_path"), sample.input.get("stage_id")
+    if sample.sample_family != "pipeline_outcome":
         return None
-    return [stage]
+    if isinstance(path, list) and path and all(isinstance(step, str) for step in path):
+        return list(path)
+    return [stage] if isinstance(stage, str) and stage else None
 
 
 def _text(value: Any) -> str | None:

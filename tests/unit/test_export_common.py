@@ -39,6 +39,7 @@ RULED_FAMILIES = (
     "pipeline_outcome",
     "dialog_response",
     "multi_agent_coordination",
+    "plan_optimization",
 )
 CREATED = "2026-03-01T12:00:00.123456Z"  # tb.NOW, every sample's created_at
 STEPS = [{"description": "Measure latency", "status": "pending"}]
@@ -119,6 +120,61 @@ def session(outcome: str | None = None) -> LearningSample:
     return build_coordination(state, "evt-last", "completed", tb.NOW)
 
 
+#: A stage's token usage as its payload sent it, and as the common record has it.
+USAGE = {
+    "prompt_tokens": 1200,
+    "completion_tokens": 300,
+    "cost_usd": 0.02,
+    "by_agent": [{"agent_id": "planner", "role": "planner", "tokens": 900}],
+}
+COMMON_USAGE = {
+    "total_tokens": 1500,
+    "prompt_tokens": 1200,
+    "completion_tokens": 300,
+    "by_agent": [{"agent_id": "planner", "role": "planner", "tokens": 900}],
+}
+
+
+def optimization(usage: dict[str, Any] | None = None) -> LearningSample:
+    """Return a plan_optimization as streams/samples/optimizations.py writes one: the slow
+    plan's execution in ``input``, the optimized plan's in ``output``."""
+
+    def execution(duration: int, at: str, tokens: dict[str, Any] | None) -> dict[str, Any]:
+        return {"duration_ms": duration, "completed_at": at} | (
+            {"token_usage": tokens} if tokens else {}
+        )
+
+    plan = {"plan_id": "plan-fast", "objective": "Add a cache", "steps": ["Measure latency"]}
+    return LearningSample.model_validate(
+        {
+            "sample_id": "7d6f2f0e-5b8a-4c31-9a57-2f3b1c0d9e11",
+            "sample_family": "plan_optimization",
+            "created_at": CREATED,
+            "input": {
+                "intent_id": "intent-42",
+                "intent_text": "make orders faster",
+                "plan": {"plan_id": "plan-slow", "steps": ["Measure latency", "Guess"]},
+                "execution": execution(9000, "2026-03-01T11:40:00Z", {"total_tokens": 9000}),
+            },
+            "output": {
+                "plan": plan,
+                "execution": execution(3000, "2026-03-01T11:50:00Z", usage),
+                "improvement": {"duration_ms": 0.6667},
+            },
+            "feedback": {"source": "system", "type": "score", "quality_label": "good"},
+            "meta": {
+                "source_event_ids": [tb.STAGE_EVENT, tb.DECISION_EVENT],
+                "project_id": PROJECT,
+                "human_feedback_label": "not_reviewed",
+                "producer": "learnstream/0.1.0",
+                "plan_id": PLAN,
+                "event_time": "2026-03-01T11:50:00Z",
+                "quality_score": 0.6667,
+            },
+        }
+    )
+
+
 def dialog(polarity: str, score: float, project: str | None = PROJECT) -> LearningSample:
     feedback = {
         "correlation_id": "req_1",
@@ -142,8 +198,9 @@ def _cases() -> dict[str, tuple[LearningSample, dict[str, Any]]]:
     impact = tb.IMPACT | {"impact_analysis_duration_ms": 1500}
     correction, delta_impact = on_delta(tb.delta(impact), state, tb.NOW).samples
     (stage,) = on_stage(
-        tb.stage("failed", error="timeout", duration_ms=1200), state, tb.NOW
+        tb.stage("failed", error="timeout", duration_ms=1200, token_usage=USAGE), state, tb.NOW
     ).samples
+    optimized = optimization(USAGE)
     run, coordination, feedback = run_end(), session(), dialog("CORRECTIVE", -0.5)
     decision_event, delta_event = [tb.DECISION_EVENT], [tb.DELTA_EVENT]
     intent_fields = {"intent_id": "intent-42", "intent_text": "make orders faster"}
@@ -251,8 +308,31 @@ def _cases() -> dict[str, tuple[LearningSample, dict[str, Any]]]:
                 "plan": {k: v for k, v in PLAN_FIELDS.items() if k != "title"},
                 "pipeline_path": ["execute"],
                 "execution_time_ms": 1200,
+                "token_usage": COMMON_USAGE,
                 "error_info": {"error_message": "timeout"},
                 "metadata": metadata(stage, "not_reviewed", [tb.STAGE_EVENT]),
+            },
+        ),
+        "plan_optimization": (
+            optimized,
+            common
+            | {
+                "success_flag": True,  # only completed executions are compared
+                "timestamps": {
+                    "started_at": "2026-03-01T11:49:57Z",
+                    "completed_at": "2026-03-01T11:50:00Z",
+                },
+                "intent_before": {"intent_id": "intent-42", "intent_text": "make orders faster"},
+                "plan": {
+                    "plan_id": PLAN,
+                    "objective": "Add a cache",
+                    "steps": ["Measure latency"],
+                },
+                "execution_time_ms": 3000,
+                "token_usage": COMMON_USAGE,  # the optimized plan's execution's
+                "metadata": metadata(
+                    optimized, "not_reviewed", [tb.STAGE_EVENT, tb.DECISION_EVENT]
+                ),
             },
         ),
         "pipeline_outcome_run": (
@@ -463,3 +543,104 @@ def test_a_graph_evolution_carries_its_graph_before_and_after() -> None:
     assert first["graph_after"] == {"node_count": 10, "edge_count": 10}
     for record in records:
         assert errors(common_validator(), record) == []
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"total_tokens": 800, "prompt_tokens": 600}, {"total_tokens": 800, "prompt_tokens": 600}),
+        ({"prompt_tokens": 600}, {"prompt_tokens": 600}),  # no completion: no total made up
+        (
+            {"prompt_tokens": 0.5, "completion_tokens": 2},
+            {"total_tokens": 2.5, "prompt_tokens": 0.5, "completion_tokens": 2},
+        ),
+        (
+            {"total_tokens": -1, "prompt_tokens": "600", "completion_tokens": True},
+            None,  # a negative count, a string, a boolean: nothing the schema takes
+        ),
+        (
+            {"by_agent": {"planner": 900, "coder": {"tokens": 100, "role": "coder"}, "x": -5}},
+            {
+                "by_agent": [
+                    {"agent_id": "planner", "tokens": 900},
+                    {"agent_id": "coder", "role": "coder", "tokens": 100},
+                ]
+            },
+        ),
+        (
+            {
+                "total_tokens": 10,
+                "by_agent": [
+                    {"agent_id": "planner", "tokens": 6, "role": 7, "model": "m"},
+                    {"agent_id": "", "tokens": 1},
+                    {"agent": "coder", "tokens": 4},
+                    {"agent_id": "coder"},
+                    "coder: 4",
+                ],
+            },
+            {"total_tokens": 10, "by_agent": [{"agent_id": "planner", "tokens": 6}]},
+        ),
+        ({"by_agent": "planner: 900"}, None),
+        ("1500 tokens", None),
+    ],
+    ids=[
+        "total-kept",
+        "part-only",
+        "total-summed",
+        "all-refused",
+        "by-agent-mapping",
+        "by-agent-entries-filtered",
+        "by-agent-no-list",
+        "not-an-object",
+    ],
+)
+def test_token_usage_keeps_what_the_schema_accepts(
+    usage: Any, expected: dict[str, Any] | None, validator: Draft7Validator
+) -> None:
+    """A stage's usage as sent, and a plan_optimization's optimized execution's: what the
+    schema would refuse is left out, the record is written all the same."""
+    (stage,) = on_stage(tb.stage("completed", token_usage=usage), tb.plan_state(), tb.NOW).samples
+    usage_object = usage if isinstance(usage, dict) else None
+    for sample in (stage, optimization(usage_object)):
+        (record,) = RowMaker("mplp-common").rows([sample])
+        assert errors(validator, record) == []
+        assert record.get("token_usage") == expected
+
+
+def test_no_token_usage_where_the_sample_has_none(validator: Draft7Validator) -> None:
+    for name in ("pipeline_outcome_run", "multi_agent_coordination", "delta_impact"):
+        (record,) = RowMaker("mplp-common").rows([CASES[name][0]])
+        assert "token_usage" not in record
+    (slow_only,) = RowMaker("mplp-common").rows([optimization(None)])
+    assert "token_usage" not in slow_only  # the slow execution's tokens stay in its input
+    assert errors(validator, slow_only) == []
+
+
+def test_real_plan_optimizations_map_to_valid_records(validator: Draft7Validator) -> None:
+    from tests.unit.test_optimizations import optimization_samples
+
+    records = [common_record(sample) for sample in optimization_samples()]
+    assert all(record is not None for record in records)
+    assert [errors(validator, r) for r in records if r] == [[], []]
+    assert [r.get("token_usage") for r in records if r] == [None, {"total_tokens": 1500}]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (["plan", "review", "execute"], ["plan", "review", "execute"]),
+        (["plan", 7, "execute"], ["execute"]),  # not a list of strings: the one stage
+        ("plan>execute", ["execute"]),
+        ([], ["execute"]),
+        (None, ["execute"]),
+    ],
+    ids=["stages-so-far", "not-all-strings", "not-a-list", "empty", "absent"],
+)
+def test_pipeline_path_is_the_stages_so_far_else_the_one_stage(
+    path: Any, expected: list[str], validator: Draft7Validator
+) -> None:
+    sample, _ = CASES["pipeline_outcome"]
+    inp = sample.input | ({"pipeline_path": path} if path is not None else {})
+    (record,) = RowMaker("mplp-common").rows([sample.model_copy(update={"input": inp})])
+    assert record["pipeline_path"] == expected
+    assert errors(validator, record) == []
