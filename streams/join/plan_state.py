@@ -1,16 +1,44 @@
-"""Plan state held in the ``plan_state`` table: last writer wins by the plan's own time."""
+"""Plan state held in the ``plan_state`` table: last writer wins by the plan's own time.
+
+Beside its latest snapshot a plan keeps what its samples are built *as of*: its corrections
+(``delta_times``) and the ended stages of its pipeline (``stages``), each with its event time.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from streams.mplp.models import TERMINAL_PLAN_STATUSES, PlanSnapshot
+from streams.mplp.models import TERMINAL_PLAN_STATUSES, PlanSnapshot, StageEvent
 
-__all__ = ["PlanState", "expired", "merge_snapshot", "record_delta"]
+__all__ = [
+    "MAX_STAGES",
+    "PlanState",
+    "StageMark",
+    "expired",
+    "merge_snapshot",
+    "record_delta",
+    "record_stage",
+]
+
+#: Ended stages a plan keeps (the latest recorded): a pipeline_path is at most this long.
+MAX_STAGES = 32
+
+
+class StageMark(NamedTuple):
+    """An ended stage of the plan's pipeline (stored as ``[stage_id, at, event_id]``)."""
+
+    stage_id: str
+    at: AwareDatetime
+    event_id: str
+
+    @classmethod
+    def of(cls, event: StageEvent) -> StageMark:
+        """Return the mark of a stage event."""
+        return cls(event.stage, event.timestamp, event.event_id)
 
 
 class PlanState(BaseModel):
@@ -28,6 +56,9 @@ class PlanState(BaseModel):
     #: delta_id -> the correction's event time; one without a time counts as the earliest.
     delta_times: dict[str, AwareDatetime] = Field(default_factory=dict)
     terminal_since: AwareDatetime | None = None
+    #: The ended stages of the plan's pipeline, in the order they were recorded (None: none,
+    #: and nothing stored: most plans of a large table never run a stage).
+    stages: tuple[StageMark, ...] | None = None
 
     @property
     def deltas(self) -> int:
@@ -41,6 +72,20 @@ class PlanState(BaseModel):
         if len(kept) == len(self.delta_ids):
             return self
         return self.model_copy(update={"delta_ids": kept})
+
+    def pipeline_path(self, mark: StageMark) -> list[str]:
+        """Return the stage ids of the plan's pipeline up to the stage ``mark``: those at or
+        before its time (by time, then event id), then its own.
+
+        Only stages recorded before ``mark`` count: a stage recorded later was read later,
+        so the copy of a sample that a redelivered stage rebuilds (its mark already held)
+        names the stages the first copy named, whatever was recorded meanwhile.
+        """
+        stages = self.stages or ()
+        held = [m.event_id for m in stages]
+        before = stages[: held.index(mark.event_id)] if mark.event_id in held else stages
+        earlier = sorted((m for m in before if m.at <= mark.at), key=lambda m: (m.at, m.event_id))
+        return [*(m.stage_id for m in earlier), mark.stage_id]
 
     def to_table(self) -> bytes:
         """Return the JSON bytes stored in the table and its changelog.
@@ -79,6 +124,7 @@ def merge_snapshot(
         delta_ids=current.delta_ids if current else (),
         delta_times=current.delta_times if current else {},
         terminal_since=since if terminal else None,
+        stages=current.stages if current else None,
     )
 
 
@@ -99,3 +145,12 @@ def record_delta(state: PlanState, delta_id: str, at: datetime | None = None) ->
 def expired(state: PlanState, now: datetime, ttl: timedelta) -> bool:
     """Return True when a terminal plan has outlived its time to live."""
     return state.terminal_since is not None and now - state.terminal_since >= ttl
+
+
+def record_stage(state: PlanState, mark: StageMark) -> PlanState:
+    """Return the state with the ended stage ``mark`` recorded (the oldest go past
+    :data:`MAX_STAGES`). Idempotent: a redelivered stage event is not recorded twice."""
+    stages = state.stages or ()
+    if any(m.event_id == mark.event_id for m in stages):
+        return state
+    return state.model_copy(update={"stages": (*stages, mark)[-MAX_STAGES:]})

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
-from streams.join.plan_state import PlanState, record_delta
+from streams.join.plan_state import PlanState, StageMark, record_delta, record_stage
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.samples import builders
 from streams.samples.ids import canonical_id
@@ -119,12 +119,23 @@ def on_stage(
     A stage of a plan (``payload.plan_id``) joins the plan: "completed after a delta" counts
     the corrections made at or before the stage's own time, so an unsettled stage
     (corrections not read past its time) waits. A stage that names no plan goes out alone.
+
+    Every ended stage of a known plan, collected or not, is recorded in its state as it is
+    read (``record_stage``), also one that waits to be settled: the pipeline_path of a
+    sample names the stages recorded before its own, and a stage read earlier is recorded
+    earlier whichever of them is settled first.
     """
-    if not event.ends or (stages is not None and event.stage not in stages):
+    if not event.ends:
         return Outcome()
+    collected = stages is None or event.stage in stages
     if event.payload.plan_id is None:
-        return Outcome(samples=[builders.build_pipeline_outcome(event, None, now)])
-    if state is None or not settled:
-        return Outcome(park=True)
-    sample = builders.build_pipeline_outcome(event, state.as_of(event.timestamp), now)
-    return Outcome(samples=[sample])
+        alone = [builders.build_pipeline_outcome(event, None, now)] if collected else []
+        return Outcome(samples=alone)
+    if state is None:
+        return Outcome(park=collected)
+    recorded = record_stage(state, StageMark.of(event))
+    changed = recorded if recorded is not state else None
+    if not (collected and settled):
+        return Outcome(park=collected, new_state=changed)
+    sample = builders.build_pipeline_outcome(event, recorded.as_of(event.timestamp), now)
+    return Outcome(samples=[sample], new_state=changed)

@@ -32,7 +32,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from streams.join.plan_state import PlanState
+from streams.join.plan_state import PlanState, StageMark
 from streams.mplp.models import DecisionEvent, DeltaImpact, DeltaIntentEvent, MplpEvent, StageEvent
 from streams.samples.ids import canonical_id, sample_id
 from streams.samples.parts import (
@@ -295,6 +295,10 @@ def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:
     return "acceptable" if state is not None and state.deltas else "good"
 
 
+def _pipeline_path(event: StageEvent, state: PlanState | None) -> list[str]:
+    return [event.stage] if state is None else state.pipeline_path(StageMark.of(event))
+
+
 def build_pipeline_outcome(
     event: StageEvent, state: PlanState | None, now: datetime
 ) -> LearningSample:
@@ -305,7 +309,9 @@ def build_pipeline_outcome(
     ``output`` status, duration_ms, error_info (``payload.error``), beside ``result``, the
     stage as it was reported. A stage of a plan also carries the plan's intent (``intent_id``,
     ``intent_text``) and ``token_usage`` when the payload reports one: what two executions of
-    one intent are compared by (streams/samples/optimizations.py).
+    one intent are compared by (streams/samples/optimizations.py). ``pipeline_path`` (the
+    taxonomy's "sequence of pipeline stages traversed"): the plan's ended stages up to this
+    one (``PlanState.pipeline_path``); ``[stage_id]`` for a stage that names no plan.
     """
     quality = outcome_quality(event, state)
     if quality is None:
@@ -335,6 +341,7 @@ def build_pipeline_outcome(
                 "intent_text": intent_text,
                 "pipeline_id": event.pipeline_id,
                 "stage_id": event.stage,
+                "pipeline_path": _pipeline_path(event, state),
                 "stage_config": _stage_config(event),
                 "objective": plan.objective if plan is not None else None,
                 "plan_structure": plan_structure(state) if state is not None else None,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from streams.join.plan_state import PlanState, merge_snapshot
+from streams.join.plan_state import PlanState, StageMark, merge_snapshot, record_stage
 from streams.join.rules import IMPACT_ONLY_TYPE, Outcome, on_decision, on_delta, on_stage
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.samples import builders
@@ -405,6 +405,7 @@ def test_failed_execute_keeps_the_error() -> None:
         "intent_id": "intent-42",
         "intent_text": "make orders faster",
         "stage_id": "execute",
+        "pipeline_path": ["execute"],
         "objective": "Add a Redis cache in front of the orders API",
         "plan_structure": [{"description": "Measure latency", "status": "pending"}],
     }
@@ -451,8 +452,11 @@ def test_every_stage_that_ends_is_an_outcome_by_default(
     outcome = on_stage(stage(status, name=name), plan_state(), NOW)
     assert families(outcome.samples) == [("pipeline_outcome", quality)]
     assert outcome.samples[0].input["stage_id"] == name
-    assert on_stage(stage(status, name=name), plan_state(), NOW, stages=frozenset({"execute"})) == (
-        Outcome()
+    # not collected: no sample, but the plan records the stage (its later stages' path)
+    event = stage(status, name=name)
+    recorded = record_stage(plan_state(), StageMark.of(event))
+    assert on_stage(event, plan_state(), NOW, stages=frozenset({"execute"})) == (
+        Outcome(new_state=recorded)
     )
 
 
@@ -462,7 +466,11 @@ def test_a_stage_that_names_no_plan_is_an_outcome_without_the_join() -> None:
     outcome = on_stage(event, None, NOW)
     assert outcome.park is False
     (sample,) = outcome.samples
-    assert sample.input == {"stage_id": "lint", "stage_config": {"strict": True}}
+    assert sample.input == {
+        "stage_id": "lint",
+        "pipeline_path": ["lint"],
+        "stage_config": {"strict": True},
+    }
     assert sample.state is None
     assert sample.meta.plan_id is None
     assert sample.feedback.quality_label == "good"

@@ -276,7 +276,7 @@ async def test_plan_state_is_written_only_when_it_changed(h: Harness) -> None:
     assert table.writes == 2
 
 
-async def test_a_decision_leaves_plan_state_unwritten(
+async def test_a_decision_leaves_plan_state_unwritten_and_a_stage_writes_it_once(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     snap, decision, _, done = story(h)
@@ -291,10 +291,14 @@ async def test_a_decision_leaves_plan_state_unwritten(
 
     monkeypatch.setattr(table_type, "__setitem__", counting)
     await h.put("plan_approved", js(decision), key=key_of(snap))
-    await h.put("pipeline_stage", js(done), key=key_of(snap))
-    await h.put("plans", js(snap), key=key_of(snap))  # the same snapshot again
     assert writes == []
-    assert len(h.sent()) == 3
+    await h.put("pipeline_stage", js(done), key=key_of(snap))  # its ended stage is recorded
+    await h.put("pipeline_stage", js(done), key=key_of(snap))  # redelivered: not again
+    await h.put("plans", js(snap), key=key_of(snap))  # the same snapshot again
+    assert len(writes) == 1
+    first, again = [s for s in h.sent() if s["sample_family"] == "pipeline_outcome"]
+    assert {**first, "created_at": None} == {**again, "created_at": None}
+    assert first["input"]["pipeline_path"] == ["execute"]
 
 
 async def test_captured_events_can_be_switched_off(tmp_path: Any) -> None:
