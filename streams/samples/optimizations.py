@@ -124,6 +124,16 @@ def _by_plan(runs: Iterable[Execution]) -> dict[str, list[Execution]]:
     return plans
 
 
+def _if_earliest(
+    new: Execution, slow_runs: list[Execution], fast_runs: list[Execution], margin: float
+) -> tuple[Execution, Execution, dict[str, float]] | None:
+    """Return the earliest qualifying pair of two plans if ``new`` is part of it."""
+    found = _earliest(slow_runs, fast_runs, margin)
+    if found is None or new.sample_id not in (found[0].sample_id, found[1].sample_id):
+        return None
+    return found
+
+
 def optimizations(
     held: list[Execution], new: Execution, margin: float, now: datetime
 ) -> list[LearningSample]:
@@ -131,10 +141,11 @@ def optimizations(
     of, among the executions ``held`` for its intent and ``new``."""
     runs = held if any(r.sample_id == new.sample_id for r in held) else [*held, new]
     plans = _by_plan(runs)
-    mine, samples = plans.pop(new.plan_key), []
+    mine, found = plans.pop(new.plan_key), []
     for theirs in plans.values():
-        for slow_runs, fast_runs in ((mine, theirs), (theirs, mine)):
-            found = _earliest(slow_runs, fast_runs, margin)
-            if found is not None and new.sample_id in (found[0].sample_id, found[1].sample_id):
-                samples.append(build_plan_optimization(*found, now))
-    return samples
+        # the full search only where ``new`` makes a qualifying pair at all (rarely)
+        if any(saving(new, run, margin) for run in theirs):
+            found.append(_if_earliest(new, mine, theirs, margin))
+        if any(saving(run, new, margin) for run in theirs):
+            found.append(_if_earliest(new, theirs, mine, margin))
+    return [build_plan_optimization(*pair, now) for pair in found if pair is not None]
