@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: help venv demo prometheus-tools test test-unit test-integration test-kafka test-reliability test-eos lint format schemas clean
+.PHONY: help venv demo prometheus-tools test test-unit test-integration test-kafka test-reliability test-eos test-cluster lint format schemas clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -31,10 +31,14 @@ test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded bro
 test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min): the edit-test loop
 	$(PY) -m pytest tests/unit
 
-test-kafka: $(STAMP) prometheus-tools  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17)
+test-kafka: $(STAMP) prometheus-tools  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
 	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest tests/integration tests/kafka_smoke tests/reliability
+	$(PY) -m pytest -m "not slow_cluster" tests/cluster
 
-test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker
+test-cluster: $(STAMP)  ## every test on a three-broker Apache Kafka cluster (replication, broker faults)
+	$(PY) -m pytest tests/cluster
+
+test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker (broker faults on three brokers: make test-cluster)
 	$(PY) -m pytest -m "not kafka" tests/reliability
 
 test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka only (part of test-kafka)

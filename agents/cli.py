@@ -111,7 +111,12 @@ def topics() -> None:
 
 @topics.command("create")
 def topics_create() -> None:
-    """Create every topic with its partitions and configs (idempotent)."""
+    """Create every topic with its partitions, replication and configs (idempotent).
+
+    Replication is three, or one per broker on a smaller cluster, with min.insync.replicas
+    one less (LEARNSTREAM_TOPICS__REPLICATION_FACTOR, __MIN_INSYNC_REPLICAS); an existing
+    topic is never altered, what differs is printed: exists (differs: ...).
+    """
     from streams.io.admin import create_topics
 
     settings = settings_or_fail()

@@ -17,7 +17,7 @@ import faust
 from agents.wiring import wire
 from streams.config.settings import Settings
 from streams.config.usererrors import UserError
-from streams.io.admin import create_topics
+from streams.io.admin import create_topics, replicated_topics
 from streams.io.app import create_app, one_record_per_batch
 from streams.io.broker_check import check_handshake
 from streams.io.connection import KafkaConnection
@@ -105,6 +105,27 @@ def preflight(settings: Settings) -> None:
         check_handshake(KafkaConnection.of(settings.broker, settings.kafka_url))
 
 
+def prepare_topics(settings: Settings, connection: KafkaConnection) -> Settings:
+    """Create missing topics; return ``settings`` with replication decided for the cluster.
+
+    An existing topic with less replication than wanted, or other configs, is only reported
+    (one warning each): learnstream never alters a topic an operator may have tuned.
+    """
+    topics = asyncio.run(replicated_topics(connection, settings.topics))
+    for name, status in asyncio.run(create_topics(connection, topics)):
+        if status.startswith("exists (differs"):
+            log.warning(
+                "topic %s %s: learnstream wants replication %d and min.insync.replicas %d "
+                "(LEARNSTREAM_TOPICS__REPLICATION_FACTOR, __MIN_INSYNC_REPLICAS); with less, "
+                "a broker's loss can lose acknowledged writes",
+                name,
+                status,
+                topics.replication_factor,
+                topics.min_insync_replicas,
+            )
+    return settings.model_copy(update={"topics": topics})
+
+
 def library_log_level(level: str) -> str:
     """Return the level for every logger but learnstream's: never below info.
 
@@ -126,7 +147,7 @@ def run_worker(settings: Settings) -> None:
         log.info("processing guarantee: %s", settings.processing_guarantee)
         if one_record_per_batch(settings, embedded):
             log.info("one record per producer batch (embedded broker offsets count batches)")
-        asyncio.run(create_topics(KafkaConnection.of(settings.broker, url), settings.topics))
+        settings = prepare_topics(settings, KafkaConnection.of(settings.broker, url))
         app = build_app(settings, url, embedded)
         worker = faust.Worker(app, loglevel=outside, quiet=True)
         log.info(

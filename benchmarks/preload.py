@@ -181,7 +181,8 @@ async def create_changelog(bootstrap: str, name: str, topics: TopicSettings) -> 
     await admin.start()
     try:
         config = {"cleanup.policy": "compact"}
-        new = NewTopic(name, topics.partitions, topics.replication_factor, topic_configs=config)
+        replicas = topics.replication_factor or 1
+        new = NewTopic(name, topics.partitions, replicas, topic_configs=config)
         with contextlib.suppress(TopicAlreadyExistsError):  # a rerun of the same place
             await admin.create_topics([new])
     finally:

@@ -278,7 +278,19 @@ class TopicSettings(BaseModel):
         "", description="prepended to every topic name (test isolation, multi-tenant)"
     )
     partitions: int = Field(4, ge=1, description="partitions of every co-partitioned input topic")
-    replication_factor: int = Field(1, ge=1)
+    replication_factor: int | None = Field(
+        None,
+        ge=1,
+        description="replicas of every topic learnstream creates, its tables' changelogs "
+        "included; default min(3, brokers in the cluster)",
+    )
+    min_insync_replicas: int | None = Field(
+        None,
+        ge=1,
+        description="min.insync.replicas of every topic learnstream creates; default the "
+        "replication factor - 1 (at least 1): with acks=all, a write the broker acknowledged "
+        "survives the loss of any one broker",
+    )
     plans: str = "mplp.plans"
     plan_approved: str = "mplp.plan_approved"
     plan_rejected: str = "mplp.plan_rejected"

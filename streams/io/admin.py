@@ -1,6 +1,17 @@
-"""Create learnstream's topics with explicit partitions and configs (DESIGN §3)."""
+"""Create learnstream's topics with explicit partitions, replication and configs (DESIGN §3).
+
+Replication is decided against the cluster it runs on (:func:`streams.io.topics.replicated`):
+by default three replicas, or one per broker on a smaller cluster, and ``min.insync.replicas``
+one less, so that with the producers' ``acks=all`` no acknowledged write is lost when one
+broker fails. An existing topic is never altered (AlterConfigs would reset every other config
+an operator set on it, and a replica reassignment is the operator's to plan): what differs is
+reported, replication first.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -8,48 +19,83 @@ from aiokafka.errors import TopicAlreadyExistsError
 
 from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, bootstrap_of, connection_of
-from streams.io.topics import topic_specs
+from streams.io.topics import replicated, topic_specs
 
-__all__ = ["bootstrap_of", "create_topics"]
+__all__ = ["bootstrap_of", "create_topics", "replicated_topics"]
 
 
-async def _differing(admin: AIOKafkaAdminClient, name: str, want: dict[str, str]) -> list[str]:
-    """Return the names of the configs of an existing topic that differ from ``want``."""
-    responses = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)])
-    have = {
-        entry[0]: entry[1]
-        for response in responses
+async def _configs(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, dict[str, str]]:
+    """Return the configs of existing topics, by topic."""
+    if not names:
+        return {}
+    resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+    responses = await admin.describe_configs(resources)
+    return {
         # (error_code, error_message, resource_type, resource_name, [(name, value, ...)])
-        for _, _, _, _, entries, *_ in response.resources
-        for entry in entries
+        resource_name: {entry[0]: entry[1] for entry in entries}
+        for response in responses
+        for _, _, _, resource_name, entries, *_ in response.resources
     }
-    return sorted(key for key, value in want.items() if have.get(key) != value)
 
 
-async def _existing(admin: AIOKafkaAdminClient, name: str, want: dict[str, str]) -> str:
-    """Say 'exists', naming the configs an operator must change (we never alter a topic)."""
-    differing = await _differing(admin, name, want) if "cleanup.policy" in want else []
+async def _replicas(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, int]:
+    """Return the fewest replicas any partition of each existing topic has, by topic."""
+    if not names:
+        return {}
+    described = await admin.describe_topics(names)
+    return {
+        topic["topic"]: min((len(p["replicas"]) for p in topic["partitions"]), default=0)
+        for topic in described
+    }
+
+
+def _status(want: Mapping[str, str], have: Mapping[str, str], replicas: int, factor: int) -> str:
+    """Say 'exists', naming what an operator must change: replication, then each config."""
+    differing = [f"replication {replicas} < {factor}"] if replicas < factor else []
+    differing += sorted(key for key, value in want.items() if have.get(key) != value)
     return f"exists (differs: {', '.join(differing)})" if differing else "exists"
+
+
+async def _brokers(admin: AIOKafkaAdminClient) -> int:
+    """Return how many brokers the cluster's metadata lists."""
+    cluster: dict[str, Any] = await admin.describe_cluster()
+    return len(cluster.get("brokers", [])) or 1
+
+
+async def replicated_topics(broker: Broker, topics: TopicSettings) -> TopicSettings:
+    """Return ``topics`` with its replication decided for the cluster at ``broker``."""
+    admin = AIOKafkaAdminClient(**connection_of(broker).client_options(), request_timeout_ms=30_000)
+    await admin.start()
+    try:
+        return replicated(topics, await _brokers(admin))
+    finally:
+        await admin.close()
 
 
 async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str, str]]:
     """Create every topic that is missing; return (name, 'created' | 'exists ...') per topic.
 
-    An existing compacted topic whose cleanup or retention config differs (a samples topic
-    created before samples were kept forever) is reported, not altered: AlterConfigs would
-    reset every other config the operator set on it.
+    An existing topic with fewer replicas, another ``min.insync.replicas``, or (compacted) a
+    cleanup or retention config that differs (a samples topic created before samples were kept
+    forever) is reported as ``exists (differs: ...)``, not altered.
     """
     options = connection_of(broker).client_options()
     admin = AIOKafkaAdminClient(**options, request_timeout_ms=30_000)
     await admin.start()
     try:
-        existing = set(await admin.list_topics())
+        topics = replicated(topics, await _brokers(admin))
+        factor = topics.replication_factor or 1
+        specs = topic_specs(topics)
+        listed = set(await admin.list_topics())
+        names = [name for name, _, _ in specs if name in listed]
+        configs, replicas = await _configs(admin, names), await _replicas(admin, names)
         results = []
-        for name, partitions, config in topic_specs(topics):
-            if name in existing:
-                results.append((name, await _existing(admin, name, config)))
+        for name, partitions, config in specs:
+            if name in listed:
+                have = configs.get(name, {})
+                results.append((name, _status(config, have, replicas.get(name, 0), factor)))
                 continue
-            new = NewTopic(name, partitions, topics.replication_factor, topic_configs=config)
+            new = NewTopic(name, partitions, factor, topic_configs=config)
             try:
                 await admin.create_topics([new])
                 results.append((name, "created"))

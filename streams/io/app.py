@@ -38,7 +38,8 @@ def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.
         datadir=str(datadir),
         autodiscover=False,
         topic_partitions=settings.topics.partitions,
-        topic_replication_factor=settings.topics.replication_factor,
+        # decided for the cluster before the app is built (agents/worker.py); 1 if never asked
+        topic_replication_factor=settings.topics.replication_factor or 1,
         topic_allow_declare=True,
         key_serializer="raw",
         value_serializer="raw",

@@ -1,6 +1,8 @@
 """Every Faust table of the worker, declared in one place.
 
-All are changelogged, so they survive a restart, and partitioned like the input topics. Consent
+All are changelogged, so they survive a restart, and partitioned like the input topics; a
+changelog is replicated like every topic learnstream creates (Faust creates it with the app's
+``topic_replication_factor`` and the ``min.insync.replicas`` given here). Consent
 is no table: every worker reads the consent topic itself (streams/consent/view.py), so it
 knows how far it has read, which a GlobalTable's changelog does not tell.
 """
@@ -14,6 +16,7 @@ import faust
 from faust.types import TableT
 
 from streams.config.settings import Settings
+from streams.io.topics import replica_config
 from streams.quality.windows import WindowSpec, window_specs
 
 __all__ = ["Tables"]
@@ -48,9 +51,17 @@ class Tables:
     def declare(cls, app: faust.App, settings: Settings) -> Tables:
         """Declare every table on ``app``; partitions match the input topics."""
         n, options = settings.topics.partitions, settings.table_options()
+        replicas = replica_config(settings.topics)
 
         def keyed(name: str, **kwargs: Any) -> TableT[str, Any]:
-            return app.Table(name, key_type=str, partitions=n, options=options, **kwargs)
+            return app.Table(
+                name,
+                key_type=str,
+                partitions=n,
+                options=options,
+                extra_topic_configs=replicas,
+                **kwargs,
+            )
 
         # JSON keys and values: the changelogs stay readable with any Kafka tool. Values held
         # as JSON bytes use Faust's "raw" codec: stored and sent as they are, held unparsed
@@ -78,6 +89,7 @@ def _windowed(app: faust.App, settings: Settings, spec: WindowSpec) -> TableT[An
         partitions=settings.topics.partitions,
         schema=faust.Schema(key_serializer="json", value_serializer="json"),
         options=settings.table_options(),
+        extra_topic_configs=replica_config(settings.topics),
     )
     # Tumbling is hopping with step == size (Faust's TumblingWindow is just that); the window
     # makes Faust key, expire and retain the changelog by window (it is set on the table).

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import faust
 
 from streams.config.settings import Settings, TopicSettings
+from streams.config.usererrors import UserError
 
 __all__ = [
     "COMPACTED",
@@ -14,6 +15,8 @@ __all__ = [
     "INTERNAL",
     "MAX_MESSAGE_BYTES",
     "Topics",
+    "replica_config",
+    "replicated",
     "samples_config",
     "topic_specs",
 ]
@@ -57,6 +60,38 @@ COMPACTED = frozenset({"plans", "consent", "samples", "preference_pairs", "rewar
 #: Largest record we accept on inputs and pass on to the DLQ (the decoder rejects anything
 #: over 1 MiB as ``too_large``, and the DLQ must still hold those bytes unchanged).
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+#: Replicas of every topic unless set: survives one broker's loss with min.insync.replicas 2.
+DEFAULT_REPLICATION = 3
+
+
+def replicated(topics: TopicSettings, brokers: int) -> TopicSettings:
+    """Return ``topics`` with its replication decided for a cluster of ``brokers``.
+
+    Unset, the replication factor is min(3, brokers) and ``min.insync.replicas`` one less (at
+    least 1). A replication factor above the broker count, or a minimum in sync above the
+    replication factor, is a setting no topic could be created (or written) with: a
+    :class:`UserError` naming the variable.
+    """
+    factor = topics.replication_factor or min(DEFAULT_REPLICATION, max(brokers, 1))
+    if factor > brokers:
+        raise UserError(
+            f"LEARNSTREAM_TOPICS__REPLICATION_FACTOR={factor} but the cluster has {brokers} "
+            f"broker{'s' if brokers != 1 else ''}: set it to {brokers} or less"
+        )
+    in_sync = topics.min_insync_replicas or max(factor - 1, 1)
+    if in_sync > factor:
+        raise UserError(
+            f"LEARNSTREAM_TOPICS__MIN_INSYNC_REPLICAS={in_sync} is above the replication "
+            f"factor {factor}: no write could be acknowledged; set it to {factor} or less"
+        )
+    return topics.model_copy(update={"replication_factor": factor, "min_insync_replicas": in_sync})
+
+
+def replica_config(topics: TopicSettings) -> dict[str, str]:
+    """Return the ``min.insync.replicas`` config of replicated topics (none if undecided)."""
+    if topics.min_insync_replicas is None:
+        return {}
+    return {"min.insync.replicas": str(topics.min_insync_replicas)}
 
 
 def samples_config(topics: TopicSettings) -> dict[str, str]:
@@ -73,6 +108,7 @@ def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
         config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
         if field == "samples":
             config = samples_config(topics)
+        config.update(replica_config(topics))
         if field in INPUTS or field == "dlq":
             config["max.message.bytes"] = str(MAX_MESSAGE_BYTES)
         name = f"{topics.prefix}{INTERNAL[field]}" if field in INTERNAL else topics.name(field)

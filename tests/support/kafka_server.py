@@ -14,7 +14,9 @@ Usage::
     with ApacheKafka(sasl_ssl=SaslSslListener(chain_pem, key_pem, (("alice", "pw"),))) as kafka:
         kafka.sasl_ssl_bootstrap             # a SASL_SSL (SCRAM-SHA-512) listener as well
 
-The controller, the inter-broker traffic and the readiness probes stay on PLAINTEXT.
+The controller, the inter-broker traffic and the readiness probes stay on PLAINTEXT. A node
+of a cluster (tests/support/kafka_cluster.py) is the same class given its ``node_id`` and the
+cluster's :class:`Quorum`.
 """
 
 from __future__ import annotations
@@ -46,9 +48,12 @@ __all__ = [
     "DEFAULT_VERSION",
     "ApacheKafka",
     "KafkaStartError",
+    "Quorum",
     "SaslSslListener",
     "ensure_kafka_jars",
+    "free_port",
     "kafka_home",
+    "random_cluster_id",
 ]
 
 #: Latest Kafka 4.x whose artifacts are all in Maven Central (4.4.0 lacks kafka-tools-api).
@@ -157,6 +162,21 @@ class SaslSslListener:
         ]
 
 
+@dataclass(frozen=True)
+class Quorum:
+    """The KRaft controller quorum a node belongs to: the cluster id and every voter's
+    controller port, by node id. Every node is a voter (``process.roles=broker,controller``)."""
+
+    cluster_id: str
+    controller_ports: dict[int, int]
+
+    @property
+    def voters(self) -> str:
+        """Return ``controller.quorum.voters``: ``<id>@127.0.0.1:<port>`` of every voter."""
+        ports = sorted(self.controller_ports.items())
+        return ",".join(f"{node}@{HOST}:{port}" for node, port in ports)
+
+
 # --------------------------------------------------------------------------- jars
 
 
@@ -226,14 +246,14 @@ def _java() -> str:
     return found
 
 
-def _free_port() -> int:
+def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
 
 
-def _random_cluster_id() -> str:
+def random_cluster_id() -> str:
     """Return a fresh KRaft cluster id (base64url UUID, as ``kafka-storage random-uuid``).
 
     Like Kafka's ``Uuid.randomUuid`` it never starts with ``-``, which the CLI would take
@@ -322,13 +342,16 @@ class ApacheKafka:
         port: int | None = None,
         overrides: dict[str, str] | None = None,
         sasl_ssl: SaslSslListener | None = None,
+        node_id: int = 1,
+        quorum: Quorum | None = None,
     ) -> None:
         """Describe a broker; nothing runs until :meth:`start`.
 
         ``log_dir`` is the working dir (config, ``data/``, ``kafka.log``); when omitted a temp dir
         is made and deleted by :meth:`stop`. A caller's ``log_dir`` is kept, and existing data in
         it is reused. ``port`` fixes the PLAINTEXT port; ``overrides`` adds broker settings;
-        ``sasl_ssl`` adds a SASL_SSL listener on a port of its own.
+        ``sasl_ssl`` adds a SASL_SSL listener on a port of its own. ``node_id`` and ``quorum``
+        make it one node of a cluster (its controller port is the quorum's for ``node_id``).
         """
         self.version = version
         self._owns_dir = log_dir is None
@@ -341,6 +364,8 @@ class ApacheKafka:
         self._sasl_port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log_handle: IO[bytes] | None = None
+        self.node_id = node_id
+        self._quorum = quorum
 
     # ---------------------------------------------------------------- public API
 
@@ -380,8 +405,20 @@ class ApacheKafka:
         """Tell whether the broker process is alive."""
         return self._proc is not None and self._proc.poll() is None
 
-    def start(self, timeout: float = 120) -> str:
-        """Fetch jars if needed, format storage once, launch the broker and wait until ready."""
+    @property
+    def pid(self) -> int:
+        """Return the broker's process id; raise if it is not running."""
+        if self._proc is None or self._proc.poll() is not None:
+            raise RuntimeError("ApacheKafka is not running")
+        return self._proc.pid
+
+    def start(self, timeout: float = 120, *, wait: bool = True) -> str:
+        """Fetch jars if needed, format storage once, launch the broker and wait until ready.
+
+        ``wait=False`` returns once the process runs: a cluster's node cannot be ready before
+        a majority of its quorum runs, so a cluster launches every node, then waits
+        (:meth:`wait_ready`).
+        """
         if self.is_running:
             return self.bootstrap
         first_start = self._controller_port is None
@@ -389,13 +426,30 @@ class ApacheKafka:
             libs = ensure_kafka_jars(self.version)
             self._prepare(libs)
             self._launch(libs)
-            self._wait_ready(time.monotonic() + timeout)
+            if wait:
+                self._wait_ready(time.monotonic() + timeout)
         except BaseException:
             self._terminate(STOP_GRACE_SECONDS)
             if first_start:
                 self._forget()
             raise
         return self.bootstrap
+
+    def wait_ready(self, timeout: float = 120) -> None:
+        """Block until the launched broker answers metadata and topic creation, or raise."""
+        try:
+            self._wait_ready(time.monotonic() + timeout)
+        except BaseException:
+            self._terminate(STOP_GRACE_SECONDS)
+            raise
+
+    def pause(self) -> None:
+        """Freeze the broker process (SIGSTOP): a long GC pause, as the cluster sees it."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused broker run again (SIGCONT)."""
+        os.kill(self.pid, signal.SIGCONT)
 
     def stop(self) -> None:
         """Terminate the broker (SIGTERM, SIGKILL after 20 s) and delete the temp dir."""
@@ -435,15 +489,17 @@ class ApacheKafka:
             self._workdir = Path(tempfile.mkdtemp(prefix="learnstream-kafka-"))
         self._workdir.mkdir(parents=True, exist_ok=True)
         if self._port is None:
-            self._port = _free_port()
+            self._port = free_port()
+        if self._controller_port is None and self._quorum is not None:
+            self._controller_port = self._quorum.controller_ports[self.node_id]
         if self._controller_port is None:
-            self._controller_port = _free_port()
+            self._controller_port = free_port()
             while self._controller_port == self._port:
-                self._controller_port = _free_port()
+                self._controller_port = free_port()
         if self._sasl_ssl is not None and self._sasl_port is None:
-            self._sasl_port = _free_port()
+            self._sasl_port = free_port()
             while self._sasl_port in (self._port, self._controller_port):
-                self._sasl_port = _free_port()
+                self._sasl_port = free_port()
         self._write_configs()
         if not (self._workdir / "data" / "meta.properties").exists():
             self._format_storage(libs)
@@ -452,12 +508,14 @@ class ApacheKafka:
         """Return the broker settings for this instance's ports and directories."""
         assert self._workdir is not None
         props = dict(BROKER_SETTINGS)
+        voters = self._quorum.voters if self._quorum else f"1@{HOST}:{self._controller_port}"
         props.update(
             {
+                "node.id": str(self.node_id),
                 "listeners": f"PLAINTEXT://{HOST}:{self._port},"
                 f"CONTROLLER://{HOST}:{self._controller_port}",
                 "advertised.listeners": f"PLAINTEXT://{HOST}:{self._port}",
-                "controller.quorum.voters": f"1@{HOST}:{self._controller_port}",
+                "controller.quorum.voters": voters,
                 "log.dirs": str(self._workdir / "data"),
             }
         )
@@ -497,7 +555,7 @@ class ApacheKafka:
         cmd = self._java_command(
             libs,
             "kafka.tools.StorageTool", "format",
-            "-t", _random_cluster_id(),
+            "-t", self._quorum.cluster_id if self._quorum else random_cluster_id(),
             "-c", str(self._workdir / "server.properties"),
             *(self._sasl_ssl.scram_arguments() if self._sasl_ssl else ()),
             log_level="WARN",

@@ -428,6 +428,36 @@ def test_compose_builds_use_the_dockerfile() -> None:
     assert builds["worker"]["command"] == ["worker"]
 
 
+def _merged(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Merge a compose override the way docker compose does for maps (recursively)."""
+    out = dict(base)
+    for key, value in override.items():
+        both = isinstance(value, dict) and isinstance(base.get(key), dict)
+        out[key] = _merged(base[key], value) if both else value
+    return out
+
+
+def test_compose_cluster_override_runs_three_brokers_in_one_quorum() -> None:
+    merged = _merged(compose(), load_yaml(ROOT / "docker-compose.cluster.yml"))
+    services = merged["services"]
+    nodes = {name: services[name]["environment"] for name in ("kafka", "kafka-2", "kafka-3")}
+    assert sorted(env["KAFKA_NODE_ID"] for env in nodes.values()) == [1, 2, 3]
+    voters = {env["KAFKA_CONTROLLER_QUORUM_VOTERS"] for env in nodes.values()}
+    assert voters == {"1@kafka:9093,2@kafka-2:9093,3@kafka-3:9093"}
+    assert {env["CLUSTER_ID"] for env in nodes.values()} == {nodes["kafka"]["CLUSTER_ID"]}
+    for name, env in nodes.items():
+        assert env["KAFKA_ADVERTISED_LISTENERS"] == f"PLAINTEXT://{name}:9092"
+        assert env["KAFKA_TRANSACTION_STATE_LOG_MIN_ISR"] == 2
+    for name in ("topics", "worker"):
+        env = services[name]["environment"]
+        urls = env["LEARNSTREAM_BROKER_URL"].split(";")
+        assert urls == [f"kafka://{node}:9092" for node in nodes], name
+        # replication is learnstream's default for three brokers, not pinned to one
+        assert "LEARNSTREAM_TOPICS__REPLICATION_FACTOR" not in env
+        assert set(nodes) <= set(services[name]["depends_on"])
+    assert services["worker"]["environment"]["LEARNSTREAM_WEB_HOST"] == "0.0.0.0"  # noqa: S104
+
+
 def test_compose_worker_is_scalable() -> None:
     services = compose()["services"]
     worker = services["worker"]

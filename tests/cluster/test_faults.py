@@ -1,0 +1,233 @@
+"""Broker faults on a three-broker cluster, under the kill -9 test's workload.
+
+Every fault runs on the replication ``learnstream topics create`` gives by default (three
+replicas, ``min.insync.replicas`` 2, ``acks=all``): the worker keeps running through it
+(started once), every expected sample comes out, a duplicate is an identical copy, nothing is
+dead-lettered; under ``exactly_once`` a read_committed reader sees every sample once. The
+fastest (a leader's kill -9) runs in ``make test-kafka``; every one in ``make test-cluster``.
+Sizes: ``LEARNSTREAM_CLUSTER_EVENTS`` (default 6,000) at
+``LEARNSTREAM_CLUSTER_RATE`` (default 300/s), the fault at a quarter of the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.client import AIOKafkaClient, CoordinationType
+
+from streams.config.settings import TopicSettings
+from streams.io.worker_process import WorkerProcess
+from streams.sim.workload import build_workload
+from tests.reliability.harness import add_corrected_runs, publish_paced, wait_delivered
+from tests.reliability.test_kill import _identical_but_created_at
+from tests.support.kafka_cluster import KafkaCluster
+
+pytestmark = [pytest.mark.kafka, pytest.mark.cluster, pytest.mark.timeout(1200)]
+EVENTS = int(os.environ.get("LEARNSTREAM_CLUSTER_EVENTS", "6000"))
+RATE = float(os.environ.get("LEARNSTREAM_CLUSTER_RATE", "300"))
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[KafkaCluster]:
+    """Start three brokers for the module and always stop them."""
+    with KafkaCluster() as started:
+        yield started
+
+
+@pytest.fixture
+def topics() -> TopicSettings:
+    """Return this test's topic names (a unique prefix)."""
+    return TopicSettings(prefix=f"f{uuid.uuid4().hex[:8]}.")
+
+
+@pytest.fixture
+def start_worker(
+    cluster: KafkaCluster, topics: TopicSettings, tmp_path: Path
+) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start workers on the cluster on demand; every one is stopped at teardown."""
+    started: list[WorkerProcess] = []
+    env = {
+        "LEARNSTREAM_BROKER_URL": cluster.url,
+        "LEARNSTREAM_APP_ID": f"ls-{topics.prefix.rstrip('.')}",
+        "LEARNSTREAM_TOPICS__PREFIX": topics.prefix,
+        "LEARNSTREAM_DATA_DIR": str(tmp_path / "data"),
+        "LEARNSTREAM_JOIN__SWEEP_INTERVAL": "1",
+        "LEARNSTREAM_JOIN__GRACE": "1h",
+        "LEARNSTREAM_SAMPLE_FORMAT": "avro",
+        "LEARNSTREAM_LOG_LEVEL": "info",
+    }
+
+    def start(**overrides: str) -> WorkerProcess:
+        log = tmp_path / f"worker{len(started)}.log"
+        worker = WorkerProcess({**env, **overrides}, log)
+        started.append(worker)
+        return worker.start(timeout=180)
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+async def _leaders(bootstrap: str, topic: str) -> set[int]:
+    """Return the node ids leading some partition of ``topic``."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        (described,) = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return {int(partition["leader"]) for partition in described["partitions"]}
+
+
+async def _busiest(cluster: KafkaCluster, topics: TopicSettings) -> int:
+    """Return a node leading partitions of the samples topic and of an input, if one does."""
+    samples = await _leaders(cluster.bootstrap, topics.name("samples"))
+    plans = await _leaders(cluster.bootstrap, topics.name("plans"))
+    return min(samples & plans or samples)
+
+
+async def _transaction_coordinator(cluster: KafkaCluster, app_id: str) -> int:
+    """Return the node coordinating the transactions of the worker's first partition
+    (Faust's transactional ids are ``<app id>-<topic group>-<partition>``)."""
+    client = AIOKafkaClient(bootstrap_servers=cluster.bootstrap)
+    await client.bootstrap()
+    try:
+        return int(await client.coordinator_lookup(CoordinationType.TRANSACTION, f"{app_id}-0-0"))
+    finally:
+        await client.close()
+
+
+@dataclass
+class Run:
+    """What a fault did, for the test's one printed line."""
+
+    fault: str = ""
+    events: int = 0
+    took: float = 0.0
+
+
+Fault = Callable[[Run], Awaitable[None]]
+
+
+async def _run_fault(
+    cluster: KafkaCluster,
+    topics: TopicSettings,
+    workers: list[WorkerProcess],
+    fault: Fault,
+    guarantee: str = "at_least_once",
+) -> None:
+    """Publish the workload, inject ``fault`` a quarter of the way in, verify the samples."""
+    workload = build_workload(EVENTS, seed=41, sessions=0.1)
+    corrections = add_corrected_runs(workload, every=40)
+    publishing = asyncio.create_task(
+        publish_paced(cluster.bootstrap, topics, workload.records, RATE, False, corrections)
+    )
+    await asyncio.sleep(0.25 * EVENTS / RATE)
+    run, started = Run(events=len(workload.records)), time.monotonic()
+    await fault(run)
+    run.took = time.monotonic() - started
+    await publishing
+    isolation = "read_committed" if guarantee == "exactly_once" else "read_uncommitted"
+    verdict, got, waited = await wait_delivered(
+        cluster.bootstrap, topics, workload.expected, max_wait=300, isolation_level=isolation
+    )
+    print(
+        f"\n{run.fault} ({guarantee}): {run.events} events, fault over in {run.took:.1f}s, "
+        f"drained {waited:.1f}s after the last record: {verdict.report()}"
+    )
+    for worker in workers:
+        assert worker.proc is not None, "a worker was left stopped"
+        assert worker.proc.poll() is None, f"a worker died:\n{worker.log()[-4000:]}"
+    assert verdict.delivered, verdict.report()
+    assert _identical_but_created_at(got.raw) == []
+    assert got.dlq_reasons == []
+    if guarantee == "exactly_once":
+        assert verdict.duplicated == {}, verdict.report()
+
+
+async def test_kill_9_of_the_broker_leading_samples_and_an_input_then_its_restart(
+    cluster, topics, start_worker
+):
+    worker = start_worker()
+    node = cluster.node(await _busiest(cluster, topics))
+
+    async def kill_and_restart(run: Run) -> None:
+        run.fault = f"kill -9 of node {node.node_id}, leading samples and plans partitions"
+        node.kill()
+        await asyncio.sleep(10.0)  # past the brokers' session timeout: leaders move
+        await asyncio.to_thread(node.start)
+
+    await _run_fault(cluster, topics, [worker], kill_and_restart)
+    assert worker.starts == 1
+
+
+@pytest.mark.slow_cluster
+async def test_kill_9_of_the_transaction_coordinator_under_exactly_once(
+    cluster, topics, start_worker
+):
+    worker = start_worker(LEARNSTREAM_PROCESSING_GUARANTEE="exactly_once")
+    node = cluster.node(await _transaction_coordinator(cluster, f"ls-{topics.prefix[:-1]}"))
+
+    async def kill_coordinator(run: Run) -> None:
+        run.fault = f"kill -9 of node {node.node_id}, the transaction coordinator"
+        node.kill()
+        await asyncio.sleep(10.0)
+        await asyncio.to_thread(node.start)
+
+    await _run_fault(cluster, topics, [worker], kill_coordinator, "exactly_once")
+
+
+@pytest.mark.slow_cluster
+async def test_a_broker_frozen_past_its_session_timeout_then_thawed(cluster, topics, start_worker):
+    worker = start_worker()
+    node = cluster.node(await _busiest(cluster, topics))
+
+    async def freeze(run: Run) -> None:
+        run.fault = f"SIGSTOP of node {node.node_id} for 15 s, then SIGCONT"
+        node.pause()
+        try:
+            await asyncio.sleep(15.0)  # broker.session.timeout.ms is 4 s
+        finally:
+            node.resume()
+
+    await _run_fault(cluster, topics, [worker], freeze)
+    assert worker.starts == 1
+
+
+@pytest.mark.slow_cluster
+async def test_a_rolling_restart_of_every_broker_under_two_workers(cluster, topics, start_worker):
+    workers = [start_worker(), start_worker()]
+
+    async def rolling_restart(run: Run) -> None:
+        run.fault = "rolling restart of nodes 1, 2, 3 (graceful, one at a time)"
+        for node in cluster.nodes:
+            await asyncio.to_thread(node.restart)
+            await asyncio.to_thread(cluster.wait_registered)
+
+    await _run_fault(cluster, topics, workers, rolling_restart)
+    assert [worker.starts for worker in workers] == [1, 1]
+
+
+@pytest.mark.slow_cluster
+async def test_a_worker_killed_during_a_broker_failover(cluster, topics, start_worker):
+    worker = start_worker()
+    node = cluster.node(await _busiest(cluster, topics))
+
+    async def kill_both(run: Run) -> None:
+        run.fault = f"kill -9 of node {node.node_id}, then of the worker, restarted meanwhile"
+        node.kill()
+        await asyncio.sleep(1.0)  # the failover has begun: leaders are moving
+        worker.kill()
+        await asyncio.to_thread(worker.start, 180)
+        await asyncio.to_thread(node.start)
+
+    await _run_fault(cluster, topics, [worker], kill_both)
+    assert worker.starts == 2

@@ -1,0 +1,72 @@
+"""Replication of the topics learnstream creates: decided for the cluster, reported when not."""
+
+from __future__ import annotations
+
+import faust
+import pytest
+
+from streams.config.settings import Settings, TopicSettings
+from streams.config.usererrors import UserError
+from streams.io.admin import _status
+from streams.io.tables import Tables
+from streams.io.topics import replicated, topic_specs
+
+
+@pytest.mark.parametrize(
+    ("brokers", "factor", "in_sync"), [(1, 1, 1), (2, 2, 1), (3, 3, 2), (5, 3, 2)]
+)
+def test_unset_replication_is_three_or_every_broker_and_one_less_in_sync(brokers, factor, in_sync):
+    topics = replicated(TopicSettings(), brokers)
+    assert (topics.replication_factor, topics.min_insync_replicas) == (factor, in_sync)
+
+
+def test_set_replication_is_kept_and_its_minimum_follows_it():
+    topics = replicated(TopicSettings(replication_factor=2), 5)
+    assert (topics.replication_factor, topics.min_insync_replicas) == (2, 1)
+    topics = replicated(TopicSettings(replication_factor=3, min_insync_replicas=3), 3)
+    assert (topics.replication_factor, topics.min_insync_replicas) == (3, 3)
+
+
+def test_more_replicas_than_brokers_is_a_user_error_naming_the_variable():
+    with pytest.raises(UserError, match=r"REPLICATION_FACTOR=3 but the cluster has 1 broker:"):
+        replicated(TopicSettings(replication_factor=3), 1)
+
+
+def test_a_minimum_in_sync_above_the_replication_is_a_user_error():
+    with pytest.raises(UserError, match=r"MIN_INSYNC_REPLICAS=3 is above the replication"):
+        replicated(TopicSettings(replication_factor=2, min_insync_replicas=3), 3)
+
+
+def test_every_topic_is_created_with_the_minimum_in_sync():
+    specs = topic_specs(replicated(TopicSettings(), 3))
+    assert {config["min.insync.replicas"] for _, _, config in specs} == {"2"}
+    samples = dict((name, config) for name, _, config in specs)["mplp.learning_samples"]
+    assert samples == {
+        "cleanup.policy": "compact",
+        "retention.ms": "-1",
+        "min.insync.replicas": "2",
+    }
+
+
+def test_undecided_replication_adds_no_config():
+    assert all("min.insync.replicas" not in config for _, _, config in topic_specs(TopicSettings()))
+
+
+def test_every_changelog_gets_the_minimum_in_sync(tmp_path):
+    settings = Settings(data_dir=str(tmp_path), store="memory://")
+    settings = settings.model_copy(update={"topics": replicated(settings.topics, 3)})
+    app = faust.App("replication-test", broker="memory://", store="memory://")
+    tables = Tables.declare(app, settings)
+    declared = [tables.plan_state, tables.pending, tables.graphs, *tables.quality.values()]
+    for table in declared:
+        assert table.changelog_topic.config == {"min.insync.replicas": "2"}, table.name
+
+
+def test_drift_names_the_replication_first_then_each_config():
+    want = {"cleanup.policy": "compact", "min.insync.replicas": "2"}
+    have = {"cleanup.policy": "compact", "min.insync.replicas": "1"}
+    assert _status(want, have, replicas=1, factor=3) == (
+        "exists (differs: replication 1 < 3, min.insync.replicas)"
+    )
+    assert _status(want, want, replicas=3, factor=3) == "exists"
+    assert _status(want, want, replicas=5, factor=3) == "exists"
