@@ -10,12 +10,15 @@ reported, replication first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, bootstrap_of, connection_of
@@ -23,13 +26,34 @@ from streams.io.topics import replicated, topic_specs
 
 __all__ = ["bootstrap_of", "create_topics", "replicated_topics"]
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+#: How long a request is tried again while brokers come and go (a failover, a rolling restart).
+RETRY_FOR_S = 60.0
+RETRY_PAUSE_S = 1.0
+
+
+async def _retried(call: Callable[[], Awaitable[T]]) -> T:
+    """Return what ``call`` gives, asking again for up to ``RETRY_FOR_S`` while it fails with
+    a retriable error: the admin client sends each request to one broker picked at random (or
+    the controller), which may be the one that is down while the cluster fails over."""
+    deadline = asyncio.get_running_loop().time() + RETRY_FOR_S
+    while True:
+        try:
+            return await call()
+        except KafkaError as exc:
+            if not exc.retriable or asyncio.get_running_loop().time() > deadline:
+                raise
+            log.info("admin request failed (%s): asking another broker", type(exc).__name__)
+            await asyncio.sleep(RETRY_PAUSE_S)
+
 
 async def _configs(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, dict[str, str]]:
     """Return the configs of existing topics, by topic."""
     if not names:
         return {}
     resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-    responses = await admin.describe_configs(resources)
+    responses = await _retried(lambda: admin.describe_configs(resources))
     return {
         # (error_code, error_message, resource_type, resource_name, [(name, value, ...)])
         resource_name: {entry[0]: entry[1] for entry in entries}
@@ -42,7 +66,7 @@ async def _replicas(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, i
     """Return the fewest replicas any partition of each existing topic has, by topic."""
     if not names:
         return {}
-    described = await admin.describe_topics(names)
+    described = await _retried(lambda: admin.describe_topics(names))
     return {
         topic["topic"]: min((len(p["replicas"]) for p in topic["partitions"]), default=0)
         for topic in described
@@ -58,7 +82,7 @@ def _status(want: Mapping[str, str], have: Mapping[str, str], replicas: int, fac
 
 async def _brokers(admin: AIOKafkaAdminClient) -> int:
     """Return how many brokers the cluster's metadata lists."""
-    cluster: dict[str, Any] = await admin.describe_cluster()
+    cluster: dict[str, Any] = await _retried(admin.describe_cluster)
     return len(cluster.get("brokers", [])) or 1
 
 
@@ -86,7 +110,7 @@ async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str
         topics = replicated(topics, await _brokers(admin))
         factor = topics.replication_factor or 1
         specs = topic_specs(topics)
-        listed = set(await admin.list_topics())
+        listed = set(await _retried(admin.list_topics))
         names = [name for name, _, _ in specs if name in listed]
         configs, replicas = await _configs(admin, names), await _replicas(admin, names)
         results = []
@@ -97,7 +121,7 @@ async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str
                 continue
             new = NewTopic(name, partitions, factor, topic_configs=config)
             try:
-                await admin.create_topics([new])
+                await _retried(functools.partial(admin.create_topics, [new]))
                 results.append((name, "created"))
             except TopicAlreadyExistsError:
                 results.append((name, "exists"))

@@ -27,7 +27,11 @@ from streams.config.settings import TopicSettings
 from streams.io.worker_process import WorkerProcess
 from streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, publish_paced, wait_delivered
-from tests.reliability.test_kill import _identical_but_created_at
+from tests.reliability.test_kill import (
+    _identical_but_created_at,
+    _log_digest,
+    _where_samples_sit,
+)
 from tests.support.kafka_cluster import KafkaCluster
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cluster, pytest.mark.timeout(1200)]
@@ -112,6 +116,7 @@ class Run:
     fault: str = ""
     events: int = 0
     took: float = 0.0
+    at_ms: int = 0  # when the fault began (wall clock, ms)
 
 
 Fault = Callable[[Run], Awaitable[None]]
@@ -131,7 +136,8 @@ async def _run_fault(
         publish_paced(cluster.bootstrap, topics, workload.records, RATE, False, corrections)
     )
     await asyncio.sleep(0.25 * EVENTS / RATE)
-    run, started = Run(events=len(workload.records)), time.monotonic()
+    run = Run(events=len(workload.records), at_ms=int(time.time() * 1000))
+    started = time.monotonic()
     await fault(run)
     run.took = time.monotonic() - started
     await publishing
@@ -143,6 +149,10 @@ async def _run_fault(
         f"\n{run.fault} ({guarantee}): {run.events} events, fault over in {run.took:.1f}s, "
         f"drained {waited:.1f}s after the last record: {verdict.report()}"
     )
+    if verdict.duplicated or verdict.wrong or verdict.missing:
+        print(_where_samples_sit(got, {*verdict.duplicated, *verdict.wrong}, [run.at_ms]))
+        for worker in workers:
+            print(_log_digest(worker.log()))
     for worker in workers:
         assert worker.proc is not None, "a worker was left stopped"
         assert worker.proc.poll() is None, f"a worker died:\n{worker.log()[-4000:]}"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import faust
 import pytest
+from aiokafka.errors import NodeNotReadyError, TopicAuthorizationFailedError
 
 from streams.config.settings import Settings, TopicSettings
 from streams.config.usererrors import UserError
+from streams.io import admin
 from streams.io.admin import _status
 from streams.io.tables import Tables
 from streams.io.topics import replicated, topic_specs
@@ -70,3 +72,30 @@ def test_drift_names_the_replication_first_then_each_config():
     )
     assert _status(want, want, replicas=3, factor=3) == "exists"
     assert _status(want, want, replicas=5, factor=3) == "exists"
+
+
+async def test_an_admin_request_is_asked_again_while_a_broker_is_down(monkeypatch):
+    monkeypatch.setattr(admin, "RETRY_PAUSE_S", 0.0)
+    calls = []
+
+    async def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise NodeNotReadyError("node 1 is down")
+        return "answered"
+
+    assert await admin._retried(flaky) == "answered"
+    assert len(calls) == 3
+
+
+async def test_an_error_that_retrying_cannot_cure_is_raised_at_once(monkeypatch):
+    monkeypatch.setattr(admin, "RETRY_PAUSE_S", 0.0)
+    calls = []
+
+    async def refused() -> None:
+        calls.append(1)
+        raise TopicAuthorizationFailedError("not allowed")
+
+    with pytest.raises(TopicAuthorizationFailedError):
+        await admin._retried(refused)
+    assert len(calls) == 1
