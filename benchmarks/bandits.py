@@ -4,10 +4,13 @@ Each pull asks ``streams.a2e.strategies.rank`` (default parameters) for a rankin
 the first skill, draws its outcome and updates the stats. Rewards come from one stream of
 uniforms (Bernoulli) or normals (scores) per seed, shared by every strategy and by the
 MABWiser anchor, so the runs face the same luck. Every suite runs as the worker's ``adapt``
-does, on rolling stats (default half-life, a pull every ``--interval`` seconds), and on
-cumulative counts as a control. Reported per suite and strategy, mean over seeds (and
-min): cumulative pseudo-regret over all pulls, and the best arm's share of the last 1,000
-pulls (change suite: the new best arm's share of the 1,000 pulls after the change).
+does, on rolling stats (default half-life, a pull every ``--interval`` seconds; each skill
+ranked on its long or its recent memory, as ``SkillStats.arm`` chooses, or with ``--memory
+recent`` on the recent memory alone), and on cumulative counts as a control (where only
+epsilon-greedy keeps its exploration floor: exact counts never forget). Reported per suite
+and strategy, mean over seeds (and min): cumulative pseudo-regret over all pulls, and the
+best arm's share of the last 1,000 pulls (change suite: the new best arm's share of the
+1,000 pulls after the change).
 
 MABWiser (UCB1 alpha 1, EpsilonGreedy, Softmax, ThompsonSampling at their defaults) plays
 each arm once, then predicts and learns one pull at a time, on the first
@@ -30,7 +33,7 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from streams.a2e.payloads import AdaptQuery
 from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
@@ -43,6 +46,7 @@ OURS = ("ucb1", "epsilon_greedy", "softmax", "thompson")
 ANCHOR = {"ucb1": "UCB1", "epsilon_greedy": "EpsilonGreedy", "softmax": "Softmax"}
 ANCHOR |= {"thompson": "ThompsonSampling"}
 PULLS, LATE = 6000, 1000
+Memory = Literal["chosen", "recent"]
 
 
 @dataclass(frozen=True)
@@ -125,14 +129,17 @@ class _Counts:
 class _Rolling:
     """Per-arm :class:`SkillStats` with decay by event time, a pull every ``interval`` s."""
 
-    def __init__(self, k: int, binary: bool, interval: float) -> None:
+    def __init__(self, k: int, binary: bool, interval: float, memory: Memory) -> None:
         self.stats = [SkillStats() for _ in range(k)]
-        self.binary, self.interval = binary, interval
+        self.binary, self.interval, self.memory = binary, interval, memory
 
     def arms(self, t: int) -> list[Arm]:
-        reward = "success" if self.binary else "score"
-        now = t * self.interval
-        return [s.arm(f"arm{i:02d}", now=now, reward=reward) for i, s in enumerate(self.stats)]
+        reward: Literal["success", "score"] = "success" if self.binary else "score"
+        now, memory = t * self.interval, self.memory
+        return [
+            s.arm(f"arm{i:02d}", now=now, reward=reward, memory=memory)
+            for i, s in enumerate(self.stats)
+        ]
 
     def update(self, t: int, arm: int, reward: float) -> None:
         if self.binary:
@@ -150,7 +157,12 @@ def _score(suite: Suite, choices: Sequence[int]) -> dict[str, float]:
 
 
 def run_ours(
-    suite: Suite, strategy: str, seed: int, rolling: bool, interval: float
+    suite: Suite,
+    strategy: str,
+    seed: int,
+    rolling: bool,
+    interval: float,
+    memory: Memory = "chosen",
 ) -> dict[str, float]:
     """Play one seed with ``rank``; return regret and share.
 
@@ -158,7 +170,8 @@ def run_ours(
     query, the default base 0 and the pull's own correlation id).
     """
     env, k = Env(suite, seed), len(suite.means)
-    counts = _Rolling(k, not suite.scores, interval) if rolling else _Counts(k, not suite.scores)
+    binary = not suite.scores
+    counts = _Rolling(k, binary, interval, memory) if rolling else _Counts(k, binary)
     index, choices = {f"arm{i:02d}": i for i in range(k)}, []
     query = AdaptQuery(strategy=strategy)
     for t in range(PULLS):
@@ -190,11 +203,11 @@ def run_anchor(suite: Suite, strategy: str, seed: int) -> dict[str, float]:
     return _score(suite, choices)
 
 
-def _task(job: tuple[str, Suite, str, int, float]) -> dict[str, float]:
-    who, suite, strategy, seed, interval = job
+def _task(job: tuple[str, Suite, str, int, float, Memory]) -> dict[str, float]:
+    who, suite, strategy, seed, interval, memory = job
     if who == "mabwiser":
         return run_anchor(suite, strategy, seed)
-    return run_ours(suite, strategy, seed, who == "rolling", interval)
+    return run_ours(suite, strategy, seed, who == "rolling", interval, memory)
 
 
 def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, ...]]:
@@ -205,9 +218,10 @@ def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, 
         # the cumulative control pairs with MABWiser's seeds (all seeds on the change suite)
         control = seeds if suite.change_at is not None else min(seeds, anchor)
         for strategy in OURS:
-            jobs += [("rolling", suite, strategy, s, args.interval) for s in range(seeds)]
-            jobs += [("cumulative", suite, strategy, s, 0.0) for s in range(control)]
-            jobs += [("mabwiser", suite, strategy, s, 0.0) for s in range(min(seeds, anchor))]
+            rolling = ("rolling", suite, strategy)
+            jobs += [(*rolling, s, args.interval, args.memory) for s in range(seeds)]
+            jobs += [("cumulative", suite, strategy, s, 0.0, "") for s in range(control)]
+            jobs += [("mabwiser", suite, strategy, s, 0.0, "") for s in range(min(seeds, anchor))]
     return jobs
 
 
@@ -342,6 +356,13 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=10.0,
         help=f"event seconds between pulls for rolling stats (half-life {DEFAULT_HALF_LIFE_S:g} s)",
+    )
+    parser.add_argument(
+        "--memory",
+        choices=("chosen", "recent"),
+        default="chosen",
+        help="what rolling stats rank on: the memory each skill's stats choose (long unless "
+        "its recent outcomes disagree; default), or the recent memory alone",
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument(

@@ -11,16 +11,18 @@ form (:meth:`SkillStats.to_dict`) is what a table stores.
 - ``avg_score`` is the mean feedback score (-1..1) of the scores recorded.
 
 Rolling counters, for adaptation: the known outcomes, successes, scores, score sum and
-sum of squares also accumulate with exponential decay by event time. An update at time
-``t`` weighs ``2 ** -((T - t) / half_life)`` at a later time ``T``, whatever order updates
+sum of squares also accumulate with exponential decay by event time, in two memories: a
+*recent* one with the configured half-life (``half_life_s``) and a *long* one with
+``LONG_MEMORY`` times that half-life (streams/a2e/memory.py). An update at time ``t``
+weighs ``2 ** -((T - t) / half_life)`` at a later time ``T``, whatever order updates
 arrive in, so decayed stats still merge by adding (after both are brought to the later
-``as_of``). The default half-life is 30 minutes (:data:`DEFAULT_HALF_LIFE_S`): at ``r``
-pulls a second the counters remember about ``r * half_life / ln 2`` pulls (some 260 at a
-pull every 10 s), enough to tell arms 0.1 apart, short enough that a new best arm takes
-over within 1,000 pulls (a longer memory follows a change more slowly);
-``python -m benchmarks.bandits`` measures it (benchmarks/RESULTS.md). An update
-without a time adds at ``as_of`` (no decay). :meth:`SkillStats.arm` gives a strategy's
-:class:`~streams.a2e.strategies.Arm` from either the rolling or the exact counts.
+``as_of``). At ``r`` pulls a second a memory holds about ``r * half_life / ln 2`` pulls.
+:meth:`SkillStats.arm` gives a strategy's :class:`~streams.a2e.strategies.Arm` from the
+memory :func:`streams.a2e.memory.choose` picks for this skill (long unless its recent
+outcomes disagree with its older ones), from the recent memory alone, or from the exact
+counts. Stats stored before the long memory existed load with it equal to their recent
+counters. The default half-life (:data:`DEFAULT_HALF_LIFE_S`) and why are in
+streams/a2e/memory.py. An update without a time adds at ``as_of`` (no decay).
 
 Idempotence: an update names its source record (:class:`SourceRecord`: topic, partition,
 offset, and an item number for several updates from one record). Each stats value keeps the
@@ -38,6 +40,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from streams.a2e.memory import LONG_MEMORY, Counts, choose
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.sketch import DurationSketch
 from streams.a2e.strategies import Arm
@@ -45,7 +48,7 @@ from streams.a2e.wire import describe
 
 __all__ = ["DEFAULT_HALF_LIFE_S", "SkillStats", "SourceRecord", "StatsState"]
 
-DEFAULT_HALF_LIFE_S = 1800.0
+DEFAULT_HALF_LIFE_S = 900.0
 # Positions in the decayed counters.
 _OUTCOMES, _WINS, _SCORES, _SCORE_SUM, _SCORE_SQ = range(5)
 
@@ -75,6 +78,8 @@ class StatsState(BaseModel):
     half_life_s: float = Field(DEFAULT_HALF_LIFE_S, gt=0)
     as_of: float | None = None
     decayed: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    #: The long memory; None in stats stored before it existed (it starts as ``decayed``).
+    long_decayed: tuple[float, float, float, float, float] | None = None
     watermarks: dict[str, tuple[int, int]] = Field(default_factory=dict)
 
 
@@ -95,6 +100,7 @@ class SkillStats:
         self.half_life_s = half_life_s
         self.as_of: float | None = None
         self.decayed = [0.0] * 5
+        self.long = [0.0] * 5
         self.watermarks: dict[str, tuple[int, int]] = {}
 
     def add_call(
@@ -144,29 +150,36 @@ class SkillStats:
         self.watermarks[key] = mark
         return True
 
+    @property
+    def long_half_life_s(self) -> float:
+        """Return the long memory's half-life, ``LONG_MEMORY`` times the recent one's."""
+        return LONG_MEMORY * self.half_life_s
+
     def _add_decayed(self, at: float | None, deltas: dict[int, float]) -> None:
         if at is not None and not math.isfinite(at):
             raise ValueError("at must be a finite event time")
-        weight = 1.0
+        age = 0.0
         if at is not None and self.as_of is not None and at < self.as_of:
-            weight = _decay(self.as_of - at, self.half_life_s)
+            age = self.as_of - at
         elif at is not None:
             self._advance(at)
+        recent, long = _decay(age, self.half_life_s), _decay(age, self.long_half_life_s)
         for slot, delta in deltas.items():
-            self.decayed[slot] += weight * delta
+            self.decayed[slot] += recent * delta
+            self.long[slot] += long * delta
 
     def _advance(self, to: float) -> None:
-        if self.as_of is not None:
-            factor = _decay(to - self.as_of, self.half_life_s)
-            self.decayed = [value * factor for value in self.decayed]
+        self.decayed, self.long = self.rolling(to), self.rolling(to, long=True)
         self.as_of = to if self.as_of is None else max(self.as_of, to)
 
-    def rolling(self, now: float | None = None) -> list[float]:
-        """Return the decayed (outcomes, wins, scores, score sum, squares) as of ``now``."""
+    def rolling(self, now: float | None = None, *, long: bool = False) -> list[float]:
+        """Return the decayed (outcomes, wins, scores, score sum, squares) as of ``now``,
+        of the recent memory (or of the long one)."""
+        values = self.long if long else self.decayed
         if now is None or self.as_of is None:
-            return list(self.decayed)
-        factor = _decay(now - self.as_of, self.half_life_s)
-        return [value * factor for value in self.decayed]
+            return list(values)
+        factor = _decay(now - self.as_of, self.long_half_life_s if long else self.half_life_s)
+        return [value * factor for value in values]
 
     def arm(
         self,
@@ -175,17 +188,29 @@ class SkillStats:
         now: float | None = None,
         reward: Literal["success", "score"] = "success",
         rolling: bool = True,
+        memory: Literal["chosen", "recent"] = "chosen",
     ) -> Arm:
-        """Return the strategy's view: successes of known outcomes, or scores mapped to [0, 1]."""
-        if rolling:
-            outcomes, wins, count, total, squares = self.rolling(now)
+        """Return the strategy's view: successes of known outcomes, or scores mapped to [0, 1].
+
+        Rolling, the memory :func:`~streams.a2e.memory.choose` picks for this skill (or the
+        recent one alone); otherwise the exact counts."""
+        if not rolling:
+            exact: list[float] = [self.calls_success + self.calls_failed, self.calls_success]
+            exact += [self.score_count, self.score_sum, self.score_sq_sum]
+            counts = _unit_counts(exact, reward)
+            recent = None
         else:
-            outcomes, wins = self.calls_success + self.calls_failed, self.calls_success
-            count, total, squares = self.score_count, self.score_sum, self.score_sq_sum
-        if reward == "success":
-            return Arm(name, float(outcomes), float(wins), float(wins))
-        # r = (score + 1) / 2, so sum r = (S + n) / 2 and sum r^2 = (Q + 2 S + n) / 4
-        return Arm(name, count, (total + count) / 2, (squares + 2 * total + count) / 4, False)
+            recent = _unit_counts(self.rolling(now), reward)
+            long = _unit_counts(self.rolling(now, long=True), reward)
+            counts = recent if memory == "recent" else choose(recent, long)[0]
+        return Arm(
+            name,
+            float(counts.n),
+            float(counts.s),
+            float(counts.q),
+            reward == "success",
+            None if recent is None else float(recent.n),
+        )
 
     def merge(self, other: SkillStats) -> None:
         """Add ``other``'s calls, scores, durations, decayed counters and marks to these."""
@@ -196,11 +221,12 @@ class SkillStats:
         for name in ("duration_sum_ms", "score_count", "score_sum", "score_sq_sum"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.durations.merge(other.durations)
-        theirs = other.rolling(self.as_of) if self.as_of is not None else other.decayed
         if other.as_of is not None and (self.as_of is None or other.as_of > self.as_of):
             self._advance(other.as_of)
-            theirs = list(other.decayed)
-        self.decayed = [a + b for a, b in zip(self.decayed, theirs, strict=True)]
+        for long in (False, True):
+            mine, theirs = self.rolling(long=long), other.rolling(self.as_of, long=long)
+            summed = [a + b for a, b in zip(mine, theirs, strict=True)]
+            self.decayed, self.long = (self.decayed, summed) if long else (summed, self.long)
         for key, mark in other.watermarks.items():
             self.watermarks[key] = max(mark, self.watermarks.get(key, mark))
 
@@ -225,10 +251,13 @@ class SkillStats:
         fields = {
             name: getattr(self, name)
             for name in StatsState.model_fields
-            if name not in ("durations", "decayed")
+            if name not in ("durations", "decayed", "long_decayed")
         }
         state = StatsState(
-            **fields, decayed=tuple(self.decayed), durations=self.durations.to_dict()
+            **fields,
+            decayed=tuple(self.decayed),
+            long_decayed=tuple(self.long),
+            durations=self.durations.to_dict(),
         )
         return state.model_dump(mode="json")
 
@@ -240,9 +269,11 @@ class SkillStats:
         except ValidationError as exc:
             raise ValueError(f"not skill stats: {describe(exc)}") from None
         out = cls(state.half_life_s)
-        for name, value in state.model_dump(exclude={"durations", "decayed"}).items():
+        skip = {"durations", "decayed", "long_decayed"}
+        for name, value in state.model_dump(exclude=skip).items():
             setattr(out, name, value)
         out.decayed, out.watermarks = list(state.decayed), dict(state.watermarks)
+        out.long = list(state.decayed if state.long_decayed is None else state.long_decayed)
         if state.durations is not None:
             out.durations = DurationSketch.from_dict(state.durations)
         return out
@@ -254,3 +285,12 @@ class SkillStats:
         for part in parts:
             out.merge(part)
         return out
+
+
+def _unit_counts(counters: list[float], reward: Literal["success", "score"]) -> Counts:
+    """Return (outcomes, wins, scores, score sum, squares) as rewards in [0, 1]."""
+    outcomes, wins, count, total, squares = counters
+    if reward == "success":
+        return Counts(outcomes, wins, wins)
+    # r = (score + 1) / 2, so sum r = (S + n) / 2 and sum r^2 = (Q + 2 S + n) / 4
+    return Counts(count, (total + count) / 2, (squares + 2 * total + count) / 4)

@@ -2,38 +2,42 @@
 
 An arm is an :class:`Arm`: ``n_i`` pulls (a float, so decayed counts from
 :mod:`streams.a2e.stats` fit), a reward total ``s_i`` of rewards in [0, 1], mean
-``x_i = s_i / n_i`` and ``N = sum(n_i)``, ``K`` arms. A :class:`SkillPerformanceRecord` is
-the arm ``n_i = calls_total``, ``s_i = calls_success`` (binary rewards) unless ``rank`` is
-given an ``arms`` mapping with a view of that name. Arms never pulled (``n_i = 0``) rank
-first, in a seeded random order, so each is tried once before any estimate is trusted.
-``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean. Otherwise, highest first:
+``x_i = s_i / n_i`` and ``N = sum(n_i)``, ``K`` arms, and, for an arm of rolling stats, its
+recent pulls ``r_i``. A :class:`SkillPerformanceRecord` is the arm ``n_i = calls_total``,
+``s_i = calls_success`` (binary rewards, no ``r_i``) unless ``rank`` is given an ``arms``
+mapping with a view of that name. The worker's views come from
+:meth:`streams.a2e.stats.SkillStats.arm`: each skill's long memory (some 16,000 pulls at a
+pull every 10 s), or its recent one (some 260) when its recent outcomes disagree with its
+older ones (streams/a2e/memory.py). Arms never pulled (``n_i = 0``) rank first, in a seeded
+random order, so each is tried once before any estimate is trusted.
+``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean.
 
-- ``ucb1`` (``c``, default 0.1): ``index_i = x_i + c * sqrt(ln N / n_i)``. The worker
-  ranks on decayed counts, which hold only the last ``r * half_life / ln 2`` pulls (about
-  260 at a pull every 10 s and the default half-life), so ``N`` stops growing and the bonus
-  never shrinks below ``c * sqrt(ln N / n_i)`` at that memory: a small ``c`` is what lets
-  the best arm take most pulls, and the decay alone keeps every arm revisited often enough
-  to follow a change of best arm. On cumulative counts nothing else explores, so 0.1 can
-  lock onto a rival: pass ``c = 0.5`` there (benchmarks/RESULTS.md has the figures).
+Every built-in strategy has an exploration floor (``floor``, default 0.07): with that
+probability the arm with the fewest recent pulls ``r_i`` (ties drawn) ranks first. A long
+memory is sure of a rival it has seen fail, so no strategy would try it again; the floor
+re-checks each arm about once every ``K / floor`` pulls, which is how a rival that has
+become the best is found (one or two recent successes of an arm the long memory holds poor
+flag it as changed). It costs about ``floor`` of the pulls, whatever ``K``. Arms without
+recent pulls (exact counts, which never forget) get no floor, except epsilon-greedy's.
+Otherwise, highest first:
+
+- ``ucb1`` (``c``, default 0.3): ``index_i = x_i + c * sqrt(ln N / n_i)``. On the long
+  memory ``N`` grows as on cumulative counts; ``c`` 0.1 then locked onto a rival on some
+  seeds (the best arm's estimate, low after an unlucky start, never got a bonus large enough
+  to be retried), 0.3 did not and kept 20 arms 0.1 apart above 90 % on the best.
 - ``epsilon_greedy`` (``c``, default 1; ``floor``, default 0.07; or a fixed ``epsilon``):
-  with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm drawn uniformly takes
-  first place, the others rank by ``v_i``. The decaying part (GLIE on the effective,
-  possibly decayed, pull count ``N``) explores every arm about ``c ln N`` times early on;
-  the floor keeps each arm sampled ``floor / K`` of the time, which on decayed counts is
-  what lets an arm's estimate follow its quality after a change, and undoes a lock-in once
-  its evidence decays; it is as low as still follows a change within 1,000 pulls. A larger
-  ``c`` costs share on many arms, since a decayed ``N`` never outgrows ``c * K``.
-  ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` replaces both.
+  with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm takes first place (a
+  uniformly drawn one while the GLIE part ``c * K / N`` is the larger, then the floor's
+  choice), the others rank by ``v_i``. The GLIE part explores every arm about ``c ln N``
+  times early on; ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon``
+  (a uniformly drawn arm) replaces both.
 - ``softmax`` (``c``, default 0.05; or a fixed ``temperature`` tau): Boltzmann-Gumbel
   exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c / sqrt(n_i) * G_i`` with
-  ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its estimate firms up. On
-  decayed counts ``n_i`` stays small, so ``c`` sets how much is explored for good: 0.05 is
-  the smallest that still follows a change of best arm, and the share on many arms falls
-  as ``c`` grows. On cumulative counts 0.05 can lock onto a rival: pass ``c = 0.25`` there.
+  ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its estimate firms up.
   With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
   comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
   a share a fixed tau caps whatever the evidence.
-- ``thompson`` (no parameters): draw ``theta_i`` from the posterior, sort by it. Binary
+- ``thompson`` (``floor`` only): draw ``theta_i`` from the posterior, sort by it. Binary
   rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior). Other rewards (scores mapped to
   [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i = (q_i - n_i x_i^2 + 1/4) / (n_i + 1)``
   (``q_i`` the sum of squared rewards): the sample variance shrunk toward 1/4, the largest
@@ -43,8 +47,9 @@ first, in a seeded random order, so each is tried once before any estimate is tr
 
 Ties break by name, and all randomness comes from ``random.Random(seed)``: a ranking is a
 pure function of (records, strategy, params, seed, arms). The defaults were chosen by
-``python -m benchmarks.bandits`` on decayed counts, as the worker ranks (stationary 3-20
-arms, score arms, a change of best arm), with cumulative counts as a control.
+``python -m benchmarks.bandits`` on rolling stats, as the worker ranks (stationary 3-20
+arms, score arms, a change of best arm), with cumulative counts as a control; the figures
+are in benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -75,10 +80,10 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "learnstream.strategies"
 DEFAULTS: dict[str, dict[str, float]] = {
-    "ucb1": {"c": 0.1},
-    "epsilon_greedy": {"c": 1.0, "floor": 0.07},
-    "softmax": {"c": 0.05},
-    "thompson": {},
+    "ucb1": {"c": 0.4, "floor": 0.06},
+    "epsilon_greedy": {"c": 10.0, "floor": 0.06},
+    "softmax": {"c": 0.1, "floor": 0.06},
+    "thompson": {"floor": 0.06},
 }
 #: Parameters that switch a strategy to its fixed-rate form when given.
 _OPTIONAL = {"epsilon_greedy": "epsilon", "softmax": "temperature"}
@@ -93,13 +98,15 @@ STRATEGIES = ("ucb1", "epsilon_greedy", "softmax", "thompson", "custom")
 
 @dataclass(frozen=True, slots=True)
 class Arm:
-    """What a strategy sees of a skill: pulls, reward total and squares, reward kind."""
+    """What a strategy sees of a skill: pulls, reward total and squares, reward kind, and
+    its recent pulls (the recent memory's count; None for counts that never decay)."""
 
     name: str
     pulls: float = 0.0
     total: float = 0.0
     squares: float = 0.0
     binary: bool = True
+    recent: float | None = None
 
 
 Item = TypeVar("Item", SkillPerformanceRecord, Arm)
@@ -169,24 +176,45 @@ def _gumbel(rng: random.Random) -> float:
 
 def _ucb1(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
     total = sum(a.pulls for a in arms)
-    return [ucb1_index(mean_reward(a), a.pulls, total, p["c"]) for a in arms]
+    scores = [ucb1_index(mean_reward(a), a.pulls, total, p["c"]) for a in arms]
+    return _floor(arms, scores, p["floor"], rng)
 
 
-def _epsilon_greedy(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
-    scores = [smoothed_reward(a) for a in arms]
-    glie = epsilon_at(k, sum(a.pulls for a in arms), p["c"])
-    rate = p.get("epsilon", max(p["floor"], glie))
+def _explore(scores: list[float], rate: float, rng: random.Random, k: int) -> list[float]:
+    """Put a uniformly drawn arm first with probability ``rate``."""
     if rng.random() < rate:
         pick = rng.randrange(k)  # over all K arms: an untried pick is already first
-        if pick < len(arms):
+        if pick < len(scores):
             scores[pick] = math.inf
     return scores
 
 
+def _floor(arms: list[Arm], scores: list[float], rate: float, rng: random.Random) -> list[float]:
+    """With probability ``rate`` put first the arm with the fewest recent pulls (of arms
+    with a recent memory; ties drawn), so an arm's recent evidence never runs dry."""
+    recent = [(a.recent, i) for i, a in enumerate(arms) if a.recent is not None]
+    if recent and rng.random() < rate:
+        fewest = min(r for r, _ in recent)
+        scores[rng.choice([i for r, i in recent if r == fewest])] = math.inf
+    return scores
+
+
+def _epsilon_greedy(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
+    scores = [smoothed_reward(a) for a in arms]
+    if "epsilon" in p:
+        return _explore(scores, p["epsilon"], rng, k)
+    glie = epsilon_at(k, sum(a.pulls for a in arms), p["c"])
+    if any(a.recent is not None for a in arms) and p["floor"] >= glie:
+        return _floor(arms, scores, p["floor"], rng)
+    return _explore(scores, max(p["floor"], glie), rng, k)
+
+
 def _softmax(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
     if "temperature" in p:
-        return [smoothed_reward(a) / p["temperature"] + _gumbel(rng) for a in arms]
-    return [smoothed_reward(a) + p["c"] / math.sqrt(a.pulls) * _gumbel(rng) for a in arms]
+        scores = [smoothed_reward(a) / p["temperature"] + _gumbel(rng) for a in arms]
+    else:
+        scores = [smoothed_reward(a) + p["c"] / math.sqrt(a.pulls) * _gumbel(rng) for a in arms]
+    return _floor(arms, scores, p["floor"], rng)
 
 
 def _posterior_draw(a: Arm, rng: random.Random) -> float:
@@ -199,7 +227,7 @@ def _posterior_draw(a: Arm, rng: random.Random) -> float:
 
 
 def _thompson(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
-    return [_posterior_draw(a, rng) for a in arms]
+    return _floor(arms, [_posterior_draw(a, rng) for a in arms], p["floor"], rng)
 
 
 _SCORERS = {

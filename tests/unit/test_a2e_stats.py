@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 import numpy as np
 import pytest
 
+from streams.a2e.memory import LONG_MEMORY, Counts, choose, z_score
 from streams.a2e.sketch import RELATIVE_ACCURACY, DurationSketch
-from streams.a2e.stats import SkillStats, SourceRecord
+from streams.a2e.stats import SkillStats, SourceRecord, StatsState
 
 N = 100_000
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.999)
@@ -228,9 +230,15 @@ def test_decayed_counters_halve_each_half_life_by_hand() -> None:
     stats.add_call(False, at=HOUR)  # the first call now weighs 1/2
     assert stats.rolling() == pytest.approx([1.5, 0.5, 0, 0, 0])
     assert stats.rolling(now=3 * HOUR) == pytest.approx([0.375, 0.125, 0, 0, 0])
-    arm = stats.arm("s", now=3 * HOUR)
+    arm = stats.arm("s", now=3 * HOUR, memory="recent")
     assert (arm.pulls, arm.total, arm.binary) == pytest.approx((0.375, 0.125, True))
     assert (stats.calls_total, stats.calls_success, stats.calls_failed) == (2, 1, 1)
+    # the long memory halves every LONG_MEMORY hours: 2^(-1/64) per hour
+    hour = 2 ** (-1 / LONG_MEMORY)
+    assert stats.rolling(long=True) == pytest.approx([hour + 1, hour, 0, 0, 0])
+    assert stats.rolling(now=3 * HOUR, long=True)[0] == pytest.approx((hour + 1) * hour**2)
+    # two calls, one each way: nothing tells the memories apart, so the long one ranks
+    assert stats.arm("s", now=3 * HOUR).pulls == pytest.approx((hour + 1) * hour**2)
 
 
 def test_late_updates_weigh_as_if_in_order() -> None:
@@ -240,6 +248,7 @@ def test_late_updates_weigh_as_if_in_order() -> None:
     for t, ok in ((5400.0, True), (0.0, True), (1800.0, False)):
         backward.add_call(ok, at=t)
     assert backward.rolling(7200.0) == pytest.approx(forward.rolling(7200.0))
+    assert backward.rolling(7200.0, long=True) == pytest.approx(forward.rolling(7200.0, long=True))
     assert backward.as_of == forward.as_of == 5400.0
 
 
@@ -253,6 +262,13 @@ def test_merge_of_partitions_equals_one_stats() -> None:
         (left if i % 2 else right).add_score(0.5 if ok else -0.5, at=t)
     merged = SkillStats.merged([left, right])
     assert merged.rolling(30_000.0) == pytest.approx(whole.rolling(30_000.0))
+    assert merged.rolling(30_000.0, long=True) == pytest.approx(whole.rolling(30_000.0, long=True))
+    for reward in ("success", "score"):
+        mine = merged.arm("s", now=30_000.0, reward=reward)
+        theirs = whole.arm("s", now=30_000.0, reward=reward)
+        assert (mine.pulls, mine.total, mine.squares) == pytest.approx(
+            (theirs.pulls, theirs.total, theirs.squares)
+        )
     assert merged.to_dict()["calls_total"] == 40
 
 
@@ -264,7 +280,8 @@ def test_score_arm_maps_scores_to_unit_rewards() -> None:
     # rewards 1, 0, 0.75: sum 1.75, squares 1 + 0 + 0.5625
     assert (exact.pulls, exact.total, exact.squares) == pytest.approx((3, 1.75, 1.5625))
     assert not exact.binary
-    assert stats.arm("s", reward="score") == exact  # no time given: nothing decays
+    # no time given: nothing decays, and the rolling arm knows its recent pulls
+    assert stats.arm("s", reward="score") == dataclasses.replace(exact, recent=3.0)
 
 
 def test_a_replayed_record_counts_once() -> None:
@@ -277,7 +294,7 @@ def test_a_replayed_record_counts_once() -> None:
     assert stats.add_call(False, at=0.0, source=SourceRecord("a2e.learn.requests", 4, 99))
     assert stats.add_call(False, at=0.0, source=first._replace(item=1))  # 2nd item of 100
     assert (stats.calls_total, stats.score_count, stats.duration_count) == (3, 1, 1)
-    assert stats.rolling()[:2] == [3.0, 1.0]
+    assert stats.rolling()[:2] == stats.rolling(long=True)[:2] == [3.0, 1.0]
     assert len(stats.watermarks) == 3  # one mark per source partition and kind
 
 
@@ -310,3 +327,49 @@ def test_different_half_lives_do_not_merge() -> None:
         SkillStats(60.0).merge(SkillStats(120.0))
     with pytest.raises(ValueError, match="half_life_s"):
         SkillStats(0.0)
+
+
+def test_stats_stored_before_the_long_memory_load_with_it_equal_to_the_recent_one() -> None:
+    stored = {
+        "calls_total": 3,
+        "calls_success": 2,
+        "calls_failed": 1,
+        "half_life_s": 1800.0,
+        "as_of": 100.0,
+        "decayed": [2.5, 1.75, 0.0, 0.0, 0.0],
+        "watermarks": {"call|t|0": [7, 0]},
+    }
+    assert StatsState.model_validate(stored).long_decayed is None
+    stats = SkillStats.from_dict(stored)
+    assert stats.rolling(long=True) == stats.rolling() == [2.5, 1.75, 0.0, 0.0, 0.0]
+    assert stats.to_dict()["long_decayed"] == [2.5, 1.75, 0.0, 0.0, 0.0]
+    assert not stats.add_call(True, at=100.0, source=SourceRecord("t", 0, 7))
+    assert SkillStats.from_dict(stats.to_dict()).to_dict() == stats.to_dict()
+
+
+def test_z_score_by_hand() -> None:
+    # recent 8/10 against older 20/40 (long 28/50): v = (28 - 50 * 0.56^2 + 0.25) / 51
+    recent, long = Counts(10.0, 8.0, 8.0), Counts(50.0, 28.0, 28.0)
+    v = (28 - 50 * 0.56**2 + 0.25) / 51
+    assert z_score(recent, long) == pytest.approx(0.3 / math.sqrt(v * (1 / 10 + 1 / 40)))
+    assert choose(recent, long) == (recent, "recent")  # z = 1.73 > Z_UP 1.5
+    assert choose(recent, long, up=2.0) == (long, "long")
+    worse = Counts(10.0, 4.0, 4.0)  # 4/10 against 24/40: z = -1.14 < -Z_DOWN
+    assert choose(worse, Counts(50.0, 28.0, 28.0))[1] == "recent"
+    assert choose(worse, Counts(50.0, 28.0, 28.0), down=1.5)[1] == "long"
+    assert choose(Counts(0.0, 0.0, 0.0), long) == (long, "long")  # no recent evidence
+    assert choose(recent, recent) == (recent, "long")  # no older evidence: the same
+
+
+def test_a_skill_ranks_on_its_long_memory_until_its_recent_outcomes_disagree() -> None:
+    stats = SkillStats()  # default half-life: 30 min, a call every 10 s
+    for t in range(0, 36_000, 10):  # ten steady hours at 60 %
+        stats.add_call(t % 50 < 30, at=float(t))
+    steady = stats.arm("s", now=36_000.0)
+    assert steady.pulls == pytest.approx(stats.rolling(36_000.0, long=True)[0])
+    assert steady.pulls > 5 * stats.rolling(36_000.0)[0]  # many more pulls than recent ones
+    for t in range(36_000, 36_600, 10):  # then ten minutes of failures
+        stats.add_call(False, at=float(t))
+    broken = stats.arm("s", now=36_600.0)
+    assert broken == stats.arm("s", now=36_600.0, memory="recent")
+    assert broken.total / broken.pulls < 0.5 < 0.55 < steady.total / steady.pulls

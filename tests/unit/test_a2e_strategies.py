@@ -11,6 +11,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
+from benchmarks import bandits
 from streams.a2e import strategies
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.stats import SkillStats
@@ -103,11 +104,12 @@ def test_rankings_are_reproducible_per_seed() -> None:
 @pytest.mark.parametrize(
     ("strategy", "params", "message"),
     [
-        ("ucb1", {"epsilon": 0.1}, "ucb1 takes only the parameters c"),
+        ("ucb1", {"epsilon": 0.1}, "ucb1 takes only the parameters c, floor"),
         ("epsilon_greedy", {"epsilon": 1.5}, "epsilon must be within [0.0, 1.0]"),
         ("softmax", {"temperature": 0}, "temperature must be within"),
         ("epsilon_greedy", {"temperature": 1}, "takes only the parameters c, floor, epsilon"),
-        ("thompson", {"c": 1}, "thompson takes no parameters"),
+        ("thompson", {"c": 1}, "thompson takes only the parameters floor"),
+        ("thompson", {"floor": 2}, "floor must be within [0.0, 1.0]"),
         ("exp3", {}, "strategy must be one of ucb1, epsilon_greedy, softmax, thompson, custom"),
     ],
 )
@@ -157,12 +159,34 @@ def test_glie_epsilon_by_hand() -> None:
 
 
 def test_epsilon_floor_bounds_the_decaying_rate() -> None:
-    # defaults c = 1, floor 0.07: 1 * 3 / 100 = 0.03 < 0.07, so the floor explores
-    firsts = Counter(rank(ARMS, "epsilon_greedy", {}, s)[0].name for s in range(20_000))
+    # c = 1, default floor 0.07: 1 * 3 / 100 = 0.03 < 0.07, so the floor explores
+    glie = {"c": 1.0}
+    firsts = Counter(rank(ARMS, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
     assert firsts["b"] / 20_000 == pytest.approx(1 - 0.07 * 2 / 3, abs=0.006)
     few = [arm("a", 2, 1), arm("b", 4, 3)]  # 1 * 2 / 6 = 0.33 > 0.07: GLIE explores
-    firsts = Counter(rank(few, "epsilon_greedy", {}, s)[0].name for s in range(20_000))
+    firsts = Counter(rank(few, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
     assert firsts["a"] / 20_000 == pytest.approx(1 / 3 / 2, abs=0.01)
+
+
+@pytest.mark.parametrize("strategy", ["ucb1", "epsilon_greedy", "softmax", "thompson"])
+def test_the_floor_puts_the_arm_with_the_fewest_recent_pulls_first(strategy: str) -> None:
+    # a is sure and best; b and c are poor, and c has the fewest recent pulls
+    arms = [
+        Arm("a", 5000, 4000, 4000, recent=200.0),
+        Arm("b", 500, 100, 100, recent=3.0),
+        Arm("c", 500, 100, 100, recent=0.5),
+    ]
+    params = {"floor": 0.3} | ({"c": 0.0} if strategy == "epsilon_greedy" else {})
+    firsts = Counter(rank(arms, strategy, params, s)[0].name for s in range(4000))
+    assert firsts["c"] / 4000 == pytest.approx(0.3, abs=0.03)
+    assert firsts["b"] == 0
+    # counts that never decay (no recent pulls) get no floor, but epsilon-greedy's
+    exact = [Arm(a.name, a.pulls, a.total, a.squares) for a in arms]
+    firsts = Counter(rank(exact, strategy, params, s)[0].name for s in range(4000))
+    if strategy == "epsilon_greedy":
+        assert firsts["b"] / 4000 == pytest.approx(0.1, abs=0.02)  # a uniform draw
+    else:
+        assert firsts["a"] == 4000
 
 
 def test_boltzmann_gumbel_scales_noise_by_pulls() -> None:
@@ -318,3 +342,41 @@ def test_defaults_hold_the_best_arm_on_rolling_stats(strategy: str) -> None:
     means = (0.6, 0.5, 0.45, 0.3, 0.2)
     chosen = play_rolling(strategy, {}, means, means, seed=3)[-1000:]
     assert chosen.count(0) / 1000 >= 0.9
+
+
+# --- issue 27's targets, a fast subset of benchmarks/bandits.py (fixed seeds) -------------------
+
+STRATEGIES = ["ucb1", "epsilon_greedy", "softmax", "thompson"]
+
+
+def suite(name: str) -> bandits.Suite:
+    return next(s for s in bandits.SUITES if s.name.startswith(name))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_defaults_find_the_best_of_ten_arms_a_tenth_apart(strategy: str) -> None:
+    """Ten arms, the best 0.1 ahead: the long memory keeps >= 90 % of late pulls on it."""
+    shares = [
+        bandits.run_ours(suite("bern K=10 gap=0.1"), strategy, seed, True, 10.0)["share"]
+        for seed in (0, 1)
+    ]
+    assert sum(shares) / 2 >= 0.9
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_defaults_follow_a_change_of_best_arm(strategy: str) -> None:
+    """The best arm 0.7 -> 0.45 and a poor one 0.2 -> 0.75 at pull 3,000: on rolling stats
+    the new best takes >= 70 % of the next 1,000 pulls, on cumulative counts < 30 %."""
+    change = suite("change K=5")
+    rolling = [bandits.run_ours(change, strategy, s, True, 10.0)["share"] for s in (0, 1)]
+    cumulative = [bandits.run_ours(change, strategy, s, False, 0.0)["share"] for s in (0, 1)]
+    assert sum(rolling) / 2 >= 0.7
+    assert sum(cumulative) / 2 < 0.3
+
+
+def test_the_recent_memory_alone_cannot_hold_many_arms() -> None:
+    """The control: the same Thompson sampling on the recent memory alone."""
+    ten = suite("bern K=10 gap=0.1")
+    alone = bandits.run_ours(ten, "thompson", 0, True, 10.0, memory="recent")["share"]
+    chosen = bandits.run_ours(ten, "thompson", 0, True, 10.0)["share"]
+    assert alone < 0.8 < 0.9 <= chosen

@@ -1,0 +1,83 @@
+"""Choose, per arm and at read time, which of two decayed memories a strategy ranks it on.
+
+Every skill's stats hold two exponentially decayed sets of counters (streams/a2e/stats.py):
+a *recent* memory with the configured half-life ``H`` and a *long* one with half-life
+``LONG_MEMORY * H``. As reward totals (rewards in [0, 1]) each is a :class:`Counts`
+``(n, s, q)``: decayed pulls, rewards and squared rewards. An update of age ``a`` weighs
+``2 ** (-a / (LONG_MEMORY * H)) - 2 ** (-a / H) >= 0`` in ``long - recent``, so the
+difference is the *older* evidence, the part of the long memory the recent one has
+forgotten. :func:`choose` compares the recent mean with the older one in a two-sample z
+test:
+
+    m_r = s_r / n_r,  m_o = s_o / n_o  (o = long - recent)
+    v   = (q_l - n_l m_l^2 + 1/4) / (n_l + 1)   (the long memory's variance, shrunk to 1/4)
+    z   = (m_r - m_o) / sqrt(v (1 / n_r + 1 / n_o))
+
+A skill whose recent mean stands above its older one by more than ``Z_UP`` (default 1.5)
+standard errors, or below it by more than ``Z_DOWN`` (default 1.0), has changed as far as
+the evidence tells: it ranks on its recent memory, whose fewer pulls also widen its
+exploration bonus or posterior. Any other skill ranks on its long memory, whose many pulls
+give the narrow estimates a choice among many arms 0.1 apart needs. A skill with no
+recent or no older evidence ranks on its long memory (then the same as the recent one).
+The choice reads merged counters only, so it is the same on every worker and a pure
+function of the stats.
+
+Why the constants (figures in benchmarks/RESULTS.md, issue 27's suites):
+
+- ``Z_UP = 1.5``: the strategies' exploration floor leaves a rival only one or two recent
+  pulls, and one success of an arm the long memory holds at 0.2 is z ~ 2: it flags the arm
+  as improved, which is how a new best arm is found. A lower bound also flags lucky
+  rivals, each then pulled a few times; at 1.25 that cost 20 arms 0.1 apart about 2 % of
+  the pulls on the best, at 2.5 no change of best arm was followed at all.
+- ``Z_DOWN = 1.0``: an arm that got worse is pulled less, so its recent evidence thins;
+  once it no longer shows the decline the arm ranks on its long memory again, which still
+  holds it good, and is pulled until the decline shows anew. The floor's visits keep a
+  few recent pulls of it, and a lower bound for declines lets them hold it flagged.
+- ``LONG_MEMORY = 128``: at the default recent half-life (15 min) and a pull every 10 s
+  the long memory's half-life holds some 11,500 pulls (32 h): rivals keep the narrow
+  estimates of cumulative counts over the benchmark's 6,000 pulls, yet old evidence fades.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple
+
+__all__ = ["LONG_MEMORY", "Z_DOWN", "Z_UP", "Counts", "choose", "z_score"]
+
+LONG_MEMORY = 128.0
+Z_UP = 1.5
+Z_DOWN = 1.0
+_EPS = 1e-9
+
+
+class Counts(NamedTuple):
+    """Decayed pulls ``n``, reward total ``s`` and squared rewards ``q`` (rewards in [0, 1])."""
+
+    n: float
+    s: float
+    q: float
+
+
+def z_score(recent: Counts, long: Counts) -> float | None:
+    """Return the z of the recent mean against the older evidence (None: nothing to compare)."""
+    old_n, old_s = long.n - recent.n, long.s - recent.s
+    if recent.n <= _EPS or old_n <= _EPS or long.n <= _EPS:
+        return None
+    mean_l = long.s / long.n
+    variance = max(long.q - long.n * mean_l * mean_l, 0.0) + 0.25
+    variance /= long.n + 1.0
+    spread = math.sqrt(variance * (1.0 / recent.n + 1.0 / old_n))
+    return (recent.s / recent.n - max(old_s, 0.0) / old_n) / spread
+
+
+def choose(
+    recent: Counts, long: Counts, up: float | None = None, down: float | None = None
+) -> tuple[Counts, Literal["recent", "long"]]:
+    """Return the counts an arm ranks on, and which memory they are."""
+    z = z_score(recent, long)
+    up = Z_UP if up is None else up
+    down = Z_DOWN if down is None else down
+    if z is not None and (z > up or z < -down):
+        return recent, "recent"
+    return long, "long"
