@@ -183,6 +183,13 @@ SEAMS: tuple[Seam, ...] = (
         "aiokafka.client:AIOKafkaClient.force_metadata_update",
         ("self",),
     ),
+    Seam(
+        _AIOKAFKA,
+        "Sender._find_coordinator",
+        "aiokafka.producer.sender:Sender._find_coordinator",
+        ("self", "coordinator_type", "coordinator_key"),
+        ("raise KafkaError(repr(err)) from err", "self._retry_backoff"),
+    ),
 )
 
 

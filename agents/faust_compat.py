@@ -85,6 +85,16 @@ aiokafka:
    metadata every ``metadata_max_age_ms`` only (5 minutes), so a topic created after it
    started has no partitions until then. ``refresh_metadata`` asks now.
 
+13. ``Sender._find_coordinator(coordinator_type, coordinator_key)``
+    (``aiokafka/producer/sender.py``), which a transactional producer calls to find its
+    transaction coordinator and, for each commit of offsets in a transaction, the group
+    coordinator. It retries a coordinator that is not available, but a lookup whose
+    connection the broker closed (the broker it asked is dying: a failover) is raised as a
+    plain ``KafkaError``, which kills the producer's sender and crashes the worker.
+    ``retry_lost_coordinators`` wraps it to look the coordinator up again, as aiokafka does
+    for a coordinator not available (found by the cluster test that kills the transaction
+    coordinator's broker under exactly_once, tests/cluster/test_faults.py).
+
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -92,6 +102,8 @@ worker runs; reading it (or creating the consumer) earlier switches exactly_once
 from __future__ import annotations
 
 import asyncio
+import functools
+import itertools
 import logging
 import time
 import weakref
@@ -101,7 +113,8 @@ from typing import Any, Protocol
 
 import faust
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.errors import IllegalStateError
+from aiokafka.errors import IllegalStateError, KafkaConnectionError, KafkaError
+from aiokafka.producer.sender import Sender
 from faust import streams as faust_streams
 from faust.types import TP, EventT
 
@@ -119,6 +132,7 @@ __all__ = [
     "partitioned_items",
     "processing",
     "refresh_metadata",
+    "retry_lost_coordinators",
     "seek_on_consumer_thread",
     "starts_on_consumer_thread",
     "transactional_id",
@@ -418,6 +432,37 @@ def transactional_id(app: faust.App, topic: str, partition: int) -> str:
     return f"{app.conf.id}-{app.assignor.group_for_topic(topic)}-{partition}"
 
 
+def retry_lost_coordinators() -> None:
+    """Make aiokafka's transactional producers look a coordinator up again when the broker
+    asked closed the connection (seam 13); once per process."""
+    original = Sender._find_coordinator
+    if getattr(original, "learnstream_retries", False):
+        return
+
+    # wraps: the seam check (agents/faust_check.py) still reads aiokafka's own function
+    @functools.wraps(original)
+    async def find_coordinator(self: Any, coordinator_type: Any, coordinator_key: str) -> Any:
+        for attempt in itertools.count():
+            try:
+                return await original(self, coordinator_type, coordinator_key)
+            except KafkaError as exc:
+                if not isinstance(exc.__cause__, KafkaConnectionError):
+                    raise
+                if attempt == 0:
+                    log.warning(
+                        "the broker asked for the %s coordinator closed the connection (%s): "
+                        "looking it up again until one answers",
+                        coordinator_type.name.lower(),
+                        exc.__cause__,
+                    )
+                await self.client.force_metadata_update()
+                await asyncio.sleep(self._retry_backoff)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    find_coordinator.learnstream_retries = True  # type: ignore[attr-defined]
+    Sender._find_coordinator = find_coordinator
+
+
 async def refresh_metadata(consumer: AIOKafkaConsumer) -> None:
     """Fetch fresh cluster metadata for ``consumer`` now (seam 9): new topics, partitions."""
     await consumer._client.force_metadata_update()
@@ -427,7 +472,7 @@ def partitioned_items(table: Any) -> Iterator[tuple[Any, Any, int | None]]:
     """Yield (key, value, partition) of a table's active partitions (seam 12). A RocksDB
     iterator reads a snapshot, so the table may change while it is read; a store that keeps
     no partitions (memory://, a dict) is read from a copy, with partition None."""
-    store = getattr(table, "data", None)
+    store: Any = getattr(table, "data", None)
     databases = getattr(store, "_dbs", None)
     if not isinstance(databases, dict) or not hasattr(store, "_visible_items"):
         for key, value in list(table.items()):

@@ -29,7 +29,7 @@ from agents.deadletters import DeadLetters
 from agents.emitter import Emitter, OnSent
 from agents.end_offsets import EndOffsets, Ends
 from agents.faust_check import check
-from agents.faust_compat import deliver_every_record, guard_commits
+from agents.faust_compat import deliver_every_record, guard_commits, retry_lost_coordinators
 from agents.learn_stats import SkillTable
 from agents.plan_join import Join, KeySpace
 from agents.planstore import PlanStore
@@ -189,5 +189,6 @@ def wire(
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
+    retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
     return runtime
