@@ -18,7 +18,13 @@ from benchmarks.peer import Join, Parked, Peer
 from streams.config.settings import Settings, TopicSettings
 from streams.dlq.record import DlqRecord, parse_headers
 from streams.encoding.codecs import decode_any
-from streams.join.plan_state import PlanState, merge_snapshot, record_delta
+from streams.join.plan_state import (
+    PlanState,
+    StageMark,
+    merge_snapshot,
+    record_delta,
+    record_stage,
+)
 from streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from streams.samples import builders
@@ -97,7 +103,7 @@ def test_parked_events_complete_in_event_time_order_when_the_plan_comes() -> Non
         ]
     )
     assert join.parked == {}
-    assert join.states[key] == corrected
+    assert join.states[key] == record_stage(corrected, StageMark.of(stage))  # its path
 
 
 def test_a_decision_read_after_a_later_correction_counts_only_earlier_ones() -> None:
