@@ -56,7 +56,7 @@ def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> st
 async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -> None:
     """Publish plan stories at ``rate`` plans per second until cancelled."""
     sim, rng = Simulator(seed=seed, pii_ratio=0.4), random.Random(seed)
-    graph = sim.uuid()  # the demo project's one state graph
+    graph, graph_new = sim.uuid(), True  # the demo project's one state graph
     interval = 1.0 / rate
     while True:
         plan_id = _plan_story(sim, pub, rng)
@@ -74,8 +74,9 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
                 pub.publish_execution(event)
         if rng.random() < 0.05:  # the project's graph changes (the first time: from nothing)
             deltas = [("node_add", rng.randint(1, 4), 0), ("edge_add", 0, rng.randint(1, 5))]
-            for event in sim.graph_updates(_now(), deltas, graph_id=graph):
+            for event in sim.graph_updates(_now(), deltas, graph_id=graph, created=graph_new):
                 pub.publish_graph_update(event)
+            graph_new = False
         if rng.random() < 0.05:  # what a run cost (validated and counted; no sample yet)
             usage = {"total_tokens": rng.randint(200, 8000), "budget_tokens": 10_000}
             pub.publish_core_event(sim.core_event("cost_budget", _now(), usage))

@@ -333,15 +333,22 @@ class Simulator:
         ]
 
     def graph_updates(
-        self, when: datetime, deltas: list[tuple[str, int, int]], *, graph_id: str | None = None
+        self,
+        when: datetime,
+        deltas: list[tuple[str, int, int]],
+        *,
+        graph_id: str | None = None,
+        created: bool = False,
     ) -> list[dict[str, Any]]:
         """Return GraphUpdateEvents of one graph, a second apart: one per (update_kind,
-        node_delta, edge_delta); the first names the plan that caused the change."""
+        node_delta, edge_delta); the first names the plan that caused the change and, with
+        ``created``, says the graph is new (``graph_created``: its size before is 0)."""
         graph, plan = graph_id or self.uuid(), self.uuid()
         events = []
         for number, (kind, nodes, edges) in enumerate(deltas):
             event: dict[str, Any] = {"event_id": self.uuid(), "event_family": "graph_update"}
-            event |= {"event_type": "graph_updated", "graph_id": graph, "update_kind": kind}
+            named = "graph_created" if created and number == 0 else "graph_updated"
+            event |= {"event_type": named, "graph_id": graph, "update_kind": kind}
             event |= {"node_delta": nodes, "edge_delta": edges, "source_module": "plan"}
             event["timestamp"] = _iso(when + timedelta(seconds=number))
             event["payload"] = {"plan_id": plan} if number == 0 else {}

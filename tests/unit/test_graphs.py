@@ -228,3 +228,12 @@ async def test_the_worker_keeps_a_quiet_graph_until_its_ttl_then_deletes_it(
             await agent.put(b"tick", partition=partition)
             assert (key in runtime.tables.graphs) is kept
     assert mocks["dlq"].await_count == 0
+
+
+def test_the_simulator_says_a_graph_is_new_only_when_asked_so_a_demo_graph_is_scored() -> None:
+    sim = Simulator(seed=3)
+    deltas = [("node_add", 2, 0), ("edge_add", 0, 1)]
+    first = sim.graph_updates(T, deltas, graph_id="g-1", created=True)
+    later = sim.graph_updates(T, deltas, graph_id="g-1")
+    assert [e["event_type"] for e in first] == [CREATED, "graph_updated"]
+    assert [e["event_type"] for e in later] == ["graph_updated", "graph_updated"]
