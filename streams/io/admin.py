@@ -22,7 +22,7 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, bootstrap_of, connection_of
-from streams.io.topics import replicated, topic_specs
+from streams.io.topics import check_brokers, replicated, topic_specs
 
 __all__ = ["bootstrap_of", "create_topics", "replicated_topics"]
 
@@ -107,10 +107,13 @@ async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str
     admin = AIOKafkaAdminClient(**options, request_timeout_ms=30_000)
     await admin.start()
     try:
-        topics = replicated(topics, await _brokers(admin))
+        brokers = await _brokers(admin)
+        topics = replicated(topics, brokers)
         factor = topics.replication_factor or 1
         specs = topic_specs(topics)
         listed = set(await _retried(admin.list_topics))
+        if any(name not in listed for name, _, _ in specs):
+            check_brokers(topics, brokers)
         names = [name for name, _, _ in specs if name in listed]
         configs, replicas = await _configs(admin, names), await _replicas(admin, names)
         results = []

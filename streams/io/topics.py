@@ -15,6 +15,7 @@ __all__ = [
     "INTERNAL",
     "MAX_MESSAGE_BYTES",
     "Topics",
+    "check_brokers",
     "replica_config",
     "replicated",
     "samples_config",
@@ -68,16 +69,12 @@ def replicated(topics: TopicSettings, brokers: int) -> TopicSettings:
     """Return ``topics`` with its replication decided for a cluster of ``brokers``.
 
     Unset, the replication factor is min(3, brokers) and ``min.insync.replicas`` one less (at
-    least 1). A replication factor above the broker count, or a minimum in sync above the
-    replication factor, is a setting no topic could be created (or written) with: a
-    :class:`UserError` naming the variable.
+    least 1). A minimum in sync above the replication factor is a setting no write could
+    succeed with: a :class:`UserError` naming the variable. A replication factor above the
+    broker count is refused only where a topic is to be created (:func:`check_brokers`):
+    while a broker is down, the topics that exist are still written.
     """
     factor = topics.replication_factor or min(DEFAULT_REPLICATION, max(brokers, 1))
-    if factor > brokers:
-        raise UserError(
-            f"LEARNSTREAM_TOPICS__REPLICATION_FACTOR={factor} but the cluster has {brokers} "
-            f"broker{'s' if brokers != 1 else ''}: set it to {brokers} or less"
-        )
     in_sync = topics.min_insync_replicas or max(factor - 1, 1)
     if in_sync > factor:
         raise UserError(
@@ -85,6 +82,18 @@ def replicated(topics: TopicSettings, brokers: int) -> TopicSettings:
             f"factor {factor}: no write could be acknowledged; set it to {factor} or less"
         )
     return topics.model_copy(update={"replication_factor": factor, "min_insync_replicas": in_sync})
+
+
+def check_brokers(topics: TopicSettings, brokers: int) -> None:
+    """Raise :class:`UserError` if topics with this replication cannot be created on a
+    cluster of ``brokers`` (Kafka would refuse each with InvalidReplicationFactor)."""
+    factor = topics.replication_factor or 1
+    if factor > brokers:
+        raise UserError(
+            f"LEARNSTREAM_TOPICS__REPLICATION_FACTOR={factor} but the cluster has {brokers} "
+            f"broker{'s' if brokers != 1 else ''} up: set it to {brokers} or less, or create "
+            "the topics once every broker is up"
+        )
 
 
 def replica_config(topics: TopicSettings) -> dict[str, str]:

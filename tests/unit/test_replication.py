@@ -11,7 +11,7 @@ from streams.config.usererrors import UserError
 from streams.io import admin
 from streams.io.admin import _status
 from streams.io.tables import Tables
-from streams.io.topics import replicated, topic_specs
+from streams.io.topics import check_brokers, replicated, topic_specs
 
 
 @pytest.mark.parametrize(
@@ -29,9 +29,12 @@ def test_set_replication_is_kept_and_its_minimum_follows_it():
     assert (topics.replication_factor, topics.min_insync_replicas) == (3, 3)
 
 
-def test_more_replicas_than_brokers_is_a_user_error_naming_the_variable():
-    with pytest.raises(UserError, match=r"REPLICATION_FACTOR=3 but the cluster has 1 broker:"):
-        replicated(TopicSettings(replication_factor=3), 1)
+def test_more_replicas_than_brokers_is_refused_only_for_topics_to_create():
+    topics = replicated(TopicSettings(replication_factor=3), 1)  # a broker down: still runs
+    assert topics.replication_factor == 3
+    with pytest.raises(UserError, match=r"REPLICATION_FACTOR=3 but the cluster has 1 broker up:"):
+        check_brokers(topics, 1)
+    check_brokers(topics, 3)
 
 
 def test_a_minimum_in_sync_above_the_replication_is_a_user_error():
