@@ -20,7 +20,7 @@ arrive in, so decayed stats still merge by adding (after both are brought to the
 :meth:`SkillStats.arm` gives a strategy's :class:`~streams.a2e.strategies.Arm` from the
 memory :func:`streams.a2e.memory.choose` picks for this skill (long unless its recent
 outcomes disagree with its older ones), from the recent memory alone, or from the exact
-counts. Stats stored before the long memory existed load with it equal to their recent
+counts. Stats stored without a long memory load with it equal to their recent
 counters. The default half-life (:data:`DEFAULT_HALF_LIFE_S`) and why are in
 streams/a2e/memory.py. An update without a time adds at ``as_of`` (no decay).
 
@@ -78,7 +78,7 @@ class StatsState(BaseModel):
     half_life_s: float = Field(DEFAULT_HALF_LIFE_S, gt=0)
     as_of: float | None = None
     decayed: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
-    #: The long memory; None in stats stored before it existed (it starts as ``decayed``).
+    #: The long memory; None in stats stored without one (it then starts as ``decayed``).
     long_decayed: tuple[float, float, float, float, float] | None = None
     watermarks: dict[str, tuple[int, int]] = Field(default_factory=dict)
 

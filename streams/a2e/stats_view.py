@@ -136,7 +136,7 @@ def rank_skills(
     now: float,
 ) -> list[SkillPerformanceRecord]:
     """Rank the skills (plus the one asked for, as an untried arm, if unseen) as of ``now``:
-    exact counts in the records, the rolling success rate in the strategy's arms."""
+    exact counts in the records, each skill's long or recent memory in the strategy's arms."""
     records = [s.record(name) for name, s in stats.items()]
     if query.skill_name and query.skill_name not in stats:
         records.append(SkillPerformanceRecord(name=query.skill_name))
