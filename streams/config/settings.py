@@ -575,21 +575,25 @@ class A2ESettings(BaseModel):
     response_timeout: Duration = Field(
         timedelta(seconds=10), description="how long a learn request waits for its response"
     )
-    ucb1_c: float = Field(0.1, ge=0, description="UCB1 exploration constant c")
+    ucb1_c: float = Field(0.4, ge=0, description="UCB1 exploration constant c")
     epsilon_c: float = Field(
-        1.0, ge=0, description="epsilon-greedy's rate max(floor, min(1, c*K/N)): its c"
+        10.0, ge=0, description="epsilon-greedy's rate max(floor, min(1, c*K/N)): its c"
     )
     epsilon: float | None = Field(
         None, ge=0, le=1, description="a fixed epsilon-greedy rate (unset: the decaying one)"
     )
     softmax_c: float = Field(
-        0.05, ge=0, description="softmax's per-arm temperature c/sqrt(n_i) (Boltzmann-Gumbel)"
+        0.1, ge=0, description="softmax's per-arm temperature c/sqrt(n_i) (Boltzmann-Gumbel)"
     )
     temperature: float | None = Field(
         None, ge=1e-6, description="a fixed softmax temperature tau (unset: the per-arm one)"
     )
     half_life_s: float = Field(
-        1800.0, gt=0, allow_inf_nan=False, description="half-life of the rolling skill stats (s)"
+        900.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="half-life of the rolling skill stats' recent memory (s; the long one's "
+        "is 128 times it)",
     )
     seed: int = Field(
         0, description="base of the seed derived for an adapt request that names none"
