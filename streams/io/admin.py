@@ -80,10 +80,33 @@ def _status(want: Mapping[str, str], have: Mapping[str, str], replicas: int, fac
     return f"exists (differs: {', '.join(differing)})" if differing else "exists"
 
 
+async def _reachable(host: str, port: int) -> bool:
+    """Tell whether a broker accepts a TCP connection within a second."""
+    try:
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
 async def _brokers(admin: AIOKafkaAdminClient) -> int:
-    """Return how many brokers the cluster's metadata lists."""
-    cluster: dict[str, Any] = await _retried(admin.describe_cluster)
-    return len(cluster.get("brokers", [])) or 1
+    """Return how many brokers the cluster's metadata lists, once every one listed answers.
+
+    A broker that just died stays listed until its session times out (9 s by default), and
+    Faust, starting, sends its topic declarations to whichever broker the metadata names as
+    controller: a dead one makes the worker exit. So a broker listed but unreachable is
+    waited for (``RETRY_FOR_S`` at most) until the cluster drops it or it comes back.
+    """
+    deadline = asyncio.get_running_loop().time() + RETRY_FOR_S
+    while True:
+        cluster: dict[str, Any] = await _retried(admin.describe_cluster)
+        listed = cluster.get("brokers", [])
+        down = [b["node_id"] for b in listed if not await _reachable(b["host"], b["port"])]
+        if not down or asyncio.get_running_loop().time() > deadline:
+            return len(listed) or 1
+        log.info("brokers %s are listed but do not answer: waiting for the cluster", down)
+        await asyncio.sleep(RETRY_PAUSE_S)
 
 
 async def replicated_topics(broker: Broker, topics: TopicSettings) -> TopicSettings:

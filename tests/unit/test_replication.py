@@ -102,3 +102,28 @@ async def test_an_error_that_retrying_cannot_cure_is_raised_at_once(monkeypatch)
     with pytest.raises(TopicAuthorizationFailedError):
         await admin._retried(refused)
     assert len(calls) == 1
+
+
+class _Cluster:
+    """An admin client whose metadata lists a dead broker until the cluster drops it."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def describe_cluster(self) -> dict:
+        self.asked += 1
+        live = [{"node_id": 1, "host": "127.0.0.1", "port": 1001}]
+        dead = [{"node_id": 2, "host": "127.0.0.1", "port": 1002}]
+        return {"brokers": live + (dead if self.asked < 3 else [])}
+
+
+async def test_a_listed_broker_that_does_not_answer_is_waited_for(monkeypatch):
+    monkeypatch.setattr(admin, "RETRY_PAUSE_S", 0.0)
+
+    async def reachable(_host: str, port: int) -> bool:
+        return port != 1002
+
+    monkeypatch.setattr(admin, "_reachable", reachable)
+    cluster = _Cluster()
+    assert await admin._brokers(cluster) == 1  # type: ignore[arg-type]
+    assert cluster.asked == 3
