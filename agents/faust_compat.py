@@ -144,6 +144,10 @@ log = logging.getLogger("learnstream")
 #: How long a commit waits for the buffer; past it, it commits anyway and says so.
 DRAIN_LIMIT_S = 30.0
 
+#: How long a coordinator whose broker closes the connection is looked up again (a failover
+#: takes seconds; a connection refused for another reason, TLS or auth, must not stall for ever).
+COORDINATOR_RETRY_S = 120.0
+
 #: How long reading a fetch position may wait for a partition being reset.
 POSITION_WAIT_S = 1.0
 
@@ -442,11 +446,13 @@ def retry_lost_coordinators() -> None:
     # wraps: the seam check (agents/faust_check.py) still reads aiokafka's own function
     @functools.wraps(original)
     async def find_coordinator(self: Any, coordinator_type: Any, coordinator_key: str) -> Any:
+        deadline = time.monotonic() + COORDINATOR_RETRY_S
         for attempt in itertools.count():
             try:
                 return await original(self, coordinator_type, coordinator_key)
             except KafkaError as exc:
-                if not isinstance(exc.__cause__, KafkaConnectionError):
+                lost = isinstance(exc.__cause__, KafkaConnectionError)
+                if not lost or time.monotonic() > deadline:  # not a failover: as aiokafka does
                     raise
                 if attempt == 0:
                     log.warning(

@@ -31,6 +31,8 @@ T = TypeVar("T")
 #: How long a request is tried again while brokers come and go (a failover, a rolling restart).
 RETRY_FOR_S = 60.0
 RETRY_PAUSE_S = 1.0
+#: How long a broker may take to accept a connection before it counts as down.
+REACH_S = 3.0
 
 
 async def _retried(call: Callable[[], Awaitable[T]]) -> T:
@@ -73,17 +75,26 @@ async def _replicas(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, i
     }
 
 
+def _differs(key: str, want: str, have: Mapping[str, str]) -> bool:
+    """Tell whether an existing topic's config falls short of ``want``. A minimum in sync is
+    a number, and more is no fault; a broker that reports none applies its default, 1."""
+    if key == "min.insync.replicas":
+        return int(have.get(key) or 1) < int(want)
+    return have.get(key) != want
+
+
 def _status(want: Mapping[str, str], have: Mapping[str, str], replicas: int, factor: int) -> str:
     """Say 'exists', naming what an operator must change: replication, then each config."""
     differing = [f"replication {replicas} < {factor}"] if replicas < factor else []
-    differing += sorted(key for key, value in want.items() if have.get(key) != value)
+    differing += sorted(key for key, value in want.items() if _differs(key, value, have))
     return f"exists (differs: {', '.join(differing)})" if differing else "exists"
 
 
 async def _reachable(host: str, port: int) -> bool:
-    """Tell whether a broker accepts a TCP connection within a second."""
+    """Tell whether a broker accepts a TCP connection within ``REACH_S`` (name lookup
+    included)."""
     try:
-        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 1.0)
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), REACH_S)
     except (OSError, TimeoutError):
         return False
     writer.close()
@@ -102,7 +113,8 @@ async def _brokers(admin: AIOKafkaAdminClient) -> int:
     while True:
         cluster: dict[str, Any] = await _retried(admin.describe_cluster)
         listed = cluster.get("brokers", [])
-        down = [b["node_id"] for b in listed if not await _reachable(b["host"], b["port"])]
+        answers = await asyncio.gather(*(_reachable(b["host"], b["port"]) for b in listed))
+        down = [b["node_id"] for b, up in zip(listed, answers, strict=True) if not up]
         if not down or asyncio.get_running_loop().time() > deadline:
             return len(listed) or 1
         log.info("brokers %s are listed but do not answer: waiting for the cluster", down)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from streams.export.token_usage import token_usage
 from streams.join.plan_state import PlanState, StageMark
 from streams.mplp.models import DecisionEvent, DeltaImpact, DeltaIntentEvent, MplpEvent, StageEvent
 from streams.samples.ids import canonical_id, sample_id
@@ -281,9 +282,11 @@ def _stage_config(event: StageEvent) -> Any:
 
 
 def _token_usage(event: StageEvent) -> dict[str, Any] | None:
-    """Return the stage's token usage as sent (``payload.token_usage``, an object), if any."""
-    usage = (event.payload.model_extra or {}).get("token_usage")
-    return usage if isinstance(usage, dict) else None
+    """Return the stage's token usage (``payload.token_usage``) in the common schema's shape:
+    the counts, and ``by_agent`` as a list of ``{agent_id, role, tokens}``. Never as sent: a
+    runtime may key ``by_agent`` by agent, and the anonymizer reads values, not keys, so an
+    agent named by an e-mail address would leave the worker as a key."""
+    return token_usage((event.payload.model_extra or {}).get("token_usage"))
 
 
 def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:

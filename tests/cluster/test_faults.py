@@ -171,8 +171,10 @@ def _kill_and_restart(node: ApacheKafka, what: str) -> Fault:
     async def kill_and_restart(run: Run) -> None:
         run.fault = f"kill -9 of node {node.node_id}, {what}"
         node.kill()
-        await asyncio.sleep(10.0)  # broker.session.timeout.ms is 4 s
-        await asyncio.to_thread(node.start)
+        try:
+            await asyncio.sleep(10.0)  # broker.session.timeout.ms is 4 s
+        finally:  # the module's later tests need the node back
+            await asyncio.to_thread(node.start)
 
     return kill_and_restart
 

@@ -605,3 +605,34 @@ def test_family_rules_name_what_is_missing() -> None:
         )
     ) == ["output.impact_scope must be a non-empty str"]
     assert family_errors(bare("pipeline_outcome")) == []
+
+
+def test_token_usage_by_agent_never_keys_an_agent_so_the_anonymizer_sees_every_agent_id() -> None:
+    usage = {"total_tokens": 50, "by_agent": {"jane.doe@corp.example": 30, "planner": 20}}
+    sample = builders.build_pipeline_outcome(
+        stage("completed", duration_ms=800, token_usage=usage), plan_state(), NOW
+    )
+    assert sample.output["token_usage"] == {
+        "total_tokens": 50,
+        "by_agent": [
+            {"agent_id": "jane.doe@corp.example", "tokens": 30},
+            {"agent_id": "planner", "tokens": 20},
+        ],
+    }
+
+
+def test_an_agent_named_by_an_email_in_token_usage_is_masked_before_it_leaves() -> None:
+    from streams.config.settings import Settings
+    from streams.privacy.config import privacy_config
+    from streams.privacy.pii import build_anonymizer
+    from streams.privacy.pipeline import apply_privacy
+
+    usage = {"by_agent": {"jane.doe@corp.example": 30}}
+    sample = builders.build_pipeline_outcome(
+        stage("completed", duration_ms=800, token_usage=usage), plan_state(), NOW
+    )
+    out, found = apply_privacy(sample.to_dict(), build_anonymizer(privacy_config(Settings())))
+    assert out["output"]["token_usage"] == {
+        "by_agent": [{"agent_id": "<EMAIL_ADDRESS>", "tokens": 30}]
+    }
+    assert found["EMAIL_ADDRESS"] == 1

@@ -212,7 +212,8 @@ def test_cheaper_in_tokens_counts_and_costlier_by_more_than_the_margin_does_not(
     )
     (sample,), _ = feed(slow, cheaper)
     assert sample.output["improvement"] == {"duration_ms": -0.025, "tokens": 0.4}
-    assert sample.output["execution"]["token_usage"] == {
+    assert sample.output["execution"]["token_usage"] == {  # the total added, as the schema's
+        "total_tokens": 1200,
         "prompt_tokens": 900,
         "completion_tokens": 300,
     }

@@ -127,3 +127,10 @@ async def test_a_listed_broker_that_does_not_answer_is_waited_for(monkeypatch):
     cluster = _Cluster()
     assert await admin._brokers(cluster) == 1  # type: ignore[arg-type]
     assert cluster.asked == 3
+
+
+def test_a_minimum_in_sync_is_compared_as_a_number_and_unreported_is_the_default():
+    want = {"min.insync.replicas": "2"}
+    assert _status(want, {"min.insync.replicas": "3"}, replicas=3, factor=3) == "exists"
+    assert _status({"min.insync.replicas": "1"}, {}, replicas=1, factor=1) == "exists"
+    assert _status(want, {}, replicas=3, factor=3) == "exists (differs: min.insync.replicas)"
