@@ -24,7 +24,7 @@ from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, bootstrap_of, connection_of
 from streams.io.topics import check_brokers, replicated, topic_specs
 
-__all__ = ["bootstrap_of", "create_topics", "replicated_topics"]
+__all__ = ["bootstrap_of", "create_topics", "described_topics", "replicated_topics"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -64,11 +64,28 @@ async def _configs(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, di
     }
 
 
+async def described_topics(admin: AIOKafkaAdminClient, names: list[str]) -> list[dict[str, Any]]:
+    """Return ``describe_topics(names)`` once every topic shows its partitions.
+
+    A topic just created is known to the controller before every broker's metadata has it, and
+    the broker asked (one picked at random) answers for such a topic with no partitions: asked
+    again, for up to ``RETRY_FOR_S``, until each has them.
+    """
+    deadline = asyncio.get_running_loop().time() + RETRY_FOR_S
+    while True:
+        described: list[dict[str, Any]] = await _retried(lambda: admin.describe_topics(names))
+        if all(topic["partitions"] for topic in described):
+            return described
+        if asyncio.get_running_loop().time() > deadline:
+            return described
+        await asyncio.sleep(RETRY_PAUSE_S / 4)
+
+
 async def _replicas(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, int]:
     """Return the fewest replicas any partition of each existing topic has, by topic."""
     if not names:
         return {}
-    described = await _retried(lambda: admin.describe_topics(names))
+    described = await described_topics(admin, names)
     return {
         topic["topic"]: min((len(p["replicas"]) for p in topic["partitions"]), default=0)
         for topic in described

@@ -24,6 +24,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.client import AIOKafkaClient, CoordinationType
 
 from streams.config.settings import TopicSettings
+from streams.io.admin import described_topics
 from streams.io.worker_process import WorkerProcess
 from streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, publish_paced, wait_delivered
@@ -86,7 +87,7 @@ async def _leaders(bootstrap: str, topic: str) -> set[int]:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        (described,) = await admin.describe_topics([topic])
+        (described,) = await described_topics(admin, [topic])
     finally:
         await admin.close()
     return {int(partition["leader"]) for partition in described["partitions"]}

@@ -21,6 +21,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from streams.io.admin import described_topics
 from streams.io.worker_process import WorkerProcess
 from tests.support.kafka_cluster import KafkaCluster
 
@@ -52,7 +53,7 @@ async def _describe(bootstrap: str, names: list[str]) -> dict[str, tuple[set[int
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        topics = await admin.describe_topics(names)
+        topics = await described_topics(admin, names)
         resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
         responses = await admin.describe_configs(resources)
     finally:

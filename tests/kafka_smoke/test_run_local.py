@@ -16,6 +16,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from streams.io.admin import described_topics
+
 pytestmark = pytest.mark.kafka
 
 SCRIPT = Path(__file__).resolve().parents[2] / "ops" / "kafka" / "run-local.sh"
@@ -110,7 +112,7 @@ async def _replicated_topic(bootstrap: str, topic: str) -> set[int]:
     try:
         response = await admin.create_topics([NewTopic(topic, 2, 3)])
         assert [code for _, code, *_ in response.topic_errors] == [0]
-        (described,) = await admin.describe_topics([topic])
+        (described,) = await described_topics(admin, [topic])
     finally:
         await admin.close()
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
