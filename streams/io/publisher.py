@@ -12,6 +12,14 @@ topics can reach the broker in either order (``benchmarks/ordering.py`` measures
 RELIABILITY.md, findings behind the design).
 The worker counts a correction for an execution only if the broker held it when the
 execution was read, so a runtime that needs that order awaits ``flush()`` between the two.
+
+The producer is idempotent (``acks=all``, ``enable_idempotence``), as Kafka's own clients are
+by default: when a broker dies after writing a batch but before answering, the producer sends
+the batch again, and without idempotence the new leader stores it twice. The worker turns
+each input record into samples exactly once, so a decision stored twice gives its samples
+twice, even under exactly_once (RELIABILITY.md, three brokers). The embedded broker has no
+idempotent producers, so ``one_record_per_batch`` (its setting) turns idempotence off unless
+``idempotent`` says otherwise.
 """
 
 from __future__ import annotations
@@ -80,6 +88,7 @@ class RuntimePublisher:
         *,
         buffer_size: int = 10_000,
         one_record_per_batch: bool = False,
+        idempotent: bool | None = None,
         **producer_options: Any,
     ) -> None:
         self.topics = topics or TopicSettings()
@@ -88,6 +97,9 @@ class RuntimePublisher:
         if one_record_per_batch:  # the embedded broker counts batches, not records
             producer_options.setdefault("max_batch_size", 1)
         producer_options.setdefault("acks", "all")
+        if idempotent is None:
+            idempotent = not one_record_per_batch
+        producer_options.setdefault("enable_idempotence", idempotent)
         options = {**connection_of(broker).client_options(), **producer_options}
         self._producer = AIOKafkaProducer(**options)
         self._drain: asyncio.Task[None] | None = None

@@ -107,3 +107,16 @@ async def test_bare_plan_is_wrapped_into_a_snapshot():
     _, key, value = pub._queue.get_nowait()
     assert key == plan["plan_id"].encode()
     assert b'"plan":{' in value
+
+
+async def test_the_producer_is_idempotent_except_on_the_embedded_broker():
+    """A batch the producer sends again after a broker died unanswered is stored once only
+    by an idempotent producer; the embedded broker (one record per batch) has none."""
+    topics = TopicSettings(prefix="x.")
+    kafka = RuntimePublisher("127.0.0.1:1", topics)
+    embedded = RuntimePublisher("127.0.0.1:1", topics, one_record_per_batch=True)
+    forced = RuntimePublisher("127.0.0.1:1", topics, one_record_per_batch=True, idempotent=True)
+    # aiokafka keeps an idempotent producer's sequence numbers in its transaction manager
+    assert kafka._producer._txn_manager is not None
+    assert embedded._producer._txn_manager is None
+    assert forced._producer._txn_manager is not None
