@@ -17,7 +17,7 @@ import faust
 from agents.wiring import wire
 from streams.config.settings import Settings
 from streams.config.usererrors import UserError
-from streams.io.admin import create_topics, replicated_topics
+from streams.io.admin import ensure_topics
 from streams.io.app import create_app, one_record_per_batch
 from streams.io.broker_check import check_handshake
 from streams.io.connection import KafkaConnection
@@ -111,8 +111,8 @@ def prepare_topics(settings: Settings, connection: KafkaConnection) -> Settings:
     An existing topic with less replication than wanted, or other configs, is only reported
     (one warning each): learnstream never alters a topic an operator may have tuned.
     """
-    topics = asyncio.run(replicated_topics(connection, settings.topics))
-    for name, status in asyncio.run(create_topics(connection, topics)):
+    topics, statuses = asyncio.run(ensure_topics(connection, settings.topics))
+    for name, status in statuses:
         if status.startswith("exists (differs"):
             log.warning(
                 "topic %s %s: learnstream wants replication %d and min.insync.replicas %d "

@@ -14,7 +14,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from benchmarks.brokers import BenchBroker
 from benchmarks.workers import RunPlace
 from streams.config.settings import TopicSettings
-from streams.io.admin import create_topics
+from streams.io.admin import ensure_topics
 
 __all__ = ["Bench"]
 
@@ -41,9 +41,9 @@ class Bench:
         return RunPlace(prefix=f"bench.{tag}.", app_id=f"bench-{tag}", workdir=workdir)
 
     async def create_topics(self, place: RunPlace) -> TopicSettings:
-        """Create every topic of the run (4 partitions each) and return their names."""
-        topics = TopicSettings(prefix=place.prefix)
-        await create_topics(self.broker.bootstrap, topics)
+        """Create every topic of the run (4 partitions each) and return their names, with the
+        replication decided for the broker (what the worker gives its changelogs)."""
+        topics, _ = await ensure_topics(self.broker.bootstrap, TopicSettings(prefix=place.prefix))
         return topics
 
     async def drop_topics(self, place: RunPlace) -> None:

@@ -24,7 +24,7 @@ from streams.config.settings import TopicSettings
 from streams.io.connection import Broker, bootstrap_of, connection_of
 from streams.io.topics import check_brokers, replicated, topic_specs
 
-__all__ = ["bootstrap_of", "create_topics", "described_topics", "replicated_topics"]
+__all__ = ["bootstrap_of", "create_topics", "described_topics", "ensure_topics"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -138,16 +138,6 @@ async def _brokers(admin: AIOKafkaAdminClient) -> int:
         await asyncio.sleep(RETRY_PAUSE_S)
 
 
-async def replicated_topics(broker: Broker, topics: TopicSettings) -> TopicSettings:
-    """Return ``topics`` with its replication decided for the cluster at ``broker``."""
-    admin = AIOKafkaAdminClient(**connection_of(broker).client_options(), request_timeout_ms=30_000)
-    await admin.start()
-    try:
-        return replicated(topics, await _brokers(admin))
-    finally:
-        await admin.close()
-
-
 async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str, str]]:
     """Create every topic that is missing; return (name, 'created' | 'exists ...') per topic.
 
@@ -155,6 +145,14 @@ async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str
     cleanup or retention config that differs (a samples topic created before samples were kept
     forever) is reported as ``exists (differs: ...)``, not altered.
     """
+    return (await ensure_topics(broker, topics))[1]
+
+
+async def ensure_topics(
+    broker: Broker, topics: TopicSettings
+) -> tuple[TopicSettings, list[tuple[str, str]]]:
+    """Do what :func:`create_topics` does, and also return ``topics`` with the replication it
+    decided for the cluster (what the worker gives Faust's changelogs): one admin session."""
     options = connection_of(broker).client_options()
     admin = AIOKafkaAdminClient(**options, request_timeout_ms=30_000)
     await admin.start()
@@ -180,6 +178,6 @@ async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str
                 results.append((name, "created"))
             except TopicAlreadyExistsError:
                 results.append((name, "exists"))
-        return results
+        return topics, results
     finally:
         await admin.close()
