@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -16,7 +17,26 @@ from streams.io.topics import MAX_MESSAGE_BYTES
 from streams.sim.simulate import Simulator
 from streams.sim.workload import Record, Verdict, Workload, verify
 
-__all__ = ["Collected", "add_corrected_runs", "collect", "publish_paced", "wait_delivered"]
+__all__ = [
+    "Collected",
+    "add_corrected_runs",
+    "assert_delivered",
+    "collect",
+    "identical_but_created_at",
+    "log_digest",
+    "publish_paced",
+    "wait_delivered",
+    "where_samples_sit",
+]
+
+#: Worker log lines that tell where transactions and offsets went (for a failed run's report).
+_TELLING = re.compile(
+    r"=== start|transactional producers|Commit invoked|Exception in|[Ff]enced|Discarded commit"
+    r"|Revoking previously|Executing _on_partitions_assigned|Ignoring missing|WARNING|ERROR"
+    # what Progress and the stall watch read again (streams/offsets/progress.py,
+    # streams/observe/stall.py)
+    r"|came before|not in the log|re-read started|not handed over|hold no records"
+)
 
 
 def add_corrected_runs(workload: Workload, every: int, seed: int = 3) -> list[int]:
@@ -147,3 +167,70 @@ async def wait_delivered(
         if not verdict.missing or time.monotonic() - started > max_wait:
             return verdict, got, time.monotonic() - started
         await asyncio.sleep(3.0)
+
+
+def identical_but_created_at(raw: dict[str, list[bytes]]) -> list[str]:
+    """Return the ids whose duplicates differ in anything but ``created_at``."""
+    differing = []
+    for sample_id, copies in raw.items():
+        bodies = [{**decode_any(c), "created_at": None} for c in copies]
+        if any(b != bodies[0] for b in bodies[1:]):
+            differing.append(sample_id)
+    return differing
+
+
+def log_digest(log: str, limit: int = 200) -> str:
+    """Return the telling lines of a worker log, the last ``limit`` of them."""
+    lines = [line[:240] for line in log.splitlines() if _TELLING.search(line)]
+    return "\n".join(lines[-limit:])
+
+
+def where_samples_sit(got: Collected, sample_ids: Collection[str], faults: list[int]) -> str:
+    """Say where the copies of some samples sit (duplicated or wrong), next to the times
+    the faults began (ms), with the plan each belongs to."""
+    families = {s["sample_id"]: s["sample_family"] for s in got.samples}
+    plans = {s["sample_id"]: s.get("meta", {}).get("plan_id") for s in got.samples}
+    lines = [f"faults at (ms): {faults}"]
+    for sample_id in sorted(sample_ids)[:10]:
+        copies = ", ".join(f"p{p}@{o} t={t}" for p, o, t in got.places[sample_id])
+        lines.append(f"  {sample_id} {families[sample_id]} plan {plans[sample_id]}: {copies}")
+    return "\n".join(lines)
+
+
+async def assert_delivered(
+    bootstrap: str,
+    topics: TopicSettings,
+    expected: dict,
+    guarantee: str,
+    *,
+    max_wait: float,
+    headline: Callable[[float], str],
+    faults: list[int],
+    logs: Callable[[], list[str]],
+    explain: Callable[[Collected, Verdict], str] | None = None,
+) -> Collected:
+    """Wait for every expected sample and check what a fault run must give; return it.
+
+    Prints ``headline(seconds drained after the last record)`` with the verdict; when
+    something is missing, wrong or duplicated, also where the copies sit, the workers' logs'
+    telling lines (``logs()``) and ``explain``'s report. Asserts: every expected sample out
+    with its label, every copy of a sample identical (a replay makes the same sample), nothing
+    dead-lettered, and under exactly_once a read_committed reader sees each sample once.
+    """
+    isolation = "read_committed" if guarantee == "exactly_once" else "read_uncommitted"
+    verdict, got, waited = await wait_delivered(
+        bootstrap, topics, expected, max_wait=max_wait, isolation_level=isolation
+    )
+    print(f"\n{headline(waited)}: {verdict.report()}")
+    if verdict.duplicated or verdict.wrong or verdict.missing:
+        print(where_samples_sit(got, {*verdict.duplicated, *verdict.wrong}, faults))
+        for log in logs():
+            print(log_digest(log))
+        if explain is not None and (verdict.duplicated or verdict.wrong):
+            print(explain(got, verdict))
+    assert verdict.delivered, verdict.report()
+    assert identical_but_created_at(got.raw) == []
+    assert got.dlq_reasons == []
+    if guarantee == "exactly_once":
+        assert verdict.duplicated == {}, verdict.report()
+    return got

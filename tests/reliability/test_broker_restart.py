@@ -27,8 +27,7 @@ import pytest
 from streams.config.settings import TopicSettings
 from streams.io.reader import read_topic
 from streams.sim.workload import build_workload
-from tests.reliability.harness import publish_paced, wait_delivered
-from tests.reliability.test_kill import _identical_but_created_at
+from tests.reliability.harness import identical_but_created_at, publish_paced, wait_delivered
 
 pytestmark = [pytest.mark.reliability, pytest.mark.kafka, pytest.mark.timeout(1800)]
 EVENTS = int(os.environ.get("LEARNSTREAM_BROKER_RESTART_EVENTS", "9000"))
@@ -73,6 +72,6 @@ async def test_graceful_broker_restart_mid_stream(broker, start_worker, namespac
     assert worker.proc.poll() is None, f"the worker died:\n{worker.log()[-4000:]}"
     assert worker.starts == 1
     assert verdict.delivered, verdict.report()
-    assert _identical_but_created_at(got.raw) == []
+    assert identical_but_created_at(got.raw) == []
     assert got.dlq_reasons == []
     assert after, "no sample was produced after the restart"

@@ -20,7 +20,7 @@ from streams.config.settings import TopicSettings
 from streams.io.reader import read_topic
 from streams.sim.simulate import Simulator
 from tests.integration.test_consent_race import Round, Runtime, leaked, samples_of, story
-from tests.reliability.test_kill import _log_digest
+from tests.reliability.harness import log_digest
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]
 KILLS = 4
@@ -83,6 +83,6 @@ async def test_kill_9_with_opted_out_traffic_in_flight(broker, start_worker, nam
         f"{len(out)} opted-out stories"
     )
     assert leaked(samples, out) == []
-    assert missing == Counter(), _log_digest(worker.log())
+    assert missing == Counter(), log_digest(worker.log())
     assert {s["sample_id"] for s in samples} == expected
     assert await read_topic(broker.bootstrap, topics.name("dlq")) == []

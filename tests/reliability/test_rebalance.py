@@ -40,8 +40,12 @@ from streams.io.topics import INPUTS
 from streams.io.worker_process import WorkerProcess
 from streams.samples.ids import sample_id
 from streams.sim.workload import Workload, build_workload
-from tests.reliability.harness import publish_paced, wait_delivered
-from tests.reliability.test_kill import _identical_but_created_at, _log_digest
+from tests.reliability.harness import (
+    identical_but_created_at,
+    log_digest,
+    publish_paced,
+    wait_delivered,
+)
 
 # On both brokers. The embedded broker once lost samples that need plan state after a
 # handover: Faust dropped the plan snapshot right after the committed offset (RELIABILITY.md,
@@ -264,11 +268,11 @@ async def test_worker_joins_and_leaves_mid_stream(broker, start_worker, namespac
         for line in await whereabouts(broker.bootstrap, workload, verdict.missing, every, topics):
             print(f"  missing: {line}")
     digests = (
-        f"{name}:\n{_log_digest(proc.log())}"
+        f"{name}:\n{log_digest(proc.log())}"
         for name, proc in (("worker0", first), ("worker1", second))
     )
     assert verdict.delivered, "\n".join((verdict.report(), *digests))
-    assert _identical_but_created_at(got.raw) == []
+    assert identical_but_created_at(got.raw) == []
     assert got.dlq_reasons == []
     assert consumed_by_second > 0, "the second worker never processed anything"
 

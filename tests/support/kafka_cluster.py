@@ -24,7 +24,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
+
+from aiokafka.errors import CorruptRecordException
+from aiokafka.record.memory_records import MemoryRecords
 
 from tests.support.kafka_server import (
     DEFAULT_VERSION,
@@ -35,7 +40,7 @@ from tests.support.kafka_server import (
     random_cluster_id,
 )
 
-__all__ = ["CLUSTER_SETTINGS", "KafkaCluster"]
+__all__ = ["CLUSTER_SETTINGS", "Batch", "KafkaCluster"]
 
 #: Broker settings of every node (on top of tests/support/kafka_server.py's): Kafka's defaults
 #: for its internal topics on a cluster of three.
@@ -46,6 +51,28 @@ CLUSTER_SETTINGS: dict[str, str] = {
     "share.coordinator.state.topic.replication.factor": "3",
     "share.coordinator.state.topic.min.isr": "2",
 }
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One record batch of a partition's log as a broker stored it: which producer wrote it,
+    in which transaction state, and which offsets it holds."""
+
+    first: int
+    last: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    transactional: bool
+    control: str | None  # "commit" or "abort" for a transaction marker, else None
+    timestamp_ms: int
+
+    def __str__(self) -> str:
+        kind = self.control or ("txn" if self.transactional else "plain")
+        return (
+            f"{self.first}..{self.last} {kind} pid={self.producer_id} "
+            f"epoch={self.producer_epoch} seq={self.base_sequence} t={self.timestamp_ms}"
+        )
 
 
 class KafkaCluster:
@@ -81,6 +108,16 @@ class KafkaCluster:
     def node(self, node_id: int) -> ApacheKafka:
         """Return the node whose ``node.id`` is ``node_id``."""
         return next(node for node in self.nodes if node.node_id == node_id)
+
+    def batches(self, topic: str, partition: int) -> list[Batch]:
+        """Return ``topic[partition]``'s record batches as the first running node holding a
+        replica stored them, read from its segment files (what ``kafka-dump-log`` shows):
+        the producer id, epoch and sequence that tell a resent batch from a second send."""
+        for node in self.nodes:
+            folder = node.log_dir / "data" / f"{topic}-{partition}"
+            if node.is_running and folder.is_dir():
+                return [b for segment in sorted(folder.glob("*.log")) for b in _read(segment)]
+        return []
 
     def start(self, timeout: float = 180) -> str:
         """Launch every node, then wait until each is ready and all are registered."""
@@ -145,3 +182,32 @@ async def _registered(bootstrap: str) -> set[int]:
     finally:
         await admin.close()
     return {int(broker["node_id"]) for broker in cluster.get("brokers", [])}
+
+
+def _read(segment: Path) -> list[Batch]:
+    """Return the batches of one log segment file (the wire's record batch format)."""
+    records, out = MemoryRecords(segment.read_bytes()), []
+    while True:
+        try:
+            batch = records.next_batch()
+        except CorruptRecordException:  # the batch the broker is appending right now
+            break
+        if batch is None:
+            break
+        control = None
+        if batch.is_control_batch:
+            (marker,) = list(batch)
+            control = "commit" if marker.key and marker.key[-1] == 1 else "abort"
+        out.append(
+            Batch(
+                batch.base_offset,
+                batch.base_offset + batch.last_offset_delta,
+                batch.producer_id,
+                batch.producer_epoch,
+                batch.base_sequence,
+                batch.is_transactional,
+                control,
+                batch.first_timestamp,
+            )
+        )
+    return out
