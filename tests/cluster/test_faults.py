@@ -19,9 +19,11 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.client import AIOKafkaClient, CoordinationType
+from prometheus_client.parser import text_string_to_metric_families
 
 from streams.config.settings import TopicSettings
 from streams.io.admin import described_topics
@@ -157,6 +159,33 @@ async def _run_fault(
     for worker in workers:
         assert worker.proc is not None, "a worker was left stopped"
         assert worker.proc.poll() is None, f"a worker died:\n{worker.log()[-4000:]}"
+    assert await _lag_cleared(workers) == {}, "input partitions left behind after the fault"
+
+
+async def _lag_cleared(workers: list[WorkerProcess], within: float = 90.0) -> dict[str, float]:
+    """Wait until the workers report consumer lag 0 on every input partition (none stuck
+    after the fault); return the ``topic[partition]`` series still lagging after ``within``,
+    or ``{"no lag series": 0}`` if no worker reported any (the check would prove nothing)."""
+    deadline = time.monotonic() + within
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+        while True:
+            series: dict[str, float] = {}
+            for worker in workers:
+                url = f"http://127.0.0.1:{worker.web_port}/metrics"
+                async with session.get(url) as response:
+                    text = await response.text()
+                for family in text_string_to_metric_families(text):
+                    if family.name == "learnstream_consumer_lag":
+                        series |= {
+                            f"{m.labels['topic']}[{m.labels['partition']}]": m.value
+                            for m in family.samples
+                        }
+            lagging = {name: lag for name, lag in series.items() if lag > 0}
+            if series and not lagging:
+                return {}
+            if time.monotonic() > deadline:
+                return lagging or {"no lag series": 0}
+            await asyncio.sleep(2.0)
 
 
 def _batches_of(
