@@ -12,30 +12,40 @@ outcomes disagree with its older ones (streams/a2e/memory.py). Arms never pulled
 (``n_i = 0``) rank first, in a seeded random order, so each is tried once before any
 estimate is trusted. ``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean.
 
-Every built-in strategy has an exploration floor (``floor``, default 0.06): with that
-probability the arm with the fewest recent pulls ``r_i`` (ties drawn) ranks first. A long
-memory is sure of a rival it has seen fail, so no strategy would try it again; the floor
-re-checks each arm about once every ``(K - 1) / floor`` pulls, which is how a rival that
-has become the best is found (one or two recent successes of an arm the long memory holds
-poor flag it as changed). It costs about ``floor`` of the pulls, whatever ``K``: 0.07 left
-Thompson sampling 88.3 % of the pulls on the best of 20 arms 0.1 apart, 0.06 88.9 %; a
-lower floor finds a new best arm later. Arms without recent pulls (exact counts, which
-never forget) get no floor, except epsilon-greedy's. Otherwise, highest first:
+Every built-in strategy has an exploration floor (``floor``; default 0.06 for UCB1 and
+softmax, 0.05 for epsilon-greedy, 0.04 for Thompson sampling): with that probability the
+arm with the fewest recent pulls ``r_i`` (ties drawn) ranks first. A long memory is sure
+of a rival it has seen fail, so no strategy would try it again; the floor re-checks each
+arm about once every ``(K - 1) / floor`` pulls, which is how a rival that has become the
+best is found (one or two recent successes of an arm the long memory holds poor flag it
+as changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower floor
+finds a new best arm later. Arms without recent pulls (exact counts, which never forget)
+get no floor, except epsilon-greedy's. Why each strategy's floor is what it is, under
+its entry below (figures: ``python -m benchmarks.bandits``, rolling column, on the 20
+benchmark seeds and on seeds 20-39 besides). Otherwise, highest first:
 
 - ``ucb1`` (``c``, default 0.4; ``floor``): ``index_i = x_i + c * sqrt(ln N / n_i)``. On
   the long memory ``N`` grows as on cumulative counts, and a small ``c`` locks onto a
   rival: the best arm's estimate, low after an unlucky start, never earns a bonus large
   enough to be retried (``c`` 0.1: 61.8 % on the best of 20 arms 0.1 apart, one seed in
   six at 0.3 %; 0.3 still left a seed of 10 arms at 66.7 %).
-- ``epsilon_greedy`` (``c``, default 10; ``floor``, default 0.06; or a fixed ``epsilon``):
+- ``epsilon_greedy`` (``c``, default 10; ``floor``, default 0.05; or a fixed ``epsilon``):
   with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm takes first place (a
   uniformly drawn one while the GLIE part ``c * K / N`` is the larger, then the floor's
   choice), the others rank by ``v_i``. The GLIE part explores every arm about ``c ln N``
   times early on, which is what keeps a greedy rule on a long memory from locking onto a
   rival; it costs nothing late, once ``c K / N`` is below the floor. Locks remain seed
   luck: on 20 arms 0.1 apart ``c`` 1 and 3 each locked one seed of 8-10 (0.4 % on the
-  best), 10 one of 20. ``floor = 0`` with cumulative counts
-  is pure GLIE; a fixed ``epsilon`` (a uniformly drawn arm) replaces both.
+  best), 10 one of 20; ``c`` 20 explores 7 % late and lost share (86.7 % on 40 seeds, and
+  still two seeds at 46 % and 61 %). So do floors: every floor from 0.03 to 0.07 left a
+  seed below 80 % in 20-40 seeds (0.08 none in 20, but 89.9 %: its own cost), and a lower
+  floor gives the seeds that do not lock more of the pulls. Hence 0.05: on 20 arms 0.1
+  apart 92.3 % on the benchmark's 20 seeds (90.4 % on 40, one lock at 17.7 %) against
+  86.4 % at 0.06 (87.4 % on 40, locks at 0.5 % and 38 %), 0.07 90.7 % (89.8 %), 0.04
+  91.2 % (91.9 %); the new best arm after a change 77.5 % (74.7 % on 40) against 78.2 %
+  (74.2 %) at 0.06 and 77.1 % (73.2 %) at 0.04, whose seeds 20-39 alone fell to 69.3 %.
+  ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a uniformly
+  drawn arm) replaces both.
 - ``softmax`` (``c``, default 0.1; ``floor``; or a fixed ``temperature`` tau): Boltzmann-Gumbel
   exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c / sqrt(n_i) * G_i`` with
   ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its estimate firms up.
@@ -44,11 +54,19 @@ never forget) get no floor, except epsilon-greedy's. Otherwise, highest first:
   With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
   comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
   a share a fixed tau caps whatever the evidence.
-- ``thompson`` (``floor`` only): draw ``theta_i`` from the posterior, sort by it. Binary
-  rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior). Other rewards (scores mapped to
-  [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i = (q_i - n_i x_i^2 + 1/4) / (n_i + 1)``
-  (``q_i`` the sum of squared rewards): the sample variance shrunk toward 1/4, the largest
-  variance a reward in [0, 1] can have, by one pseudo-pull.
+- ``thompson`` (``floor`` only, default 0.04): draw ``theta_i`` from the posterior, sort by
+  it. Binary rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior). Other rewards
+  (scores mapped to [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i = (q_i - n_i x_i^2 +
+  1/4) / (n_i + 1)`` (``q_i`` the sum of squared rewards): the sample variance shrunk toward
+  1/4, the largest variance a reward in [0, 1] can have, by one pseudo-pull. Its floor is
+  the lowest: the posterior draws already re-try a rival as often as it may be the best,
+  so the floor is there for the change test's recent evidence, and it costs Thompson
+  sampling more than its rate: a floor pull that succeeds on a poor rival flags it as
+  changed (streams/a2e/memory.py), and the wide posterior of one or two recent pulls then
+  pulls it a few times more. On 20 arms 0.1 apart, the benchmark's 20 seeds: 0.03
+  92.2 %, 0.04 91.8 %, 0.05 89.2 %, 0.06 88.9 %, 0.07 88.3 %, 0.08 87.5 % (40 seeds: 0.04
+  90.3 %, 0.06 87.7 %); the new best arm after a change 73.1 % at 0.04 against 75.5 % at
+  0.06 (40 seeds: 74.3 % and 72.5 %: seeds 20-39 gave 0.06 69.4 %).
 - ``custom``: a callable registered under the entry-point group ``learnstream.strategies``,
   called as ``strategy(records, params, rng)``; it must return the records reordered.
 
@@ -88,9 +106,9 @@ __all__ = [
 ENTRY_POINT_GROUP = "learnstream.strategies"
 DEFAULTS: dict[str, dict[str, float]] = {
     "ucb1": {"c": 0.4, "floor": 0.06},
-    "epsilon_greedy": {"c": 10.0, "floor": 0.06},
+    "epsilon_greedy": {"c": 10.0, "floor": 0.05},
     "softmax": {"c": 0.1, "floor": 0.06},
-    "thompson": {"floor": 0.06},
+    "thompson": {"floor": 0.04},
 }
 #: Parameters that switch a strategy to its fixed-rate form when given.
 _OPTIONAL = {"epsilon_greedy": "epsilon", "softmax": "temperature"}

@@ -159,11 +159,12 @@ def test_glie_epsilon_by_hand() -> None:
 
 
 def test_epsilon_floor_bounds_the_decaying_rate() -> None:
-    # c = 1, default floor 0.07: 1 * 3 / 100 = 0.03 < 0.07, so the floor explores
+    # c = 1, default floor 0.05: 1 * 3 / 100 = 0.03 < 0.05, so the floor explores
     glie = {"c": 1.0}
+    assert strategies.DEFAULTS["epsilon_greedy"]["floor"] == 0.05
     firsts = Counter(rank(ARMS, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
-    assert firsts["b"] / 20_000 == pytest.approx(1 - 0.07 * 2 / 3, abs=0.006)
-    few = [arm("a", 2, 1), arm("b", 4, 3)]  # 1 * 2 / 6 = 0.33 > 0.07: GLIE explores
+    assert firsts["b"] / 20_000 == pytest.approx(1 - 0.05 * 2 / 3, abs=0.006)
+    few = [arm("a", 2, 1), arm("b", 4, 3)]  # 1 * 2 / 6 = 0.33 > 0.05: GLIE explores
     firsts = Counter(rank(few, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
     assert firsts["a"] / 20_000 == pytest.approx(1 / 3 / 2, abs=0.01)
 
