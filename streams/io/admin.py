@@ -31,6 +31,9 @@ T = TypeVar("T")
 #: How long a request is tried again while brokers come and go (a failover, a rolling restart).
 RETRY_FOR_S = 60.0
 RETRY_PAUSE_S = 1.0
+#: describe_topics answers for a topic whose metadata has not reached the broker asked yet:
+#: none, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE.
+_NOT_YET = frozenset({0, 3, 5})
 #: How long a broker may take to accept a connection before it counts as down.
 REACH_S = 3.0
 
@@ -68,15 +71,22 @@ async def described_topics(admin: AIOKafkaAdminClient, names: list[str]) -> list
     """Return ``describe_topics(names)`` once every topic shows its partitions.
 
     A topic just created is known to the controller before every broker's metadata has it, and
-    the broker asked (one picked at random) answers for such a topic with no partitions: asked
-    again, for up to ``RETRY_FOR_S``, until each has them.
+    the broker asked (one picked at random) answers for it with no partitions, or unknown, or
+    no leader yet: asked again, for up to ``RETRY_FOR_S``, then returned as it is with a
+    warning. Any other error (not authorized, say) is returned at once.
     """
     deadline = asyncio.get_running_loop().time() + RETRY_FOR_S
     while True:
         described: list[dict[str, Any]] = await _retried(lambda: admin.describe_topics(names))
-        if all(topic["partitions"] for topic in described):
+        pending = [
+            topic["topic"]
+            for topic in described
+            if topic["error_code"] in _NOT_YET and not topic["partitions"]
+        ]
+        if not pending:
             return described
         if asyncio.get_running_loop().time() > deadline:
+            log.warning("topics %s still show no partitions after %.0f s", pending, RETRY_FOR_S)
             return described
         await asyncio.sleep(RETRY_PAUSE_S / 4)
 

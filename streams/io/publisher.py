@@ -19,7 +19,10 @@ the batch again, and without idempotence the new leader stores it twice. The wor
 each input record into samples exactly once, so a decision stored twice gives its samples
 twice, even under exactly_once (RELIABILITY.md, three brokers). The embedded broker has no
 idempotent producers, so ``one_record_per_batch`` (its setting) turns idempotence off unless
-``idempotent`` says otherwise.
+``idempotent`` says otherwise; so does an ``acks`` other than ``all``, which idempotence
+needs. A broker that refuses idempotent producers (the embedded one, a Kafka older than 0.11)
+fails every send with the broker's error, logged as ``delivery failed`` and counted in
+``stats.failed``: pass ``idempotent=False`` there.
 """
 
 from __future__ import annotations
@@ -97,8 +100,8 @@ class RuntimePublisher:
         if one_record_per_batch:  # the embedded broker counts batches, not records
             producer_options.setdefault("max_batch_size", 1)
         producer_options.setdefault("acks", "all")
-        if idempotent is None:
-            idempotent = not one_record_per_batch
+        if idempotent is None:  # idempotence needs acks=all
+            idempotent = not one_record_per_batch and producer_options["acks"] in ("all", -1)
         producer_options.setdefault("enable_idempotence", idempotent)
         options = {**connection_of(broker).client_options(), **producer_options}
         self._producer = AIOKafkaProducer(**options)

@@ -120,3 +120,5 @@ async def test_the_producer_is_idempotent_except_on_the_embedded_broker():
     assert kafka._producer._txn_manager is not None
     assert embedded._producer._txn_manager is None
     assert forced._producer._txn_manager is not None
+    leader_only = RuntimePublisher("127.0.0.1:1", topics, acks=1)  # needs no acks=all
+    assert leader_only._producer._txn_manager is None

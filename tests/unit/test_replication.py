@@ -134,3 +134,32 @@ def test_a_minimum_in_sync_is_compared_as_a_number_and_unreported_is_the_default
     assert _status(want, {"min.insync.replicas": "3"}, replicas=3, factor=3) == "exists"
     assert _status({"min.insync.replicas": "1"}, {}, replicas=1, factor=1) == "exists"
     assert _status(want, {}, replicas=3, factor=3) == "exists (differs: min.insync.replicas)"
+
+
+class _Describer:
+    """An admin client whose brokers learn of a new topic on the third ask."""
+
+    def __init__(self, error_code: int = 0) -> None:
+        self.asked, self.error_code = 0, error_code
+
+    async def describe_topics(self, names: list[str]) -> list[dict]:
+        self.asked += 1
+        known = self.asked >= 3 and self.error_code == 0
+        partitions = [{"partition": 0, "replicas": [1, 2, 3]}] if known else []
+        return [
+            {"topic": n, "error_code": self.error_code, "partitions": partitions} for n in names
+        ]
+
+
+async def test_a_topic_is_described_once_the_broker_asked_knows_its_partitions(monkeypatch):
+    monkeypatch.setattr(admin, "RETRY_PAUSE_S", 0.0)
+    describer = _Describer()
+    (topic,) = await admin.described_topics(describer, ["t"])  # type: ignore[arg-type]
+    assert (describer.asked, len(topic["partitions"][0]["replicas"])) == (3, 3)
+
+
+async def test_a_topic_error_that_asking_again_cannot_cure_is_returned_at_once(monkeypatch):
+    monkeypatch.setattr(admin, "RETRY_PAUSE_S", 0.0)
+    describer = _Describer(error_code=29)  # TOPIC_AUTHORIZATION_FAILED
+    (topic,) = await admin.described_topics(describer, ["t"])  # type: ignore[arg-type]
+    assert (describer.asked, topic["error_code"], topic["partitions"]) == (1, 29, [])
