@@ -21,8 +21,9 @@ best is found (one or two recent successes of an arm the long memory holds poor 
 as changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower floor
 finds a new best arm later. Arms without recent pulls (exact counts, which never forget)
 get no floor, except epsilon-greedy's. Why each strategy's floor is what it is, under
-its entry below (figures: ``python -m benchmarks.bandits``, rolling column, on the 20
-benchmark seeds and on seeds 20-39 besides). Otherwise, highest first:
+its entry below (figures: the rolling column of ``python -m benchmarks.bandits`` on its 20
+seeds, and of the same suites run with ``DEFAULTS`` patched on seeds 20-39, which the
+command does not offer; benchmarks/RESULTS.md). Otherwise, highest first:
 
 - ``ucb1`` (``c``, default 0.4; ``floor``): ``index_i = x_i + c * sqrt(ln N / n_i)``. On
   the long memory ``N`` grows as on cumulative counts, and a small ``c`` locks onto a
