@@ -49,12 +49,15 @@ from __future__ import annotations
 import math
 from typing import Literal, NamedTuple
 
-__all__ = ["LONG_MEMORY", "Z_DOWN", "Z_UP", "Counts", "choose", "z_score"]
+__all__ = ["BOUNDS", "LONG_MEMORY", "Z_DOWN", "Z_UP", "Counts", "bounds_for", "choose", "z_score"]
 
-LONG_MEMORY = 128.0
+LONG_MEMORY = 512.0
 Z_UP = 1.5
 Z_DOWN = 1.0
+#: Strategies whose change test differs from (Z_UP, Z_DOWN): (up, down).
+BOUNDS: dict[str, tuple[float, float]] = {"thompson": (Z_UP, 2.0)}
 _EPS = 1e-9
+Shift = Literal["up", "down"]
 
 
 class Counts(NamedTuple):
@@ -77,13 +80,27 @@ def z_score(recent: Counts, long: Counts) -> float | None:
     return (recent.s / recent.n - max(old_s, 0.0) / old_n) / spread
 
 
+def bounds_for(strategy: str | None) -> tuple[float, float]:
+    """Return the change test's (up, down) bounds for ``strategy``."""
+    return BOUNDS.get(strategy or "", (Z_UP, Z_DOWN))
+
+
+def shift(
+    recent: Counts, long: Counts, up: float | None = None, down: float | None = None
+) -> Shift | None:
+    """Return "up" or "down" when the recent mean has left the older one, else None."""
+    z = z_score(recent, long)
+    if z is not None and z > (Z_UP if up is None else up):
+        return "up"
+    if z is not None and z < -(Z_DOWN if down is None else down):
+        return "down"
+    return None
+
+
 def choose(
     recent: Counts, long: Counts, up: float | None = None, down: float | None = None
 ) -> tuple[Counts, Literal["recent", "long"]]:
     """Return the counts an arm ranks on, and which memory they are."""
-    z = z_score(recent, long)
-    up = Z_UP if up is None else up
-    down = Z_DOWN if down is None else down
-    if z is not None and (z > up or z < -down):
+    if shift(recent, long, up, down):
         return recent, "recent"
     return long, "long"

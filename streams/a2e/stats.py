@@ -40,7 +40,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from streams.a2e.memory import LONG_MEMORY, Counts, choose
+from streams.a2e.memory import LONG_MEMORY, Counts, shift
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.sketch import DurationSketch
 from streams.a2e.strategies import Arm
@@ -189,11 +189,15 @@ class SkillStats:
         reward: Literal["success", "score"] = "success",
         rolling: bool = True,
         memory: Literal["chosen", "recent"] = "chosen",
+        bounds: tuple[float, float] | None = None,
     ) -> Arm:
         """Return the strategy's view: successes of known outcomes, or scores mapped to [0, 1].
 
-        Rolling, the memory :func:`~streams.a2e.memory.choose` picks for this skill (or the
-        recent one alone); otherwise the exact counts."""
+        Rolling, the memory the change test picks for this skill (its recent one when it has
+        shifted up or down past ``bounds``, a strategy's from
+        :func:`~streams.a2e.memory.bounds_for`; else its long one), or the recent one alone;
+        otherwise the exact counts."""
+        moved = None
         if not rolling:
             exact: list[float] = [self.calls_success + self.calls_failed, self.calls_success]
             exact += [self.score_count, self.score_sum, self.score_sq_sum]
@@ -202,7 +206,8 @@ class SkillStats:
         else:
             recent = _unit_counts(self.rolling(now), reward)
             long = _unit_counts(self.rolling(now, long=True), reward)
-            counts = recent if memory == "recent" else choose(recent, long)[0]
+            moved = shift(recent, long, *(bounds or (None, None)))
+            counts = recent if memory == "recent" or moved else long
         return Arm(
             name,
             float(counts.n),
@@ -210,6 +215,7 @@ class SkillStats:
             float(counts.q),
             reward == "success",
             None if recent is None else float(recent.n),
+            moved,
         )
 
     def merge(self, other: SkillStats) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from streams.a2e.memory import bounds_for
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.payloads import AdaptQuery
 from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
@@ -140,5 +141,6 @@ def rank_skills(
     records = [s.record(name) for name, s in stats.items()]
     if query.skill_name and query.skill_name not in stats:
         records.append(SkillPerformanceRecord(name=query.skill_name))
-    arms = {name: s.arm(name, now=now) for name, s in stats.items()}
+    bounds = bounds_for(query.strategy)
+    arms = {name: s.arm(name, now=now, bounds=bounds) for name, s in stats.items()}
     return rank(records, query.strategy, params, seed, custom=query.custom, arms=arms)

@@ -109,13 +109,14 @@ DEFAULTS: dict[str, dict[str, float]] = {
     "ucb1": {"c": 0.4, "floor": 0.06},
     "epsilon_greedy": {"c": 10.0, "floor": 0.05},
     "softmax": {"c": 0.1, "floor": 0.06},
-    "thompson": {"floor": 0.04},
+    "thompson": {"floor": 0.0, "alarm": 0.1},
 }
 #: Parameters that switch a strategy to its fixed-rate form when given.
 _OPTIONAL = {"epsilon_greedy": "epsilon", "softmax": "temperature"}
 _RANGES = {
     "c": (0.0, math.inf),
     "floor": (0.0, 1.0),
+    "alarm": (0.0, 1.0),
     "epsilon": (0.0, 1.0),
     "temperature": (1e-6, math.inf),
 }
@@ -124,8 +125,9 @@ STRATEGIES = ("ucb1", "epsilon_greedy", "softmax", "thompson", "custom")
 
 @dataclass(frozen=True, slots=True)
 class Arm:
-    """What a strategy sees of a skill: pulls, reward total and squares, reward kind, and
-    its recent pulls (the recent memory's count; None for counts that never decay)."""
+    """What a strategy sees of a skill: pulls, reward total and squares, reward kind, its
+    recent pulls (the recent memory's count; None for counts that never decay), and whether
+    its recent outcomes have shifted "up" or "down" from its older ones (None: neither)."""
 
     name: str
     pulls: float = 0.0
@@ -133,6 +135,7 @@ class Arm:
     squares: float = 0.0
     binary: bool = True
     recent: float | None = None
+    shift: str | None = None
 
 
 Item = TypeVar("Item", SkillPerformanceRecord, Arm)
@@ -253,7 +256,14 @@ def _posterior_draw(a: Arm, rng: random.Random) -> float:
 
 
 def _thompson(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
-    return _floor(arms, [_posterior_draw(a, rng) for a in arms], p["floor"], rng)
+    scores = [_posterior_draw(a, rng) for a in arms]
+    return _floor(arms, scores, p["alarm"] if _alarmed(arms) else p["floor"], rng)
+
+
+def _alarmed(arms: list[Arm]) -> bool:
+    """Return whether the arm with the most recent pulls, the favourite, has shifted down."""
+    recent = [a for a in arms if a.recent is not None]
+    return bool(recent) and max(recent, key=lambda a: a.recent or 0.0).shift == "down"
 
 
 _SCORERS = {

@@ -9,7 +9,16 @@ import math
 import numpy as np
 import pytest
 
-from streams.a2e.memory import LONG_MEMORY, Counts, choose, z_score
+from streams.a2e.memory import (
+    LONG_MEMORY,
+    Z_DOWN,
+    Z_UP,
+    Counts,
+    bounds_for,
+    choose,
+    shift,
+    z_score,
+)
 from streams.a2e.sketch import RELATIVE_ACCURACY, DurationSketch
 from streams.a2e.stats import SkillStats, SourceRecord, StatsState
 
@@ -359,6 +368,31 @@ def test_z_score_by_hand() -> None:
     assert choose(worse, Counts(50.0, 28.0, 28.0), down=1.5)[1] == "long"
     assert choose(Counts(0.0, 0.0, 0.0), long) == (long, "long")  # no recent evidence
     assert choose(recent, recent) == (recent, "long")  # no older evidence: the same
+    assert [shift(recent, long), shift(worse, long), shift(recent, long, up=2.0)] == [
+        "up",
+        "down",
+        None,
+    ]
+    # Thompson sampling's decline bound is 2: z = -1.14 is no shift for it
+    assert bounds_for("thompson") == (Z_UP, 2.0)
+    assert bounds_for("ucb1") == bounds_for(None) == (Z_UP, Z_DOWN)
+    assert shift(worse, long, *bounds_for("thompson")) is None
+
+
+def test_the_arm_names_its_shift_under_the_strategy_bounds() -> None:
+    stats = SkillStats()
+    for t in range(0, 36_000, 10):  # ten steady hours at 60 %, then 140 s of failures
+        stats.add_call(t % 50 < 30 if t < 35_860 else False, at=float(t))
+    (n, s, *_), (ln, ls, *_) = stats.rolling(36_000.0), stats.rolling(36_000.0, long=True)
+    z = z_score(Counts(n, s, s), Counts(ln, ls, ls))
+    assert z is not None
+    assert -2.0 < z < -1.0  # -1.43
+    default = stats.arm("s", now=36_000.0)
+    thompson = stats.arm("s", now=36_000.0, bounds=bounds_for("thompson"))
+    assert (default.shift, thompson.shift) == ("down", None)
+    assert default == stats.arm("s", now=36_000.0, memory="recent")
+    assert thompson.pulls == pytest.approx(stats.rolling(36_000.0, long=True)[0])
+    assert stats.arm("s", rolling=False).shift is None
 
 
 def test_a_skill_ranks_on_its_long_memory_until_its_recent_outcomes_disagree() -> None:

@@ -190,6 +190,29 @@ def test_the_floor_puts_the_arm_with_the_fewest_recent_pulls_first(strategy: str
         assert firsts["a"] == 4000
 
 
+def test_thompson_floors_only_while_its_favourite_declines() -> None:
+    # a, the favourite (most recent pulls), is sure and best; c has the fewest recent pulls
+    arms = [
+        Arm("a", 5000, 4000, 4000, recent=200.0),
+        Arm("b", 500, 100, 100, recent=3.0),
+        Arm("c", 500, 100, 100, recent=0.5),
+    ]
+    assert strategies.DEFAULTS["thompson"] == {"floor": 0.0, "alarm": 0.1}
+    calm = Counter(rank(arms, "thompson", {}, s)[0].name for s in range(4000))
+    assert calm == {"a": 4000}
+    alarmed = [Arm("a", 5000, 4000, 4000, recent=200.0, shift="down"), *arms[1:]]
+    firsts = Counter(rank(alarmed, "thompson", {}, s)[0].name for s in range(4000))
+    assert firsts["c"] / 4000 == pytest.approx(0.1, abs=0.015)
+    assert firsts["b"] == 0
+    # a decline of a rival, or a rise of the favourite, raises no alarm
+    quiet = [arms[0], Arm("b", 500, 100, 100, recent=3.0, shift="down"), arms[2]]
+    risen = [Arm("a", 5000, 4000, 4000, recent=200.0, shift="up"), *arms[1:]]
+    for view in (quiet, risen):
+        assert all(rank(view, "thompson", {}, s)[0].name == "a" for s in range(2000))
+    higher = Counter(rank(alarmed, "thompson", {"alarm": 0.4}, s)[0].name for s in range(4000))
+    assert higher["c"] / 4000 == pytest.approx(0.4, abs=0.03)
+
+
 def test_boltzmann_gumbel_scales_noise_by_pulls() -> None:
     # a pulled 10 000 times at 0.5, b twice (1 win): b's noise is 0.25 / sqrt 2 per Gumbel unit
     arms = [Arm("a", 10_000, 5000), Arm("b", 2, 1)]
