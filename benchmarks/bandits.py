@@ -221,7 +221,7 @@ def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, 
     for suite in suites:
         seeds = min(suite.seeds, args.seeds)
         anchor = 0 if suite.change_at is not None or args.no_anchor else args.anchor_seeds
-        # the cumulative control pairs with MABWiser's seeds (all seeds on the change suite)
+        # the cumulative control runs on MABWiser's seeds (all seeds on the change suite)
         control = seeds if suite.change_at is not None else min(seeds, anchor)
         for strategy in OURS:
             rolling = ("rolling", suite, strategy)

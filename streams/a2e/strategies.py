@@ -13,17 +13,20 @@ outcomes disagree with its older ones (streams/a2e/memory.py). Arms never pulled
 estimate is trusted. ``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean.
 
 Every built-in strategy has an exploration floor (``floor``; default 0.06 for UCB1 and
-softmax, 0.05 for epsilon-greedy, 0.04 for Thompson sampling): with that probability the
-arm with the fewest recent pulls ``r_i`` (ties drawn) ranks first. A long memory is sure
-of a rival it has seen fail, so no strategy would try it again; the floor re-checks each
-arm about once every ``(K - 1) / floor`` pulls, which is how a rival that has become the
+softmax, 0.05 for epsilon-greedy; Thompson sampling's is 0, and ``alarm``, 0.1, while its
+favourite declines): with that probability the arm with the fewest recent pulls ``r_i``
+(ties drawn) ranks first. A long memory is sure of a rival it has seen fail, so UCB1,
+epsilon-greedy and softmax would not try it again; the floor re-checks each arm about
+once every ``(K - 1) / floor`` pulls, which is how a rival that has become the
 best is found (one or two recent successes of an arm the long memory holds poor flag it
 as changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower floor
 finds a new best arm later. Arms without recent pulls (exact counts, which never forget)
 get no floor, except epsilon-greedy's. Why each strategy's floor is what it is, under
 its entry below (figures: the rolling column of ``python -m benchmarks.bandits`` on its 20
 seeds, and of the same suites run with ``DEFAULTS`` patched on seeds 20-39, which the
-command does not offer; benchmarks/RESULTS.md). Otherwise, highest first:
+command does not offer; benchmarks/RESULTS.md; those of UCB1, epsilon-greedy and softmax
+were measured with a long memory of ``LONG_MEMORY`` 128, before it became 512). Otherwise,
+highest first:
 
 - ``ucb1`` (``c``, default 0.4; ``floor``): ``index_i = x_i + c * sqrt(ln N / n_i)``. On
   the long memory ``N`` grows as on cumulative counts, and a small ``c`` locks onto a
@@ -55,19 +58,24 @@ command does not offer; benchmarks/RESULTS.md). Otherwise, highest first:
   With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
   comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
   a share a fixed tau caps whatever the evidence.
-- ``thompson`` (``floor`` only, default 0.04): draw ``theta_i`` from the posterior, sort by
-  it. Binary rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior). Other rewards
-  (scores mapped to [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i = (q_i - n_i x_i^2 +
-  1/4) / (n_i + 1)`` (``q_i`` the sum of squared rewards): the sample variance shrunk toward
-  1/4, the largest variance a reward in [0, 1] can have, by one pseudo-pull. Its floor is
-  the lowest: the posterior draws already re-try a rival as often as it may be the best,
-  so the floor is there for the change test's recent evidence, and it costs Thompson
-  sampling more than its rate: a floor pull that succeeds on a poor rival flags it as
-  changed (streams/a2e/memory.py), and the wide posterior of one or two recent pulls then
-  pulls it a few times more. On 20 arms 0.1 apart, the benchmark's 20 seeds: 0.03
-  92.2 %, 0.04 91.8 %, 0.05 89.2 %, 0.06 88.9 %, 0.07 88.3 %, 0.08 87.5 % (40 seeds: 0.04
-  90.3 %, 0.06 87.7 %); the new best arm after a change 73.1 % at 0.04 against 75.5 % at
-  0.06 (40 seeds: 74.3 % and 72.5 %: seeds 20-39 gave 0.06 69.4 %).
+- ``thompson`` (``floor``, default 0; ``alarm``, default 0.1): draw ``theta_i`` from the
+  posterior, sort by it. Binary rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior).
+  Other rewards (scores mapped to [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i =
+  (q_i - n_i x_i^2 + 1/4) / (n_i + 1)`` (``q_i`` the sum of squared rewards): the sample
+  variance shrunk toward 1/4, the largest variance a reward in [0, 1] can have, by one
+  pseudo-pull. The posterior draws re-try a rival as often as it may be the best, so a
+  stable world needs no floor; what they cannot do is notice that a rival they hold poor
+  has become the best. The evidence that the arms have changed is a decline of the
+  favourite, the arm with the most recent pulls (its shift "down", at 2 standard errors for
+  Thompson sampling: streams/a2e/memory.py): while it shows, the floor is ``alarm``. A
+  constant floor cost more than its rate (a floor pull that succeeds on a poor rival flags
+  it as changed, and the wide posterior of one or two recent pulls then pulls it a few
+  times more): at 0.04 the regret on 20 arms 0.1 apart was 294.8 against MABWiser's 171.6
+  (its ThompsonSampling, seeds 0-19), and at 0 the new best arm after a change got 67.2 %
+  of the pulls on seeds 20-39. With the alarm instead, 0.1 (and the long memory of
+  ``LONG_MEMORY`` 512): 182.3 on 20 arms 0.1 apart, and 81.0 % / 84.2 % after a change on
+  seeds 0-19 / 20-39. The change test still costs it about 2.5 % regret on stable arms
+  (183.7 against 179.1 with it off, 20 arms 0.1 apart, seeds 0-39).
 - ``custom``: a callable registered under the entry-point group ``learnstream.strategies``,
   called as ``strategy(records, params, rng)``; it must return the records reordered.
 

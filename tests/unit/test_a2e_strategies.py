@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import bandits
 from streams.a2e import strategies
+from streams.a2e.memory import bounds_for
 from streams.a2e.models import SkillPerformanceRecord
 from streams.a2e.stats import SkillStats
 from streams.a2e.strategies import (
@@ -345,7 +346,10 @@ def play_rolling(
     ``before`` pull 1,500 and ``after`` from it; return the arms chosen."""
     env, stats, chosen = random.Random(seed), [SkillStats() for _ in before], []
     for t in range(2500):
-        arms = [s.arm(f"arm{i}", now=t * 10.0, rolling=rolling) for i, s in enumerate(stats)]
+        now, bounds = t * 10.0, bounds_for(strategy)
+        arms = [
+            s.arm(f"arm{i}", now=now, rolling=rolling, bounds=bounds) for i, s in enumerate(stats)
+        ]
         i = int(rank(arms, strategy, params, seed * 100_000 + t)[0].name[3:])
         stats[i].add_call(env.random() < (before if t < 1500 else after)[i], at=t * 10.0)
         chosen.append(i)
@@ -361,7 +365,7 @@ def test_default_epsilon_greedy_follows_a_change_only_on_rolling_stats(seed: int
     assert cumulative.count(2) / 1000 < 0.3
 
 
-@pytest.mark.parametrize("strategy", ["ucb1", "epsilon_greedy", "softmax"])
+@pytest.mark.parametrize("strategy", ["ucb1", "epsilon_greedy", "softmax", "thompson"])
 def test_defaults_hold_the_best_arm_on_rolling_stats(strategy: str) -> None:
     means = (0.6, 0.5, 0.45, 0.3, 0.2)
     chosen = play_rolling(strategy, {}, means, means, seed=3)[-1000:]
