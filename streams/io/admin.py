@@ -149,20 +149,21 @@ async def _brokers(admin: AIOKafkaAdminClient) -> int:
 
 
 async def create_topics(broker: Broker, topics: TopicSettings) -> list[tuple[str, str]]:
-    """Create every topic that is missing; return (name, 'created' | 'exists ...') per topic.
-
-    An existing topic with fewer replicas, another ``min.insync.replicas``, or (compacted) a
-    cleanup or retention config that differs (a samples topic created before samples were kept
-    forever) is reported as ``exists (differs: ...)``, not altered.
-    """
+    """Return the statuses of :func:`ensure_topics` (which creates what is missing)."""
     return (await ensure_topics(broker, topics))[1]
 
 
 async def ensure_topics(
     broker: Broker, topics: TopicSettings
 ) -> tuple[TopicSettings, list[tuple[str, str]]]:
-    """Do what :func:`create_topics` does, and also return ``topics`` with the replication it
-    decided for the cluster (what the worker gives Faust's changelogs): one admin session."""
+    """Create every topic that is missing, in one admin session; return ``topics`` with the
+    replication decided for the cluster (what the worker gives Faust's changelogs), and
+    (name, 'created' | 'exists ...') per topic.
+
+    An existing topic with fewer replicas, another ``min.insync.replicas``, or (compacted) a
+    cleanup or retention config that differs (a samples topic created before samples were kept
+    forever) is reported as ``exists (differs: ...)``, not altered.
+    """
     options = connection_of(broker).client_options()
     admin = AIOKafkaAdminClient(**options, request_timeout_ms=30_000)
     await admin.start()
