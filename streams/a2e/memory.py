@@ -52,7 +52,9 @@ Why the constants (figures in benchmarks/RESULTS.md, issue 27's suites):
   before, and the shorter it is the sooner that is gone. With 1,800 s epsilon-greedy gave
   the new best arm 64 % of the 1,000 pulls after a change, with 900 s 73 % (same floor);
   600 s gained a few points more there but cost Thompson sampling share on 20 stable arms
-  (88.0 % against 89.3 %: the floor's single pulls then flag more lucky rivals).
+  (88.0 % against 89.3 %: the floor's single pulls then flag more lucky rivals). These
+  figures predate the long memory of 512 and Thompson sampling's alarm (they were measured
+  with ``LONG_MEMORY`` 128 and a Thompson floor of 0.06).
 """
 
 from __future__ import annotations
@@ -60,7 +62,18 @@ from __future__ import annotations
 import math
 from typing import Literal, NamedTuple
 
-__all__ = ["BOUNDS", "LONG_MEMORY", "Z_DOWN", "Z_UP", "Counts", "bounds_for", "choose", "z_score"]
+__all__ = [
+    "BOUNDS",
+    "LONG_MEMORY",
+    "Z_DOWN",
+    "Z_UP",
+    "Counts",
+    "Shift",
+    "bounds_for",
+    "choose",
+    "shift",
+    "z_score",
+]
 
 LONG_MEMORY = 512.0
 Z_UP = 1.5

@@ -10,19 +10,20 @@ form (:meth:`SkillStats.to_dict`) is what a table stores.
 - ``avg_duration_ms`` and ``p95_duration_ms`` cover calls that reported a duration.
 - ``avg_score`` is the mean feedback score (-1..1) of the scores recorded.
 
-Rolling counters, for adaptation: the known outcomes, successes, scores, score sum and
-sum of squares also accumulate with exponential decay by event time, in two memories: a
+Rolling counters, for adaptation: the known outcomes, successes, scores, score sum and sum
+of squares also accumulate with exponential decay by event time, in two memories: a
 *recent* one with the configured half-life (``half_life_s``) and a *long* one with
 ``LONG_MEMORY`` times that half-life (streams/a2e/memory.py). An update at time ``t``
-weighs ``2 ** -((T - t) / half_life)`` at a later time ``T``, whatever order updates
-arrive in, so decayed stats still merge by adding (after both are brought to the later
-``as_of``). At ``r`` pulls a second a memory holds about ``r * half_life / ln 2`` pulls.
+weighs ``2 ** -((T - t) / half_life)`` at a later time ``T``, whatever order updates arrive
+in, so decayed stats still merge by adding (after both are brought to the later ``as_of``).
+At ``r`` pulls a second a memory holds about ``r * half_life / ln 2`` pulls.
 :meth:`SkillStats.arm` gives a strategy's :class:`~streams.a2e.strategies.Arm` from the
-memory :func:`streams.a2e.memory.choose` picks for this skill (long unless its recent
-outcomes disagree with its older ones), from the recent memory alone, or from the exact
-counts. Stats stored without a long memory load with it equal to their recent
-counters. The default half-life (:data:`DEFAULT_HALF_LIFE_S`) and why are in
-streams/a2e/memory.py. An update without a time adds at ``as_of`` (no decay).
+memory the change test picks for this skill (long unless its recent outcomes have shifted
+from its older ones: :func:`streams.a2e.memory.shift`, with the strategy's bounds), from
+the recent memory alone, or from the exact counts. Stats stored without a long memory load
+with it equal to their recent counters. The default half-life (:data:`DEFAULT_HALF_LIFE_S`)
+and why are in streams/a2e/memory.py. An update without a time adds at ``as_of`` (no
+decay).
 
 Idempotence: an update names its source record (:class:`SourceRecord`: topic, partition,
 offset, and an item number for several updates from one record). Each stats value keeps the

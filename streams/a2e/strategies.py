@@ -6,7 +6,7 @@ An arm is an :class:`Arm`: ``n_i`` pulls (a float, so decayed counts from
 recent pulls ``r_i``. A :class:`SkillPerformanceRecord` is the arm ``n_i = calls_total``,
 ``s_i = calls_success`` (binary rewards, no ``r_i``) unless ``rank`` is given an ``arms``
 mapping with a view of that name. The worker's views come from
-:meth:`streams.a2e.stats.SkillStats.arm`: each skill's long memory (some 16,600 pulls at a
+:meth:`streams.a2e.stats.SkillStats.arm`: each skill's long memory (some 66,500 pulls at a
 pull every 10 s and the default half-life), or its recent one (some 130) when its recent
 outcomes disagree with its older ones (streams/a2e/memory.py). Arms never pulled
 (``n_i = 0``) rank first, in a seeded random order, so each is tried once before any
@@ -14,19 +14,18 @@ estimate is trusted. ``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mea
 
 Every built-in strategy has an exploration floor (``floor``; default 0.06 for UCB1 and
 softmax, 0.05 for epsilon-greedy; Thompson sampling's is 0, and ``alarm``, 0.1, while its
-favourite declines): with that probability the arm with the fewest recent pulls ``r_i``
-(ties drawn) ranks first. A long memory is sure of a rival it has seen fail, so UCB1,
-epsilon-greedy and softmax would not try it again; the floor re-checks each arm about
-once every ``(K - 1) / floor`` pulls, which is how a rival that has become the
-best is found (one or two recent successes of an arm the long memory holds poor flag it
-as changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower floor
-finds a new best arm later. Arms without recent pulls (exact counts, which never forget)
-get no floor, except epsilon-greedy's. Why each strategy's floor is what it is, under
-its entry below (figures: the rolling column of ``python -m benchmarks.bandits`` on its 20
-seeds, and of the same suites run with ``DEFAULTS`` patched on seeds 20-39, which the
-command does not offer; benchmarks/RESULTS.md; those of UCB1, epsilon-greedy and softmax
-were measured with a long memory of ``LONG_MEMORY`` 128, before it became 512). Otherwise,
-highest first:
+favourite declines, the larger of the two): with that probability the arm with the fewest
+recent pulls ``r_i`` (ties drawn) ranks first. A long memory is sure of a rival it has seen
+fail, so UCB1, epsilon-greedy and softmax would not try it again; the floor re-checks each
+arm about once every ``(K - 1) / floor`` pulls, which is how a rival that has become the
+best is found (one or two recent successes of an arm the long memory holds poor flag it as
+changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower floor finds a
+new best arm later. Arms without recent pulls (exact counts, which never forget) get no
+floor, except epsilon-greedy's. Why each strategy's floor is what it is, under its entry
+below (figures: the rolling column of ``python -m benchmarks.bandits`` on its 20 seeds, and
+of the same suites run with ``DEFAULTS`` patched on seeds 20-39, which the command does not
+offer; benchmarks/RESULTS.md; those of UCB1, epsilon-greedy and softmax were measured with
+a long memory of ``LONG_MEMORY`` 128, before it became 512). Otherwise, highest first:
 
 - ``ucb1`` (``c``, default 0.4; ``floor``): ``index_i = x_i + c * sqrt(ln N / n_i)``. On
   the long memory ``N`` grows as on cumulative counts, and a small ``c`` locks onto a
@@ -95,6 +94,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TypeVar
 
+from streams.a2e.memory import Shift
 from streams.a2e.models import SkillPerformanceRecord
 
 __all__ = [
@@ -143,7 +143,7 @@ class Arm:
     squares: float = 0.0
     binary: bool = True
     recent: float | None = None
-    shift: str | None = None
+    shift: Shift | None = None
 
 
 Item = TypeVar("Item", SkillPerformanceRecord, Arm)
@@ -265,13 +265,15 @@ def _posterior_draw(a: Arm, rng: random.Random) -> float:
 
 def _thompson(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
     scores = [_posterior_draw(a, rng) for a in arms]
-    return _floor(arms, scores, p["alarm"] if _alarmed(arms) else p["floor"], rng)
+    rate = max(p["floor"], p["alarm"]) if _alarmed(arms) else p["floor"]
+    return _floor(arms, scores, rate, rng)
 
 
 def _alarmed(arms: list[Arm]) -> bool:
-    """Return whether the arm with the most recent pulls, the favourite, has shifted down."""
+    """Return whether a favourite, an arm with the most recent pulls, has shifted down."""
     recent = [a for a in arms if a.recent is not None]
-    return bool(recent) and max(recent, key=lambda a: a.recent or 0.0).shift == "down"
+    most = max((a.recent or 0.0 for a in recent), default=0.0)
+    return any(a.shift == "down" and a.recent == most for a in recent)
 
 
 _SCORERS = {

@@ -593,7 +593,7 @@ class A2ESettings(BaseModel):
         gt=0,
         allow_inf_nan=False,
         description="half-life of the rolling skill stats' recent memory (s; the long one's "
-        "is 128 times it)",
+        "is 512 times it)",
     )
     seed: int = Field(
         0, description="base of the seed derived for an adapt request that names none"

@@ -242,7 +242,7 @@ def test_decayed_counters_halve_each_half_life_by_hand() -> None:
     arm = stats.arm("s", now=3 * HOUR, memory="recent")
     assert (arm.pulls, arm.total, arm.binary) == pytest.approx((0.375, 0.125, True))
     assert (stats.calls_total, stats.calls_success, stats.calls_failed) == (2, 1, 1)
-    # the long memory halves every LONG_MEMORY hours: 2^(-1/64) per hour
+    # the long memory halves every LONG_MEMORY hours: 2^(-1/LONG_MEMORY) per hour
     hour = 2 ** (-1 / LONG_MEMORY)
     assert stats.rolling(long=True) == pytest.approx([hour + 1, hour, 0, 0, 0])
     assert stats.rolling(now=3 * HOUR, long=True)[0] == pytest.approx((hour + 1) * hour**2)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
 from streams.a2e.payloads import AdaptQuery
 from streams.a2e.stats import SkillStats, SourceRecord
 from streams.a2e.stats_view import StatsView, adapt_seed, decode_entry, rank_skills, stats_key
+from streams.a2e.strategies import Arm
 
 T0 = 1_800_000_000.0
 
@@ -75,6 +78,27 @@ def test_the_same_entries_rank_the_same_in_any_order_of_arrival() -> None:
         ]
         assert ranked[0] == ranked[1]
         assert ranked[0][0] == "fresh"  # untried first
+
+
+def test_each_strategy_ranks_on_the_memories_its_change_test_bounds_pick(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stats = SkillStats()
+    for t in range(0, 36_000, 10):  # ten steady hours at 60 %, then 140 s of failures: z -1.43
+        stats.add_call(t % 50 < 30 if t < 35_860 else False, at=float(t))
+    seen: dict[str, Arm] = {}
+
+    def spy(records: list[object], strategy: str, *args: object, **kw: Any) -> list[object]:
+        seen[strategy] = kw["arms"]["search"]
+        return records
+
+    monkeypatch.setattr("streams.a2e.stats_view.rank", spy)
+    for strategy in ("ucb1", "thompson"):
+        rank_skills({"search": stats}, AdaptQuery(strategy=strategy), {}, 0, 36_000.0)
+    # a decline of 1.43 standard errors is a shift for UCB1 (bound 1), not for Thompson (2)
+    assert (seen["ucb1"].shift, seen["thompson"].shift) == ("down", None)
+    assert seen["ucb1"] == stats.arm("search", now=36_000.0, memory="recent")
+    assert seen["thompson"].pulls == pytest.approx(stats.rolling(36_000.0, long=True)[0])
 
 
 def test_rolling_stats_let_a_recent_failure_outrank_old_success() -> None:

@@ -109,8 +109,9 @@ def test_rankings_are_reproducible_per_seed() -> None:
         ("epsilon_greedy", {"epsilon": 1.5}, "epsilon must be within [0.0, 1.0]"),
         ("softmax", {"temperature": 0}, "temperature must be within"),
         ("epsilon_greedy", {"temperature": 1}, "takes only the parameters c, floor, epsilon"),
-        ("thompson", {"c": 1}, "thompson takes only the parameters floor"),
+        ("thompson", {"c": 1}, "thompson takes only the parameters floor, alarm"),
         ("thompson", {"floor": 2}, "floor must be within [0.0, 1.0]"),
+        ("thompson", {"alarm": 2}, "alarm must be within [0.0, 1.0]"),
         ("exp3", {}, "strategy must be one of ucb1, epsilon_greedy, softmax, thompson, custom"),
     ],
 )
@@ -212,6 +213,13 @@ def test_thompson_floors_only_while_its_favourite_declines() -> None:
         assert all(rank(view, "thompson", {}, s)[0].name == "a" for s in range(2000))
     higher = Counter(rank(alarmed, "thompson", {"alarm": 0.4}, s)[0].name for s in range(4000))
     assert higher["c"] / 4000 == pytest.approx(0.4, abs=0.03)
+    # the alarm never explores less than the floor, and any favourite tied on recent pulls
+    # raises it, whatever its name
+    floor = Counter(rank(alarmed, "thompson", {"floor": 0.3}, s)[0].name for s in range(4000))
+    assert floor["c"] / 4000 == pytest.approx(0.3, abs=0.03)
+    tied = [*alarmed, Arm("0", 5000, 4000, 4000, recent=200.0)]
+    firsts = Counter(rank(tied, "thompson", {}, s)[0].name for s in range(4000))
+    assert firsts["c"] / 4000 == pytest.approx(0.1, abs=0.015)
 
 
 def test_boltzmann_gumbel_scales_noise_by_pulls() -> None:
