@@ -6,7 +6,7 @@ a *recent* memory with the configured half-life ``H`` and a *long* one with half
 ``(n, s, q)``: decayed pulls, rewards and squared rewards. An update of age ``a`` weighs
 ``2 ** (-a / (LONG_MEMORY * H)) - 2 ** (-a / H) >= 0`` in ``long - recent``, so the
 difference is the *older* evidence, the part of the long memory the recent one has
-forgotten. :func:`choose` compares the recent mean with the older one in a two-sample z
+forgotten. :func:`shift` compares the recent mean with the older one in a two-sample z
 test:
 
     m_r = s_r / n_r,  m_o = s_o / n_o  (o = long - recent)
@@ -70,7 +70,6 @@ __all__ = [
     "Counts",
     "Shift",
     "bounds_for",
-    "choose",
     "shift",
     "z_score",
 ]
@@ -119,12 +118,3 @@ def shift(
     if z is not None and z < -(Z_DOWN if down is None else down):
         return "down"
     return None
-
-
-def choose(
-    recent: Counts, long: Counts, up: float | None = None, down: float | None = None
-) -> tuple[Counts, Literal["recent", "long"]]:
-    """Return the counts an arm ranks on, and which memory they are."""
-    if shift(recent, long, up, down):
-        return recent, "recent"
-    return long, "long"

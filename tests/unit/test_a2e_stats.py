@@ -15,7 +15,6 @@ from streams.a2e.memory import (
     Z_UP,
     Counts,
     bounds_for,
-    choose,
     shift,
     z_score,
 )
@@ -361,18 +360,13 @@ def test_z_score_by_hand() -> None:
     recent, long = Counts(10.0, 8.0, 8.0), Counts(50.0, 28.0, 28.0)
     v = (28 - 50 * 0.56**2 + 0.25) / 51
     assert z_score(recent, long) == pytest.approx(0.3 / math.sqrt(v * (1 / 10 + 1 / 40)))
-    assert choose(recent, long) == (recent, "recent")  # z = 1.73 > Z_UP 1.5
-    assert choose(recent, long, up=2.0) == (long, "long")
+    assert shift(recent, long) == "up"  # z = 1.73 > Z_UP 1.5
+    assert shift(recent, long, up=2.0) is None
     worse = Counts(10.0, 4.0, 4.0)  # 4/10 against 24/40: z = -1.14 < -Z_DOWN
-    assert choose(worse, Counts(50.0, 28.0, 28.0))[1] == "recent"
-    assert choose(worse, Counts(50.0, 28.0, 28.0), down=1.5)[1] == "long"
-    assert choose(Counts(0.0, 0.0, 0.0), long) == (long, "long")  # no recent evidence
-    assert choose(recent, recent) == (recent, "long")  # no older evidence: the same
-    assert [shift(recent, long), shift(worse, long), shift(recent, long, up=2.0)] == [
-        "up",
-        "down",
-        None,
-    ]
+    assert shift(worse, Counts(50.0, 28.0, 28.0)) == "down"
+    assert shift(worse, Counts(50.0, 28.0, 28.0), down=1.5) is None
+    assert shift(Counts(0.0, 0.0, 0.0), long) is None  # no recent evidence
+    assert shift(recent, recent) is None  # no older evidence
     # Thompson sampling's decline bound is 2: z = -1.14 is no shift for it
     assert bounds_for("thompson") == (Z_UP, 2.0)
     assert bounds_for("ucb1") == bounds_for(None) == (Z_UP, Z_DOWN)
