@@ -96,18 +96,28 @@ SUITES = (
 )
 
 
-class Env:
-    """One seed's rewards: the same draw at pull t whichever arm is chosen."""
+Rewards = Literal["pull", "arm"]
 
-    def __init__(self, suite: Suite, seed: int) -> None:
-        self.suite, self.rng = suite, random.Random(1_000_003 * seed + 17)  # noqa: S311
+
+class Env:
+    """One seed's rewards. ``pull``: the same draw at pull t whichever arm is chosen.
+    ``arm``: one stream per arm, so an arm's j-th pull draws the same in every run, however
+    the runs got there (common random numbers per arm: two policies that pull an arm alike
+    see the same outcomes of it, which narrows the paired regret difference)."""
+
+    def __init__(self, suite: Suite, seed: int, rewards: Rewards = "pull") -> None:
+        self.suite = suite
+        self.rng = random.Random(1_000_003 * seed + 17)  # noqa: S311
+        self.streams = None
+        if rewards == "arm":
+            self.streams = [random.Random(f"{seed}-{a}") for a in range(len(suite.means))]  # noqa: S311
 
     def pull(self, t: int, arm: int) -> float:
         """Return the reward in [0, 1] of ``arm`` at pull ``t``."""
-        mean = self.suite.mean(t)[arm]
+        mean, rng = self.suite.mean(t)[arm], self.streams[arm] if self.streams else self.rng
         if not self.suite.scores:
-            return float(self.rng.random() < mean)
-        score = max(-1.0, min(1.0, self.rng.gauss(2 * mean - 1, 0.5)))
+            return float(rng.random() < mean)
+        score = max(-1.0, min(1.0, rng.gauss(2 * mean - 1, 0.5)))
         return (score + 1) / 2
 
 
@@ -169,13 +179,14 @@ def run_ours(
     rolling: bool,
     interval: float,
     memory: Memory = "chosen",
+    rewards: Rewards = "pull",
 ) -> dict[str, float]:
     """Play one seed with ``rank``; return regret and share.
 
     Each pull is one unseeded adapt request: its seed is the worker's (``adapt_seed`` of the
     query, the default base 0 and the pull's own correlation id).
     """
-    env, k = Env(suite, seed), len(suite.means)
+    env, k = Env(suite, seed, rewards), len(suite.means)
     binary = not suite.scores
     counts = _Rolling(k, binary, interval, memory, strategy) if rolling else _Counts(k, binary)
     index, choices = {f"arm{i:02d}": i for i in range(k)}, []
@@ -188,12 +199,14 @@ def run_ours(
     return _score(suite, choices)
 
 
-def run_anchor(suite: Suite, strategy: str, seed: int) -> dict[str, float]:
+def run_anchor(
+    suite: Suite, strategy: str, seed: int, rewards: Rewards = "pull"
+) -> dict[str, float]:
     """Play one seed with MABWiser's policy of the same name; return regret and share."""
     import numpy as np  # noqa: PLC0415  (only the anchor needs them)
     from mabwiser.mab import MAB, LearningPolicy  # noqa: PLC0415
 
-    env, k = Env(suite, seed), len(suite.means)
+    env, k = Env(suite, seed, rewards), len(suite.means)
     policy = getattr(LearningPolicy, ANCHOR[strategy])
     coin = random.Random(seed)  # noqa: S311  (Agrawal-Goyal binarization of score rewards)
     binarizer: Callable[[Any, float], bool] = lambda _arm, r: coin.random() < r  # noqa: E731
@@ -209,11 +222,11 @@ def run_anchor(suite: Suite, strategy: str, seed: int) -> dict[str, float]:
     return _score(suite, choices)
 
 
-def _task(job: tuple[str, Suite, str, int, float, Memory]) -> dict[str, float]:
-    who, suite, strategy, seed, interval, memory = job
+def _task(job: tuple[str, Suite, str, int, float, Memory, Rewards]) -> dict[str, float]:
+    who, suite, strategy, seed, interval, memory, rewards = job
     if who == "mabwiser":
-        return run_anchor(suite, strategy, seed)
-    return run_ours(suite, strategy, seed, who == "rolling", interval, memory)
+        return run_anchor(suite, strategy, seed, rewards)
+    return run_ours(suite, strategy, seed, who == "rolling", interval, memory, rewards)
 
 
 def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, ...]]:
@@ -224,10 +237,11 @@ def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, 
         # the cumulative control runs on MABWiser's seeds (all seeds on the change suite)
         control = seeds if suite.change_at is not None else min(seeds, anchor)
         for strategy in OURS:
-            rolling = ("rolling", suite, strategy)
-            jobs += [(*rolling, s, args.interval, args.memory) for s in range(seeds)]
-            jobs += [("cumulative", suite, strategy, s, 0.0, "") for s in range(control)]
-            jobs += [("mabwiser", suite, strategy, s, 0.0, "") for s in range(min(seeds, anchor))]
+            rolling, r = ("rolling", suite, strategy), args.rewards
+            jobs += [(*rolling, s, args.interval, args.memory, r) for s in range(seeds)]
+            jobs += [("cumulative", suite, strategy, s, 0.0, "", r) for s in range(control)]
+            anchored = range(min(seeds, anchor))
+            jobs += [("mabwiser", suite, strategy, s, 0.0, "", r) for s in anchored]
     return jobs
 
 
@@ -369,6 +383,13 @@ def _parser() -> argparse.ArgumentParser:
         default="chosen",
         help="what rolling stats rank on: the memory each skill's stats choose (long unless "
         "its recent outcomes disagree; default), or the recent memory alone",
+    )
+    parser.add_argument(
+        "--rewards",
+        choices=("pull", "arm"),
+        default="pull",
+        help="one reward stream per seed, the same draw at pull t whichever arm (default), "
+        "or one per arm, the same draw at an arm's j-th pull (narrower paired intervals)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument(

@@ -57,24 +57,33 @@ a long memory of ``LONG_MEMORY`` 128, before it became 512). Otherwise, highest 
   With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
   comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
   a share a fixed tau caps whatever the evidence.
-- ``thompson`` (``floor``, default 0; ``alarm``, default 0.1): draw ``theta_i`` from the
-  posterior, sort by it. Binary rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior).
+- ``thompson`` (``floor``, default 0; ``alarm``, default 0.1; ``draw``, default 0.5): each
+  arm scores, with probability ``draw``, ``theta_i`` drawn from its posterior, else its
+  posterior mean; sort by score. An arm that has shifted (streams/a2e/memory.py) always
+  draws. Binary rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior), mean ``v_i``.
   Other rewards (scores mapped to [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i =
   (q_i - n_i x_i^2 + 1/4) / (n_i + 1)`` (``q_i`` the sum of squared rewards): the sample
   variance shrunk toward 1/4, the largest variance a reward in [0, 1] can have, by one
-  pseudo-pull. The posterior draws re-try a rival as often as it may be the best, so a
-  stable world needs no floor; what they cannot do is notice that a rival they hold poor
-  has become the best. The evidence that the arms have changed is a decline of the
-  favourite, the arm with the most recent pulls (its shift "down", at 2 standard errors for
-  Thompson sampling: streams/a2e/memory.py): while it shows, the floor is ``alarm``. A
-  constant floor cost more than its rate (a floor pull that succeeds on a poor rival flags
-  it as changed, and the wide posterior of one or two recent pulls then pulls it a few
-  times more): at 0.04 the regret on 20 arms 0.1 apart was 294.8 against MABWiser's 171.6
-  (its ThompsonSampling, seeds 0-19), and at 0 the new best arm after a change got 67.2 %
-  of the pulls on seeds 20-39. With the alarm instead, 0.1 (and the long memory of
-  ``LONG_MEMORY`` 512): 182.3 on 20 arms 0.1 apart, and 81.0 % / 84.2 % after a change on
-  seeds 0-19 / 20-39. The change test still costs it about 2.5 % regret on stable arms
-  (183.7 against 179.1 with it off, 20 arms 0.1 apart, seeds 0-39).
+  pseudo-pull; mean ``x_i``. ``draw`` 1 is classic Thompson sampling; below 1 it is
+  epsilon-exploring Thompson sampling (Jin et al., 2023, with ``epsilon = draw``): a rival
+  is re-tried about ``draw`` times as often, which cuts the pulls spent on rivals 0.1
+  behind while each still gets a posterior draw. A shifted arm always draws, since its
+  recent memory's wide posterior is how a change is followed. The posterior draws re-try a
+  rival as often as it may be the best, so a stable world needs no floor; what they cannot
+  do is notice that a rival they hold poor has become the best. The evidence that the arms
+  have changed is a decline of the favourite, the arm with the most recent pulls (its shift
+  "down", at 2 standard errors for Thompson sampling: streams/a2e/memory.py): while it
+  shows, the floor is ``alarm``. A constant floor cost more than its rate (a floor pull
+  that succeeds on a poor rival flags it as changed, and the wide posterior of one or two
+  recent pulls then pulls it a few times more): at 0.04 the regret on 20 arms 0.1 apart was
+  294.8 against MABWiser's 171.6 (its ThompsonSampling, seeds 0-19), and at 0 the new best
+  arm after a change got 67.2 % of the pulls on seeds 20-39. With the alarm instead, 0.1
+  (and the long memory of ``LONG_MEMORY`` 512), classic draws: 182.3, still above
+  MABWiser's, as the change test costs about 2.5 % regret on stable arms (183.7 against
+  179.1 with it off, seeds 0-39). ``draw`` 0.5 pays that back: on 10 and 20 arms 0.1 apart
+  its regret is below MABWiser's (benchmarks/RESULTS.md, "epsilon-exploring Thompson
+  sampling"); 0.25 cut it further but locked a seed of 20 arms onto a rival (0.1 % on the
+  best).
 - ``custom``: a callable registered under the entry-point group ``learnstream.strategies``,
   called as ``strategy(records, params, rng)``; it must return the records reordered.
 
@@ -117,7 +126,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
     "ucb1": {"c": 0.4, "floor": 0.06},
     "epsilon_greedy": {"c": 10.0, "floor": 0.05},
     "softmax": {"c": 0.1, "floor": 0.06},
-    "thompson": {"floor": 0.0, "alarm": 0.1},
+    "thompson": {"floor": 0.0, "alarm": 0.1, "draw": 0.5},
 }
 #: Parameters that switch a strategy to its fixed-rate form when given.
 _OPTIONAL = {"epsilon_greedy": "epsilon", "softmax": "temperature"}
@@ -125,6 +134,7 @@ _RANGES = {
     "c": (0.0, math.inf),
     "floor": (0.0, 1.0),
     "alarm": (0.0, 1.0),
+    "draw": (0.0, 1.0),
     "epsilon": (0.0, 1.0),
     "temperature": (1e-6, math.inf),
 }
@@ -263,8 +273,16 @@ def _posterior_draw(a: Arm, rng: random.Random) -> float:
     return rng.gauss(mean, math.sqrt(variance / (a.pulls + 1) / a.pulls))
 
 
+def _posterior_mean(a: Arm) -> float:
+    return smoothed_reward(a) if a.binary else mean_reward(a)
+
+
 def _thompson(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
-    scores = [_posterior_draw(a, rng) for a in arms]
+    # a shifted arm always draws: its recent memory's wide posterior is how a change is followed
+    scores = [
+        _posterior_draw(a, rng) if a.shift or rng.random() < p["draw"] else _posterior_mean(a)
+        for a in arms
+    ]
     rate = max(p["floor"], p["alarm"]) if _alarmed(arms) else p["floor"]
     return _floor(arms, scores, rate, rng)
 

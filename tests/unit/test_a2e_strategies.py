@@ -109,9 +109,10 @@ def test_rankings_are_reproducible_per_seed() -> None:
         ("epsilon_greedy", {"epsilon": 1.5}, "epsilon must be within [0.0, 1.0]"),
         ("softmax", {"temperature": 0}, "temperature must be within"),
         ("epsilon_greedy", {"temperature": 1}, "takes only the parameters c, floor, epsilon"),
-        ("thompson", {"c": 1}, "thompson takes only the parameters floor, alarm"),
+        ("thompson", {"c": 1}, "thompson takes only the parameters floor, alarm, draw"),
         ("thompson", {"floor": 2}, "floor must be within [0.0, 1.0]"),
         ("thompson", {"alarm": 2}, "alarm must be within [0.0, 1.0]"),
+        ("thompson", {"draw": -0.1}, "draw must be within [0.0, 1.0]"),
         ("exp3", {}, "strategy must be one of ucb1, epsilon_greedy, softmax, thompson, custom"),
     ],
 )
@@ -199,7 +200,7 @@ def test_thompson_floors_only_while_its_favourite_declines() -> None:
         Arm("b", 500, 100, 100, recent=3.0),
         Arm("c", 500, 100, 100, recent=0.5),
     ]
-    assert strategies.DEFAULTS["thompson"] == {"floor": 0.0, "alarm": 0.1}
+    assert strategies.DEFAULTS["thompson"] == {"floor": 0.0, "alarm": 0.1, "draw": 0.5}
     calm = Counter(rank(arms, "thompson", {}, s)[0].name for s in range(4000))
     assert calm == {"a": 4000}
     alarmed = [Arm("a", 5000, 4000, 4000, recent=200.0, shift="down"), *arms[1:]]
@@ -233,8 +234,28 @@ def test_boltzmann_gumbel_scales_noise_by_pulls() -> None:
 def test_thompson_first_places_follow_the_posterior() -> None:
     # Beta(6, 6) against Beta(17, 5): P(b > a) = 0.9498 (numerical integration)
     arms = [Arm("a", 10, 5), Arm("b", 20, 16)]
-    firsts = Counter(rank(arms, "thompson", {}, s)[0].name for s in range(20_000))
+    firsts = Counter(rank(arms, "thompson", {"draw": 1}, s)[0].name for s in range(20_000))
     assert firsts["b"] / 20_000 == pytest.approx(0.9498, abs=0.01)
+
+
+def test_thompson_draws_an_arm_with_probability_draw_and_a_shifted_one_always() -> None:
+    # a: one pull, one win, posterior Beta(2, 1), mean 2/3; b: sure at 0.7
+    a, b = Arm("a", 1, 1), Arm("b", 1_000_000, 700_000)
+    # draw 0: every unshifted arm scores its posterior mean (Laplace), whatever the seed
+    assert all(names(rank([a, b], "thompson", {"draw": 0}, s)) == ["b", "a"] for s in range(500))
+    # the default, 0.5: a draws half the time and its draw beats 0.7 with P = 1 - 0.7^2 = 0.51
+    firsts = Counter(rank([a, b], "thompson", {}, s)[0].name for s in range(20_000))
+    assert firsts["a"] / 20_000 == pytest.approx(0.5 * 0.51, abs=0.012)
+    # an arm whose recent outcomes shifted draws every time, even at draw 0 (b, the
+    # favourite, has not declined: no alarm)
+    favourite = Arm("b", 1_000_000, 700_000, 700_000, recent=200.0)
+    for moved in ("up", "down", None):
+        view = [Arm("a", 1, 1, 1, recent=1.0, shift=moved), favourite]
+        firsts = Counter(rank(view, "thompson", {"draw": 0}, s)[0].name for s in range(20_000))
+        assert firsts["a"] / 20_000 == pytest.approx(0.51 if moved else 0.0, abs=0.012)
+    # score arms at draw 0 score their mean
+    c, d = Arm("c", 4, 2.4, 1.6, binary=False), Arm("d", 9, 5.0, 3.0, binary=False)
+    assert all(names(rank([c, d], "thompson", {"draw": 0}, s)) == ["c", "d"] for s in range(200))
 
 
 def test_thompson_on_scores_draws_the_gaussian_posterior() -> None:
@@ -244,7 +265,8 @@ def test_thompson_on_scores_draws_the_gaussian_posterior() -> None:
     draws = []
     for s in range(3000):
         # against a sure 0.5: a comes first exactly when its draw exceeds 0.5
-        draws.append(rank([a, Arm("z", 1e9, 0.5e9, 0.25e9, binary=False)], "thompson", {}, s))
+        sure = Arm("z", 1e9, 0.5e9, 0.25e9, binary=False)
+        draws.append(rank([a, sure], "thompson", {"draw": 1}, s))
     share = sum(r[0].name == "a" for r in draws) / 3000
     assert share == pytest.approx(0.5, abs=0.04)
     assert sd == pytest.approx(0.0788, abs=1e-4)
@@ -408,6 +430,19 @@ def test_defaults_follow_a_change_of_best_arm(strategy: str) -> None:
     cumulative = [bandits.run_ours(change, strategy, s, False, 0.0)["share"] for s in (0, 1)]
     assert sum(rolling) / 2 >= 0.7
     assert sum(cumulative) / 2 < 0.3
+
+
+def test_per_arm_rewards_repeat_an_arms_draws_however_the_pulls_interleave() -> None:
+    suite = bandits.Suite("three even arms", (0.5, 0.5, 0.5))
+    alone = bandits.Env(suite, 7, "arm")
+    mixed = bandits.Env(suite, 7, "arm")
+    first = [alone.pull(t, 0) for t in range(50)]
+    assert [mixed.pull(t, t % 3) for t in range(150)][0::3] == first
+    assert 10 < sum(first) < 40  # draws, not a constant
+    # by pull (the default) an arm's draws depend on when it is pulled
+    alone, mixed = bandits.Env(suite, 7), bandits.Env(suite, 7)
+    first = [alone.pull(t, 0) for t in range(50)]
+    assert [mixed.pull(t, t % 3) for t in range(150)][0::3] != first
 
 
 def test_the_recent_memory_alone_cannot_hold_many_arms() -> None:
