@@ -3,7 +3,10 @@
 Each pull asks ``streams.a2e.strategies.rank`` (default parameters) for a ranking, takes
 the first skill, draws its outcome and updates the stats. Rewards come from one stream of
 uniforms (Bernoulli) or normals (scores) per seed, shared by every strategy and by the
-MABWiser anchor, so the runs face the same luck. Every suite runs as the worker's ``adapt``
+MABWiser anchor, so the runs face the same luck; with ``--rewards arm`` from one stream
+per arm, so an arm's j-th pull draws the same in every run, which narrows the paired
+regret intervals (MABWiser's coin that turns a score into a success for its Thompson
+sampling stays one per seed). Every suite runs as the worker's ``adapt``
 does, on rolling stats (default half-life, a pull every ``--interval`` seconds; each skill
 ranked on its long or its recent memory, as ``SkillStats.arm`` chooses, or with ``--memory
 recent`` on the recent memory alone), and on cumulative counts as a control (where only

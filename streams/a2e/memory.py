@@ -39,7 +39,8 @@ Why the constants (figures in benchmarks/RESULTS.md, issue 27's suites):
   Thompson sampling drew it from its recent memory, whose wider posterior lost pulls to
   the runner-up; a decline is also what raises its alarm floor
   (streams/a2e/strategies.py), which should fire on a change, not on luck. At floor 0 on
-  20 arms 0.1 apart its regret fell from 207 to 193 (seeds 0-19) with 2.0 instead of 1.0.
+  20 arms 0.1 apart its regret fell from 207 to 193 (seeds 0-19; classic draws, long memory
+  128) with 2.0 instead of 1.0.
   The other strategies keep 1.0 (their floors were chosen with it).
 - ``LONG_MEMORY = 512``: at the default recent half-life and a pull every 10 s the long
   memory holds some 66,500 pulls (half-life 128 h, 5.3 days): rivals keep the narrow

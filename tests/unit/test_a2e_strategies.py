@@ -252,9 +252,17 @@ def test_thompson_draws_an_arm_with_probability_draw_and_a_shifted_one_always() 
     for moved in ("up", "down", None):
         view = [Arm("a", 1, 1, 1, recent=1.0, shift=moved), favourite]
         firsts = Counter(rank(view, "thompson", {"draw": 0}, s)[0].name for s in range(20_000))
-        assert firsts["a"] / 20_000 == pytest.approx(0.51 if moved else 0.0, abs=0.012)
-    # score arms at draw 0 score their mean
-    c, d = Arm("c", 4, 2.4, 1.6, binary=False), Arm("d", 9, 5.0, 3.0, binary=False)
+        if moved:
+            assert firsts["a"] / 20_000 == pytest.approx(0.51, abs=0.012)
+        else:
+            assert firsts["a"] == 0
+    # each arm tosses its own coin: a, Beta(2, 2) mean 1/2, against b, Beta(2, 1) mean 2/3,
+    # comes first with 1/4 (P(a > 2/3) + P(b < 1/2) + P(a > b)) = (7/27 + 1/4 + 3/10) / 4
+    pair = [Arm("a", 2, 1), Arm("b", 1, 1)]
+    firsts = Counter(rank(pair, "thompson", {}, s)[0].name for s in range(20_000))
+    assert firsts["a"] / 20_000 == pytest.approx((7 / 27 + 0.25 + 0.3) / 4, abs=0.012)
+    # score arms at draw 0 score their mean x_i (v_i would put d first: 0.633 against 0.696)
+    c, d = Arm("c", 1, 0.9, 0.81, binary=False), Arm("d", 100, 70, 49.5, binary=False)
     assert all(names(rank([c, d], "thompson", {"draw": 0}, s)) == ["c", "d"] for s in range(200))
 
 
