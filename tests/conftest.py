@@ -39,6 +39,26 @@ def _wants_kafka() -> bool:
     )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On Apache Kafka, leave out the integration tests that never use the session's broker.
+
+    They start their own embedded broker or need none (the CLI's errors, the demo, a fresh
+    clone, the package build), so a run on Kafka would repeat the run of ``make test``
+    exactly; CI runs both. pytest reports them as deselected.
+    """
+    if not _wants_kafka():
+        return
+    integration = REPO_ROOT / "tests" / "integration"
+    repeated = [
+        item
+        for item in items
+        if item.path.is_relative_to(integration) and "broker" not in item.fixturenames
+    ]
+    if repeated:
+        config.hook.pytest_deselected(items=repeated)
+        items[:] = [item for item in items if item not in repeated]
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     """Start the session's broker (or use ``KAFKA_BOOTSTRAP_SERVERS``) and stop it at the end."""
