@@ -31,7 +31,7 @@ test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded bro
 test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min): the edit-test loop
 	$(PY) -m pytest tests/unit
 
-test-kafka: $(STAMP) prometheus-tools  ## integration + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
+test-kafka: $(STAMP) prometheus-tools  ## integration (those using the broker) + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
 	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest tests/integration tests/kafka_smoke tests/reliability
 	$(PY) -m pytest -m "not slow_cluster" tests/cluster
 
