@@ -577,7 +577,7 @@ class A2ESettings(BaseModel):
     )
     ucb1_c: float = Field(0.4, ge=0, description="UCB1 exploration constant c")
     epsilon_c: float = Field(
-        10.0, ge=0, description="epsilon-greedy's rate max(floor, min(1, c*K/N)): its c"
+        6.0, ge=0, description="epsilon-greedy's rate max(floor, min(1, c*K/N)): its c"
     )
     epsilon: float | None = Field(
         None, ge=0, le=1, description="a fixed epsilon-greedy rate (unset: the decaying one)"

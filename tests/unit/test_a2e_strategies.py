@@ -162,14 +162,14 @@ def test_glie_epsilon_by_hand() -> None:
 
 
 def test_epsilon_floor_bounds_the_decaying_rate() -> None:
-    # c = 1, default floor 0.05: 1 * 3 / 100 = 0.03 < 0.05, so the floor explores
-    glie = {"c": 1.0}
-    assert strategies.DEFAULTS["epsilon_greedy"]["floor"] == 0.05
+    # c = 0.5, default floor 0.03: 0.5 * 3 / 100 = 0.015 < 0.03, so the floor explores
+    glie = {"c": 0.5}
+    assert strategies.DEFAULTS["epsilon_greedy"] == {"c": 6.0, "floor": 0.03}
     firsts = Counter(rank(ARMS, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
-    assert firsts["b"] / 20_000 == pytest.approx(1 - 0.05 * 2 / 3, abs=0.006)
-    few = [arm("a", 2, 1), arm("b", 4, 3)]  # 1 * 2 / 6 = 0.33 > 0.05: GLIE explores
+    assert firsts["b"] / 20_000 == pytest.approx(1 - 0.03 * 2 / 3, abs=0.004)
+    few = [arm("a", 2, 1), arm("b", 4, 3)]  # 0.5 * 2 / 6 = 0.17 > 0.03: GLIE explores
     firsts = Counter(rank(few, "epsilon_greedy", glie, s)[0].name for s in range(20_000))
-    assert firsts["a"] / 20_000 == pytest.approx(1 / 3 / 2, abs=0.01)
+    assert firsts["a"] / 20_000 == pytest.approx(1 / 6 / 2, abs=0.008)
 
 
 @pytest.mark.parametrize("strategy", ["ucb1", "epsilon_greedy", "softmax", "thompson"])
