@@ -270,9 +270,14 @@ def _softmax(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[flo
     return _floor(arms, scores, p["floor"], rng)
 
 
+def _wins(a: Arm) -> float:
+    """Return a binary arm's successes, clamped to [0, pulls] (decayed sums may stray)."""
+    return min(max(a.total, 0.0), a.pulls)
+
+
 def _posterior_draw(a: Arm, rng: random.Random) -> float:
     if a.binary:
-        wins = min(max(a.total, 0.0), a.pulls)
+        wins = _wins(a)
         return rng.betavariate(1.0 + wins, 1.0 + a.pulls - wins)
     mean = a.total / a.pulls
     variance = max(a.squares - a.pulls * mean * mean, 0.0) + 0.25
@@ -281,8 +286,7 @@ def _posterior_draw(a: Arm, rng: random.Random) -> float:
 
 def _posterior_mean(a: Arm) -> float:
     if a.binary:
-        wins = min(max(a.total, 0.0), a.pulls)  # clamped as the draw clamps them
-        return (wins + 1) / (a.pulls + 2)
+        return (_wins(a) + 1) / (a.pulls + 2)
     return mean_reward(a)
 
 
