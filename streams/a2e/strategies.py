@@ -40,18 +40,18 @@ of ``LONG_MEMORY`` 128, before it became 512). Otherwise, highest first:
   rival; it costs nothing late, once ``c K / N`` is below the floor. Its price is some
   ``c K ln(N / (c K))`` uniform draws, most of them on poor arms when ``K`` is large, so
   ``c`` trades regret on many arms against locks. On 20 arms 0.1 apart, one reward stream
-  per arm (``--rewards arm``, seeds 0-39): ``c`` 4 and 5 locked a seed onto a rival (0.1-0.2
-  % on the best); 6 none (94.6 % on the best, worst seed 77.2 %, regret 259.7); 7 none
-  (93.9 %, 281.9); 10 none on seeds 0-19, but its regret (351.5 at floor 0.03, 358.1 at 0.05, the old
-  default) was significantly above MABWiser's EpsilonGreedy (274.2 on seeds 0-19, +83.8 +-
-  37.4 at 0.05). A lower floor leaves more of the late pulls to the best arm: floor 0.04
-  with ``c`` 6 gave 93.8 % and regret 268.8. Hence ``c`` 6 and floor 0.03: every row of
-  the benchmark passes with either reward stream, and the new best arm after a change gets
-  73.5 % of the pulls (76.8 % with per-arm streams; one seed in 20 follows late, at 1.4 %;
-  70.6 % on seeds 0-39, where floors 0.04 and 0.05 gave 72.5 % and 71.7 %) against 77.2 %
-  at the old ``c`` 10 and floor 0.05 (benchmarks/RESULTS.md, "epsilon-greedy
-  on many arms"). ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a
-  uniformly drawn arm) replaces both.
+  per arm (``--rewards arm``, seeds 0-39): ``c`` 4 and 5 locked a seed onto a rival
+  (0.1-0.2 % on the best); 6 none (94.6 % on the best, worst seed 77.2 %, regret 259.7); 7
+  none (93.9 %, 281.9); 10 none on seeds 0-19, but its regret (351.5 at floor 0.03, 358.1 at
+  0.05, the old default) was significantly above MABWiser's EpsilonGreedy (274.2 on seeds
+  0-19, +83.8 +- 37.4 at 0.05). A lower floor leaves more of the late pulls to the best arm:
+  floor 0.04 with ``c`` 6 gave 93.8 % and regret 268.8. Hence ``c`` 6 and floor 0.03: every
+  row of the benchmark passes with either reward stream, and the new best arm after a change
+  gets 73.5 % of the pulls (76.8 % with per-arm streams; one seed in 20 follows late, at 1.4
+  %; 70.6 % on seeds 0-39, where floors 0.04 and 0.05 gave 72.5 % and 71.7 %) against 77.2 %
+  at the old ``c`` 10 and floor 0.05 (benchmarks/RESULTS.md, "epsilon-greedy on many arms").
+  ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a uniformly drawn
+  arm) replaces both.
 - ``softmax`` (``c``, default 0.1; ``floor``; or a fixed ``temperature`` tau): Boltzmann-Gumbel
   exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c / sqrt(n_i) * G_i`` with
   ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its estimate firms up.
