@@ -43,8 +43,10 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def pytest_in(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run pytest in ``clone`` as a user would: no CI, no schema override, its own code."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "LEARNSTREAM_MPLP_SCHEMAS")}
+    """Run pytest in ``clone`` as a user would: no CI, no schema override, no Kafka, its own
+    code."""
+    unset = ("CI", "LEARNSTREAM_MPLP_SCHEMAS", "LEARNSTREAM_TEST_BROKER", "KAFKA_BOOTSTRAP_SERVERS")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env["PYTHONPATH"] = str(clone)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
