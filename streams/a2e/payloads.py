@@ -60,7 +60,7 @@ class AdaptQuery(BaseModel):
     """learn/adapt/req payload: rank skills with a strategy.
 
     ``params`` overrides the strategy's settings (``c``, ``epsilon``, ``temperature``) and
-    defaults (``floor``; Thompson sampling's ``alarm`` and ``draw``);
+    defaults (``floor``, ``alarm``; Thompson sampling's ``draw``);
     ``custom`` names the ``learnstream.strategies`` entry point when strategy is custom.
     ``seed`` fixes the ranking's randomness; without it the host derives one from the
     request's correlation id and the query, so the same request ranks the same on every

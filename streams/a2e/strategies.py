@@ -12,27 +12,35 @@ outcomes disagree with its older ones (streams/a2e/memory.py). Arms never pulled
 (``n_i = 0``) rank first, in a seeded random order, so each is tried once before any
 estimate is trusted. ``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean.
 
-Every built-in strategy has an exploration floor (``floor``; default 0.06 for UCB1 and
-softmax, 0.03 for epsilon-greedy; Thompson sampling's is 0, and ``alarm``, 0.1, while its
-favourite declines, the larger of the two): with that probability the arm with the fewest
-recent pulls ``r_i`` (ties drawn) ranks first. A long memory is sure of a rival it has seen
-fail, so UCB1, epsilon-greedy and softmax would not try it again; the floor re-checks each
-arm about once every ``(K - 1) / floor`` pulls, which is how a rival that has become the
-best is found (one or two recent successes of an arm the long memory holds poor flag it as
-changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower floor finds a
-new best arm later. Arms without recent pulls (exact counts, which never forget) get no
-floor, except epsilon-greedy's. Why each strategy's floor is what it is, under its entry
-below (figures: the rolling column of ``python -m benchmarks.bandits`` on its 20 seeds, and
-of the same suites run with ``DEFAULTS`` patched on seeds 20-39, which the command does not
-offer; benchmarks/RESULTS.md; those of UCB1 and softmax were measured with a long memory
-of ``LONG_MEMORY`` 128, before it became 512). Otherwise, highest first:
+Every built-in strategy has an exploration floor (``floor``; default 0.04 for UCB1, 0.03 for
+epsilon-greedy and softmax, 0 for Thompson sampling): with that probability the arm with the
+fewest recent pulls ``r_i`` (ties drawn) ranks first. A long memory is sure of a rival it
+has seen fail, so UCB1, epsilon-greedy and softmax would not try it again; the floor
+re-checks each arm about once every ``(K - 1) / floor`` pulls, which is how a rival that has
+become the best is found (one or two recent successes of an arm the long memory holds poor
+flag it as changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower
+floor finds a new best arm later. The evidence that the arms have changed is a decline of
+the favourite, the arm with the most recent pulls (its shift "down": streams/a2e/memory.py):
+while it shows, the floor is ``alarm`` if that is larger (default 0.2 for UCB1 and softmax,
+0 for epsilon-greedy, 0.1 for Thompson sampling). So a strategy pays a low floor on stable
+arms and searches hard when its favourite fails. Arms without recent pulls (exact counts,
+which never forget) get no floor, except epsilon-greedy's. Why each strategy's floor and
+alarm are what they are, under its entry below (figures: the rolling column of ``python -m
+benchmarks.bandits`` on its 20 seeds, and of the same suites run with ``DEFAULTS`` patched
+on seeds 20-39, which the command does not offer; benchmarks/RESULTS.md). Otherwise,
+highest first:
 
-- ``ucb1`` (``c``, default 0.4; ``floor``): ``index_i = x_i + c * sqrt(ln N / n_i)``. On
-  the long memory ``N`` grows as on cumulative counts, and a small ``c`` locks onto a
-  rival: the best arm's estimate, low after an unlucky start, never earns a bonus large
-  enough to be retried (``c`` 0.1: 61.8 % on the best of 20 arms 0.1 apart, one seed in
-  six at 0.3 %; 0.3 still left a seed of 10 arms at 66.7 %).
-- ``epsilon_greedy`` (``c``, default 6; ``floor``, default 0.03; or a fixed ``epsilon``):
+- ``ucb1`` (``c``, default 0.4; ``floor``, 0.04; ``alarm``, 0.2): ``index_i = x_i + c *
+  sqrt(ln N / n_i)``. On the long memory ``N`` grows as on cumulative counts, and a small
+  ``c`` locks onto a rival: the best arm's estimate, low after an unlucky start, never earns
+  a bonus large enough to be retried (``c`` 0.1: 61.8 % on the best of 20 arms 0.1 apart,
+  one seed in six at 0.3 %; 0.3 still left a seed of 10 arms at 66.7 %; measured with a
+  long memory of 128). Floor and alarm (seeds 0-39 of the change suite, the new best arm's
+  share of the 1,000 pulls after the change; seeds 0-19 of 20 arms 0.1 apart with one
+  reward stream per arm, the late share and regret): floor 0.06 without an alarm 75.7 %,
+  90.9 % and 237.8; 0.06 with alarm 0.2 83.6 %, 90.0 %, 256.2; 0.04 with 0.2 84.2 %,
+  91.6 %, 219.3.
+- ``epsilon_greedy`` (``c``, default 6; ``floor``, 0.03; ``alarm``, 0; or a fixed ``epsilon``):
   with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm takes first place (a
   uniformly drawn one while the GLIE part ``c * K / N`` is the larger, then the floor's
   choice), the others rank by ``v_i``. The GLIE part explores every arm about ``c ln N``
@@ -46,17 +54,27 @@ of ``LONG_MEMORY`` 128, before it became 512). Otherwise, highest first:
   0.05, the old default) was significantly above MABWiser's EpsilonGreedy (274.2 on seeds
   0-19, +83.8 +- 37.4 at 0.05). A lower floor leaves more of the late pulls to the best arm:
   floor 0.04 with ``c`` 6 gave 93.8 % and regret 268.8. Hence ``c`` 6 and floor 0.03: every
-  row of the benchmark passes with either reward stream, and the new best arm after a change
-  gets 73.5 % of the pulls (76.8 % with per-arm streams; one seed in 20 follows late, at 1.4
-  %; 70.6 % on seeds 0-39, where floors 0.04 and 0.05 gave 72.5 % and 71.7 %) against 77.2 %
-  at the old ``c`` 10 and floor 0.05 (benchmarks/RESULTS.md, "epsilon-greedy on many arms").
+  row of the benchmark passes with either reward stream (benchmarks/RESULTS.md,
+  "epsilon-greedy on many arms"). Following a change (seeds 0-39) it gave the new best arm
+  70.6 %, one seed 1.4 %: the floor's pulls found it, but one failure unflagged it and the
+  greedy rule dropped it. An alarm did not help (0.2: 71.8 %; a favourite of epsilon-greedy
+  seldom shows a decline); a lower rise bound for epsilon-greedy (1.25,
+  streams/a2e/memory.py) did: 76.9 %.
   ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a uniformly drawn
   arm) replaces both.
-- ``softmax`` (``c``, default 0.1; ``floor``; or a fixed ``temperature`` tau): Boltzmann-Gumbel
-  exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c / sqrt(n_i) * G_i`` with
-  ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its estimate firms up.
-  On the long memory ``c`` 0.05 locked onto a rival on some seeds (10 arms 0.1 apart: one
-  seed of 10 at 0.7 %), 0.2 cost 20 arms 0.1 apart about 3 % of the pulls on the best.
+- ``softmax`` (``c``, default 0.1; ``floor``, 0.03; ``alarm``, 0.2; or a fixed ``temperature``
+  tau): Boltzmann-Gumbel exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c /
+  sqrt(n_i) * G_i`` with ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its
+  estimate firms up. On the long memory (of 128) ``c`` 0.05 locked onto a rival on some
+  seeds (10 arms 0.1 apart: one seed of 10 at 0.7 %), 0.2 cost 20 arms 0.1 apart about 3 %
+  of the pulls on the best. Floor and alarm (as under UCB1): floor 0.06 without an alarm
+  69.9 % after a change (a seed at 2.5 %), 89.9 % on 20 arms, regret 221.6; 0.06 with
+  alarm 0.1 76.2 %, 89.3 %; with 0.15 80.5 %, 88.7 %; 0.04 with 0.15 84.0 %, 91.3 %, 195.3;
+  0.03 with 0.15 84.7 % (a seed at 40.7 %), 91.8 %, 177.3; 0.03 with 0.2 86.2 % (worst
+  seed 76.0 %), 91.0 %, 184.8; 0.02 with 0.2 83.2 % (a seed at 4.1 %), 92.5 %. The
+  declines that raise the alarm are at 1 standard error, as for the other strategies: at
+  2, as for Thompson sampling, 0.04 with 0.15 gave 94.1 % on 20 arms but 76.3 % after a
+  change (a seed at 2.2 %).
   With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
   comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
   a share a fixed tau caps whatever the evidence.
@@ -130,9 +148,9 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "learnstream.strategies"
 DEFAULTS: dict[str, dict[str, float]] = {
-    "ucb1": {"c": 0.4, "floor": 0.06},
-    "epsilon_greedy": {"c": 6.0, "floor": 0.03},
-    "softmax": {"c": 0.1, "floor": 0.06},
+    "ucb1": {"c": 0.4, "floor": 0.04, "alarm": 0.2},
+    "epsilon_greedy": {"c": 6.0, "floor": 0.03, "alarm": 0.0},
+    "softmax": {"c": 0.1, "floor": 0.03, "alarm": 0.2},
     "thompson": {"floor": 0.0, "alarm": 0.1, "draw": 0.5},
 }
 #: Parameters that switch a strategy to its fixed-rate form when given.
@@ -231,7 +249,12 @@ def _gumbel(rng: random.Random) -> float:
 def _ucb1(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[float]:
     total = sum(a.pulls for a in arms)
     scores = [ucb1_index(mean_reward(a), a.pulls, total, p["c"]) for a in arms]
-    return _floor(arms, scores, p["floor"], rng)
+    return _floor(arms, scores, _rate(arms, p), rng)
+
+
+def _rate(arms: list[Arm], p: Params) -> float:
+    """Return the floor's rate: ``alarm`` (when larger) while a favourite declines."""
+    return max(p["floor"], p["alarm"]) if _alarmed(arms) else p["floor"]
 
 
 def _explore(scores: list[float], rate: float, rng: random.Random, k: int) -> list[float]:
@@ -259,7 +282,7 @@ def _epsilon_greedy(arms: list[Arm], p: Params, rng: random.Random, k: int) -> l
         return _explore(scores, p["epsilon"], rng, k)
     glie = epsilon_at(k, sum(a.pulls for a in arms), p["c"])
     if any(a.recent is not None for a in arms) and p["floor"] >= glie:
-        return _floor(arms, scores, p["floor"], rng)
+        return _floor(arms, scores, _rate(arms, p), rng)
     return _explore(scores, max(p["floor"], glie), rng, k)
 
 
@@ -268,7 +291,7 @@ def _softmax(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[flo
         scores = [smoothed_reward(a) / p["temperature"] + _gumbel(rng) for a in arms]
     else:
         scores = [smoothed_reward(a) + p["c"] / math.sqrt(a.pulls) * _gumbel(rng) for a in arms]
-    return _floor(arms, scores, p["floor"], rng)
+    return _floor(arms, scores, _rate(arms, p), rng)
 
 
 def _wins(a: Arm) -> float:
@@ -302,8 +325,7 @@ def _thompson(arms: list[Arm], p: Params, rng: random.Random, k: int) -> list[fl
     scores = [
         _posterior_draw(a, rng) if _draws(a, p["draw"], rng) else _posterior_mean(a) for a in arms
     ]
-    rate = max(p["floor"], p["alarm"]) if _alarmed(arms) else p["floor"]
-    return _floor(arms, scores, rate, rng)
+    return _floor(arms, scores, _rate(arms, p), rng)
 
 
 def _alarmed(arms: list[Arm]) -> bool:

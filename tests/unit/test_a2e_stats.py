@@ -371,6 +371,13 @@ def test_z_score_by_hand() -> None:
     assert bounds_for("thompson") == (Z_UP, 2.0)
     assert bounds_for("ucb1") == bounds_for(None) == (Z_UP, Z_DOWN)
     assert shift(worse, long, *bounds_for("thompson")) is None
+    # epsilon-greedy's rise bound is 1.25: z = 1.4 is a rise for it, not for the others
+    barely = Counts(3.0, 2.0, 2.0)  # 2/3 against 13/47 (an arm held poor): z = 1.43
+    held = Counts(50.0, 15.0, 15.0)
+    assert 1.25 < z_score(barely, held) < 1.5
+    assert bounds_for("epsilon_greedy") == (1.25, Z_DOWN)
+    assert shift(barely, held, *bounds_for("epsilon_greedy")) == "up"
+    assert shift(barely, held, *bounds_for("softmax")) is None
 
 
 def test_the_arm_names_its_shift_under_the_strategy_bounds() -> None:
