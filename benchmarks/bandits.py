@@ -26,6 +26,7 @@ table names the rule that decided. The cumulative control shows what forgetting 
 
     python -m benchmarks.bandits            # the full sweep (a few CPU minutes)
     python -m benchmarks.bandits --quick    # 3 seeds, 2 anchor seeds
+    python -m benchmarks.bandits --suite change --seeds 40 --no-anchor   # seeds 0-39
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def _task(job: tuple[str, Suite, str, int, float, Memory, Rewards]) -> dict[str,
 def _jobs(args: argparse.Namespace, suites: Sequence[Suite]) -> list[tuple[Any, ...]]:
     jobs: list[tuple[Any, ...]] = []
     for suite in suites:
-        seeds = min(suite.seeds, args.seeds)
+        seeds = suite.seeds if args.seeds is None else args.seeds
         anchor = 0 if suite.change_at is not None or args.no_anchor else args.anchor_seeds
         # the cumulative control runs on MABWiser's seeds (all seeds on the change suite)
         control = seeds if suite.change_at is not None else min(seeds, anchor)
@@ -368,7 +369,12 @@ def _parser() -> argparse.ArgumentParser:
         "is of the last 1,000 of 6,000 pulls (change suite: of the 1,000 after the change).",
     )
     parser.add_argument("--quick", action="store_true", help="3 seeds, 2 MABWiser seeds")
-    parser.add_argument("--seeds", type=int, default=20, help="seeds per suite (default 20)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="seeds per suite, from 0 (default: the suite's own, 20; the issue probe 3)",
+    )
     parser.add_argument(
         "--anchor-seeds", type=int, default=20, help="seeds MABWiser plays (default 20)"
     )
@@ -405,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the suites, print the table; exit 1 when a target fails."""
     args = _parser().parse_args(argv)
     if args.quick:
-        args.seeds, args.anchor_seeds = min(args.seeds, 3), 2
+        args.seeds, args.anchor_seeds = min(args.seeds or 3, 3), 2
     suites = [s for s in SUITES if not args.suite or any(w in s.name for w in args.suite)]
     rows = collect(args, suites)
     if args.json == "-":

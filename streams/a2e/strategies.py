@@ -26,9 +26,8 @@ while it shows, the floor is ``alarm`` if that is larger (default 0.2 for UCB1 a
 arms and searches hard when its favourite fails. Arms without recent pulls (exact counts,
 which never forget) get no floor, except epsilon-greedy's. Why each strategy's floor and
 alarm are what they are, under its entry below (figures: the rolling column of ``python -m
-benchmarks.bandits`` on its 20 seeds, and of the same suites run with ``DEFAULTS`` patched
-on seeds 20-39, which the command does not offer; benchmarks/RESULTS.md). Otherwise,
-highest first:
+benchmarks.bandits`` on its 20 seeds, or on 40 with ``--seeds 40``, and of the same suites
+run with ``DEFAULTS`` patched; benchmarks/RESULTS.md). Otherwise, highest first:
 
 - ``ucb1`` (``c``, default 0.4; ``floor``, 0.04; ``alarm``, 0.2): ``index_i = x_i + c *
   sqrt(ln N / n_i)``. On the long memory ``N`` grows as on cumulative counts, and a small
