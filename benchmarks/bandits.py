@@ -17,7 +17,7 @@ best arm's share of the last 1,000 pulls (change suite: the new best arm's share
 
 MABWiser (UCB1 alpha 1, EpsilonGreedy, Softmax, ThompsonSampling at their defaults) plays
 each arm once, then predicts and learns one pull at a time, on the first
-``--anchor-seeds`` seeds (default 20, all of a suite's). Regret is compared on those
+``--anchor-seeds`` seeds (default 20). Regret is compared on those
 seeds between what ``adapt`` does, ours on rolling stats, and MABWiser, which keeps no
 decayed stats (so the stationary suites charge ours for every pull its forgetting costs),
 as a paired test: per seed ``d = ours - MABWiser``; a row passes when ``mean(d) <= 0`` or
@@ -371,7 +371,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="3 seeds, 2 MABWiser seeds")
     parser.add_argument(
         "--seeds",
-        type=int,
+        type=_positive,
         default=None,
         help="seeds per suite, from 0 (default: the suite's own, 20; the issue probe 3)",
     )
@@ -407,11 +407,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suites, print the table; exit 1 when a target fails."""
     args = _parser().parse_args(argv)
     if args.quick:
-        args.seeds, args.anchor_seeds = min(args.seeds or 3, 3), 2
+        args.seeds, args.anchor_seeds = 3 if args.seeds is None else min(args.seeds, 3), 2
     suites = [s for s in SUITES if not args.suite or any(w in s.name for w in args.suite)]
     rows = collect(args, suites)
     if args.json == "-":

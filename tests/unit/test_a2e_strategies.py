@@ -172,6 +172,22 @@ def test_epsilon_floor_bounds_the_decaying_rate() -> None:
     assert firsts["a"] / 20_000 == pytest.approx(1 / 6 / 2, abs=0.008)
 
 
+def test_an_epsilon_alarm_above_the_glie_rate_floors_at_the_alarm() -> None:
+    # N = 100, K = 3, c = 6: GLIE 0.18 is above the floor 0.03 but below an alarm of 0.5
+    declining = [
+        Arm("a", 60, 48, 48, recent=40.0, shift="down"),
+        Arm("b", 20, 4, 4, recent=3.0),
+        Arm("c", 20, 4, 4, recent=0.5),
+    ]
+    firsts = Counter(
+        rank(declining, "epsilon_greedy", {"alarm": 0.5}, s)[0].name for s in range(4000)
+    )
+    assert firsts["c"] / 4000 == pytest.approx(0.5, abs=0.03)  # the floor's pick, at 0.5
+    assert firsts["b"] == 0
+    quiet = Counter(rank(declining, "epsilon_greedy", {}, s)[0].name for s in range(4000))
+    assert quiet["c"] / 4000 == pytest.approx(0.18 / 3, abs=0.015)  # GLIE's uniform draws
+
+
 @pytest.mark.parametrize("strategy", ["ucb1", "epsilon_greedy", "softmax", "thompson"])
 def test_the_floor_puts_the_arm_with_the_fewest_recent_pulls_first(strategy: str) -> None:
     # a is sure and best; b and c are poor, and c has the fewest recent pulls
