@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: help venv demo prometheus-tools test test-unit test-integration test-kafka test-reliability test-eos test-cluster lint format schemas clean
+.PHONY: help venv demo prometheus-tools test test-unit test-kafka test-reliability test-soak test-eos test-cluster lint format schemas clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*##/\t/'
@@ -25,24 +25,42 @@ demo: $(STAMP)  ## embedded broker + worker + simulated runtime, live view (Ctrl
 prometheus-tools:  ## promtool + prometheus for the ops tests, unpacked into .venv/tools (installs nothing)
 	VENV=$(VENV) ops/prometheus/ensure-promtool.sh
 
-test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (no Java needed, ~15 min on 2 cores)
-	$(PY) -m pytest tests/unit tests/integration
+# Parallel test processes (pytest-xdist). Most of an integration test waits on a worker or a
+# broker, so 4 processes keep 2 cores busy; the slow integration tests are collected first
+# and the unit tests fill the gaps. Each process starts its own broker when a test needs one.
+TEST_WORKERS ?= 4
+# Apache Kafka tiers: each process starts a JVM broker; a test file stays in one process,
+# so a module's own broker (SASL, restarts) starts once.
+KAFKA_WORKERS ?= 2
+PYTEST := $(PY) -m pytest $(PYTEST_ARGS)
 
-test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min): the edit-test loop
-	$(PY) -m pytest tests/unit
+test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (~6 min on 2 cores)
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup tests/integration tests/unit
+
+test-unit: $(STAMP)  ## unit tests only (no broker, ~1 min on 2 cores): the edit-test loop
+	$(PYTEST) -n 2 tests/unit
 
 test-kafka: $(STAMP) prometheus-tools  ## integration (those using the broker) + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
-	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest tests/integration tests/kafka_smoke tests/reliability
-	$(PY) -m pytest -m "not slow_cluster" tests/cluster
+	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -n $(KAFKA_WORKERS) --dist loadfile tests/integration tests/kafka_smoke
+	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) tests/reliability
+	$(PYTEST) -m "not slow_cluster" tests/cluster
 
 test-cluster: $(STAMP)  ## every test on a three-broker Apache Kafka cluster (replication, broker faults)
-	$(PY) -m pytest tests/cluster
+	$(PYTEST) tests/cluster
 
-test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker (broker faults on three brokers: make test-cluster)
-	$(PY) -m pytest -m "not kafka" tests/reliability
+test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker, CI sizes (broker faults on three brokers: make test-cluster)
+	$(PYTEST) -n 2 --dist loadfile -m "not kafka" tests/reliability
+
+# The full sizes of the reliability suite; its defaults are CI's (tests/reliability/*.py).
+SOAK := LEARNSTREAM_RELIABILITY_EVENTS=20000 LEARNSTREAM_FUZZ_RECORDS=10000 LEARNSTREAM_FUZZ_VALID_EVENTS=3000
+
+test-soak: $(STAMP)  ## full sizes (20,000 events x 5 kills, 13,000 fuzzed records) on both brokers + every cluster fault: before landing a change to state, commit or join paths; record it in RELIABILITY.md
+	$(SOAK) $(PYTEST) -m "not kafka" tests/reliability
+	$(SOAK) LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) tests/reliability
+	$(PYTEST) tests/cluster
 
 test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka only (part of test-kafka)
-	LEARNSTREAM_TEST_BROKER=kafka $(PY) -m pytest -m eos -s tests/reliability
+	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -m eos -s tests/reliability
 
 lint: $(STAMP)  ## ruff + mypy
 	$(PY) -m ruff check streams agents tests

@@ -10,7 +10,11 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import faust
 
@@ -24,6 +28,7 @@ from streams.io.connection import KafkaConnection
 from streams.io.embedded import EmbeddedBroker
 from streams.io.preflight import check_broker, check_port_free
 from streams.io.web_auth import exposed_writes_problem
+from streams.observe.startup import StartupPhases, process_age
 
 __all__ = [
     "broker_for",
@@ -33,6 +38,7 @@ __all__ = [
     "library_log_level",
     "preflight",
     "run_worker",
+    "startup_phases",
 ]
 
 log = logging.getLogger("learnstream")
@@ -137,20 +143,63 @@ def library_log_level(level: str) -> str:
     return "INFO" if isinstance(number, int) and number < logging.INFO else level.upper()
 
 
+def startup_phases() -> StartupPhases:
+    """Start timing at this process's start (Linux), with its imports as the first phase."""
+    now = time.monotonic()
+    try:
+        stat, uptime = Path("/proc/self/stat").read_text(), Path("/proc/uptime").read_text()
+        age = process_age(stat, uptime, os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError):
+        age = None
+    if age is None:
+        return StartupPhases(now)
+    phases = StartupPhases(now - age)
+    phases.mark("imports", now)
+    return phases
+
+
+class ReadyWorker(faust.Worker):
+    """Faust's worker, which also logs how long it took to get ready, by phase."""
+
+    def __init__(self, app: faust.App, phases: StartupPhases, **options: Any) -> None:
+        """Run ``app``; ``phases`` holds what the start-up took before Faust started."""
+        super().__init__(app, **options)
+        self.phases = phases
+        self._told = False
+
+    @property
+    def shortlabel(self) -> str:
+        """Keep Faust's own label: scripts and tests wait for ``[^Worker]: Ready``."""
+        return "Worker"
+
+    async def on_startup_finished(self) -> None:
+        """Say "Ready" (what tests and scripts wait for), then where the time went."""
+        await super().on_startup_finished()
+        if not self._told:
+            self._told = True
+            self.phases.mark("group join and recovery", time.monotonic())
+            log.info("worker %s", self.phases.summary())
+
+
 def run_worker(settings: Settings) -> None:
     """Run the worker until SIGINT/SIGTERM."""
+    phases = startup_phases()
     outside = library_log_level(settings.log_level)
     logging.basicConfig(level=outside, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     log.setLevel(settings.log_level.upper())
     preflight(settings)
     with broker_for(settings) as (url, embedded):
+        phases.mark("preflight and broker", time.monotonic())
         log.info("processing guarantee: %s", settings.processing_guarantee)
         if one_record_per_batch(settings, embedded):
             log.info("one record per producer batch (embedded broker offsets count batches)")
         settings = prepare_topics(settings, KafkaConnection.of(settings.broker, url))
+        phases.mark("topics", time.monotonic())
         app = build_app(settings, url, embedded)
-        worker = faust.Worker(app, loglevel=outside, quiet=True)
+        phases.mark("wiring and warm-up", time.monotonic())
+        worker = ReadyWorker(app, phases, loglevel=outside, quiet=True)
         log.info(
             "%d start-up objects frozen out of the garbage collector", freeze_startup_objects()
         )
+        phases.mark("gc freeze", time.monotonic())
         worker.execute_from_commandline()

@@ -39,9 +39,24 @@ def _wants_kafka() -> bool:
     )
 
 
+#: A unit or integration test that runs longer than this has hung: fail it and move on.
+FAST_TIER_TIMEOUT = 240
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In ``make test-kafka``, leave out the integration tests that never use the session's
-    broker.
+    """Give unit and integration tests a 4-minute timeout, and in ``make test-kafka`` leave
+    out the integration tests that never use the session's broker."""
+    fast = (REPO_ROOT / "tests" / "unit", REPO_ROOT / "tests" / "integration")
+    for item in items:
+        in_fast = any(item.path.is_relative_to(tier) for tier in fast)
+        if in_fast and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(FAST_TIER_TIMEOUT))
+    if os.environ.get("LEARNSTREAM_TEST_BROKER") == "kafka":
+        _deselect_broker_free(config, items)
+
+
+def _deselect_broker_free(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the integration tests that never use the session's broker.
 
     They start their own embedded broker or need none (the CLI's errors, the demo, a fresh
     clone, the package build, the publisher's flush without a broker), so a run on Kafka
@@ -49,8 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     deselected. Only ``LEARNSTREAM_TEST_BROKER=kafka`` does this: with
     ``KAFKA_BOOTSTRAP_SERVERS`` exported for a whole shell, every test runs.
     """
-    if os.environ.get("LEARNSTREAM_TEST_BROKER") != "kafka":
-        return
     integration = REPO_ROOT / "tests" / "integration"
     repeated = [
         item

@@ -40,13 +40,6 @@ EVENTS = int(os.environ.get("LEARNSTREAM_CLUSTER_EVENTS", "6000"))
 RATE = float(os.environ.get("LEARNSTREAM_CLUSTER_RATE", "300"))
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[KafkaCluster]:
-    """Start three brokers for the module and always stop them."""
-    with KafkaCluster() as started:
-        yield started
-
-
 @pytest.fixture
 def topics() -> TopicSettings:
     """Return this test's topic names (a unique prefix)."""

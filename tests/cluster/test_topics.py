@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,6 @@ from streams.io.worker_process import WorkerProcess
 from tests.support.kafka_cluster import KafkaCluster
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cluster]
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[KafkaCluster]:
-    """Start three brokers for the module and always stop them."""
-    with KafkaCluster() as started:
-        yield started
 
 
 @pytest.fixture

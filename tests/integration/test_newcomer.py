@@ -26,7 +26,9 @@ import pytest
 from streams.io.embedded import free_port
 from streams.io.worker_process import WorkerProcess
 
-pytestmark = pytest.mark.integration
+# The demos take port 6066 when it is free, and one test holds 6066 busy: under make test's
+# parallel processes these run in one process, one after another.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("port-6066")]
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(

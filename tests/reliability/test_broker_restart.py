@@ -29,7 +29,7 @@ from streams.io.reader import read_topic
 from streams.sim.workload import build_workload
 from tests.reliability.harness import identical_but_created_at, publish_paced, wait_delivered
 
-pytestmark = [pytest.mark.reliability, pytest.mark.kafka, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.reliability, pytest.mark.kafka, pytest.mark.timeout(900)]
 EVENTS = int(os.environ.get("LEARNSTREAM_BROKER_RESTART_EVENTS", "9000"))
 RATE = float(os.environ.get("LEARNSTREAM_BROKER_RESTART_RATE", "300"))
 

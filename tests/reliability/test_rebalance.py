@@ -50,7 +50,7 @@ from tests.reliability.harness import (
 # On both brokers. The embedded broker once lost samples that need plan state after a
 # handover: Faust dropped the plan snapshot right after the committed offset (RELIABILITY.md,
 # "Faust's offsets are its acks"); streams/offsets/progress.py re-reads such holes now.
-pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]
 EVENTS = int(os.environ.get("LEARNSTREAM_REBALANCE_EVENTS", "9000"))
 RATE = float(os.environ.get("LEARNSTREAM_REBALANCE_RATE", "300"))
 OVERLAP = timedelta(seconds=float(os.environ.get("LEARNSTREAM_REBALANCE_OVERLAP_S", "1.0")))

@@ -14,7 +14,7 @@ from streams.io.reader import read_until
 from streams.sim.simulate import Simulator
 from tests.reliability.harness import collect
 
-pytestmark = [pytest.mark.reliability, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]
 PLANS = 200
 
 
