@@ -91,7 +91,9 @@ def test_rolling_stats_follow_a_skill_that_breaks() -> None:
         for i in range(10):
             learn.reward("old", -1.0, f"c{i}")
             learn.reward("new", 1.0, f"d{i}")
-        ranked = learn.adapt(strategy="ucb1")
+        # No exploration draw (floor, alarm 0): the ranking is the rolling scores' alone, where
+        # an unseeded draw could put "old" first in about one call in five.
+        ranked = learn.adapt(strategy="ucb1", params={"floor": 0.0, "alarm": 0.0})
         assert [r.name for r in ranked] == ["new", "old"]
         assert ranked[1].calls_total == 50  # exact counts stay
 

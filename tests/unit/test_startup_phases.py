@@ -37,3 +37,19 @@ def test_the_worker_counts_its_own_imports_on_linux() -> None:
     phases = startup_phases()
     assert [name for name, _ in phases.phases] == ["imports"]
     assert 0.0 < phases.total() < 600.0
+
+
+def test_the_startup_benchmark_reads_the_workers_summary_line() -> None:
+    from benchmarks.startup import _phases
+
+    phases = StartupPhases(0.0)
+    phases.mark("imports", 1.75)
+    phases.mark("wiring and warm-up", 2.25)
+    phases.mark("group join and recovery", 7.0)
+    log = f"[^Worker]: Ready\n[2026-01-01 00:00:00,000] [1] [INFO] worker {phases.summary()}\n"
+    assert _phases(log) == {
+        "imports": 1.8,
+        "wiring and warm-up": 0.5,
+        "group join and recovery": 4.8,
+    }
+    assert _phases("no summary yet") == {}
