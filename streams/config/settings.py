@@ -70,6 +70,7 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "IBAN_CODE",
     "US_SSN",
     "UK_NINO",
+    "UK_NHS",
     "DE_TAX_ID",
     "FR_NIR",
     "IN_AADHAAR",

@@ -37,6 +37,11 @@ NEEDS: dict[str, Gate] = {
     "CREDIT_CARD": (12, None),
     "US_SSN": (9, None),
     "UK_NINO": (6, None),
+    "UK_NHS": (10, None),
+    "ES_NIF": (7, None),
+    "IT_FISCAL_CODE": (1, lambda t: len(t) >= 16),
+    "BR_CPF": (11, None),
+    "CA_SIN": (9, None),
     "DE_TAX_ID": (11, None),
     "FR_NIR": (13, None),
     "IN_AADHAAR": (12, None),
@@ -59,7 +64,9 @@ NEEDS: dict[str, Gate] = {
 WARM_TEXT = (
     "Ask Dana Whitfield: call +1 415-555-0100 or 020 7946 0000, mail jane@ops.acme.local, see "
     "https://example.com/x, card 4111 1111 1111 1111, SSN 536-22-8726, NINO AB 12 34 56 C, "
-    "Steuer-ID 86095742719, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, PAN ABCPD1234E, "
+    "Steuer-ID 86095742719, NHS 943 476 5919, DNI 12345678Z, CF RSSMRA85T10A562S, "
+    "CPF 529.982.247-25, SIN 130 692 544, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, "
+    "PAN ABCPD1234E, "
     "passport C01X00T47, born 1973-07-08, at 1777 Kramer Court, Johnsonfurt, NE 80119, "
     "IBAN DE89370400440532013000, hosts 192.0.2.1, 2001:db8::1 and 00:1a:2b:3c:4d:5e, "
     "token api_key=EXAMPLEexample0123456789abcdef"
