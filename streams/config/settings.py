@@ -78,6 +78,7 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "PASSPORT",
     "DATE_OF_BIRTH",
     "STREET_ADDRESS",
+    "USERNAME",
 )
 #: Regions whose national phone formats are recognized (international "+CC ..." numbers are
 #: found whatever the list). US covers every +1 country (CA too); each region is one more

@@ -12,15 +12,18 @@ import re
 from collections.abc import Callable
 
 from streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
+from streams.privacy.handles import USER_KEY
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
 #: Safe for every pattern entity: emails need "@", scheme URLs ":" and ".", phone / card /
 #: national ids / IBAN / IPv4 / addresses / dates need digits, IPv6 ":", a MAC ":", "-" or
-#: ".". Names and places are NER's, gated by ``names.worth_ner`` instead.
-MAY_HOLD_PII = re.compile(r"[\d@:.-]")
+#: ".", a username "@" or the ":" / "=" after its key. Names and places are NER's, gated by
+#: ``names.worth_ner`` instead.
+MAY_HOLD_PII = re.compile(r"[\d@:.=-]")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")
+_USER_KEY = re.compile(rf"(?i){USER_KEY}")
 _PASSPORT = re.compile(rf"(?i)(?<!\w)(?:{PASSPORT_WORDS})(?!\w)")
 Gate = tuple[int, Callable[[str], bool] | None]
 
@@ -55,6 +58,7 @@ NEEDS: dict[str, Gate] = {
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
     "PASSPORT": (1, lambda t: _PASSPORT.search(t) is not None),
     "STREET_ADDRESS": (1, None),
+    "USERNAME": (0, lambda t: "@" in t or _USER_KEY.search(t) is not None),
 }
 
 #: Made-up text holding one of each pattern entity, a name and a secret's shape:
@@ -66,7 +70,7 @@ WARM_TEXT = (
     "https://example.com/x, card 4111 1111 1111 1111, SSN 536-22-8726, NINO AB 12 34 56 C, "
     "Steuer-ID 86095742719, NHS 943 476 5919, DNI 12345678Z, CF RSSMRA85T10A562S, "
     "CPF 529.982.247-25, SIN 130 692 544, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, "
-    "PAN ABCPD1234E, "
+    "PAN ABCPD1234E, user=dwhitfield, cc @dana_w, "
     "passport C01X00T47, born 1973-07-08, at 1777 Kramer Court, Johnsonfurt, NE 80119, "
     "IBAN DE89370400440532013000, hosts 192.0.2.1, 2001:db8::1 and 00:1a:2b:3c:4d:5e, "
     "token api_key=EXAMPLEexample0123456789abcdef"

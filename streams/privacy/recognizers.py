@@ -22,6 +22,7 @@ from presidio_analyzer.predefined_recognizers import (
 from streams.privacy.addresses import StreetAddressRecognizer
 from streams.privacy.config import PrivacyConfig
 from streams.privacy.context import date_of_birth, passport
+from streams.privacy.handles import UsernameRecognizer
 from streams.privacy.nationalids import NATIONAL_ID_FACTORIES
 from streams.privacy.numbers import CuedSsnRecognizer, DialablePhoneRecognizer
 from streams.privacy.patterns import PATTERN_FACTORIES
@@ -62,6 +63,7 @@ _FACTORIES: dict[str, Callable[[PrivacyConfig], EntityRecognizer]] = {
     "DATE_OF_BIRTH": lambda _: date_of_birth(),
     "PASSPORT": lambda _: passport(),
     "STREET_ADDRESS": lambda _: StreetAddressRecognizer(),
+    "USERNAME": lambda _: UsernameRecognizer(),
     "URL": lambda _: _scheme_url_recognizer(),
 }
 

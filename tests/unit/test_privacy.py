@@ -140,6 +140,7 @@ def test_default_entities_are_the_pattern_set() -> None:
             "PASSPORT",
             "DATE_OF_BIRTH",
             "STREET_ADDRESS",
+            "USERNAME",
         )
     )
     assert PrivacyConfig().ner is True

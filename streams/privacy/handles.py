@@ -1,0 +1,65 @@
+"""Recognize usernames: an @handle that is no email, and the value under a user-like key.
+
+An "@word" in technical text is as often code as a person: a decorator (``@property``, on
+its own line or in backticks), an annotation (``@Override``, ``@param``), a CSS at-rule, an
+npm scope (``@types/node``) or a package pin (``pkg@1.2``). A handle here starts after a
+space or an opening bracket, is not followed by ``/``, ``(``, ``.word`` or the ``def`` or
+``class`` it decorates on the next line, and is none of those language words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern, PatternRecognizer
+
+__all__ = ["USER_KEY", "UsernameRecognizer"]
+
+#: A key whose value names an account: user, username, user_name, login, login_name.
+USER_KEY = r"(?<![\w-])(?:user(?:_?name)?|login(?:_?name)?)"
+_HANDLE = (
+    r"(?:(?<=^)|(?<=\s|[(\[,;]))@[A-Za-z][A-Za-z0-9_-]{1,38}"
+    r"(?![\w@/(-]|\.\w|[^\S\n]*\n[^\S\n]*(?:@|def |class |async |public |private ))"
+)
+_KEYED = (
+    rf"(?<=(?i:{USER_KEY})[\"']?\s*[:=]\s*[\"']?)"
+    r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])"
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    """Return the space-separated words of text as a set."""
+    return frozenset(text.split())
+
+
+#: At-words of programming languages, docs and stylesheets, not people.
+_CODE_WORDS = _words(
+    "property staticmethod classmethod dataclass abstractmethod cached_property override "
+    "overload final deprecated param params return returns throws throw type see since "
+    "author version link inheritdoc example media import font-face keyframes supports "
+    "charset namespace page layer apply tailwind mixin include extend use forward each if "
+    "else for while function interface implementation end protocol synthesize dynamic "
+    "objc_method selector encode test before after beforeeach aftereach autowired "
+    "component service bean inject entity table column id transient value data builder "
+    "getter setter slf4j nonnull nullable functionalinterface suppresswarnings safevarargs "
+    "retention target documented inherited repeatable native app router pytest mock patch "
+    "fixture jit njit vectorize wraps contextmanager asynccontextmanager total_ordering "
+    "lru_cache cache singledispatch validator root_validator field_validator "
+    "model_validator computed_field here channel everyone latest next beta canary"
+)
+#: Values under a user key that are types, placeholders or literals, not a name.
+_NOT_NAMES = _words("none null nil true false str string int optional any self")
+
+
+class UsernameRecognizer(PatternRecognizer):
+    """Recognize @handles and the values of user-like keys as USERNAME."""
+
+    def __init__(self) -> None:
+        patterns = [Pattern("handle", _HANDLE, 0.6), Pattern("user key", _KEYED, 0.6)]
+        super().__init__("USERNAME", patterns=patterns, global_regex_flags=re.MULTILINE)
+
+    def validate_result(self, pattern_text: str) -> bool:
+        """Refuse language at-words and type or literal values."""
+        if pattern_text.startswith("@"):
+            return pattern_text[1:].lower() not in _CODE_WORDS
+        return pattern_text.lower() not in _NOT_NAMES
