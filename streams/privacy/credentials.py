@@ -36,7 +36,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "PASSWORD",
             r"(?i:(?<![\w-])(?:password|passwd|passphrase|pwd|pw)(?P<is>\s+(?:is|was)\s+|"
-            r"\s*[:=]\s*))[\"']?(?P<value>[^\s\"',;]+?)[\"']?(?=[\s\"',;]|[.!?](?:\s|$)|$)",
+            r"\s*[:=]\s*))[\"']?(?!(?:str|int|bytes|bool|None|Optional|SecretStr)\b)"
+            r"(?![\w.]*\()(?P<value>[^\s\"',;()\[\]{}][^\s\"',;]*?)[\"']?(?=[\s\"',;]|[.!?](?:\s|$)|$)",
         ),
     )
 )

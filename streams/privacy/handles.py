@@ -21,9 +21,13 @@ _HANDLE = (
     r"(?:(?<=^)|(?<=\s|[(\[,;]))@[A-Za-z][A-Za-z0-9_-]{1,38}"
     r"(?![\w@/(-]|\.\w|[^\S\n]*\n[^\S\n]*(?:@|def |class |async |public |private ))"
 )
+#: The value of ``user=…`` / ``user: …``; after a colon, not a class in a type hint
+#: (``user: User = …``, ``user: Optional[str]``).
 _KEYED = (
-    rf"(?<=(?i:{USER_KEY})[\"']?\s*[:=]\s*[\"']?)"
-    r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])"
+    rf"(?<=(?i:{USER_KEY})[\"']?\s*=\s*[\"']?)"
+    r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])",
+    rf"(?<=(?i:{USER_KEY})[\"']?\s*:\s*[\"']?)(?![A-Z][\w.]*(?:\s*[=,)\]|]|\[))"
+    r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])",
 )
 
 
@@ -47,19 +51,24 @@ _CODE_WORDS = _words(
     "lru_cache cache singledispatch validator root_validator field_validator "
     "model_validator computed_field here channel everyone latest next beta canary"
 )
-#: Values under a user key that are types, placeholders or literals, not a name.
-_NOT_NAMES = _words("none null nil true false str string int optional any self")
+#: Values under a user key that are types, literals, the key's own name passed on
+#: (``user=user``) or built-in accounts, not a person's name.
+_NOT_NAMES = _words(
+    "none null nil true false str string int optional any self user username user_name "
+    "login login_name current_user root admin guest anonymous nobody"
+)
 
 
 class UsernameRecognizer(PatternRecognizer):
     """Recognize @handles and the values of user-like keys as USERNAME."""
 
     def __init__(self) -> None:
-        patterns = [Pattern("handle", _HANDLE, 0.6), Pattern("user key", _KEYED, 0.6)]
+        patterns = [Pattern("handle", _HANDLE, 0.6)]
+        patterns += [Pattern(f"user key {i}", rx, 0.6) for i, rx in enumerate(_KEYED)]
         super().__init__("USERNAME", patterns=patterns, global_regex_flags=re.MULTILINE)
 
     def validate_result(self, pattern_text: str) -> bool:
-        """Refuse language at-words and type or literal values."""
+        """Refuse language at-words, type or literal values and attributes (``request.user``)."""
         if pattern_text.startswith("@"):
             return pattern_text[1:].lower() not in _CODE_WORDS
-        return pattern_text.lower() not in _NOT_NAMES
+        return pattern_text.lower().rsplit(".", 1)[-1] not in _NOT_NAMES

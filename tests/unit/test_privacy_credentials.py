@@ -68,6 +68,8 @@ FOUND = [
     ("retry with user=jdoe42 now", "retry with user=<USERNAME> now", "USERNAME"),
     ("set username: 'alice.w' now", "set username: '<USERNAME>' now", "USERNAME"),
     ("LOGIN=jsmith now", "LOGIN=<USERNAME> now", "USERNAME"),
+    ("{user: jdoe, role: viewer}", "{user: <USERNAME>, role: viewer}", "USERNAME"),
+    ("connect(user=j.doe)", "connect(user=<USERNAME>)", "USERNAME"),
 ]
 
 
@@ -96,6 +98,13 @@ KEPT = [
     "user = get_user(request)",
     "user_id=42 failed",
     "the user is alice",
+    "create(user=user, login=request.user)",
+    "def f(user: User) -> None:",
+    "user: Optional[User] = None",
+    "login=root and user=admin",
+    "pw = getpass()",
+    'pw = input("Password: ")',
+    "pw: str",
 ]
 
 
