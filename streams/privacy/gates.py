@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
-from streams.privacy.handles import USER_KEY
+from streams.privacy.handles import USERNAME_CUES
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
@@ -23,7 +23,6 @@ __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 MAY_HOLD_PII = re.compile(r"[\d@:.=-]")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")
-_USER_KEY = re.compile(rf"(?i){USER_KEY}")
 _PASSPORT = re.compile(rf"(?i)(?<!\w)(?:{PASSPORT_WORDS})(?!\w)")
 Gate = tuple[int, Callable[[str], bool] | None]
 
@@ -58,7 +57,7 @@ NEEDS: dict[str, Gate] = {
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
     "PASSPORT": (1, lambda t: _PASSPORT.search(t) is not None),
     "STREET_ADDRESS": (1, None),
-    "USERNAME": (0, lambda t: "@" in t or _USER_KEY.search(t) is not None),
+    "USERNAME": (0, lambda t: USERNAME_CUES.search(t.lower()) is not None),
 }
 
 #: Made-up text holding one of each pattern entity, a name and a secret's shape:

@@ -1,4 +1,4 @@
-"""Recognize usernames: an @handle that is no email, and the value under a user-like key.
+"""Recognize usernames: an @handle that is no email, a value under a user-like key or flag.
 
 An "@word" in technical text is as often code as a person: a decorator (``@property``, on
 its own line or in backticks), an annotation (``@Override``, ``@param``), a CSS at-rule, an
@@ -13,8 +13,10 @@ import re
 
 from presidio_analyzer import Pattern, PatternRecognizer
 
-__all__ = ["USER_KEY", "UsernameRecognizer"]
+__all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer"]
 
+#: What a text needs before a username can be found in it (the gate, lower-cased text).
+USERNAME_CUES = re.compile(r"@|user|login|sudo|invalid user| for \S+ from ")
 #: A key whose value names an account: user, username, user_name, login, login_name.
 USER_KEY = r"(?<![\w-])(?:user(?:_?name)?|login(?:_?name)?)"
 _HANDLE = (
@@ -28,6 +30,17 @@ _KEYED = (
     r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])",
     rf"(?<=(?i:{USER_KEY})[\"']?\s*:\s*[\"']?)(?![A-Z][\w.]*(?:\s*[=,)\]|]|\[))"
     r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])",
+)
+_LOGIN = r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9._-]{0,31}"
+#: A login in commands and auth logs: ``--user=X``, ``--username X``, ``--login X``, ``sudo -u
+#: X``, the user of ``ssh|scp|sftp|rsync user@host``, and sshd's "Failed password for X from".
+#: ``--user X`` is not read: pip's and systemctl's ``--user`` take no value. A curl ``--user
+#: name:password`` is a credential: secrets take it whole.
+_COMMANDS = (
+    rf"(?<=--(?:(?i:username|login)(?:=|\s+)|(?i:user)=)[\"']?){_LOGIN}(?![\w.@(:-])",
+    rf"(?<=(?<![\w-])sudo\s+(?:-\S+\s+)*-u\s*){_LOGIN}(?![\w.@(-])",
+    rf"(?<=(?<![\w-])(?:ssh|scp|sftp|rsync)\s[^\n@]{{0,60}}){_LOGIN}(?=@[A-Za-z0-9])",
+    rf"(?<=(?:(?:Failed|Accepted) \S+ for (?:invalid user )?|Invalid user )){_LOGIN}(?= from )",
 )
 
 
@@ -55,7 +68,7 @@ _CODE_WORDS = _words(
 #: (``user=user``) or built-in accounts, not a person's name.
 _NOT_NAMES = _words(
     "none null nil true false str string int optional any self user username user_name "
-    "login login_name current_user root admin guest anonymous nobody"
+    "login login_name current_user root admin guest anonymous nobody git"
 )
 
 
@@ -65,6 +78,7 @@ class UsernameRecognizer(PatternRecognizer):
     def __init__(self) -> None:
         patterns = [Pattern("handle", _HANDLE, 0.6)]
         patterns += [Pattern(f"user key {i}", rx, 0.6) for i, rx in enumerate(_KEYED)]
+        patterns += [Pattern(f"login {i}", rx, 0.6) for i, rx in enumerate(_COMMANDS)]
         super().__init__("USERNAME", patterns=patterns, global_regex_flags=re.MULTILINE)
 
     def validate_result(self, pattern_text: str) -> bool:

@@ -79,6 +79,8 @@ CORPUS = [
     "cc @dana_w",
     "username: alice_w",
     "LOGIN=j.doe@corp",
+    "sudo -u pgadmin psql; --user=jdoe; ssh jdoe@build-01",
+    "Failed password for invalid user bob from 10.0.0.5 port 22",
 ]
 PRESIDIO_REGIONS = PhoneRecognizer.DEFAULT_SUPPORTED_REGIONS
 SHORTEST = ("AT", "DE", "IR", "LU", "NU", "SH", "TA", "TK", "UY")

@@ -70,6 +70,19 @@ FOUND = [
     ("LOGIN=jsmith now", "LOGIN=<USERNAME> now", "USERNAME"),
     ("{user: jdoe, role: viewer}", "{user: <USERNAME>, role: viewer}", "USERNAME"),
     ("connect(user=j.doe)", "connect(user=<USERNAME>)", "USERNAME"),
+    ("run --username j.smith now", "run --username <USERNAME> now", "USERNAME"),
+    ("sudo -i -u pgadmin psql", "sudo -i -u <USERNAME> psql", "USERNAME"),
+    ("ssh jdoe@build-01 'uptime'", "ssh <USERNAME>@build-01 'uptime'", "USERNAME"),
+    (
+        "Failed password for invalid user bob from host-7 port 22",
+        "Failed password for invalid user <USERNAME> from host-7 port 22",
+        "USERNAME",
+    ),
+    (
+        "Accepted publickey for dana from host-7 port 22",
+        "Accepted publickey for <USERNAME> from host-7 port 22",
+        "USERNAME",
+    ),
 ]
 
 
@@ -105,6 +118,10 @@ KEPT = [
     "pw = getpass()",
     'pw = input("Password: ")',
     "pw: str",
+    "pip install --user requests",
+    "systemctl --user restart app",
+    "sort -u names.txt",
+    "launch --user-data-dir=/tmp/x",
 ]
 
 
