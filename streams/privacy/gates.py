@@ -30,8 +30,11 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: must hold at least, a test of the text). A card is >= 12 digits, an SSN 9, an IBAN 2
 #: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
 #: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a date of birth
-#: or passport number its keyword. No region's numbers are shorter than 4 digits in
-#: phonenumbers' metadata, so a phone needs 4 whatever ``phone_regions`` holds.
+#: or passport number its keyword, a username "@" or a user word. A national id needs its
+#: digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may trade digits for letters
+#: (omocodia), so it needs one digit in 16 characters: one with all seven traded is not read.
+#: No region's numbers are shorter than 4 digits in phonenumbers' metadata, so a phone
+#: needs 4 whatever ``phone_regions`` holds.
 NEEDS: dict[str, Gate] = {
     "EMAIL_ADDRESS": (0, lambda t: "@" in t),
     "URL": (0, lambda t: "://" in t),
