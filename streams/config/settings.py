@@ -70,6 +70,7 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "IBAN_CODE",
     "US_SSN",
     "UK_NINO",
+    "UK_NHS",
     "DE_TAX_ID",
     "FR_NIR",
     "IN_AADHAAR",
@@ -77,6 +78,7 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "PASSPORT",
     "DATE_OF_BIRTH",
     "STREET_ADDRESS",
+    "USERNAME",
 )
 #: Regions whose national phone formats are recognized (international "+CC ..." numbers are
 #: found whatever the list). US covers every +1 country (CA too); each region is one more
@@ -150,6 +152,30 @@ def _phone_regions(value: tuple[str, ...]) -> tuple[str, ...]:
 
 
 PhoneRegions = Annotated[tuple[str, ...], AfterValidator(_phone_regions)]
+
+
+def _bad_pattern(item: str) -> bool:
+    """Tell whether an ``re:`` item holds no valid regular expression."""
+    if not item.startswith("re:"):
+        return False
+    try:
+        re.compile(item[3:])
+    except re.error:
+        return True
+    return False
+
+
+def _word_list(value: tuple[str, ...]) -> tuple[str, ...]:
+    """Drop blank and repeated items; refuse a ``re:`` item that is no regular expression."""
+    items = tuple(dict.fromkeys(item.strip() for item in value if item.strip()))
+    bad = [str(i + 1) for i, item in enumerate(items) if _bad_pattern(item)]
+    if bad:
+        raise ValueError(f"holds invalid regular expressions after re: (item {', '.join(bad)})")
+    return items
+
+
+#: Words (matched whole, any case) or ``re:PATTERN`` items, as a JSON list.
+WordList = Annotated[tuple[str, ...], AfterValidator(_word_list)]
 
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
@@ -366,6 +392,14 @@ class PrivacySettings(BaseModel):
     phone_regions: PhoneRegions = Field(
         DEFAULT_PHONE_REGIONS,
         description="regions whose national phone formats are found (+CC numbers always are)",
+    )
+    allow: WordList = Field(
+        (),
+        description='words never masked, whatever found them (JSON list; "re:PATTERN" for a '
+        "regular expression)",
+    )
+    deny: WordList = Field(
+        (), description="words or re:PATTERNs always masked, as DENY_LIST (JSON list)"
     )
 
 

@@ -3,8 +3,8 @@
 A street is a house number and capitalised words ending in a street type (the USPS and Royal
 Mail street suffixes, German ``-straße``/``-weg``…, French ``rue``/``avenue``…), or a flat
 or studio before such words. Towns, states and postcodes that follow the street, comma by
-comma, are part of the address when a postcode closes the chain. Town names elsewhere are
-left to NER's LOCATION.
+comma, are part of the address when a postcode closes the chain; so is a P.O. box. Town
+names elsewhere are left to NER's LOCATION.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ _FR = (
     rf"(?:(?<![\w.-]){_HOUSE}(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
     rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:\s+{_WORD}){{0,3}}"
 )
+#: P.O. boxes: "P.O. Box 1234", "PO Box 12", "Post Office Box 7", in any case.
+_PO_BOX = r"(?<![\w.])(?i:P\.?\s?O\.?|Post\s+Office)\s*(?i:Box)\s+\d{1,6}(?!\w)"
 _MILITARY = rf"(?:(?:PSC|Unit)\s+\d+,?\s+Box\s+\d+|(?:USNS|USNV|USS|USCGC)\s+{_WORD})"
 _POSTCODE = (
     r"(?:[A-Z]{2}\s+)?(?:\d{5}(?:-\d{4})?|\d{6}|[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2})(?![\w])"
@@ -69,7 +71,7 @@ class StreetAddressRecognizer(PatternRecognizer):
     """Recognize street addresses with the town and postcode that follow them."""
 
     def __init__(self) -> None:
-        streets = [rf"(?:{s})(?:{_TAIL})?" for s in (_EN, _DE, _FR)]
+        streets = [rf"(?:{s})(?:{_TAIL})?" for s in (_EN, _DE, _FR, _PO_BOX)]
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         super().__init__(

@@ -10,6 +10,7 @@ from streams.config.settings import (
     PiiOperator,
     Settings,
 )
+from streams.privacy.lists import DENY_ENTITY
 from streams.privacy.secrets import SECRET_ENTITIES
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "DEFAULT_ENTITIES",
     "NER_ENTITIES",
     "PATTERN_ENTITIES",
+    "REGIONAL_ENTITIES",
     "Operator",
     "PrivacyConfig",
 ]
@@ -25,9 +27,12 @@ Operator = PiiOperator
 
 #: Default entity set: the pattern entities the settings enable by default.
 DEFAULT_ENTITIES: tuple[str, ...] = DEFAULT_PII_ENTITIES
+#: National ids of regions that are not default phone regions: supported, found only when
+#: named in ``entities`` (a default id's region is a default phone region).
+REGIONAL_ENTITIES: tuple[str, ...] = ("ES_NIF", "IT_FISCAL_CODE", "BR_CPF", "CA_SIN")
 #: Entities detected by offline pattern recognizers (no NLP model). ``URL`` is supported but
 #: not a default: agent samples are full of harmless links, and only scheme URLs are matched.
-PATTERN_ENTITIES: tuple[str, ...] = (*DEFAULT_ENTITIES, "URL")
+PATTERN_ENTITIES: tuple[str, ...] = (*DEFAULT_ENTITIES, "URL", *REGIONAL_ENTITIES)
 #: Entities spaCy's NER adds (``ner=True``, the default).
 NER_ENTITIES: tuple[str, ...] = ("PERSON", "LOCATION")
 _OPERATORS: frozenset[str] = frozenset({"replace", "mask", "hash", "redact"})
@@ -42,6 +47,7 @@ class PrivacyConfig:
     ``detect_secrets`` adds the secret detector (streams/privacy/secrets.py); like every
     entity it is off when ``anonymize_pii`` is. ``phone_regions`` are the regions whose
     national formats PHONE_NUMBER finds (``+CC`` numbers are found with any of them).
+    ``allow`` and ``deny`` are words or ``re:PATTERN`` items never / always masked (lists.py).
     """
 
     anonymize_pii: bool = True
@@ -53,12 +59,16 @@ class PrivacyConfig:
     score_threshold: float = 0.3
     detect_secrets: bool = True
     phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Normalize sequences to tuples and reject inconsistent settings."""
         object.__setattr__(self, "opt_out_patterns", tuple(self.opt_out_patterns))
         object.__setattr__(self, "entities", tuple(dict.fromkeys(self.entities)))
         object.__setattr__(self, "phone_regions", tuple(dict.fromkeys(self.phone_regions)))
+        object.__setattr__(self, "allow", tuple(self.allow))
+        object.__setattr__(self, "deny", tuple(self.deny))
         if not self.phone_regions:
             raise ValueError("phone_regions must name a region; +CC numbers need one too")
         if self.operator not in _OPERATORS:
@@ -80,7 +90,8 @@ class PrivacyConfig:
     def reported_entities(self) -> tuple[str, ...]:
         """Return every entity name a sample's counts can hold (the metric's label values)."""
         secrets = SECRET_ENTITIES if self.anonymize_pii and self.detect_secrets else ()
-        return self.analyzed_entities + secrets
+        denied = (DENY_ENTITY,) if self.anonymize_pii and self.deny else ()
+        return self.analyzed_entities + secrets + denied
 
 
 def privacy_config(settings: Settings) -> PrivacyConfig:
@@ -94,4 +105,6 @@ def privacy_config(settings: Settings) -> PrivacyConfig:
         ner=settings.privacy.ner,
         detect_secrets=settings.privacy.detect_secrets,
         phone_regions=settings.privacy.phone_regions,
+        allow=settings.privacy.allow,
+        deny=settings.privacy.deny,
     )

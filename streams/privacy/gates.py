@@ -12,13 +12,15 @@ import re
 from collections.abc import Callable
 
 from streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
+from streams.privacy.handles import USERNAME_CUES
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
 #: Safe for every pattern entity: emails need "@", scheme URLs ":" and ".", phone / card /
 #: national ids / IBAN / IPv4 / addresses / dates need digits, IPv6 ":", a MAC ":", "-" or
-#: ".". Names and places are NER's, gated by ``names.worth_ner`` instead.
-MAY_HOLD_PII = re.compile(r"[\d@:.-]")
+#: ".", a username "@" or the ":" / "=" after its key. Names and places are NER's, gated by
+#: ``names.worth_ner`` instead.
+MAY_HOLD_PII = re.compile(r"[\d@:.=-]")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")
 _PASSPORT = re.compile(rf"(?i)(?<!\w)(?:{PASSPORT_WORDS})(?!\w)")
@@ -28,8 +30,11 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: must hold at least, a test of the text). A card is >= 12 digits, an SSN 9, an IBAN 2
 #: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
 #: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a date of birth
-#: or passport number its keyword. No region's numbers are shorter than 4 digits in
-#: phonenumbers' metadata, so a phone needs 4 whatever ``phone_regions`` holds.
+#: or passport number its keyword, a username "@" or a user word. A national id needs its
+#: digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may trade digits for letters
+#: (omocodia), so it needs one digit in 16 characters: one with all seven traded is not read.
+#: No region's numbers are shorter than 4 digits in phonenumbers' metadata, so a phone
+#: needs 4 whatever ``phone_regions`` holds.
 NEEDS: dict[str, Gate] = {
     "EMAIL_ADDRESS": (0, lambda t: "@" in t),
     "URL": (0, lambda t: "://" in t),
@@ -37,6 +42,11 @@ NEEDS: dict[str, Gate] = {
     "CREDIT_CARD": (12, None),
     "US_SSN": (9, None),
     "UK_NINO": (6, None),
+    "UK_NHS": (10, None),
+    "ES_NIF": (7, None),
+    "IT_FISCAL_CODE": (1, lambda t: len(t) >= 16),
+    "BR_CPF": (11, None),
+    "CA_SIN": (9, None),
     "DE_TAX_ID": (11, None),
     "FR_NIR": (13, None),
     "IN_AADHAAR": (12, None),
@@ -50,6 +60,7 @@ NEEDS: dict[str, Gate] = {
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
     "PASSPORT": (1, lambda t: _PASSPORT.search(t) is not None),
     "STREET_ADDRESS": (1, None),
+    "USERNAME": (0, lambda t: USERNAME_CUES.search(t.lower()) is not None),
 }
 
 #: Made-up text holding one of each pattern entity, a name and a secret's shape:
@@ -59,7 +70,9 @@ NEEDS: dict[str, Gate] = {
 WARM_TEXT = (
     "Ask Dana Whitfield: call +1 415-555-0100 or 020 7946 0000, mail jane@ops.acme.local, see "
     "https://example.com/x, card 4111 1111 1111 1111, SSN 536-22-8726, NINO AB 12 34 56 C, "
-    "Steuer-ID 86095742719, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, PAN ABCPD1234E, "
+    "Steuer-ID 86095742719, NHS 943 476 5919, DNI 12345678Z, CF RSSMRA85T10A562S, "
+    "CPF 529.982.247-25, SIN 130 692 544, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, "
+    "PAN ABCPD1234E, user=dwhitfield, cc @dana_w, "
     "passport C01X00T47, born 1973-07-08, at 1777 Kramer Court, Johnsonfurt, NE 80119, "
     "IBAN DE89370400440532013000, hosts 192.0.2.1, 2001:db8::1 and 00:1a:2b:3c:4d:5e, "
     "token api_key=EXAMPLEexample0123456789abcdef"

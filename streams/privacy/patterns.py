@@ -2,8 +2,8 @@
 
 A shape alone flags too much in agent text (order numbers, epoch milliseconds, hashes), so
 every recognizer here either validates what it matches (a card's network prefix and Luhn
-digit, a national id's check digit) or needs a shape no clean text has (an email address).
-Matching is case-sensitive unless a pattern says otherwise.
+digit) or needs a shape no clean text has (an email address). National ids and IBANs, checked
+the same way, are in nationalids.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
-from streams.privacy.checksums import aadhaar_ok, card_ok, de_tax_id_ok, fr_nir_ok
+from streams.privacy.checksums import card_ok
 
 __all__ = ["PATTERN_FACTORIES", "AnyDomainEmailRecognizer", "CheckedRecognizer"]
 
@@ -81,28 +81,7 @@ _CARD = [
     _L + rf"\d{{4}}{_SEP}\d{{6}}(?P=s)\d{{4,5}}" + _R,
     _L + r"\d{12,19}" + _R,
 ]
-#: UK National Insurance number: two prefix letters (D, F, I, Q, U, V never; O not second;
-#: BG, GB, KN, NK, NT, TN, ZZ never issued), three pairs of digits, a suffix A-D.
-_NINO = (
-    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
-    r"(?P<s> ?)\d{2}(?P=s)\d{2}(?P=s)\d{2}(?P=s)[A-D](?![A-Za-z0-9])"
-)
-_DE_TAX_ID = _L + r"[1-9]\d(?P<s> ?)\d{3}(?P=s)\d{3}(?P=s)\d{3}" + _R
-_FR_NIR = (
-    _L
-    + r"[12](?P<s> ?)\d{2}(?P=s)\d{2}(?P=s)(?:\d{2}|2[ABab])(?P=s)\d{3}(?P=s)\d{3}(?P=s)\d{2}"
-    + _R
-)
-_AADHAAR = _L + r"[2-9]\d{3}(?P<s>[ -]?)\d{4}(?P=s)\d{4}" + _R
-#: Indian PAN: three letters, the holder type, the surname's initial, four digits, a letter.
-_PAN = r"(?<![A-Za-z0-9])[A-Z]{3}[ABCFGHJLPT][A-Z]\d{4}[A-Z](?![A-Za-z0-9])"
-
 PATTERN_FACTORIES: dict[str, Callable[[], PatternRecognizer]] = {
     "EMAIL_ADDRESS": AnyDomainEmailRecognizer,
     "CREDIT_CARD": lambda: CheckedRecognizer("CREDIT_CARD", _CARD, card_ok),
-    "UK_NINO": lambda: CheckedRecognizer("UK_NINO", [_NINO], lambda _: True),
-    "DE_TAX_ID": lambda: CheckedRecognizer("DE_TAX_ID", [_DE_TAX_ID], de_tax_id_ok),
-    "FR_NIR": lambda: CheckedRecognizer("FR_NIR", [_FR_NIR], fr_nir_ok),
-    "IN_AADHAAR": lambda: CheckedRecognizer("IN_AADHAAR", [_AADHAAR], aadhaar_ok),
-    "IN_PAN": lambda: CheckedRecognizer("IN_PAN", [_PAN], lambda _: True),
 }

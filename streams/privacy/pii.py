@@ -12,6 +12,7 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 from streams.privacy.cache import DigestCache
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
+from streams.privacy.lists import UserLists
 from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
 from streams.privacy.recognizers import build_analyzer
@@ -40,7 +41,9 @@ class Anonymizer:
         pii_on = config.anonymize_pii and bool(config.analyzed_entities)
         self._entities = [e for e in config.entities if e not in NER_ENTITIES]
         self._secrets = config.anonymize_pii and config.detect_secrets
-        self._enabled = self._secrets or pii_on
+        self._lists = UserLists(config.allow, config.deny)
+        self._denies = config.anonymize_pii and bool(config.deny)
+        self._enabled = self._secrets or pii_on or self._denies
         self._operators = {"DEFAULT": operator(config)}
         self._analyzer = build_analyzer(config) if pii_on and self._entities else None
         self._ner = NerDetector() if pii_on and config.ner else None
@@ -71,7 +74,7 @@ class Anonymizer:
 
     def anonymize_person(self, text: str) -> tuple[str, Counter[str]]:
         """Return the value of a person key (``decided_by``): all of it a name if shaped so."""
-        if self._ner is None or not is_whole_name(text):
+        if self._ner is None or not is_whole_name(text) or self._lists.allows_all(text):
             return self.anonymize_text(text)
         whole = [RecognizerResult("PERSON", 0, len(text), 1.0)]
         out = self._engine.anonymize(text, whole, operators=self._operators)
@@ -81,6 +84,8 @@ class Anonymizer:
         """Tell whether any configured detector could find something in text."""
         if not self._enabled or not text:
             return False
+        if self._denies and self._lists.denies(text):
+            return True
         if self._ner is not None and may_hold_name(text):
             return True
         return self._may_hold_pii(text) or (self._secrets and may_hold_secret(text))
@@ -103,7 +108,7 @@ class Anonymizer:
         pii = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
         pii += names_beside(pii, secrets, self._names(text, ahead))
-        results = absorb(pii, secrets) if secrets else pii
+        results = self._lists.apply(text, absorb(pii, secrets) if secrets else pii)
         if not results:
             return text, ()
         out = self._engine.anonymize(

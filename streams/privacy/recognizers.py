@@ -14,7 +14,6 @@ from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
 from presidio_analyzer.nlp_engine import NlpArtifacts
 from presidio_analyzer.nlp_engine.no_op_nlp_engine import NoOpNlpEngine
 from presidio_analyzer.predefined_recognizers import (
-    IbanRecognizer,
     IpRecognizer,
     MacAddressRecognizer,
     UrlRecognizer,
@@ -23,6 +22,8 @@ from presidio_analyzer.predefined_recognizers import (
 from streams.privacy.addresses import StreetAddressRecognizer
 from streams.privacy.config import PrivacyConfig
 from streams.privacy.context import date_of_birth, passport
+from streams.privacy.handles import UsernameRecognizer
+from streams.privacy.nationalids import NATIONAL_ID_FACTORIES
 from streams.privacy.numbers import CuedSsnRecognizer, DialablePhoneRecognizer
 from streams.privacy.patterns import PATTERN_FACTORIES
 
@@ -54,14 +55,15 @@ def _ignoring_config(
 
 _FACTORIES: dict[str, Callable[[PrivacyConfig], EntityRecognizer]] = {
     **{entity: _ignoring_config(factory) for entity, factory in PATTERN_FACTORIES.items()},
+    **{entity: _ignoring_config(factory) for entity, factory in NATIONAL_ID_FACTORIES.items()},
     "PHONE_NUMBER": _phone_recognizer,
     "IP_ADDRESS": lambda _: IpRecognizer(),
-    "IBAN_CODE": lambda _: IbanRecognizer(),
     "US_SSN": lambda _: CuedSsnRecognizer(),
     "MAC_ADDRESS": lambda _: MacAddressRecognizer(),
     "DATE_OF_BIRTH": lambda _: date_of_birth(),
     "PASSPORT": lambda _: passport(),
     "STREET_ADDRESS": lambda _: StreetAddressRecognizer(),
+    "USERNAME": lambda _: UsernameRecognizer(),
     "URL": lambda _: _scheme_url_recognizer(),
 }
 

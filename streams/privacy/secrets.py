@@ -42,6 +42,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from streams.privacy.credentials import CREDENTIAL_ENTITIES, CREDENTIAL_GATE, credential_spans
 from streams.privacy.tokens import GATE_WORDS, token_spans
 
 __all__ = ["SECRET_ENTITIES", "Span", "find_secrets", "may_hold_secret"]
@@ -104,6 +105,7 @@ _TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-+/=.]+")
 SECRET_ENTITIES: tuple[str, ...] = (
     *dict.fromkeys(entity for _, entity in _PLUGINS),
     *_TOKEN_ENTITIES,
+    *CREDENTIAL_ENTITIES,
     "PRIVATE_KEY",
     "PASSWORD",
     "HIGH_ENTROPY_SECRET",
@@ -113,12 +115,15 @@ SECRET_ENTITIES: tuple[str, ...] = (
 #: checks gated results equal ungated ones): a long token (cloud keys, vendor tokens, the 44+
 #: character IBM keys, high-entropy strings), a JWT header, a Slack prefix, a key block, a
 #: credential URL, npm's ``_authToken``, a password keyword, or what streams/privacy/tokens.py
-#: needs (a token prefix or a credential word in an assignment's name).
+#: needs (a token prefix or a credential word in an assignment's name) and credentials.py (a
+#: header, a curl command, "pw").
 _GATE = re.compile(
     r"[a-z0-9+/=_\-]{16}|eyj|xox[a-z]-|private key|putty|://\S*@|_authtoken|"
     + "|".join(DENYLIST)
     + "|"
     + GATE_WORDS
+    + "|"
+    + CREDENTIAL_GATE
 )
 
 
@@ -173,6 +178,7 @@ def _in_line(line: str) -> Iterator[Span]:
     for start, end in _guarded(line, _entropy_hits, line):
         yield "HIGH_ENTROPY_SECRET", start, end
     yield from token_spans(line)
+    yield from credential_spans(line)
 
 
 def _guarded(

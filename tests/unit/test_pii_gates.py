@@ -23,6 +23,7 @@ from agents.worker import build_app
 from streams.config.settings import DEFAULT_PHONE_REGIONS, Settings
 from streams.config.usererrors import settings_problem
 from streams.privacy import Anonymizer, PrivacyConfig
+from streams.privacy.config import REGIONAL_ENTITIES
 from streams.privacy.gates import NEEDS as _NEEDS
 from streams.privacy.gates import WARM_TEXT as _WARM_TEXT
 from streams.privacy.recognizers import build_analyzer
@@ -65,6 +66,21 @@ CORPUS = [
     "Leyla-Fröhlich-Weg 6-8, 06690 Groß-Gerau",
     "5, avenue Samson, 57583 Lacroix",
     "ABCPD1234E",
+    "abcpd1234e",
+    "gb82 west 1234 5698 7654 32",
+    "nino ab123456c",
+    "NHS number: 9434765919",
+    "943-476-5919",
+    "dni 12345678z, nie x1234567l",
+    "cf rssmra85t10a562s",
+    "cpf 529.982.247-25 or CPF: 52998224725",
+    "SIN: 130692544 or 130-692-544",
+    "P.O. Box 1234",
+    "cc @dana_w",
+    "username: alice_w",
+    "LOGIN=j.doe@corp",
+    "sudo -u pgadmin psql; --user=jdoe; ssh jdoe@build-01",
+    "Failed password for invalid user bob from 10.0.0.5 port 22",
 ]
 PRESIDIO_REGIONS = PhoneRecognizer.DEFAULT_SUPPORTED_REGIONS
 SHORTEST = ("AT", "DE", "IR", "LU", "NU", "SH", "TA", "TK", "UY")
@@ -73,6 +89,7 @@ CONFIGS = {
     "presidio regions": PrivacyConfig(phone_regions=PRESIDIO_REGIONS),
     "shortest numbers": PrivacyConfig(phone_regions=SHORTEST, entities=("PHONE_NUMBER",)),
     "with URL": PrivacyConfig(entities=(*PrivacyConfig().entities, "URL")),
+    "regional ids": PrivacyConfig(entities=(*PrivacyConfig().entities, *REGIONAL_ENTITIES)),
 }
 
 

@@ -132,6 +132,7 @@ def test_default_entities_are_the_pattern_set() -> None:
             "IBAN_CODE",
             "US_SSN",
             "UK_NINO",
+            "UK_NHS",
             "DE_TAX_ID",
             "FR_NIR",
             "IN_AADHAAR",
@@ -139,6 +140,7 @@ def test_default_entities_are_the_pattern_set() -> None:
             "PASSPORT",
             "DATE_OF_BIRTH",
             "STREET_ADDRESS",
+            "USERNAME",
         )
     )
     assert PrivacyConfig().ner is True

@@ -1,0 +1,81 @@
+"""Find credentials in the shapes prose and commands carry them, beside detect-secrets.
+
+The plugins read assignments (``password = "…"``); people and agents also write an
+``Authorization:`` header, a ``curl -u user:password``, or "the db pw is hunter2". A value
+after "is" is a password only if it does not read as an ordinary word of the sentence
+("the password is required"): one with a digit or a symbol, or a word not of that kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+__all__ = ["CREDENTIAL_ENTITIES", "CREDENTIAL_GATE", "credential_spans"]
+
+CREDENTIAL_ENTITIES = ("BEARER_TOKEN",)
+#: Words the secret gate must let through for the patterns below (lower-cased text).
+CREDENTIAL_GATE = r"bearer|authorization|curl|pw"
+_TOKEN = r"[A-Za-z0-9._~+/=-]"  # noqa: S105 - a character class, not a password
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (entity, re.compile(rx))
+    for entity, rx in (
+        # Bearer <token>: any header or prose, the token long and holding a digit
+        ("BEARER_TOKEN", rf"(?i:bearer)\s+(?P<value>(?=\S*\d){_TOKEN}{{16,}})"),
+        # Authorization: Basic <base64 of user:password>, in a header or a quoted one
+        (
+            "BASIC_AUTH_PASSWORD",
+            rf"(?i:authorization[\"']?\s*[:=]\s*[\"']?basic)\s+(?P<value>{_TOKEN}{{8,}})",
+        ),
+        # curl -u user:password / --user=user:password: the whole credential goes
+        (
+            "BASIC_AUTH_PASSWORD",
+            r"(?<![\w-])curl\b[^\n]*?\s(?:-u\s*|--user[\s=])[\"']?(?P<value>[^\s\"']+)",
+        ),
+        # the password is X / pw: X / passwd = X, in any case
+        (
+            "PASSWORD",
+            r"(?i:(?<![\w-])(?:password|passwd|passphrase|pwd|pw)(?P<is>\s+(?:is|was)\s+|"
+            r"\s*[:=]\s*))[\"']?(?!(?:str|int|bytes|bool|None|Optional|SecretStr)\b)"
+            r"(?![\w.]*\()(?P<value>[^\s\"',;()\[\]{}][^\s\"',;]*?)[\"']?(?=[\s\"',;]|[.!?](?:\s|$)|$)",
+        ),
+    )
+)
+
+
+def _words(text: str) -> frozenset[str]:
+    """Return the space-separated words of text as a set."""
+    return frozenset(text.split())
+
+
+#: Words that follow "password is" in a sentence about passwords, not in a disclosure.
+_PROSE = _words(
+    "a an the not no too also never only now still set empty required incorrect invalid "
+    "wrong correct missing optional hashed encrypted stored saved sent reset expired "
+    "changed weak strong long short case derived used needed shown hidden visible given "
+    "known unknown same different checked verified generated protected blank none null "
+    "secret masked ignored entered typed accepted rejected please"
+)
+
+
+def _prose(value: str) -> bool:
+    """Tell whether a value after "is" reads as the sentence's next word, not a password."""
+    word = value.rstrip(".!?").lower()
+    if not word.isalpha():
+        return False
+    return word in _PROSE or word.endswith(("ed", "ing", "able", "ible", "ly"))
+
+
+def credential_spans(line: str) -> Iterator[tuple[str, int, int]]:
+    """Yield (entity, start, end) of every credential value in one line."""
+    for entity, regex in _PATTERNS:
+        for match in regex.finditer(line):
+            value = match.group("value")
+            if (
+                "is" in regex.groupindex
+                and match.group("is").strip() in ("is", "was")
+                and _prose(value)
+            ):
+                continue
+            if value.strip("*.") and not value.startswith(("$", "<", "{")):
+                yield entity, *match.span("value")

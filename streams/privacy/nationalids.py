@@ -1,0 +1,112 @@
+"""Recognizers of IBANs and national ids, in any case, each match checked where it can be.
+
+The ids with a check character (IBAN, Aadhaar, Steuer-ID, NIR, NHS, DNI/NIE, codice
+fiscale, CPF, SIN) count only when it fits. Numbers whose bare digit run reads like a
+timestamp or a phone number (NHS, SIN, CPF) count bare only after a word naming them; their
+separated forms count alone. A code of letters and digits must not mix cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from presidio_analyzer import PatternRecognizer, RecognizerResult
+from presidio_analyzer.nlp_engine import NlpArtifacts
+from presidio_analyzer.predefined_recognizers import IbanRecognizer
+
+from streams.privacy.checksums import aadhaar_ok, de_tax_id_ok, fr_nir_ok
+from streams.privacy.idchecks import (
+    ca_sin_ok,
+    cpf_ok,
+    es_nif_ok,
+    it_fiscal_code_ok,
+    nhs_ok,
+    pan_ok,
+)
+from streams.privacy.patterns import CheckedRecognizer
+
+__all__ = ["NATIONAL_ID_FACTORIES", "CaselessIbanRecognizer"]
+
+#: Not inside a longer run of digits, letters or a dashed/dotted number.
+_L, _R = r"(?<![\w.-])", r"(?![\w]|[.-]\w)"
+_AN_L, _AN_R = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+_TO_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _cued(cue: str) -> str:
+    """Return a lookbehind: the cue word, then up to 20 characters that are no digit."""
+    return rf"(?<=(?i:(?<![a-z]){cue})(?![a-z])[^\d\n]{{0,20}})"
+
+
+#: UK National Insurance number: two prefix letters (D, F, I, Q, U, V never; O not second;
+#: BG, GB, KN, NK, NT, TN, ZZ never issued), three pairs of digits, a suffix A-D.
+_NINO = (
+    r"(?i)(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r"(?P<s> ?)\d{2}(?P=s)\d{2}(?P=s)\d{2}(?P=s)[A-D](?![A-Za-z0-9])"
+)
+_DE_TAX_ID = _L + r"[1-9]\d(?P<s> ?)\d{3}(?P=s)\d{3}(?P=s)\d{3}" + _R
+_FR_NIR = (
+    _L
+    + r"[12](?P<s> ?)\d{2}(?P=s)\d{2}(?P=s)(?:\d{2}|2[ABab])(?P=s)\d{3}(?P=s)\d{3}(?P=s)\d{2}"
+    + _R
+)
+_AADHAAR = _L + r"[2-9]\d{3}(?P<s>[ -]?)\d{4}(?P=s)\d{4}" + _R
+#: Indian PAN: three letters, the holder type, the surname's initial, four digits, a letter.
+_PAN = r"(?i)" + _AN_L + r"[A-Z]{3}[ABCFGHJLPT][A-Z]\d{4}[A-Z]" + _AN_R
+_NHS = [
+    _L + r"\d{3}(?P<s>[ -])\d{3}(?P=s)\d{4}" + _R,
+    _cued("nhs") + _L + r"\d{10}" + _R,
+]
+_ES_NIF = [
+    _AN_L + r"\d{8}[ -]?[A-Za-z]" + _AN_R,
+    _AN_L + r"[XYZxyz][ -]?\d{7}[ -]?[A-Za-z]" + _AN_R,
+]
+#: Codice fiscale: surname and name letters, year, month letter, day, town, check letter;
+#: digits may be swapped for L-V where two people would share a code (omocodia).
+_CF_DIGIT = r"[\dLMNPQRSTUV]"
+_IT_FISCAL_CODE = (
+    rf"(?i){_AN_L}[A-Z]{{6}}{_CF_DIGIT}{{2}}[ABCDEHLMPRST]{_CF_DIGIT}{{2}}[A-Z]"
+    rf"{_CF_DIGIT}{{3}}[A-Z]{_AN_R}"
+)
+_BR_CPF = [_L + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _R, _cued("cpf") + _L + r"\d{11}" + _R]
+_CA_SIN = [
+    _L + r"\d{3}(?P<s>[ -])\d{3}(?P=s)\d{3}" + _R,
+    _cued("sin|social insurance") + _L + r"\d{9}" + _R,
+]
+
+
+def _one_case(check: Callable[[str], bool]) -> Callable[[str], bool]:
+    """Return check, refusing first a code that mixes upper and lower case."""
+    return lambda text: (text.isupper() or text.islower()) and check(text)
+
+
+class CaselessIbanRecognizer(IbanRecognizer):
+    """Recognize IBANs in any case: Presidio's patterns and mod-97 check on upper-cased text."""
+
+    def analyze(
+        self,
+        text: str,
+        entities: list[str],
+        nlp_artifacts: NlpArtifacts | None = None,
+        regex_flags: int | None = None,
+    ) -> list[RecognizerResult]:
+        """Return the IBANs of text; only ASCII letters change case, so spans stay put."""
+        found: list[RecognizerResult] = super().analyze(text.translate(_TO_UPPER), entities)
+        return found
+
+
+NATIONAL_ID_FACTORIES: dict[str, Callable[[], PatternRecognizer]] = {
+    "IBAN_CODE": CaselessIbanRecognizer,
+    "UK_NINO": lambda: CheckedRecognizer("UK_NINO", [_NINO], _one_case(bool)),
+    "UK_NHS": lambda: CheckedRecognizer("UK_NHS", _NHS, nhs_ok),
+    "DE_TAX_ID": lambda: CheckedRecognizer("DE_TAX_ID", [_DE_TAX_ID], de_tax_id_ok),
+    "FR_NIR": lambda: CheckedRecognizer("FR_NIR", [_FR_NIR], fr_nir_ok),
+    "IN_AADHAAR": lambda: CheckedRecognizer("IN_AADHAAR", [_AADHAAR], aadhaar_ok),
+    "IN_PAN": lambda: CheckedRecognizer("IN_PAN", [_PAN], pan_ok),
+    "ES_NIF": lambda: CheckedRecognizer("ES_NIF", _ES_NIF, es_nif_ok),
+    "IT_FISCAL_CODE": lambda: CheckedRecognizer(
+        "IT_FISCAL_CODE", [_IT_FISCAL_CODE], _one_case(it_fiscal_code_ok)
+    ),
+    "BR_CPF": lambda: CheckedRecognizer("BR_CPF", _BR_CPF, cpf_ok),
+    "CA_SIN": lambda: CheckedRecognizer("CA_SIN", _CA_SIN, ca_sin_ok),
+}

@@ -1,0 +1,137 @@
+"""Credentials and account names in the shapes real text carries them, and their near misses.
+
+Headers, curl commands, "the db pw is …", PEM blocks, P.O. boxes, @handles and values under
+user-like keys are found; prose about passwords, code at-words and type hints are kept.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from streams.privacy import SECRET_ENTITIES, Anonymizer, PrivacyConfig
+from streams.privacy.config import DEFAULT_ENTITIES
+
+
+@pytest.fixture(scope="module")
+def anonymizer() -> Anonymizer:
+    return Anonymizer(PrivacyConfig())
+
+
+FOUND = [
+    (
+        "Authorization: Bearer 3f2a9c1d4e5b6a7980f1e2d3c4b5a697",
+        "Authorization: Bearer <BEARER_TOKEN>",
+        "BEARER_TOKEN",
+    ),
+    (
+        "-H 'authorization: bearer ya29.a0AfH6SMBx1Ab'",
+        "-H 'authorization: bearer <BEARER_TOKEN>'",
+        "BEARER_TOKEN",
+    ),
+    (
+        "authorization: basic dXNlcjpwYXNzd29yZA==",
+        "authorization: basic <BASIC_AUTH_PASSWORD>",
+        "BASIC_AUTH_PASSWORD",
+    ),
+    (
+        "curl -u admin:hunter2 https://api.example.com/v1",
+        "curl -u <BASIC_AUTH_PASSWORD> https://api.example.com/v1",
+        "BASIC_AUTH_PASSWORD",
+    ),
+    (
+        "curl -s --user=deploy:S3cret! https://x.io",
+        "curl -s --user=<BASIC_AUTH_PASSWORD> https://x.io",
+        "BASIC_AUTH_PASSWORD",
+    ),
+    ("the db pw is hunter2 for now", "the db pw is <PASSWORD> for now", "PASSWORD"),
+    ("my passwd is swordfish ok", "my passwd is <PASSWORD> ok", "PASSWORD"),
+    ("The PASSWORD IS Hunter2 ok", "The PASSWORD IS <PASSWORD> ok", "PASSWORD"),
+    ("Password: Tr0ub4dor&3", "Password: <PASSWORD>", "PASSWORD"),
+    ("mail ops@hq.corp and wait", "mail <EMAIL_ADDRESS> and wait", "EMAIL_ADDRESS"),
+    ("pw: letmein ok", "pw: <PASSWORD> ok", "PASSWORD"),
+    (
+        "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKC\n-----END RSA PRIVATE KEY-----\nok",
+        "key:\n<PRIVATE_KEY>\nok",
+        "PRIVATE_KEY",
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt\n-----END OPENSSH PRIVATE KEY-----",
+        "<PRIVATE_KEY>",
+        "PRIVATE_KEY",
+    ),
+    ("write to P.O. Box 1234 today", "write to <STREET_ADDRESS> today", "STREET_ADDRESS"),
+    ("write to po box 12 today", "write to <STREET_ADDRESS> today", "STREET_ADDRESS"),
+    ("ping @jdoe on the thread", "ping <USERNAME> on the thread", "USERNAME"),
+    ("@dana_w please review", "<USERNAME> please review", "USERNAME"),
+    ("retry with user=jdoe42 now", "retry with user=<USERNAME> now", "USERNAME"),
+    ("set username: 'alice.w' now", "set username: '<USERNAME>' now", "USERNAME"),
+    ("LOGIN=jsmith now", "LOGIN=<USERNAME> now", "USERNAME"),
+    ("{user: jdoe, role: viewer}", "{user: <USERNAME>, role: viewer}", "USERNAME"),
+    ("connect(user=j.doe)", "connect(user=<USERNAME>)", "USERNAME"),
+    ("run --username j.smith now", "run --username <USERNAME> now", "USERNAME"),
+    ("sudo -i -u pgadmin psql", "sudo -i -u <USERNAME> psql", "USERNAME"),
+    ("ssh jdoe@build-01 'uptime'", "ssh <USERNAME>@build-01 'uptime'", "USERNAME"),
+    (
+        "Failed password for invalid user bob from host-7 port 22",
+        "Failed password for invalid user <USERNAME> from host-7 port 22",
+        "USERNAME",
+    ),
+    (
+        "Accepted publickey for dana from host-7 port 22",
+        "Accepted publickey for <USERNAME> from host-7 port 22",
+        "USERNAME",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "entity"), FOUND)
+def test_a_credential_or_account_is_replaced(
+    anonymizer: Anonymizer, text: str, expected: str, entity: str
+) -> None:
+    assert anonymizer.anonymize_text(text) == (expected, Counter({entity: 1}))
+
+
+KEPT = [
+    "The password is required.",
+    "the master password is derived using PBKDF2",
+    "password was changed by the rotation job",
+    "prepared for an 'authorization: basic ...' header.",
+    "use bearer authentication for every call",
+    "Amazon MSK Library in Python for SASL/OAUTHBEARER Auth",
+    "docker run -u 1000:1000 image",
+    "git push -u origin main",
+    "npm i @types/node and @babel/core",
+    "a container for `@model_validator` data",
+    "mark it @property or use @pytest.fixture",
+    "@dataclass(frozen=True)",
+    "@my_decorator\ndef handler(event):",
+    "user: str = field()",
+    "user = get_user(request)",
+    "user_id=42 failed",
+    "the user is alice",
+    "create(user=user, login=request.user)",
+    "def f(user: User) -> None:",
+    "user: Optional[User] = None",
+    "login=root and user=admin",
+    "pw = getpass()",
+    'pw = input("Password: ")',
+    "pw: str",
+    "pip install --user requests",
+    "systemctl --user restart app",
+    "sort -u names.txt",
+    "launch --user-data-dir=/tmp/x",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_prose_and_code_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text) == (text, Counter())
+
+
+def test_new_entities_are_metric_labels() -> None:
+    """Bearer tokens count as a secret; usernames are a default pattern entity."""
+    assert "BEARER_TOKEN" in SECRET_ENTITIES
+    assert "USERNAME" in DEFAULT_ENTITIES
+    assert {"BEARER_TOKEN", "USERNAME"} <= set(PrivacyConfig().reported_entities)

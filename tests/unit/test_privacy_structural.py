@@ -1,0 +1,120 @@
+"""Structural detectors: IBANs and national ids in any case, a wrong check character kept.
+
+Each id is found in upper and lower case; the same shape with a wrong check character (or
+mixed case, or a bare run that needs a cue word) comes out unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+
+from streams.privacy import DEFAULT_ENTITIES, Anonymizer, PrivacyConfig
+from streams.privacy.config import REGIONAL_ENTITIES
+from streams.privacy.idchecks import (
+    ca_sin_ok,
+    cpf_ok,
+    es_nif_ok,
+    it_fiscal_code_ok,
+    nhs_ok,
+    pan_ok,
+)
+
+IDS = ("IBAN_CODE", "UK_NINO", "UK_NHS", "DE_TAX_ID", "FR_NIR", "IN_AADHAAR", "IN_PAN")
+
+
+@pytest.fixture(scope="module")
+def ids() -> Anonymizer:
+    """Return an anonymizer of the ids alone: no phone, no names, no secrets."""
+    config = PrivacyConfig(entities=IDS + REGIONAL_ENTITIES, ner=False, detect_secrets=False)
+    return Anonymizer(config)
+
+
+FOUND = [
+    ("pay gb82 west 1234 5698 7654 32 on file", "gb82 west 1234 5698 7654 32", "IBAN_CODE"),
+    ("iban de89370400440532013000 on file", "de89370400440532013000", "IBAN_CODE"),
+    ("iban DE89 3704 0044 0532 0130 00 on file", "DE89 3704 0044 0532 0130 00", "IBAN_CODE"),
+    ("nino ab123456c on file", "ab123456c", "UK_NINO"),
+    ("nino AB 12 34 56 C on file", "AB 12 34 56 C", "UK_NINO"),
+    ("nhs 943 476 5919 on file", "943 476 5919", "UK_NHS"),
+    ("NHS number: 9434765919 on file", "9434765919", "UK_NHS"),
+    ("pan abcpd1234e on file", "abcpd1234e", "IN_PAN"),
+    ("pan ABCFD1234E on file", "ABCFD1234E", "IN_PAN"),
+    ("aadhaar 2345 6789 0124 on file", "2345 6789 0124", "IN_AADHAAR"),
+    ("nir 2 55 08 2a 168 025 97 on file", "2 55 08 2a 168 025 97", None),
+    ("dni 12345678z on file", "12345678z", "ES_NIF"),
+    ("DNI 12345678-Z on file", "12345678-Z", "ES_NIF"),
+    ("nie X1234567L on file", "X1234567L", "ES_NIF"),
+    ("cf RSSMRA85T10A562S on file", "RSSMRA85T10A562S", "IT_FISCAL_CODE"),
+    ("cf rssmra85t10a562s on file", "rssmra85t10a562s", "IT_FISCAL_CODE"),
+    ("cpf 529.982.247-25 on file", "529.982.247-25", "BR_CPF"),
+    ("CPF: 52998224725 on file", "52998224725", "BR_CPF"),
+    ("sin 130 692 544 on file", "130 692 544", "CA_SIN"),
+    ("Social insurance number 130692544 on file", "130692544", "CA_SIN"),
+]
+
+
+@pytest.mark.parametrize(("text", "value", "entity"), FOUND)
+def test_an_id_is_found_in_any_case(
+    ids: Anonymizer, text: str, value: str, entity: str | None
+) -> None:
+    out, counts = ids.anonymize_text(text)
+    assert value not in out
+    assert out.endswith(" on file")
+    if entity is not None:
+        assert counts == Counter({entity: 1})
+
+
+KEPT = [
+    "iban de89370400440532013001 on file",  # mod 97 fails
+    "nino Ab123456c on file",  # mixed case
+    "nino ab123456e on file",  # suffix is A-D
+    "nhs 943 476 5918 on file",  # mod 11 fails
+    "ticket 9434765919 on file",  # a bare run needs its cue
+    "build1234a and abcfd1234e on file",  # lower case only for a person's PAN (P)
+    "dni 12345678a on file",  # wrong letter
+    "nie x1234567m on file",  # wrong letter
+    "cf RSSMRA85T10A562T on file",  # wrong check character
+    "cf RssMra85t10a562s on file",  # mixed case
+    "cpf 529.982.247-26 on file",  # second check digit fails
+    "cpf 111.111.111-11 on file",  # one digit repeated
+    "order 52998224725 on file",  # a bare run needs its cue
+    "sin 130 692 545 on file",  # Luhn fails
+    "build 130692544 on file",  # a bare run needs its cue
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_a_wrong_check_or_shape_is_kept(ids: Anonymizer, text: str) -> None:
+    assert ids.anonymize_text(text) == (text, Counter())
+
+
+CHECKS = [
+    (es_nif_ok, "12345678Z", "12345678Y"),
+    (es_nif_ok, "z-1234567-r", "z-1234567-s"),
+    (it_fiscal_code_ok, "RSSMRA85T10A562S", "RSSMRA85T10A563S"),
+    (cpf_ok, "52998224725", "52998224735"),
+    (nhs_ok, "9434765919", "9434765929"),
+    (ca_sin_ok, "130692544", "046454286"),  # Luhn-valid, but 0 opens no issued SIN
+    (pan_ok, "abcpd1234e", "abcfd1234e"),
+]
+
+
+@pytest.mark.parametrize(("check", "good", "bad"), CHECKS)
+def test_a_check_accepts_a_known_id_and_refuses_a_near_one(
+    check: Callable[[str], bool], good: str, bad: str
+) -> None:
+    assert check(good)
+    assert not check(bad)
+
+
+def test_regional_ids_are_off_by_default_and_the_nhs_number_on() -> None:
+    """The default ids are those of the default phone regions (US, GB, DE, FR, IN)."""
+    assert "UK_NHS" in DEFAULT_ENTITIES
+    assert not set(REGIONAL_ENTITIES) & set(DEFAULT_ENTITIES)
+    text = "dni 12345678Z and nhs 943 476 5919"
+    out, counts = Anonymizer(PrivacyConfig(ner=False)).anonymize_text(text)
+    assert out == "dni 12345678Z and nhs <UK_NHS>"
+    assert counts == Counter(UK_NHS=1)
