@@ -35,7 +35,12 @@ def build_app(args: argparse.Namespace, datadir: str) -> faust.App:
         # The same batching as the worker (streams/io/app.py): one record per batch on Tansu.
         producer_max_batch_size=1 if args.embedded else 1024 * 1024,
         topic_allow_declare=False,
+        # The worker's group timings (streams/config/settings.py BrokerSettings): a restart
+        # waits out the old member's session, and the embedded broker holds a join for half
+        # of the session timeout, so Faust's 60 s default would measure the broker, not Faust.
         broker_rebalance_timeout=5,
+        broker_session_timeout=10,
+        broker_heartbeat_interval=1,
     )
     source = app.topic(*args.inputs)
     output = app.topic(args.output)
