@@ -34,10 +34,10 @@ TEST_WORKERS ?= 4
 KAFKA_WORKERS ?= 2
 PYTEST := $(PY) -m pytest $(PYTEST_ARGS)
 
-test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (~6 min on 2 cores)
+test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (~5 min on 2 cores)
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup tests/integration tests/unit
 
-test-unit: $(STAMP)  ## unit tests only (no broker, ~1 min on 2 cores): the edit-test loop
+test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min on 2 cores): the edit-test loop
 	$(PYTEST) -n 2 tests/unit
 
 test-kafka: $(STAMP) prometheus-tools  ## integration (those using the broker) + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
