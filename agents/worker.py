@@ -10,14 +10,12 @@ import asyncio
 import contextlib
 import gc
 import logging
-import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import faust
 
+from agents.ready import ReadyWorker, startup_phases
 from agents.wiring import wire
 from streams.config.settings import Settings
 from streams.config.usererrors import UserError
@@ -28,7 +26,6 @@ from streams.io.connection import KafkaConnection
 from streams.io.embedded import EmbeddedBroker
 from streams.io.preflight import check_broker, check_port_free
 from streams.io.web_auth import exposed_writes_problem
-from streams.observe.startup import StartupPhases, process_age
 
 __all__ = [
     "broker_for",
@@ -38,7 +35,6 @@ __all__ = [
     "library_log_level",
     "preflight",
     "run_worker",
-    "startup_phases",
 ]
 
 log = logging.getLogger("learnstream")
@@ -141,44 +137,6 @@ def library_log_level(level: str) -> str:
     """
     number = logging.getLevelName(level.upper())
     return "INFO" if isinstance(number, int) and number < logging.INFO else level.upper()
-
-
-def startup_phases() -> StartupPhases:
-    """Start timing at this process's start (Linux), with its imports as the first phase."""
-    now = time.monotonic()
-    try:
-        stat, uptime = Path("/proc/self/stat").read_text(), Path("/proc/uptime").read_text()
-        age = process_age(stat, uptime, os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError):
-        age = None
-    if age is None:
-        return StartupPhases(now)
-    phases = StartupPhases(now - age)
-    phases.mark("imports", now)
-    return phases
-
-
-class ReadyWorker(faust.Worker):
-    """Faust's worker, which also logs how long it took to get ready, by phase."""
-
-    def __init__(self, app: faust.App, phases: StartupPhases, **options: Any) -> None:
-        """Run ``app``; ``phases`` holds what the start-up took before Faust started."""
-        super().__init__(app, **options)
-        self.phases = phases
-        self._told = False
-
-    @property
-    def shortlabel(self) -> str:
-        """Keep Faust's own label: scripts and tests wait for ``[^Worker]: Ready``."""
-        return "Worker"
-
-    async def on_startup_finished(self) -> None:
-        """Say "Ready" (what tests and scripts wait for), then where the time went."""
-        await super().on_startup_finished()
-        if not self._told:
-            self._told = True
-            self.phases.mark("group join and recovery", time.monotonic())
-            log.info("worker %s", self.phases.summary())
 
 
 def run_worker(settings: Settings) -> None:

@@ -167,11 +167,10 @@ def _bad_pattern(item: str) -> bool:
 
 def _word_list(value: tuple[str, ...]) -> tuple[str, ...]:
     """Drop blank and repeated items; refuse a ``re:`` item that is no regular expression."""
-    items = tuple(dict.fromkeys(item.strip() for item in value if item.strip()))
-    bad = [str(i + 1) for i, item in enumerate(items) if _bad_pattern(item)]
+    bad = [str(i + 1) for i, item in enumerate(value) if _bad_pattern(item.strip())]
     if bad:
         raise ValueError(f"holds invalid regular expressions after re: (item {', '.join(bad)})")
-    return items
+    return tuple(dict.fromkeys(item.strip() for item in value if item.strip()))
 
 
 #: Words (matched whole, any case) or ``re:PATTERN`` items, as a JSON list.

@@ -1,10 +1,12 @@
 """A user's allow and deny lists: words or patterns never, or always, masked.
 
 An item is a word (matched whole and in any case: ``Kafka``, ``C++``) or, written
-``re:PATTERN``, a regular expression matched as given. A span any recognizer found that lies
-inside an allowed match is left; every denied match is masked as ``DENY_LIST``, even where an
-allow item matches too, since a denial is the safer of two opposite wishes. A denied match
-inside a wider span found otherwise is masked with that span, under its entity.
+``re:PATTERN``, a regular expression matched as given. A PII span that lies inside an allowed
+match is left; a secret is never left, since an allow item written for a host or a commit
+hash must not release the password or token beside it. Every denied match is masked as
+``DENY_LIST``, even where an allow item matches too, since a denial is the safer of two
+opposite wishes. A denied match inside a wider span found otherwise is masked with that
+span, under its entity.
 """
 
 from __future__ import annotations
@@ -49,12 +51,16 @@ class UserLists:
         """Tell whether an allowed match covers the whole text."""
         return any(s == 0 and e == len(text) for s, e in _spans(self._allow, text))
 
+    def allowed(self, text: str, pii: list[RecognizerResult]) -> list[RecognizerResult]:
+        """Return the PII results that no allowed match covers (secrets never come here)."""
+        if not self._allow:
+            return pii
+        spans = _spans(self._allow, text)
+        return [r for r in pii if not _inside(r, spans)]
+
     def apply(self, text: str, results: list[RecognizerResult]) -> list[RecognizerResult]:
-        """Return results without the allowed spans and with every denied match added."""
+        """Return results with every denied match added."""
         denied = [RecognizerResult(DENY_ENTITY, s, e, 1.0) for s, e in _spans(self._deny, text)]
-        if self._allow:
-            allowed = _spans(self._allow, text)
-            results = [r for r in results if not _inside(r, allowed)]
         for deny in _merged(denied):
             results = _with_denied(results, deny)
         return results

@@ -108,6 +108,7 @@ class Anonymizer:
         pii = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
         pii += names_beside(pii, secrets, self._names(text, ahead))
+        pii = self._lists.allowed(text, pii)  # the allow list never releases a secret
         results = self._lists.apply(text, absorb(pii, secrets) if secrets else pii)
         if not results:
             return text, ()

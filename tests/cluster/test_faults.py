@@ -217,7 +217,7 @@ def _kill_and_restart(node: ApacheKafka, what: str) -> Fault:
         node.kill()
         try:
             await asyncio.sleep(10.0)  # broker.session.timeout.ms is 4 s
-        finally:  # the module's later tests need the node back
+        finally:  # the session's later tests need the node back
             await asyncio.to_thread(node.start)
 
     return kill_and_restart

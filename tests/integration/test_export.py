@@ -29,7 +29,9 @@ from streams.samples.sample import LearningSample
 from streams.sim.simulate import Simulator
 from tests.integration.test_reader import create
 
-pytestmark = pytest.mark.integration
+# 8 minutes, not the 4 of other integration tests: a test here may wait 61 s for a window
+# boundary before its scenario starts.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(480)]
 
 #: (family, quality) of the nine samples the worker makes of the scenario.
 WORKER_SAMPLES = 9

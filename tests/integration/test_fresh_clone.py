@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# 8 minutes: each pytest run in the clone may take up to 300 s.
+pytestmark = pytest.mark.timeout(480)
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_TESTS = [
     "tests/unit/test_shipped_mplp.py",

@@ -26,9 +26,14 @@ import pytest
 from streams.io.embedded import free_port
 from streams.io.worker_process import WorkerProcess
 
-# The demos take port 6066 when it is free, and one test holds 6066 busy: under make test's
-# parallel processes these run in one process, one after another.
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("port-6066")]
+# One test holds port 6066 busy and runs a demo that must move off it; the others' demos and
+# builds are heavy: under make test's parallel processes the module runs in one process.
+# 8 minutes: a package build into two venvs waits up to 300 s for pip alone.
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.xdist_group("port-6066"),
+    pytest.mark.timeout(480),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = re.compile(

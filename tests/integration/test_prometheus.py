@@ -35,7 +35,9 @@ from streams.samples.sample import FAMILIES, QUALITIES
 from streams.sim.simulate import Simulator
 from tests.support.prometheus_bin import HOW, prometheus_tool
 
-pytestmark = pytest.mark.integration
+# 8 minutes, not the 4 of other integration tests: a test here may wait 76 s for a window
+# boundary, then for Prometheus to settle.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(480)]
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "ops/grafana/dashboards/learnstream.json"
 EXPECTED = {

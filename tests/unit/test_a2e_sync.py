@@ -86,14 +86,15 @@ def test_rolling_stats_follow_a_skill_that_breaks() -> None:
         for i in range(40):
             learn.reward("old", 1.0, f"a{i}")
             learn.reward("new", 1.0 if i % 4 else -1.0, f"b{i}")
-        assert learn.adapt(strategy="ucb1")[0].name == "old"
+        # No exploration draw (floor, alarm 0): each ranking is the rolling scores' alone,
+        # where an unseeded draw could put the other skill first.
+        calm = {"floor": 0.0, "alarm": 0.0}
+        assert learn.adapt(strategy="ucb1", params=calm)[0].name == "old"
         clock.now += 3600  # an hour on, "old" breaks
         for i in range(10):
             learn.reward("old", -1.0, f"c{i}")
             learn.reward("new", 1.0, f"d{i}")
-        # No exploration draw (floor, alarm 0): the ranking is the rolling scores' alone, where
-        # an unseeded draw could put "old" first in about one call in five.
-        ranked = learn.adapt(strategy="ucb1", params={"floor": 0.0, "alarm": 0.0})
+        ranked = learn.adapt(strategy="ucb1", params=calm)
         assert [r.name for r in ranked] == ["new", "old"]
         assert ranked[1].calls_total == 50  # exact counts stay
 

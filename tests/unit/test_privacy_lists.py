@@ -41,12 +41,14 @@ def test_the_lists_are_json_lists_in_the_environment(monkeypatch: pytest.MonkeyP
 
 
 def test_a_bad_pattern_is_a_one_line_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("LEARNSTREAM_PRIVACY__DENY", json.dumps(["ok", "re:secret-(\\d"]))
+    # a blank and a repeated item before it: the number is where the user wrote it
+    items = ["ok", " ", "ok", "re:secret-(\\d"]
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__DENY", json.dumps(items))
     with pytest.raises(ValidationError) as caught:
         Settings()
     line = settings_problem(caught.value)
     assert line.startswith("LEARNSTREAM_PRIVACY__DENY holds invalid regular expressions")
-    assert "(item 2)" in line
+    assert "(item 4)" in line
     assert "secret-" not in line  # the value is never repeated back
 
 
@@ -79,6 +81,20 @@ def test_an_allowed_word_inside_a_wider_finding_does_not_save_it() -> None:
     assert anonymizer.anonymize_text("Escalate to Dana Whitfield now")[0] == (
         "Escalate to <PERSON> now"
     )
+
+
+@pytest.mark.parametrize(
+    ("allow", "text", "secret"),
+    [
+        (r"re:https://git\.corp/\S*", "clone https://bob:hunter2@git.corp/x now", "hunter2"),
+        (r"re:[0-9a-f]{40}", "Authorization: Bearer " + "3f9a" * 10, "3f9a" * 10),
+    ],
+)
+def test_an_allow_item_never_releases_a_secret(allow: str, text: str, secret: str) -> None:
+    """An item written for hosts or commit hashes must not let the credential beside it out."""
+    out, counts = Anonymizer(PrivacyConfig(allow=(allow,))).anonymize_text(text)
+    assert secret not in out
+    assert counts, out
 
 
 def test_a_denied_word_joins_the_span_it_overlaps() -> None:

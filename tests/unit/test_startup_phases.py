@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.worker import startup_phases
+from agents.ready import startup_phases
 from streams.observe.startup import StartupPhases, process_age
 
 
@@ -36,7 +36,8 @@ def test_an_unreadable_stat_leaves_the_imports_out() -> None:
 def test_the_worker_counts_its_own_imports_on_linux() -> None:
     phases = startup_phases()
     assert [name for name, _ in phases.phases] == ["imports"]
-    assert 0.0 < phases.total() < 600.0
+    # the age of this test process, however long the run before this test took
+    assert phases.total() == phases.phases[0][1] > 0.0
 
 
 def test_the_startup_benchmark_reads_the_workers_summary_line() -> None:
