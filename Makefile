@@ -54,7 +54,7 @@ test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on th
 # The full sizes of the reliability suite; its defaults are CI's (tests/reliability/*.py).
 SOAK := LEARNSTREAM_RELIABILITY_EVENTS=20000 LEARNSTREAM_FUZZ_RECORDS=10000 LEARNSTREAM_FUZZ_VALID_EVENTS=3000
 
-test-soak: $(STAMP)  ## full sizes (20,000 events x 5 kills, 13,000 fuzzed records) on both brokers + every cluster fault: before landing a change to state, commit or join paths; record it in RELIABILITY.md
+test-soak: $(STAMP)  ## full sizes (20,000 events x 5 kills, 13,000 fuzzed records) on both brokers + every cluster fault (~20 min): before landing a change to state, commit or join paths; record it in RELIABILITY.md
 	$(SOAK) $(PYTEST) -m "not kafka" tests/reliability
 	$(SOAK) LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) tests/reliability
 	$(PYTEST) tests/cluster
