@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from streams.privacy.words import word_set
+
 __all__ = ["CREDENTIAL_ENTITIES", "CREDENTIAL_GATE", "credential_spans"]
 
 CREDENTIAL_ENTITIES = ("BEARER_TOKEN",)
@@ -43,13 +45,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
-def _words(text: str) -> frozenset[str]:
-    """Return the space-separated words of text as a set."""
-    return frozenset(text.split())
-
-
 #: Words that follow "password is" in a sentence about passwords, not in a disclosure.
-_PROSE = _words(
+_PROSE = word_set(
     "a an the not no too also never only now still set empty required incorrect invalid "
     "wrong correct missing optional hashed encrypted stored saved sent reset expired "
     "changed weak strong long short case derived used needed shown hidden visible given "

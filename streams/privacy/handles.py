@@ -13,6 +13,8 @@ import re
 
 from presidio_analyzer import Pattern, PatternRecognizer
 
+from streams.privacy.words import word_set
+
 __all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer"]
 
 #: What a text needs before a username can be found in it (the gate, lower-cased text).
@@ -44,13 +46,8 @@ _COMMANDS = (
 )
 
 
-def _words(text: str) -> frozenset[str]:
-    """Return the space-separated words of text as a set."""
-    return frozenset(text.split())
-
-
 #: At-words of programming languages, docs and stylesheets, not people.
-_CODE_WORDS = _words(
+_CODE_WORDS = word_set(
     "property staticmethod classmethod dataclass abstractmethod cached_property override "
     "overload final deprecated param params return returns throws throw type see since "
     "author version link inheritdoc example media import font-face keyframes supports "
@@ -66,7 +63,7 @@ _CODE_WORDS = _words(
 )
 #: Values under a user key that are types, literals, the key's own name passed on
 #: (``user=user``) or built-in accounts, not a person's name.
-_NOT_NAMES = _words(
+_NOT_NAMES = word_set(
     "none null nil true false str string int optional any self user username user_name "
     "login login_name current_user root admin guest anonymous nobody git"
 )

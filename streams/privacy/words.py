@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "word_set",
     "AFTER_VERBS",
     "CONNECTORS",
     "CUES",
@@ -31,14 +32,14 @@ __all__ = [
 ]
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
     """Return the space-separated words of text as a set."""
     return frozenset(text.split())
 
 
 #: Infrastructure and product names that agent text mentions in title case. A precision
 #: guard only: a name the model or a cue would otherwise mask ("Add a Grafana alert").
-_PRODUCTS = _words(
+_PRODUCTS = word_set(
     "kafka grafana prometheus kubernetes postgres postgresql redis mysql mongodb elasticsearch "
     "opensearch kibana jenkins docker helm terraform ansible nginx envoy istio consul vault "
     "jira confluence slack github gitlab bitbucket sentry datadog splunk pagerduty opsgenie "
@@ -48,12 +49,12 @@ _PRODUCTS = _words(
     "rocksdb cassandra clickhouse minio ceph"
 )
 #: Days and months: capitalised by spelling, never a person ("by Thursday", "to May").
-_CALENDAR = _words(
+_CALENDAR = word_set(
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december today tonight tomorrow yesterday"
 )
 #: Words that, right before a name, say it names a person (lower-cased, one or two words).
-CUES = _words(
+CUES = word_set(
     "ask asked ping pinged cc bcc from to by with contact contacted assign assigned owner "
     "reviewer reviewers approver approvers escalate escalated notify notified tell told "
     "thank thanks call email mail message dm invite invited behalf for "
@@ -61,49 +62,49 @@ CUES = _words(
 )
 #: Labels that, before a colon, say the value after it is a person ("Reviewer: Dana",
 #: "Approved by: Dana"): the cues, and role nouns that only label a person.
-LABELS = CUES | _words(
+LABELS = CUES | word_set(
     "author authors approvers assignees owners contacts attendees participants members lead "
     "on-call oncall signed-off-by co-authored-by reviewed-by acked-by"
 )
 #: Words joining names into one list ("Dana and Priya", "Dana, Priya and Ravi").
 CONNECTORS = frozenset({",", "and", "or", "&", ", and", ", or"})
 #: Lower-case words that, right after a name, say it is a person acting.
-AFTER_VERBS = _words(
+AFTER_VERBS = word_set(
     "approved rejected said says asked asks wrote writes owns owned wants wanted confirmed "
     "reported requested signed agreed declined is was has had will can should already "
     "joined left reviewed merged opened"
 )
 #: Verbs of speech: after a lone capitalised word opening a clause, only a person fits
 #: ("Dana said", unlike "Deploy is" or "Rollback approved").
-SPEECH_VERBS = _words(
+SPEECH_VERBS = word_set(
     "said says asked asks wrote writes replied replies agreed thinks thought mentioned "
     "suggested explained"
 )
 #: Verbs that, after a lone word opening a clause, only a person fits ("Dana wants", unlike
 #: "Deploy is" or "Retry will run").
-PERSON_VERBS = SPEECH_VERBS | _words(
+PERSON_VERBS = SPEECH_VERBS | word_set(
     "wants wanted agrees declined declines prefers preferred promised thinks insists"
 )
 #: Past tenses a step can take too ("Rollback approved"): a person's only with an object.
-DONE_VERBS = _words("approved rejected reviewed signed confirmed merged owns owned vetoed")
-OBJECTS = _words("it this that these those the a an them us me our my his her their off")
+DONE_VERBS = word_set("approved rejected reviewed signed confirmed merged owns owned vetoed")
+OBJECTS = word_set("it this that these those the a an them us me our my his her their off")
 #: "Olusegun will review": a modal, then a task only a person takes on.
-MODALS = _words("will would can could should must")
-TASK_VERBS = _words(
+MODALS = word_set("will would can could should must")
+TASK_VERBS = word_set(
     "review approve sign decide confirm reply respond join lead own handle take call ping email "
     "present chair"
 )
 #: Capitalised at the start of a clause by grammar, never a name on their own ("It wants",
 #: "We will review", "Let's", "Yes, please").
-FUNCTION_WORDS = _words(
+FUNCTION_WORDS = word_set(
     "i you he she it we they me him her us them this that these those there here who what "
     "which when where why how let everyone everybody someone somebody anyone anybody nobody "
     "nothing something team all both each either neither none one yes no ok okay sure thanks "
     "hi hello hey also then now please so but and or if"
 )
-HONORIFICS = _words("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
+HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
-PARTICLES = _words("van von de der den da di du del della la le bin binti ibn al ter zu")
+PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
 _WORD = re.compile(r"\S+")
 _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
