@@ -67,9 +67,10 @@ def main(verbose: bool) -> None:
 @main.command()
 def worker() -> None:
     """Run the stream processor (starts the embedded broker when no broker is configured)."""
+    settings = settings_or_fail()  # a bad variable is reported before the worker's imports
     from agents.worker import run_worker
 
-    run_worker(settings_or_fail())
+    run_worker(settings)
 
 
 @main.command()
@@ -86,9 +87,10 @@ def demo(rate: float, duration: float, web_port: int | None) -> None:
 
     Ctrl-C (or SIGTERM) stops it and prints a summary; nothing is left behind.
     """
+    settings = settings_or_fail()
     from streams.io.demo import run_demo
 
-    sys.exit(run_demo(settings_or_fail(), rate=rate, duration=duration, web_port=web_port))
+    sys.exit(run_demo(settings, rate=rate, duration=duration, web_port=web_port))
 
 
 @main.command()

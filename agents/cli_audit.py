@@ -89,7 +89,7 @@ def _detector(settings: Settings, ner: bool | None) -> Detect:
     Names and places follow ``LEARNSTREAM_PRIVACY__NER`` as the worker does, unless ``ner``
     forces them on or off: an audit that skipped them would pass samples full of names.
     """
-    from streams.privacy import privacy_config
+    from streams.privacy.config import privacy_config
 
     config = privacy_config(settings)
     config = dataclasses.replace(config, anonymize_pii=True, ner=config.ner if ner is None else ner)

@@ -20,7 +20,7 @@ from streams.consent.view import ConsentView
 from streams.encoding.codecs import SampleCodec
 from streams.io.topics import Topics
 from streams.observe.metrics import Metrics
-from streams.privacy import Anonymizer
+from streams.privacy.pii import Anonymizer
 from streams.samples.collection import collection_point, in_sample
 from streams.samples.outbox import Outgoing, consent_verdict, prepare
 from streams.samples.sample import LearningSample

@@ -22,7 +22,8 @@ from agents.runtime import Runtime
 from streams.a2e.messages import ExperienceResult, FeedbackResult
 from streams.a2e.models import Experience, Feedback, RewardSample
 from streams.a2e.samples import build_dialog_response
-from streams.privacy import Anonymizer, strip_opted_out
+from streams.privacy.optout import strip_opted_out
+from streams.privacy.pii import Anonymizer
 from streams.samples.pairs import PreferencePair
 from streams.samples.sample import LearningSample
 

@@ -36,7 +36,7 @@ from streams.io.tables import Tables
 from streams.io.topics import Topics
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
-from streams.privacy import Anonymizer
+from streams.privacy.pii import Anonymizer
 from streams.samples.sample import LearningSample
 
 __all__ = ["Runtime"]

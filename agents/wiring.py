@@ -52,7 +52,8 @@ from streams.join.runs import RUN_SPACE, RunState, run_expiry
 from streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
 from streams.observe.metrics import Metrics
 from streams.offsets.progress import Progress
-from streams.privacy import build_anonymizer, privacy_config
+from streams.privacy.config import privacy_config
+from streams.privacy.pii import build_anonymizer
 from streams.samples.sample import LearningSample
 
 __all__ = ["wire"]

@@ -30,15 +30,12 @@ from streams.encoding.codecs import codec_for
 from streams.join.plan_state import PlanState, merge_snapshot
 from streams.join.rules import Outcome, on_decision, on_delta, on_stage
 from streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
-from streams.privacy import (
-    PAYLOAD_SECTIONS,
-    Anonymizer,
-    PrivacyConfig,
-    build_anonymizer,
-    strip_opted_out,
-)
+from streams.privacy.config import PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII as _MAY_HOLD_PII  # the worker's pre-filter
 from streams.privacy.idkeys import is_wellformed_id
+from streams.privacy.optout import strip_opted_out
+from streams.privacy.pii import Anonymizer, build_anonymizer
+from streams.privacy.pipeline import PAYLOAD_SECTIONS
 from streams.privacy.secrets import find_secrets, may_hold_secret
 from streams.samples.outbox import learning_event
 from streams.sim.workload import Record

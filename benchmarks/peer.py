@@ -45,7 +45,8 @@ from streams.mplp.decode import (
     decode_stage,
 )
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.privacy import build_anonymizer, privacy_config
+from streams.privacy.config import privacy_config
+from streams.privacy.pii import build_anonymizer
 from streams.samples.ids import canonical_id
 from streams.samples.outbox import prepare
 from streams.samples.sample import LearningSample

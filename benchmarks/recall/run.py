@@ -13,7 +13,9 @@ from typing import Any
 from benchmarks.recall.corpus import Corpus
 from benchmarks.recall.score import score
 from streams.config.settings import Settings
-from streams.privacy import apply_privacy, build_anonymizer, privacy_config
+from streams.privacy.config import privacy_config
+from streams.privacy.pii import build_anonymizer
+from streams.privacy.pipeline import apply_privacy
 
 __all__ = ["FIELDS", "Configuration", "configurations", "measure", "setting", "worker_anonymizer"]
 

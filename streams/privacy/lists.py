@@ -12,8 +12,10 @@ span, under its entity.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from presidio_anonymizer import RecognizerResult
+if TYPE_CHECKING:  # Presidio loads spaCy: not at import time, see streams/privacy/__init__.py
+    from presidio_anonymizer import RecognizerResult
 
 __all__ = ["DENY_ENTITY", "REGEX_PREFIX", "UserLists", "compile_items"]
 
@@ -60,7 +62,7 @@ class UserLists:
 
     def apply(self, text: str, results: list[RecognizerResult]) -> list[RecognizerResult]:
         """Return results with every denied match added."""
-        denied = [RecognizerResult(DENY_ENTITY, s, e, 1.0) for s, e in _spans(self._deny, text)]
+        denied = [_denied(s, e) for s, e in _spans(self._deny, text)]
         for deny in _merged(denied):
             results = _with_denied(results, deny)
         return results
@@ -74,7 +76,14 @@ def _with_denied(results: list[RecognizerResult], deny: RecognizerResult) -> lis
     start = min([deny.start, *(r.start for r in touching)])
     end = max([deny.end, *(r.end for r in touching)])
     rest = [r for r in results if not _overlap(r, deny)]
-    return [*rest, RecognizerResult(DENY_ENTITY, start, end, 1.0)]
+    return [*rest, _denied(start, end)]
+
+
+def _denied(start: int, end: int) -> RecognizerResult:
+    """Return the result that masks [start, end) as a denied match."""
+    from presidio_anonymizer import RecognizerResult
+
+    return RecognizerResult(DENY_ENTITY, start, end, 1.0)
 
 
 def _inside(result: RecognizerResult, spans: list[tuple[int, int]]) -> bool:

@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 
 from streams.encoding.codecs import SampleCodec
-from streams.privacy import Anonymizer, apply_privacy
+from streams.privacy.pii import Anonymizer
+from streams.privacy.pipeline import apply_privacy
 from streams.samples.ids import sample_id as derived_id
 from streams.samples.sample import LearningSample
 

@@ -12,7 +12,9 @@ from streams.a2e.models import Feedback
 from streams.a2e.samples import build_dialog_response, dialog_pair, quality_label
 from streams.encoding.codecs import AvroSampleCodec
 from streams.encoding.schemas import validate_sample
-from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
+from streams.privacy.config import PrivacyConfig
+from streams.privacy.pii import build_anonymizer
+from streams.privacy.pipeline import apply_privacy
 from streams.samples.ids import derived_uuid, is_uuid4
 from streams.samples.pairs import PreferencePair
 from streams.samples.sample import FAMILIES, LearningSample, family_errors

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from streams.privacy import PrivacyConfig
 from streams.privacy.audit import AuditReport, Finding, detector, scan_input, scan_sample
+from streams.privacy.config import PrivacyConfig
 
 EMAIL = "dana.audit@example.org"
 UUID = "550e8400-e29b-41d4-a716-446655440000"

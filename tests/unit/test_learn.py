@@ -29,7 +29,8 @@ from agents.wiring import wire
 from streams.a2e.stats_view import StatsView
 from streams.config.settings import A2ESettings, Settings
 from streams.io.app import create_app
-from streams.privacy import build_anonymizer, privacy_config
+from streams.privacy.config import privacy_config
+from streams.privacy.pii import build_anonymizer
 from streams.samples.ids import canonical_id
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)

@@ -33,7 +33,9 @@ from streams.mplp.graph_events import decode_graph_update
 from streams.mplp.map_events import decode_map_event
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
 from streams.mplp.run_events import decode_execution, decode_sa_event
-from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
+from streams.privacy.config import PrivacyConfig
+from streams.privacy.pii import build_anonymizer
+from streams.privacy.pipeline import apply_privacy
 from streams.samples.sample import FAMILIES, LearningSample
 from streams.sim.simulate import Simulator
 from tests.conftest import mplp_schema_dir

@@ -22,10 +22,10 @@ from pydantic import ValidationError
 from agents.worker import build_app
 from streams.config.settings import DEFAULT_PHONE_REGIONS, Settings
 from streams.config.usererrors import settings_problem
-from streams.privacy import Anonymizer, PrivacyConfig
-from streams.privacy.config import REGIONAL_ENTITIES
+from streams.privacy.config import REGIONAL_ENTITIES, PrivacyConfig
 from streams.privacy.gates import NEEDS as _NEEDS
 from streams.privacy.gates import WARM_TEXT as _WARM_TEXT
+from streams.privacy.pii import Anonymizer
 from streams.privacy.recognizers import build_analyzer
 from tests.unit.test_privacy import ENTITY_EXAMPLES, FRAGMENTS
 

@@ -15,18 +15,14 @@ from hypothesis import strategies as st
 from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
-from streams.privacy import (
-    DEFAULT_ENTITIES,
-    NER_INSTALL_HINT,
-    Anonymizer,
-    AnyDomainEmailRecognizer,
-    PrivacyConfig,
-    apply_privacy,
-    build_anonymizer,
-    optout,
-    strip_opted_out,
-)
+from streams.privacy import optout
+from streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
 from streams.privacy.idkeys import is_wellformed_id
+from streams.privacy.ner import NER_INSTALL_HINT
+from streams.privacy.optout import strip_opted_out
+from streams.privacy.patterns import AnyDomainEmailRecognizer
+from streams.privacy.pii import Anonymizer, build_anonymizer
+from streams.privacy.pipeline import apply_privacy
 from streams.privacy.recognizers import NoContextEnhancer
 
 PLAN_ID = "7d9f8a52-3c1e-4b6a-9f0e-2a4b6c8d0e1f"

@@ -10,8 +10,9 @@ from collections import Counter
 
 import pytest
 
-from streams.privacy import SECRET_ENTITIES, Anonymizer, PrivacyConfig
-from streams.privacy.config import DEFAULT_ENTITIES
+from streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
+from streams.privacy.pii import Anonymizer
+from streams.privacy.secrets import SECRET_ENTITIES
 
 
 @pytest.fixture(scope="module")

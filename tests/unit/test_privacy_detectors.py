@@ -10,7 +10,8 @@ from collections import Counter
 
 import pytest
 
-from streams.privacy import Anonymizer, PrivacyConfig
+from streams.privacy.config import PrivacyConfig
+from streams.privacy.pii import Anonymizer
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,9 @@ from pydantic import ValidationError
 
 from streams.config.settings import Settings
 from streams.config.usererrors import settings_problem
-from streams.privacy import Anonymizer, PrivacyConfig, apply_privacy, privacy_config
+from streams.privacy.config import PrivacyConfig, privacy_config
+from streams.privacy.pii import Anonymizer
+from streams.privacy.pipeline import apply_privacy
 
 ALLOW = ("Alamofire", "Dana Whitfield", r"re:ops@[a-z.]+\.corp")
 DENY = ("Project Falcon", r"re:(?i)ticket-\d+", "acme")

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams.privacy import Anonymizer, PrivacyConfig
+from streams.privacy.config import PrivacyConfig
 from streams.privacy.names import may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
+from streams.privacy.pii import Anonymizer
 from streams.privacy.words import is_name_word
 
 

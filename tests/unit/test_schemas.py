@@ -27,7 +27,9 @@ from streams.join.plan_state import PlanState, merge_snapshot
 from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
 from streams.mplp.decode import decode_plan
 from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.privacy import PrivacyConfig, apply_privacy, build_anonymizer
+from streams.privacy.config import PrivacyConfig
+from streams.privacy.pii import build_anonymizer
+from streams.privacy.pipeline import apply_privacy
 from streams.samples.outbox import learning_event
 from streams.samples.sample import FAMILIES, LearningSample, family_errors
 from streams.sim.simulate import BAD_RECORDS, Simulator

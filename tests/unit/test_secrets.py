@@ -23,8 +23,10 @@ from prometheus_client import generate_latest
 
 from streams.config.settings import DEFAULT_PII_ENTITIES, Settings
 from streams.observe.metrics import Metrics
-from streams.privacy import Anonymizer, PrivacyConfig, apply_privacy, privacy_config
 from streams.privacy import secrets as secrets_module
+from streams.privacy.config import PrivacyConfig, privacy_config
+from streams.privacy.pii import Anonymizer
+from streams.privacy.pipeline import apply_privacy
 from streams.privacy.secrets import SECRET_ENTITIES, find_secrets, may_hold_secret
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
