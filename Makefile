@@ -42,7 +42,7 @@ test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min on 2 cores): the ed
 
 test-kafka: $(STAMP) prometheus-tools  ## integration (those using the broker) + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
 	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -n $(KAFKA_WORKERS) --dist loadfile tests/integration tests/kafka_smoke
-	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) tests/reliability
+	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -n $(KAFKA_WORKERS) --dist loadfile tests/reliability
 	$(PYTEST) -m "not slow_cluster" tests/cluster
 
 test-cluster: $(STAMP)  ## every test on a three-broker Apache Kafka cluster (replication, broker faults)
@@ -51,10 +51,12 @@ test-cluster: $(STAMP)  ## every test on a three-broker Apache Kafka cluster (re
 test-reliability: $(STAMP)  ## kill -9 / recovery / rebalance / fuzz suite on the embedded broker, CI sizes (broker faults on three brokers: make test-cluster)
 	$(PYTEST) -n 2 --dist loadfile -m "not kafka" tests/reliability
 
-# The full sizes of the reliability suite; its defaults are CI's (tests/reliability/*.py).
-SOAK := LEARNSTREAM_RELIABILITY_EVENTS=20000 LEARNSTREAM_FUZZ_RECORDS=10000 LEARNSTREAM_FUZZ_VALID_EVENTS=3000
+# The full sizes of the reliability suite and of the objects generated from the official
+# schemas; the defaults are CI's (tests/reliability/*.py, tests/unit/test_mplp_inputs.py).
+SOAK := LEARNSTREAM_RELIABILITY_EVENTS=20000 LEARNSTREAM_FUZZ_RECORDS=10000 LEARNSTREAM_FUZZ_VALID_EVENTS=3000 LEARNSTREAM_SCHEMA_EXAMPLES=200
 
-test-soak: $(STAMP)  ## full sizes (20,000 events x 5 kills, 13,000 fuzzed records) on both brokers + every cluster fault (~20 min): before landing a change to state, commit or join paths; record it in RELIABILITY.md
+test-soak: $(STAMP)  ## full sizes (20,000 events x 5 kills, 13,000 fuzzed records, 200 objects per official schema) on both brokers + every cluster fault (~20 min): before landing a change to state, commit or join paths; record it in RELIABILITY.md
+	$(SOAK) $(PYTEST) -n 2 tests/unit -k generated_from_the_official
 	$(SOAK) $(PYTEST) -m "not kafka" tests/reliability
 	$(SOAK) LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) tests/reliability
 	$(PYTEST) tests/cluster
