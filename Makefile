@@ -42,7 +42,7 @@ test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min on 2 cores): the ed
 
 test-kafka: $(STAMP) prometheus-tools  ## integration (those using the broker) + reliability suites on Apache Kafka (fetched with Maven; Java 17), and the fast three-broker tests
 	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -n $(KAFKA_WORKERS) --dist loadfile tests/integration tests/kafka_smoke
-	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -n $(KAFKA_WORKERS) --dist loadfile tests/reliability
+	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) tests/reliability
 	$(PYTEST) -m "not slow_cluster" tests/cluster
 
 test-cluster: $(STAMP)  ## every test on a three-broker Apache Kafka cluster (replication, broker faults)

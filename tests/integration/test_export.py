@@ -124,8 +124,8 @@ async def test_export_every_format_from_a_worker_scenario(
     broker, start_worker, worker_env, namespace, tmp_path
 ):
     topics = TopicSettings(prefix=namespace)
-    await _inside_one_window()
     worker = start_worker(LEARNSTREAM_SAMPLE_FORMAT="avro")
+    await _inside_one_window()  # after the start: a wait for the boundary includes it
     since = datetime.fromtimestamp(int(time.time() * 1000) / 1000, UTC)
     scenario = await _publish(broker.bootstrap, topics, broker.embedded)
     samples_topic, pairs_topic = topics.name("samples"), topics.name("preference_pairs")
