@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from streams.io.app import EMBEDDED_FETCH_WAIT_MS
 from streams.io.embedded import EmbeddedBroker
 from streams.io.worker_process import WorkerProcess
 
@@ -134,7 +135,7 @@ def namespace() -> str:
 @pytest.fixture
 def worker_env(broker: Broker, namespace: str, tmp_path: Path) -> dict[str, str]:
     """Return the environment of a worker isolated to this test."""
-    return {
+    env = {
         "LEARNSTREAM_BROKER_URL": broker.url,
         "LEARNSTREAM_BROKER__ONE_RECORD_PER_BATCH": "true" if broker.embedded else "false",
         "LEARNSTREAM_APP_ID": f"ls-{namespace.rstrip('.')}",
@@ -143,6 +144,9 @@ def worker_env(broker: Broker, namespace: str, tmp_path: Path) -> dict[str, str]
         "LEARNSTREAM_JOIN__SWEEP_INTERVAL": "1",
         "LEARNSTREAM_LOG_LEVEL": "info",
     }
+    if broker.embedded:  # as a worker that starts the embedded broker itself (streams/io/app.py)
+        env["LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS"] = str(EMBEDDED_FETCH_WAIT_MS)
+    return env
 
 
 @pytest.fixture
