@@ -14,6 +14,7 @@ from agents.cli_audit import audit
 from agents.cli_common import connection_of_settings, settings_or_fail
 from agents.cli_erase import erase
 from agents.cli_learn import learn
+from agents.cli_privacy import privacy
 from agents.cli_trainers import export, quality
 from streams.config.usererrors import UserError
 
@@ -177,6 +178,7 @@ main.add_command(quality)
 main.add_command(audit)
 main.add_command(erase)
 main.add_command(learn)
+main.add_command(privacy)
 
 if __name__ == "__main__":
     main(prog_name="learnstream")

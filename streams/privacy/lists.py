@@ -81,9 +81,9 @@ def _with_denied(results: list[RecognizerResult], deny: RecognizerResult) -> lis
 
 def _denied(start: int, end: int) -> RecognizerResult:
     """Return the result that masks [start, end) as a denied match."""
-    from presidio_anonymizer import RecognizerResult
+    from streams.privacy.results import tagged
 
-    return RecognizerResult(DENY_ENTITY, start, end, 1.0)
+    return tagged(DENY_ENTITY, start, end, 1.0, "deny list")
 
 
 def _inside(result: RecognizerResult, spans: list[tuple[int, int]]) -> bool:

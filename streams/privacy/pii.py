@@ -7,6 +7,7 @@ import hashlib
 from collections import Counter
 from typing import Any
 
+from presidio_analyzer import RecognizerResult as AnalyzerResult
 from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 
 from streams.privacy.cache import DigestCache
@@ -16,7 +17,7 @@ from streams.privacy.lists import UserLists
 from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
 from streams.privacy.recognizers import build_analyzer
-from streams.privacy.results import absorb, names_beside, operator
+from streams.privacy.results import Found, absorb, names_beside, operator, tagged
 from streams.privacy.secrets import find_secrets, may_hold_secret
 from streams.privacy.walk import sample_strings, walk_sample
 
@@ -100,16 +101,33 @@ class Anonymizer:
         """Return the configured pattern entities whose recognizer could match ``text``."""
         return candidates(self._entities, text)
 
-    def _anonymize_uncached(self, text: str, ahead: _Spans | None = None) -> tuple[str, _Counts]:
-        """Analyze and anonymize one string (memoized by anonymize_text)."""
+    def find(self, text: str) -> Found:
+        """Return what ``anonymize_text`` masks in text, each span with the recognizer that
+        found it, and the PII hits the allow list lets through (``learnstream privacy
+        explain``; nothing is cached or logged)."""
+        return self._find(text) if self._needs_reading(text) else Found([], [])
+
+    def ner_spans(self, text: str) -> _Spans:
+        """Return the spans the NER model itself finds in text, before any check (none
+        with NER off)."""
+        return self._ner.find([text])[0] if self._ner is not None else []
+
+    def _find(self, text: str, ahead: _Spans | None = None) -> Found:
+        """Return the results to mask in text and the PII hits the allow list let through."""
         found, analyzer = [], self._analyzer
         if analyzer is not None and MAY_HOLD_PII.search(text) and (todo := self.candidates(text)):
             found = analyzer.analyze(text, language="en", entities=todo)
-        pii = [RecognizerResult(r.entity_type, r.start, r.end, r.score) for r in found]
+        pii = [tagged(r.entity_type, r.start, r.end, r.score, _analyzer_name(r)) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
         pii += names_beside(pii, secrets, self._names(text, ahead))
-        pii = self._lists.allowed(text, pii)  # the allow list never releases a secret
-        results = self._lists.apply(text, absorb(pii, secrets) if secrets else pii)
+        kept = self._lists.allowed(text, pii)  # the allow list never releases a secret
+        results = self._lists.apply(text, absorb(kept, secrets) if secrets else kept)
+        kept_ids = {id(r) for r in kept}
+        return Found(results, [r for r in pii if id(r) not in kept_ids])
+
+    def _anonymize_uncached(self, text: str, ahead: _Spans | None = None) -> tuple[str, _Counts]:
+        """Analyze and anonymize one string (memoized by anonymize_text)."""
+        results = self._find(text, ahead).results
         if not results:
             return text, ()
         out = self._engine.anonymize(
@@ -144,6 +162,11 @@ class Anonymizer:
             return walk_sample(sample, self.anonymize_text, self.anonymize_person)
         finally:
             self._ahead = {}
+
+
+def _analyzer_name(result: AnalyzerResult) -> str:
+    """Return the name of the Presidio recognizer that found result."""
+    return str((result.recognition_metadata or {}).get("recognizer_name", "pattern"))
 
 
 def build_anonymizer(config: PrivacyConfig) -> Anonymizer:

@@ -3,13 +3,54 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from presidio_anonymizer import OperatorConfig, RecognizerResult
 
 from streams.privacy.config import PrivacyConfig
 from streams.privacy.secrets import Span
 
-__all__ = ["absorb", "names_beside", "operator"]
+__all__ = [
+    "NAMES",
+    "SECRETS",
+    "Found",
+    "absorb",
+    "names_beside",
+    "operator",
+    "recognizer",
+    "tagged",
+]
+
+#: The recognizer names of what Presidio's analyzer does not find (``learnstream privacy
+#: explain`` shows them): names and places (streams/privacy/names.py), secrets (secrets.py).
+NAMES, SECRETS = "names", "secrets"
+
+
+@dataclass(frozen=True)
+class Found:
+    """What one text holds: the results to mask, and PII hits an allowed item let through."""
+
+    results: list[RecognizerResult]
+    allowed: list[RecognizerResult]
+
+
+class Tagged(RecognizerResult):
+    """A result that names the recognizer that found it (the anonymizer's has no room)."""
+
+    def __init__(self, entity: str, start: int, end: int, score: float, name: str) -> None:
+        """Keep the result and the recognizer's name."""
+        super().__init__(entity, start, end, score)
+        self.recognizer = name
+
+
+def tagged(entity: str, start: int, end: int, score: float, name: str) -> RecognizerResult:
+    """Return a result that names the recognizer that found it."""
+    return Tagged(entity, start, end, score, name)
+
+
+def recognizer(result: RecognizerResult) -> str:
+    """Return the name of the recognizer that found result ("" when none was named)."""
+    return result.recognizer if isinstance(result, Tagged) else ""
 
 
 def operator(config: PrivacyConfig) -> OperatorConfig:
@@ -36,7 +77,7 @@ def names_beside(
     """
     taken = [(hit.start, hit.end) for hit in found] + [(s, e) for _, s, e in secrets]
     return [
-        RecognizerResult(entity, start, end, 0.85)
+        tagged(entity, start, end, 0.85, NAMES)
         for entity, start, end in names
         if not any(s < end and start < e for s, e in taken)
     ]
@@ -62,4 +103,4 @@ def absorb(pii: list[RecognizerResult], secrets: list[Span]) -> list[RecognizerR
                 spans.append((touching[0][0], min(starts), max(ends)))
                 rest.remove(hit)
                 changed = True
-    return rest + [RecognizerResult(entity, start, end, 1.0) for entity, start, end in spans]
+    return rest + [tagged(entity, start, end, 1.0, SECRETS) for entity, start, end in spans]
