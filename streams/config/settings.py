@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     SecretStr,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -58,6 +59,8 @@ __all__ = [
 
 # Validation errors never echo a value: it may be a salt or a password (str(exc), logs).
 _FROZEN = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
+#: How a value that must not be shown is shown (pydantic's own for a SecretStr).
+_MASKED = "**********"
 #: PII found by default by offline pattern recognizers (PRIVACY.md); NER adds PERSON and
 #: LOCATION (``privacy.ner``, on by default), streams.privacy offers URL besides. The national
 #: ids are those of the default phone regions: US, GB, DE, FR, IN.
@@ -406,6 +409,12 @@ class PrivacySettings(BaseModel):
     deny: WordList = Field(
         (), description="words or re:PATTERNs always masked, as DENY_LIST (JSON list)"
     )
+
+    @field_serializer("deny")
+    def _deny_masked(self, deny: tuple[str, ...]) -> list[str]:
+        # Each item names something private (a project, a client): `learnstream config`
+        # shows how many there are, as it shows a secret, never what they are.
+        return [_MASKED] * len(deny)
 
 
 class JoinSettings(BaseModel):

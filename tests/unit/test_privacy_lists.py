@@ -148,3 +148,16 @@ def test_the_pipeline_applies_both_lists_to_the_payload(listed: Anonymizer) -> N
     assert out["feedback"]["details"]["comment"] == "<DENY_LIST> wants it"
     assert out["meta"] == {"project_id": "acme"}  # the envelope is never modified
     assert counts["DENY_LIST"] == 3
+
+
+def test_learnstream_config_counts_the_denied_items_and_never_shows_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from streams.config.effective import effective, env_lines
+
+    monkeypatch.setenv("LEARNSTREAM_PRIVACY__DENY", json.dumps(["Project Falcon", r"re:acme-\d+"]))
+    settings = Settings()
+    assert settings.privacy.deny == ("Project Falcon", r"re:acme-\d+")  # in force, unchanged
+    shown = "\n".join(env_lines(settings)) + json.dumps(effective(settings))
+    assert "Falcon" not in shown and "acme" not in shown
+    assert effective(settings)["privacy"]["deny"] == ["**********", "**********"]
