@@ -12,6 +12,7 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 from streams.privacy.cache import DigestCache
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
+from streams.privacy.grammar import is_thing
 from streams.privacy.lists import UserLists
 from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
@@ -25,6 +26,11 @@ __all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer"]
 CACHE_SIZE = 10_000
 _Counts = tuple[tuple[str, int], ...]
 _Spans = list[tuple[str, int, int]]
+
+
+def _overlaps(span: tuple[str, int, int], others: list[tuple[int, int]]) -> bool:
+    """Tell whether span overlaps one of the (start, end) ranges."""
+    return any(a < span[2] and span[1] < b for a, b in others)
 
 
 def _config_key(config: PrivacyConfig) -> bytes:
@@ -123,7 +129,12 @@ class Anonymizer:
             return []
         if ahead is None:
             ahead = self._ner.find([text])[0] if worth_ner(text) else []
-        return name_spans(text, ahead)
+        spans = name_spans(text, ahead)
+        doc = self._ner.parse(text) if spans else None
+        if doc is None:
+            return spans
+        named = [(a, b) for _, a, b in ahead]
+        return [s for s in spans if not is_thing(doc, s, _overlaps(s, named), self._ner.known)]
 
     def _read_names_ahead(self, texts: list[str]) -> None:
         """Run NER once over the texts of a record that it has not read yet (``nlp.pipe``)."""

@@ -252,3 +252,35 @@ def test_the_name_gates_pass_every_name_shape(ner: NerDetector, text: str, _part
     assert may_hold_name(text)
     found = ner.find([text])[0]
     assert name_spans(text, found if worth_ner(text) else []) == name_spans(text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This package contains the Qt frontend.",  # modifies a common noun
+        "The Notebook has support for multiple programming languages.",  # a determiner
+        "FreeFileSync is Open Source software, available for Windows and macOS.",  # JJ, NN
+        "Threadscope is a graphical thread profiler for Haskell programs.",
+        "Returns True if the status code is less than 400.",  # a verb
+    ],
+)
+def test_capitalised_words_the_grammar_calls_things_are_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("My name is Sofia", "Sofia"),  # NER finds it (as a place), tagged NN
+        ("You can tell Valter was a huge Valter Jonsson fan.", "Jonsson"),  # a full name
+        ("Send the summary to Drodork Pulsvergind instead", "Pulsvergind"),  # unknown words
+        ("Per 'Amanda', the canary stays at 5 %", "Amanda"),  # a preposition before it
+        ("Brindelle will sign the change", "Brindelle"),
+    ],
+)
+def test_names_the_grammar_cannot_call_things_are_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]

@@ -1,0 +1,104 @@
+"""Name spans checked against the sentence's grammar: spaCy's tagger and parser.
+
+Capitals and cue words cannot tell a person from a product in technical text ("bindings
+for Ruby", "the Qt frontend", "The Notebook has support for..."); the sentence's grammar
+often can. A span is taken for a thing, not a person or a place, when the tagger and parser
+say that
+
+- a word of it that the model knows is tagged other than a proper noun (a verb, an
+  adjective, a common noun: "Return True", "Open Source", "Write Styler");
+- it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format");
+- a determiner leads a PERSON span ("The Notebook", "An Okapi plugin").
+
+Each is a use of the words that names of people and places do not take in a sentence. The
+model's own word weighs more: a span NER calls a person may be tagged a common noun ("My
+name is Sofia/NN") and, as a full name, modify one ("a Cecilie Josefsen fan"); a word the
+model has never seen (most surnames) has a guessed tag, which is not read; a span right
+after a number is a street ("99 Derry Street"), left to the address rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from streams.privacy.words import HONORIFICS, PARTICLES
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+__all__ = ["is_thing"]
+
+Found = tuple[str, int, int]
+#: Penn Treebank tags of proper nouns, of common nouns.
+_PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
+_NOUNS = _PROPER | _COMMON
+#: Tags a name's span may hold besides proper nouns: punctuation, the possessive, initials.
+_NEUTRAL = frozenset({"POS", "HYPH", ",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
+#: Tags of function words a span may have taken in before its name ("Per 'Amanda'").
+_LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
+#: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
+_MODIFIER = frozenset({"compound", "nmod", "amod"})
+
+
+def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
+    """Tell whether the parsed text's grammar says the span names a thing, not a person.
+
+    ``named`` says NER found the span (a person or a place): the model's word then outweighs
+    a noun tag ("My name is Sofia/NN") and a full name modifying a noun ("a Cecilie Josefsen
+    fan").
+    ``known`` holds the (lower-cased) words the model knows: only their tags are read.
+    """
+    entity, start, end = span
+    words = doc.char_span(start, end, alignment_mode="expand")
+    if words is None or not len(words) or _numbered(words):
+        return False
+    nouns = named or (len(words) == 1 and words.root.dep_ == "nsubj")  # "Brindelle/NN will"
+    if _not_proper(words, _NOUNS if nouns else _PROPER, known):
+        return True
+    if _modifies_thing(words) and not (named and len(words) > 1):
+        return True
+    return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
+
+
+def _numbered(words: Span) -> bool:
+    """Tell whether a number comes right before the span: a street after its house number."""
+    return words.start > 0 and bool(words.doc[words.start - 1].like_num)
+
+
+def _not_proper(words: Span, names: frozenset[str], known: frozenset[str]) -> bool:
+    """Tell whether a word the model knows in the span is tagged other than ``names``.
+
+    Names of people and places are tagged NNP in running text; product and feature names
+    written in title case are often tagged by what the word is ("Open/JJ Source/NN").
+    Function words leading the span ("Per 'Amanda'") are not the name's.
+    """
+    first = next((w.i for w in words if w.tag_ not in _LEADING), words.end)
+    for word in words:
+        if word.i < first or _untagged(word) or word.lower_ not in known:
+            continue
+        if word.tag_ not in names:
+            return True
+    return False
+
+
+def _untagged(word: Token) -> bool:
+    """Tell whether a word's tag says nothing of a name: punctuation, a particle, a title,
+    an initial, or a word outside the English alphabet (its tag is the tagger's guess)."""
+    low = word.lower_.rstrip(".")
+    if word.tag_ in _NEUTRAL or low in PARTICLES or low in HONORIFICS or len(low) == 1:
+        return True
+    return not word.text.isascii()
+
+
+def _modifies_thing(words: Span) -> bool:
+    """Tell whether the span hangs from a common noun outside it ("the Qt frontend")."""
+    root = words.root
+    inside = words.start <= root.head.i < words.end
+    return root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
+
+
+def _determined(words: Span) -> bool:
+    """Tell whether a determiner leads the span or hangs from its head ("The Notebook")."""
+    if words[0].tag_ == "DT":
+        return True
+    return any(child.dep_ == "det" for child in words.root.children)
