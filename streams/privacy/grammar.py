@@ -8,7 +8,10 @@ say that
 - a word of it that the model knows is tagged other than a proper noun (a verb, an
   adjective, a common noun: "Return True", "Open Source", "Write Styler");
 - it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format");
-- a determiner leads a PERSON span ("The Notebook", "An Okapi plugin").
+- a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
+- NER did not find it, and it is one word that a common noun's preposition takes ("library
+  for Ruby"; not "to", "with", "by", "of", which name people's roles), or it heads a
+  verbless text with a preposition after it ("Client Library for OpenStack").
 
 Each is a use of the words that names of people and places do not take in a sentence. The
 model's own word weighs more: a span NER calls a person may be tagged a common noun ("My
@@ -36,6 +39,8 @@ _NOUNS = _PROPER | _COMMON
 _NEUTRAL = frozenset({"POS", "HYPH", ",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
 #: Tags of function words a span may have taken in before its name ("Per 'Amanda'").
 _LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
+#: Prepositions that name a recipient, a companion, an author or an owner: roles of people.
+_PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of"})
 #: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
 _MODIFIER = frozenset({"compound", "nmod", "amod"})
 
@@ -56,6 +61,8 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
     if _not_proper(words, _NOUNS if nouns else _PROPER, known):
         return True
     if _modifies_thing(words) and not (named and len(words) > 1):
+        return True
+    if not named and (_object_of_thing(words) or _heading(words)):
         return True
     return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
 
@@ -95,6 +102,34 @@ def _modifies_thing(words: Span) -> bool:
     root = words.root
     inside = words.start <= root.head.i < words.end
     return root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
+
+
+def _object_of_thing(words: Span) -> bool:
+    """Tell whether a lone word is the object of a preposition hanging from a common noun.
+
+    "library for Ruby", "extension for Caja", "test files for Clazy": what a library, a
+    package or a file is for is a thing. A summary goes to a person and a call is with one
+    ("to", "with" name a recipient or a companion), an action is done for one ("Deploy the
+    build for Dana": the preposition hangs from the verb), a full name is left to NER and
+    a list of names to the list rule.
+    """
+    root, prep = words.root, words.root.head
+    if len(words) > 1 or root.dep_ != "pobj" or prep.lower_ in _PERSON_PREPOSITIONS:
+        return False
+    listed = any(child.dep_ == "conj" for child in root.children)
+    return prep.dep_ == "prep" and prep.head.tag_ in _COMMON and not listed
+
+
+def _heading(words: Span) -> bool:
+    """Tell whether the span heads a verbless text with a preposition after it.
+
+    "Client Library for OpenStack", "Kanji Dictionary in XML format": a title; a person
+    named in a verbless text is labelled ("Reviewer: Dana") or listed, not qualified.
+    """
+    root = words.root
+    if root.dep_ != "ROOT" or any(t.pos_ == "VERB" or t.tag_.startswith("VB") for t in words.doc):
+        return False
+    return any(child.dep_ == "prep" and child.i >= words.end for child in root.children)
 
 
 def _determined(words: Span) -> bool:

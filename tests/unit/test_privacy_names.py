@@ -284,3 +284,29 @@ def test_names_the_grammar_cannot_call_things_are_masked(
     anonymizer: Anonymizer, text: str, name: str
 ) -> None:
     assert name not in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "unit testing framework for Ruby",  # the object of what a library is for
+        "Batch renaming extension for Caja",
+        "Client Library for OpenStack Identity",  # a verbless heading
+    ],
+)
+def test_what_a_thing_is_for_and_headings_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('Forward the incident summary to "Vaishnavi"', "Vaishnavi"),  # a recipient
+        ("Pair with Karina", "Karina"),  # a companion
+        ("This song by ex-Zombie Mojsilović is a perfect example", "Mojsilović"),  # an author
+    ],
+)
+def test_people_a_preposition_names_are_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
