@@ -29,7 +29,7 @@ from streams.privacy.words import HONORIFICS, PARTICLES
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["is_thing"]
+__all__ = ["is_thing", "worth_parsing"]
 
 Found = tuple[str, int, int]
 #: Penn Treebank tags of proper nouns, of common nouns.
@@ -43,6 +43,18 @@ _LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
 _PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of"})
 #: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
 _MODIFIER = frozenset({"compound", "nmod", "amod"})
+
+
+def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
+    """Tell cheaply whether the grammar could call the span a thing: not a full name NER found.
+
+    A PERSON span of two words or more that NER found is kept by every rule here but a
+    verb or adjective inside it or a determiner before it, which names in agent text do not
+    take; the parse costs as much as NER, so such a span is not parsed for.
+    """
+    entity, start, end = span
+    full = entity == "PERSON" and " " in text[start:end].strip()
+    return not (full and any(e == "PERSON" and a < end and start < b for e, a, b in found))
 
 
 def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:

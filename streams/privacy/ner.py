@@ -2,8 +2,8 @@
 
 The model is a package dependency (nothing is downloaded at run time). NER alone costs about
 a third of the full pipeline per sentence, so ``find`` runs NER only; the tagger and parser
-(with the tok2vec they share) run in ``parse``, on the few texts that hold a candidate name
-span, for the grammar checks of ``grammar.py``. The lemmatizer and attribute ruler feed
+(with the tok2vec they share) run in ``parse``, on the texts that hold a candidate name span,
+for the grammar checks of ``grammar.py``. The lemmatizer and attribute ruler feed
 neither and are not loaded. A record's texts go through ``nlp.pipe`` together, which costs
 less per text than one call each.
 """
@@ -85,9 +85,9 @@ class NerDetector:
             )
         return found
 
-    def parse(self, text: str) -> Doc | None:
-        """Return text tagged and parsed (no NER), or None when it is too long to read whole."""
-        if len(text) > _PIECE:
-            return None
-        doc: Doc = next(iter(self._nlp.pipe([text], disable=list(_NER))))
-        return doc
+    def parse(self, texts: Sequence[str]) -> list[Doc | None]:
+        """Return texts tagged and parsed (no NER); None for one too long to read whole."""
+        short = [t for t in texts if len(t) <= _PIECE]
+        docs = self._nlp.pipe(short, batch_size=_BATCH, n_process=1, disable=list(_NER))
+        parsed: dict[str, Doc] = dict(zip(short, docs, strict=True))
+        return [parsed.get(t) for t in texts]

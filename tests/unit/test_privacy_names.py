@@ -310,3 +310,13 @@ def test_people_a_preposition_names_are_masked(
     anonymizer: Anonymizer, text: str, name: str
 ) -> None:
     assert name not in anonymizer.anonymize_text(text)[0]
+
+
+def test_a_full_name_ner_found_is_not_parsed_for() -> None:
+    from streams.privacy.grammar import worth_parsing
+
+    text = "Ask Dana Whitfield about the Qt frontend"
+    found = [("PERSON", 4, 18), ("PERSON", 29, 31)]
+    assert not worth_parsing(text, ("PERSON", 4, 18), found)  # a full name NER found
+    assert worth_parsing(text, ("PERSON", 29, 31), found)  # one word: the grammar decides
+    assert worth_parsing(text, ("PERSON", 4, 18), [])  # found by use only
