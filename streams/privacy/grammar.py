@@ -9,9 +9,9 @@ say that
   adjective, a common noun: "Return True", "Open Source", "Write Styler");
 - it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format");
 - a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
-- NER did not find it, and it is one word that a common noun's preposition takes ("library
-  for Ruby"; not "to", "with", "by", "of", which name people's roles), or it heads a
-  verbless text with a preposition after it ("Client Library for OpenStack").
+- it is one word that a common noun's preposition takes ("library for Ruby"; not "to",
+  "with", "by", "of", "than", which name people's roles), or, NER not finding it, it heads
+  a verbless text with a preposition after it ("Client Library for OpenStack").
 
 Each is a use of the words that names of people and places do not take in a sentence. The
 model's own word weighs more: a span NER calls a person may be tagged a common noun ("My
@@ -39,8 +39,9 @@ _NOUNS = _PROPER | _COMMON
 _NEUTRAL = frozenset({"POS", "HYPH", ",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
 #: Tags of function words a span may have taken in before its name ("Per 'Amanda'").
 _LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
-#: Prepositions that name a recipient, a companion, an author or an owner: roles of people.
-_PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of"})
+#: Prepositions naming a recipient, a companion, an author, an owner or a peer compared:
+#: roles people take.
+_PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of", "than"})
 #: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
 _MODIFIER = frozenset({"compound", "nmod", "amod"})
 
@@ -74,7 +75,7 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
         return True
     if _modifies_thing(words) and not (named and len(words) > 1):
         return True
-    if not named and (_object_of_thing(words) or _heading(words)):
+    if _object_of_thing(words) or (not named and _heading(words)):
         return True
     return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
 
@@ -121,9 +122,8 @@ def _object_of_thing(words: Span) -> bool:
 
     "library for Ruby", "extension for Caja", "test files for Clazy": what a library, a
     package or a file is for is a thing. A summary goes to a person and a call is with one
-    ("to", "with" name a recipient or a companion), an action is done for one ("Deploy the
-    build for Dana": the preposition hangs from the verb), a full name is left to NER and
-    a list of names to the list rule.
+    (see ``_PERSON_PREPOSITIONS``), an action is done for one ("Deploy the build for Dana":
+    the preposition hangs from the verb), and a list of names is left to the list rule.
     """
     root, prep = words.root, words.root.head
     if len(words) > 1 or root.dep_ != "pobj" or prep.lower_ in _PERSON_PREPOSITIONS:

@@ -320,3 +320,11 @@ def test_a_full_name_ner_found_is_not_parsed_for() -> None:
     assert not worth_parsing(text, ("PERSON", 4, 18), found)  # a full name NER found
     assert worth_parsing(text, ("PERSON", 29, 31), found)  # one word: the grammar decides
     assert worth_parsing(text, ("PERSON", 4, 18), [])  # found by use only
+
+
+def test_a_word_ner_calls_a_person_is_kept_as_what_a_thing_is_for(
+    anonymizer: Anonymizer,
+) -> None:
+    text = "Python client for Nacos."
+    assert anonymizer.anonymize_text(text)[0] == text
+    assert "Pete" not in anonymizer.anonymize_text("They sang louder than Pete")[0]
