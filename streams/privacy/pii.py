@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from presidio_analyzer import RecognizerResult as AnalyzerResult
 from presidio_anonymizer import AnonymizerEngine, RecognizerResult
@@ -13,6 +13,7 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 from streams.privacy.cache import DigestCache
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
+from streams.privacy.grammar import is_thing, worth_parsing
 from streams.privacy.lists import UserLists
 from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
@@ -21,11 +22,33 @@ from streams.privacy.results import Found, absorb, names_beside, operator, tagge
 from streams.privacy.secrets import find_secrets, may_hold_secret
 from streams.privacy.walk import sample_strings, walk_sample
 
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
 __all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer"]
 
 CACHE_SIZE = 10_000
 _Counts = tuple[tuple[str, int], ...]
 _Spans = list[tuple[str, int, int]]
+
+
+def _overlaps(span: tuple[str, int, int], others: list[tuple[int, int]]) -> bool:
+    """Tell whether span overlaps one of the (start, end) ranges."""
+    return any(a < span[2] and span[1] < b for a, b in others)
+
+
+def _grammatical(
+    text: str, spans: _Spans, doc: Doc | None, found: _Spans, known: frozenset[str]
+) -> _Spans:
+    """Return the spans the parsed text's grammar does not call things (all without a parse)."""
+    if doc is None:
+        return spans
+    named = [(a, b) for _, a, b in found]
+    return [
+        s
+        for s in spans
+        if not worth_parsing(text, s, found) or not is_thing(doc, s, _overlaps(s, named), known)
+    ]
 
 
 def _config_key(config: PrivacyConfig) -> bytes:
@@ -50,7 +73,7 @@ class Anonymizer:
         self._ner = NerDetector() if pii_on and config.ner else None
         self._engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
         self._cache: DigestCache[tuple[str, _Counts]] = DigestCache(CACHE_SIZE, _config_key(config))
-        self._ahead: dict[bytes, _Spans] = {}  # NER spans found for a record's texts at once
+        self._ahead: dict[bytes, _Spans] = {}  # name spans found for a record's texts at once
 
     def warm(self) -> None:
         """Run every configured recognizer once on made-up text (nothing is cached).
@@ -136,24 +159,44 @@ class Anonymizer:
         return out.text, tuple(Counter(item.entity_type for item in out.items).items())
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
-        """Return the person and place spans of text: NER's, checked, and those found by use."""
+        """Return the person and place spans of text (read ahead with its record, or now)."""
         if self._ner is None or not may_hold_name(text):
             return []
-        if ahead is None:
-            ahead = self._ner.find([text])[0] if worth_ner(text) else []
-        return name_spans(text, ahead)
+        return self._people(self._ner, [text])[0] if ahead is None else ahead
+
+    @staticmethod
+    def _people(ner: NerDetector, texts: list[str]) -> list[_Spans]:
+        """Return, per text, its person and place spans that the grammar does not call things.
+
+        NER's spans, checked, and those found by use; NER and the parse each run once over
+        all the texts (``nlp.pipe``), the parse only over those holding a span.
+        """
+        worth = [t for t in texts if worth_ner(t)]
+        found = dict(zip(worth, ner.find(worth), strict=True))
+        spans = [name_spans(t, found.get(t, [])) for t in texts]
+        held = [
+            t
+            for t, s in zip(texts, spans, strict=True)
+            if any(worth_parsing(t, x, found.get(t, [])) for x in s)
+        ]
+        docs = dict(zip(held, ner.parse(held), strict=True))
+        return [
+            _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
+            for t, s in zip(texts, spans, strict=True)
+        ]
 
     def _read_names_ahead(self, texts: list[str]) -> None:
-        """Run NER once over the texts of a record that it has not read yet (``nlp.pipe``)."""
+        """Find the names of a record's texts not read yet at once (batched NER and parse)."""
         if self._ner is None:
             return
         todo = {}
         for text in texts:
-            key = self._cache.digest(text) if worth_ner(text) else None
+            key = self._cache.digest(text) if may_hold_name(text) else None
             if key is not None and key not in todo and key not in self._cache:
                 todo[key] = text
         if todo:
-            self._ahead = dict(zip(todo, self._ner.find(list(todo.values())), strict=True))
+            found = self._people(self._ner, list(todo.values()))
+            self._ahead = dict(zip(todo, found, strict=True))
 
     def anonymize_sample(self, sample: dict[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
         """Return a new sample with its payload's PII and secrets replaced (see ``walk.py``)."""

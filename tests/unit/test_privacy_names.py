@@ -253,3 +253,79 @@ def test_the_name_gates_pass_every_name_shape(ner: NerDetector, text: str, _part
     assert may_hold_name(text)
     found = ner.find([text])[0]
     assert name_spans(text, found if worth_ner(text) else []) == name_spans(text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This package contains the Qt frontend.",  # modifies a common noun
+        "The Notebook has support for multiple programming languages.",  # a determiner
+        "FreeFileSync is Open Source software, available for Windows and macOS.",  # JJ, NN
+        "Threadscope is a graphical thread profiler for Haskell programs.",
+        "Returns True if the status code is less than 400.",  # a verb
+    ],
+)
+def test_capitalised_words_the_grammar_calls_things_are_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("My name is Sofia", "Sofia"),  # NER finds it (as a place), tagged NN
+        ("You can tell Valter was a huge Valter Jonsson fan.", "Jonsson"),  # a full name
+        ("Send the summary to Drodork Pulsvergind instead", "Pulsvergind"),  # unknown words
+        ("Per 'Amanda', the canary stays at 5 %", "Amanda"),  # a preposition before it
+        ("Brindelle will sign the change", "Brindelle"),
+    ],
+)
+def test_names_the_grammar_cannot_call_things_are_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "unit testing framework for Ruby",  # the object of what a library is for
+        "Batch renaming extension for Caja",
+        "Client Library for OpenStack Identity",  # a verbless heading
+    ],
+)
+def test_what_a_thing_is_for_and_headings_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('Forward the incident summary to "Vaishnavi"', "Vaishnavi"),  # a recipient
+        ("Pair with Karina", "Karina"),  # a companion
+        ("This song by ex-Zombie Mojsilović is a perfect example", "Mojsilović"),  # an author
+    ],
+)
+def test_people_a_preposition_names_are_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
+
+
+def test_a_full_name_ner_found_is_not_parsed_for() -> None:
+    from streams.privacy.grammar import worth_parsing
+
+    text = "Ask Dana Whitfield about the Qt frontend"
+    found = [("PERSON", 4, 18), ("PERSON", 29, 31)]
+    assert not worth_parsing(text, ("PERSON", 4, 18), found)  # a full name NER found
+    assert worth_parsing(text, ("PERSON", 29, 31), found)  # one word: the grammar decides
+    assert worth_parsing(text, ("PERSON", 4, 18), [])  # found by use only
+
+
+def test_a_word_ner_calls_a_person_is_kept_as_what_a_thing_is_for(
+    anonymizer: Anonymizer,
+) -> None:
+    text = "Python client for Nacos."
+    assert anonymizer.anonymize_text(text)[0] == text
+    assert "Pete" not in anonymizer.anonymize_text("They sang louder than Pete")[0]

@@ -1,0 +1,151 @@
+"""Name spans checked against the sentence's grammar: spaCy's tagger and parser.
+
+Capitals and cue words cannot tell a person from a product in technical text ("bindings
+for Ruby", "the Qt frontend", "The Notebook has support for..."); the sentence's grammar
+often can. A span is taken for a thing, not a person or a place, when the tagger and parser
+say that
+
+- a word of it that the model knows is tagged other than a proper noun (a verb, an
+  adjective, a common noun: "Return True", "Open Source", "Write Styler");
+- it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format");
+- a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
+- it is one word that a common noun's preposition takes ("library for Ruby"; not "to",
+  "with", "by", "of", "than", which name people's roles), or, NER not finding it, it heads
+  a verbless text with a preposition after it ("Client Library for OpenStack").
+
+Each is a use of the words that names of people and places do not take in a sentence. The
+model's own word weighs more: a span NER calls a person may be tagged a common noun ("My
+name is Sofia/NN") and, as a full name, modify one ("a Cecilie Josefsen fan"); a word the
+model has never seen (most surnames) has a guessed tag, which is not read; a span right
+after a number is a street ("99 Derry Street"), left to the address rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from streams.privacy.words import HONORIFICS, PARTICLES
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+__all__ = ["is_thing", "worth_parsing"]
+
+Found = tuple[str, int, int]
+#: Penn Treebank tags of proper nouns, of common nouns.
+_PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
+_NOUNS = _PROPER | _COMMON
+#: Tags a name's span may hold besides proper nouns: punctuation, the possessive, initials.
+_NEUTRAL = frozenset({"POS", "HYPH", ",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
+#: Tags of function words a span may have taken in before its name ("Per 'Amanda'").
+_LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
+#: Prepositions naming a recipient, a companion, an author, an owner or a peer compared:
+#: roles people take.
+_PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of", "than"})
+#: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
+_MODIFIER = frozenset({"compound", "nmod", "amod"})
+
+
+def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
+    """Tell cheaply whether the grammar could call the span a thing: not a full name NER found.
+
+    A PERSON span of two words or more that NER found is kept by every rule here but a
+    verb or adjective inside it or a determiner before it, which names in agent text do not
+    take; the parse costs as much as NER, so such a span is not parsed for.
+    """
+    entity, start, end = span
+    full = entity == "PERSON" and " " in text[start:end].strip()
+    return not (full and any(e == "PERSON" and a < end and start < b for e, a, b in found))
+
+
+def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
+    """Tell whether the parsed text's grammar says the span names a thing, not a person.
+
+    ``named`` says NER found the span (a person or a place): the model's word then outweighs
+    a noun tag ("My name is Sofia/NN") and a full name modifying a noun ("a Cecilie Josefsen
+    fan").
+    ``known`` holds the (lower-cased) words the model knows: only their tags are read.
+    """
+    entity, start, end = span
+    words = doc.char_span(start, end, alignment_mode="expand")
+    if words is None or not len(words) or _numbered(words):
+        return False
+    nouns = named or (len(words) == 1 and words.root.dep_ == "nsubj")  # "Brindelle/NN will"
+    if _not_proper(words, _NOUNS if nouns else _PROPER, known):
+        return True
+    if _modifies_thing(words) and not (named and len(words) > 1):
+        return True
+    if _object_of_thing(words) or (not named and _heading(words)):
+        return True
+    return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
+
+
+def _numbered(words: Span) -> bool:
+    """Tell whether a number comes right before the span: a street after its house number."""
+    return words.start > 0 and bool(words.doc[words.start - 1].like_num)
+
+
+def _not_proper(words: Span, names: frozenset[str], known: frozenset[str]) -> bool:
+    """Tell whether a word the model knows in the span is tagged other than ``names``.
+
+    Names of people and places are tagged NNP in running text; product and feature names
+    written in title case are often tagged by what the word is ("Open/JJ Source/NN").
+    Function words leading the span ("Per 'Amanda'") are not the name's.
+    """
+    first = next((w.i for w in words if w.tag_ not in _LEADING), words.end)
+    for word in words:
+        if word.i < first or _untagged(word) or word.lower_ not in known:
+            continue
+        if word.tag_ not in names:
+            return True
+    return False
+
+
+def _untagged(word: Token) -> bool:
+    """Tell whether a word's tag says nothing of a name: punctuation, a particle, a title,
+    an initial, or a word outside the English alphabet (its tag is the tagger's guess)."""
+    low = word.lower_.rstrip(".")
+    if word.tag_ in _NEUTRAL or low in PARTICLES or low in HONORIFICS or len(low) == 1:
+        return True
+    return not word.text.isascii()
+
+
+def _modifies_thing(words: Span) -> bool:
+    """Tell whether the span hangs from a common noun outside it ("the Qt frontend")."""
+    root = words.root
+    inside = words.start <= root.head.i < words.end
+    return root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
+
+
+def _object_of_thing(words: Span) -> bool:
+    """Tell whether a lone word is the object of a preposition hanging from a common noun.
+
+    "library for Ruby", "extension for Caja", "test files for Clazy": what a library, a
+    package or a file is for is a thing. A summary goes to a person and a call is with one
+    (see ``_PERSON_PREPOSITIONS``), an action is done for one ("Deploy the build for Dana":
+    the preposition hangs from the verb), and a list of names is left to the list rule.
+    """
+    root, prep = words.root, words.root.head
+    if len(words) > 1 or root.dep_ != "pobj" or prep.lower_ in _PERSON_PREPOSITIONS:
+        return False
+    listed = any(child.dep_ == "conj" for child in root.children)
+    return prep.dep_ == "prep" and prep.head.tag_ in _COMMON and not listed
+
+
+def _heading(words: Span) -> bool:
+    """Tell whether the span heads a verbless text with a preposition after it.
+
+    "Client Library for OpenStack", "Kanji Dictionary in XML format": a title; a person
+    named in a verbless text is labelled ("Reviewer: Dana") or listed, not qualified.
+    """
+    root = words.root
+    if root.dep_ != "ROOT" or any(t.pos_ == "VERB" or t.tag_.startswith("VB") for t in words.doc):
+        return False
+    return any(child.dep_ == "prep" and child.i >= words.end for child in root.children)
+
+
+def _determined(words: Span) -> bool:
+    """Tell whether a determiner leads the span or hangs from its head ("The Notebook")."""
+    if words[0].tag_ == "DT":
+        return True
+    return any(child.dep_ == "det" for child in words.root.children)
