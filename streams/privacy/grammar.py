@@ -29,7 +29,7 @@ from streams.privacy.words import HONORIFICS, PARTICLES
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-__all__ = ["is_thing", "worth_parsing"]
+__all__ = ["is_thing", "without_leading_verb", "worth_parsing"]
 
 Found = tuple[str, int, int]
 #: Penn Treebank tags of proper nouns, of common nouns.
@@ -58,6 +58,17 @@ def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
     return not (full and any(e == "PERSON" and a < end and start < b for e, a, b in found))
 
 
+def without_leading_verb(doc: Doc, span: Found) -> Found:
+    """Return the span without a verb opening it: the run of capitalised words found in a
+    title ("Refund Quillon Brevatt at ...") takes in its imperative, and a verb in a span
+    would call the whole of it a thing; the name after the verb is still a name."""
+    entity, start, end = span
+    words = doc.char_span(start, end, alignment_mode="expand")
+    if words is None or len(words) < 2 or not words[0].tag_.startswith("VB"):
+        return span
+    return entity, max(start, words[1].idx), end
+
+
 def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
     """Tell whether the parsed text's grammar says the span names a thing, not a person.
 
@@ -75,7 +86,7 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
         return True
     if _modifies_thing(words) and not (named and len(words) > 1):
         return True
-    if _object_of_thing(words) or (not named and _heading(words)):
+    if _object_of_thing(words) or (not named and _heading(words) and _all_known(words, known)):
         return True
     return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
 
@@ -130,6 +141,12 @@ def _object_of_thing(words: Span) -> bool:
         return False
     listed = any(child.dep_ == "conj" for child in root.children)
     return prep.dep_ == "prep" and prep.head.tag_ in _COMMON and not listed
+
+
+def _all_known(words: Span, known: frozenset[str]) -> bool:
+    """Tell whether the model knows every word of the span (a surname it has never seen, as
+    in the title "Refund Quillon Brevatt at 14 Harrowgate Lane", makes no heading)."""
+    return all(w.lower_ in known for w in words if not _untagged(w))
 
 
 def _heading(words: Span) -> bool:

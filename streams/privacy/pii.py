@@ -13,7 +13,7 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 from streams.privacy.cache import DigestCache
 from streams.privacy.config import NER_ENTITIES, PrivacyConfig
 from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
-from streams.privacy.grammar import is_thing, worth_parsing
+from streams.privacy.grammar import is_thing, without_leading_verb, worth_parsing
 from streams.privacy.lists import UserLists
 from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
 from streams.privacy.ner import NerDetector
@@ -44,6 +44,7 @@ def _grammatical(
     if doc is None:
         return spans
     named = [(a, b) for _, a, b in found]
+    spans = [without_leading_verb(doc, s) for s in spans]
     return [
         s
         for s in spans
