@@ -171,27 +171,6 @@ SEAMS: tuple[Seam, ...] = (
     Seam(_FAUST, "Store._decode_key", "faust.stores.base:Store._decode_key", ("self", "key")),
     Seam(_FAUST, "Store._decode_value", "faust.stores.base:Store._decode_value", ("self", "value")),
     Seam(
-        _FAUST,
-        "AIOKafkaConsumerThread._create_worker_consumer",
-        "faust.transport.drivers.aiokafka:AIOKafkaConsumerThread._create_worker_consumer",
-        ("self", "transport"),
-        ("return aiokafka.AIOKafkaConsumer(", "fetch_max_wait_ms="),
-    ),
-    Seam(
-        _AIOKAFKA,
-        "AIOKafkaConsumer._fetch_max_wait_ms",
-        "aiokafka:AIOKafkaConsumer.__init__",
-        None,
-        ("self._fetch_max_wait_ms = fetch_max_wait_ms",),
-    ),
-    Seam(
-        _AIOKAFKA,
-        "AIOKafkaConsumer.start",
-        "aiokafka:AIOKafkaConsumer.start",
-        ("self",),
-        ("fetch_max_wait_ms=self._fetch_max_wait_ms",),
-    ),
-    Seam(
         _AIOKAFKA,
         "AIOKafkaConsumer._client",
         "aiokafka:AIOKafkaConsumer.__init__",

@@ -95,15 +95,6 @@ aiokafka:
     for a coordinator not available (found by the cluster test that kills the transaction
     coordinator's broker under exactly_once, tests/cluster/test_faults.py).
 
-14. ``AIOKafkaConsumerThread._create_worker_consumer(transport)``
-    (``faust/transport/drivers/aiokafka.py``), which builds the worker's aiokafka consumer
-    with ``fetch_max_wait_ms=1500`` written in, and ``AIOKafkaConsumer._fetch_max_wait_ms``
-    (set in ``__init__``, handed to the fetcher by ``start``). The embedded broker holds a
-    fetch until that wait ends even when records arrive meanwhile, so on it every record
-    waited up to 1.5 s to be read (a learn request's answer ~0.75 s instead of 0.1 s).
-    ``fetch_wait`` shortens it for the consumer built next; Apache Kafka answers a fetch as
-    soon as records arrive, and is left at Faust's wait.
-
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -125,7 +116,6 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import IllegalStateError, KafkaConnectionError, KafkaError
 from aiokafka.producer.sender import Sender
 from faust import streams as faust_streams
-from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
 from faust.types import TP, EventT
 
 from streams.offsets.progress import Progress
@@ -137,7 +127,6 @@ __all__ = [
     "committed_offsets",
     "deliver_every_record",
     "fetch_positions",
-    "fetch_wait",
     "guard_commits",
     "log_starts",
     "partitioned_items",
@@ -478,25 +467,6 @@ def retry_lost_coordinators() -> None:
 
     find_coordinator.learnstream_retries = True  # type: ignore[attr-defined]
     Sender._find_coordinator = find_coordinator
-
-
-def fetch_wait(ms: int) -> None:
-    """Make the worker's consumers wait at most ``ms`` for records in a fetch (seam 14).
-
-    Set on the class, as a process runs one worker; a second call replaces the first.
-    """
-    thread = AIOKafkaConsumerThread
-    original = getattr(thread._create_worker_consumer, "__wrapped__", None)
-    original = original or thread._create_worker_consumer
-
-    # wraps: the seam check (agents/faust_check.py) still reads Faust's own function
-    @functools.wraps(original)
-    def create(self: Any, transport: Any) -> AIOKafkaConsumer:
-        consumer = original(self, transport)
-        consumer._fetch_max_wait_ms = ms
-        return consumer
-
-    thread._create_worker_consumer = create  # type: ignore[method-assign]
 
 
 async def refresh_metadata(consumer: AIOKafkaConsumer) -> None:

@@ -15,13 +15,12 @@ from collections.abc import Iterator
 
 import faust
 
-from agents.faust_compat import fetch_wait
 from agents.ready import ReadyWorker, startup_phases
 from agents.wiring import wire
 from streams.config.settings import Settings
 from streams.config.usererrors import UserError
 from streams.io.admin import ensure_topics
-from streams.io.app import create_app, fetch_wait_ms, one_record_per_batch
+from streams.io.app import create_app, one_record_per_batch
 from streams.io.broker_check import check_handshake
 from streams.io.connection import KafkaConnection
 from streams.io.embedded import EmbeddedBroker
@@ -59,9 +58,6 @@ def broker_for(settings: Settings) -> Iterator[tuple[str, bool]]:
 def build_app(settings: Settings, url: str, embedded: bool) -> faust.App:
     """Return the Faust app with every agent registered."""
     app = create_app(settings, url, embedded=embedded)
-    wait = fetch_wait_ms(settings, embedded)
-    if wait is not None:
-        fetch_wait(wait)
     runtime = wire(app, settings)
     # What the recognizers load on first use is loaded now, before run_worker freezes the
     # start-up objects: the first records do not wait for it (benchmarks/RESULTS.md,

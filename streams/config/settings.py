@@ -265,12 +265,6 @@ class BrokerSettings(BaseModel):
         ge=1024,
         description="producer batch size per partition (aiokafka blocks the agent on a full one)",
     )
-    fetch_max_wait_ms: int | None = Field(
-        None,
-        ge=1,
-        description="longest a fetch of the worker's consumer waits for records (default: "
-        "Faust's 1500 ms; 100 on the embedded broker, which holds a fetch until the wait ends)",
-    )
     max_poll_records: int = Field(
         1000,
         ge=1,

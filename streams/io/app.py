@@ -11,11 +11,7 @@ from streams.io.connection import KafkaConnection
 from streams.io.topics import MAX_MESSAGE_BYTES
 from streams.io.web_auth import web_application_options
 
-__all__ = ["EMBEDDED_FETCH_WAIT_MS", "create_app", "fetch_wait_ms", "one_record_per_batch"]
-
-#: The embedded broker answers a fetch only when its wait ends, records or not: a short
-#: wait is the latency of every record read (Apache Kafka answers as records arrive).
-EMBEDDED_FETCH_WAIT_MS = 100
+__all__ = ["create_app", "one_record_per_batch"]
 
 
 def one_record_per_batch(settings: Settings, embedded: bool) -> bool:
@@ -26,12 +22,6 @@ def one_record_per_batch(settings: Settings, embedded: bool) -> bool:
     """
     forced = settings.broker.one_record_per_batch
     return embedded if forced is None else forced
-
-
-def fetch_wait_ms(settings: Settings, embedded: bool) -> int | None:
-    """Return how long the worker's consumer waits in a fetch, or None for Faust's default."""
-    configured = settings.broker.fetch_max_wait_ms
-    return EMBEDDED_FETCH_WAIT_MS if configured is None and embedded else configured
 
 
 def create_app(settings: Settings, broker_url: str, *, embedded: bool) -> faust.App:

@@ -66,11 +66,9 @@ async def consumer_at_end(broker: Broker, topic: str) -> AIOKafkaConsumer:
     """Return a started consumer of every partition of ``topic``, positioned at its end now.
 
     The end is resolved before returning, so nothing written after the call is missed.
-    Its long poll is short (100 ms): the reader waits on an answer, and a broker that holds
-    a fetch until its wait ends (the embedded one does) would add the whole wait to each.
     Raises LookupError when the broker does not have ``topic``.
     """
-    consumer = await _consumer(broker, "read_uncommitted", fetch_max_wait_ms=100)
+    consumer = await _consumer(broker, "read_uncommitted")
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await topic_partitions(consumer, topic))]
         if not tps:
