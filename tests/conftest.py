@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from streams.io.app import EMBEDDED_FETCH_WAIT_MS
 from streams.io.embedded import EmbeddedBroker
 from streams.io.worker_process import WorkerProcess
 
@@ -144,8 +143,6 @@ def worker_env(broker: Broker, namespace: str, tmp_path: Path) -> dict[str, str]
         "LEARNSTREAM_JOIN__SWEEP_INTERVAL": "1",
         "LEARNSTREAM_LOG_LEVEL": "info",
     }
-    if broker.embedded:  # as a worker that starts the embedded broker itself (streams/io/app.py)
-        env["LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS"] = str(EMBEDDED_FETCH_WAIT_MS)
     return env
 
 
