@@ -52,7 +52,13 @@ def test_the_sync_client_does_what_the_seed_shows() -> None:
         assert learn.experience([step]) == 1
         assert learn.store_experience([step, step]) == 2
         learn.reward(skill_name="other_skill", value=-1.0, correlation_id="req_123")
-        records = learn.adapt(skill_name="new_skill", strategy="ucb1")
+        records = learn.adapt(skill_name="new_skill", strategy="ucb1")  # as the seed calls it
+        # The untried skill first; then the exploration floor (4 %, drawn from the unseeded
+        # request's correlation id) may put either tried skill next.
+        assert [r.name for r in records][0] == "new_skill"
+        assert sorted(r.name for r in records[1:]) == ["my_skill", "other_skill"]
+        calm = {"floor": 0.0, "alarm": 0.0}
+        records = learn.adapt(skill_name="new_skill", strategy="ucb1", params=calm)
         assert [r.name for r in records] == ["new_skill", "my_skill", "other_skill"]
         skills, tools = learn.stats(skill_name="my_skill")
         assert [(s.name, s.calls_success, s.avg_score) for s in skills] == [("my_skill", 1, 0.9)]
