@@ -18,7 +18,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
     && pip install -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
-# 2. The project (packages `streams`, `agents`, `learnstream_schemas`).
+# 2. The project: the one package `learnstream` (its schemas are package data).
 COPY . .
 RUN pip install --no-deps . \
     && rm -rf build dist

@@ -66,16 +66,16 @@ test-eos: $(STAMP)  ## exactly_once under kill -9 on Apache Kafka only (part of 
 	LEARNSTREAM_TEST_BROKER=kafka $(PYTEST) -m eos -s tests/reliability
 
 lint: $(STAMP)  ## ruff + mypy
-	$(PY) -m ruff check streams agents tests
-	$(PY) -m ruff format --check streams agents tests
+	$(PY) -m ruff check learnstream streams agents tests benchmarks
+	$(PY) -m ruff format --check learnstream streams agents tests benchmarks
 	$(PY) -m mypy
 
 format: $(STAMP)
-	$(PY) -m ruff format streams agents tests
-	$(PY) -m ruff check --fix streams agents tests
+	$(PY) -m ruff format learnstream streams agents tests benchmarks
+	$(PY) -m ruff check --fix learnstream streams agents tests benchmarks
 
 schemas: $(STAMP)  ## regenerate schemas/json from the models
-	$(PY) -m streams.encoding.schemas
+	$(PY) -m learnstream.streams.encoding.schemas
 
 clean:
 	rm -rf $(VENV) .learnstream .pytest_cache

@@ -1,5 +1,5 @@
 """Faust agents: thin loops that decode, look up a table, call a builder, send.
 
-``agents.wiring.wire`` composes them into a worker. This file imports nothing, so the CLI
-(``agents.cli``) starts without loading Faust or Presidio.
+``learnstream.agents.wiring.wire`` composes them into a worker. This file imports nothing, so the
+CLI (``learnstream.agents.cli``) starts without loading Faust or Presidio.
 """

@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from agents.cli_audit import audit
-from agents.cli_common import connection_of_settings, settings_or_fail
-from agents.cli_erase import erase
-from agents.cli_learn import learn
-from agents.cli_privacy import privacy
-from agents.cli_trainers import export, quality
-from streams.config.usererrors import UserError
+from learnstream.agents.cli_audit import audit
+from learnstream.agents.cli_common import connection_of_settings, settings_or_fail
+from learnstream.agents.cli_erase import erase
+from learnstream.agents.cli_learn import learn
+from learnstream.agents.cli_privacy import privacy
+from learnstream.agents.cli_trainers import export, quality
+from learnstream.streams.config.usererrors import UserError
 
 __all__ = ["main"]
 
@@ -25,7 +25,7 @@ def _one_line(exc: BaseException) -> str | None:
     """Return the one-line message of an error the user can fix, or None for a bug."""
     from aiokafka.errors import KafkaConnectionError
 
-    from streams.io.embedded import EmbeddedBrokerError
+    from learnstream.streams.io.embedded import EmbeddedBrokerError
 
     if isinstance(exc, UserError | EmbeddedBrokerError):
         return str(exc)
@@ -69,7 +69,7 @@ def main(verbose: bool) -> None:
 def worker() -> None:
     """Run the stream processor (starts the embedded broker when no broker is configured)."""
     settings = settings_or_fail()  # a bad variable is reported before the worker's imports
-    from agents.worker import run_worker
+    from learnstream.agents.worker import run_worker
 
     run_worker(settings)
 
@@ -89,7 +89,7 @@ def demo(rate: float, duration: float, web_port: int | None) -> None:
     Ctrl-C (or SIGTERM) stops it and prints a summary; nothing is left behind.
     """
     settings = settings_or_fail()
-    from streams.io.demo import run_demo
+    from learnstream.streams.io.demo import run_demo
 
     sys.exit(run_demo(settings, rate=rate, duration=duration, web_port=web_port))
 
@@ -98,7 +98,7 @@ def demo(rate: float, duration: float, web_port: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="nested JSON instead of variables")
 def config(as_json: bool) -> None:
     """Print every effective setting once, as LEARNSTREAM_* variables (secrets masked)."""
-    from streams.config.effective import effective, env_lines
+    from learnstream.streams.config.effective import effective, env_lines
 
     settings = settings_or_fail()
     if as_json:
@@ -120,7 +120,7 @@ def topics_create() -> None:
     one less (LEARNSTREAM_TOPICS__REPLICATION_FACTOR, __MIN_INSYNC_REPLICAS); an existing
     topic is never altered, what differs is printed: exists (differs: ...).
     """
-    from streams.io.admin import create_topics
+    from learnstream.streams.io.admin import create_topics
 
     settings = settings_or_fail()
     for name, status in asyncio.run(
@@ -140,7 +140,7 @@ def dlq() -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per line")
 def dlq_show(limit: int, reason: str | None, as_json: bool) -> None:
     """Print dead letters: reason, source topic/partition/offset, error, value."""
-    from streams.io.dlq_tools import load_dead_letters
+    from learnstream.streams.io.dlq_tools import load_dead_letters
 
     settings = settings_or_fail()
     letters = asyncio.run(
@@ -158,7 +158,7 @@ def dlq_show(limit: int, reason: str | None, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="do not ask for confirmation")
 def dlq_replay(reason: str | None, yes: bool) -> None:
     """Re-publish dead letters, unchanged, to the topic they came from."""
-    from streams.io.dlq_tools import load_dead_letters, replay
+    from learnstream.streams.io.dlq_tools import load_dead_letters, replay
 
     settings = settings_or_fail()
     broker = connection_of_settings(settings)

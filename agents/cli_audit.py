@@ -11,13 +11,20 @@ from typing import TypeAlias
 import click
 from aiokafka import ConsumerRecord
 
-from agents.cli_common import When, connection_of_settings, settings_or_fail
-from streams.config.settings import Settings
-from streams.config.usererrors import UserError
-from streams.io.connection import Broker
-from streams.io.reader import RangeProgress, read_range
-from streams.io.topics import INPUTS
-from streams.privacy.audit import AuditReport, Detect, Finding, detector, scan_input, scan_sample
+from learnstream.agents.cli_common import When, connection_of_settings, settings_or_fail
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.io.connection import Broker
+from learnstream.streams.io.reader import RangeProgress, read_range
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.privacy.audit import (
+    AuditReport,
+    Detect,
+    Finding,
+    detector,
+    scan_input,
+    scan_sample,
+)
 
 __all__ = ["audit", "audit_topic"]
 
@@ -49,7 +56,7 @@ async def audit_topic(
 
 def _samples(detect: Detect) -> Scan:
     """Return a scanner of samples (Avro or JSON), each sample_id audited once."""
-    from streams.encoding.codecs import decode_any
+    from learnstream.streams.encoding.codecs import decode_any
 
     seen: set[str] = set()
 
@@ -69,8 +76,8 @@ def _samples(detect: Detect) -> Scan:
 
 def _inputs(detect: Detect) -> Scan:
     """Return a scanner of raw input records; one that is not JSON is read as text."""
-    from streams.dlq.errors import InvalidEvent
-    from streams.mplp.decode import load_json
+    from learnstream.streams.dlq.errors import InvalidEvent
+    from learnstream.streams.mplp.decode import load_json
 
     def scan(record: Record, report: AuditReport) -> list[Finding]:
         where = f"{record.topic}/{record.partition}/{record.offset}"
@@ -89,7 +96,7 @@ def _detector(settings: Settings, ner: bool | None) -> Detect:
     Names and places follow ``LEARNSTREAM_PRIVACY__NER`` as the worker does, unless ``ner``
     forces them on or off: an audit that skipped them would pass samples full of names.
     """
-    from streams.privacy.config import privacy_config
+    from learnstream.streams.privacy.config import privacy_config
 
     config = privacy_config(settings)
     config = dataclasses.replace(config, anonymize_pii=True, ner=config.ner if ner is None else ner)

@@ -9,12 +9,12 @@ import click
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from streams.config.settings import Settings
-from streams.config.usererrors import UserError, settings_problem
-from streams.io.preflight import check_broker
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import UserError, settings_problem
+from learnstream.streams.io.preflight import check_broker
 
 if TYPE_CHECKING:
-    from streams.io.connection import KafkaConnection
+    from learnstream.streams.io.connection import KafkaConnection
 
 __all__ = ["When", "broker_variable", "connection_of_settings", "settings_or_fail"]
 
@@ -38,8 +38,8 @@ def connection_of_settings(settings: Settings) -> KafkaConnection:
     The one place the commands get their broker from: an unreachable broker, a refused
     password or an untrusted certificate is one line here, before any client retries.
     """
-    from streams.io.broker_check import check_handshake
-    from streams.io.connection import KafkaConnection
+    from learnstream.streams.io.broker_check import check_handshake
+    from learnstream.streams.io.connection import KafkaConnection
 
     if not settings.kafka_url:
         raise UserError(

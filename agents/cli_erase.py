@@ -15,12 +15,18 @@ from aiokafka import AIOKafkaProducer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from agents.cli_common import When, connection_of_settings, settings_or_fail
-from streams.config.settings import TopicSettings
-from streams.config.usererrors import UserError
-from streams.io.connection import Broker, connection_of
-from streams.io.reader import RangeProgress, read_range
-from streams.privacy.erasure import Scope, Selection, choose_pairs, choose_rewards, choose_samples
+from learnstream.agents.cli_common import When, connection_of_settings, settings_or_fail
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.streams.io.reader import RangeProgress, read_range
+from learnstream.streams.privacy.erasure import (
+    Scope,
+    Selection,
+    choose_pairs,
+    choose_rewards,
+    choose_samples,
+)
 
 __all__ = ["Erasure", "erase", "find", "write"]
 

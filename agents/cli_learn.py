@@ -10,10 +10,10 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
-from agents.cli_common import connection_of_settings, settings_or_fail
-from streams.a2e.models import Experience
-from streams.a2e.replay import REPLAY_STRATEGIES, sample
-from streams.io.connection import Broker
+from learnstream.agents.cli_common import connection_of_settings, settings_or_fail
+from learnstream.streams.a2e.models import Experience
+from learnstream.streams.a2e.replay import REPLAY_STRATEGIES, sample
+from learnstream.streams.io.connection import Broker
 
 __all__ = ["learn", "read_experiences"]
 
@@ -30,7 +30,7 @@ def read_experiences(values: list[bytes | None]) -> tuple[list[Experience], int]
 
 
 async def _load(broker: Broker, topic: str) -> tuple[list[Experience], int]:
-    from streams.io.reader import read_topic
+    from learnstream.streams.io.reader import read_topic
 
     records = await read_topic(broker, topic)
     records.sort(key=lambda r: (r.timestamp, r.partition, r.offset))  # oldest first

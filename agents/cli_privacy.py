@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from agents.cli_common import settings_or_fail
-from streams.config.usererrors import UserError
+from learnstream.agents.cli_common import settings_or_fail
+from learnstream.streams.config.usererrors import UserError
 
 __all__ = ["privacy"]
 
@@ -29,10 +29,10 @@ def explain(text: str, as_json: bool) -> None:
     It prints here only: nothing is logged, sent or kept. The settings are the worker's
     (entities, names and places, secrets, the allow and deny lists, the operator).
     """
-    from streams.privacy.config import privacy_config
-    from streams.privacy.explain import explain as explain_text
-    from streams.privacy.explain import render
-    from streams.privacy.pii import build_anonymizer
+    from learnstream.streams.privacy.config import privacy_config
+    from learnstream.streams.privacy.explain import explain as explain_text
+    from learnstream.streams.privacy.explain import render
+    from learnstream.streams.privacy.pii import build_anonymizer
 
     config = privacy_config(settings_or_fail())
     if text == "-":

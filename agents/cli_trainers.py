@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agents.cli_common import When, connection_of_settings, settings_or_fail
-from streams.config.settings import Settings
-from streams.config.usererrors import UserError
-from streams.export.rows import FORMATS
-from streams.samples.sample import FAMILIES, QUALITIES
+from learnstream.agents.cli_common import When, connection_of_settings, settings_or_fail
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.export.rows import FORMATS
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES
 
 if TYPE_CHECKING:
     import urllib.request
@@ -89,10 +89,14 @@ def export(
     """
     from rich.console import Console
 
-    from agents.export_view import export_progress, summary
-    from streams.export.formatters import FormatterError, default_formatter, load_formatter
-    from streams.export.rows import ExportError, RowMaker, export_filter
-    from streams.io.consumer import ReadStats, export_to
+    from learnstream.agents.export_view import export_progress, summary
+    from learnstream.streams.export.formatters import (
+        FormatterError,
+        default_formatter,
+        load_formatter,
+    )
+    from learnstream.streams.export.rows import ExportError, RowMaker, export_filter
+    from learnstream.streams.io.consumer import ReadStats, export_to
 
     settings = settings_or_fail()
     if not out.parent.is_dir():
@@ -135,7 +139,7 @@ def _authorized(url: str, settings: Settings) -> urllib.request.Request:
 
 
 def _batch_quality(settings: Settings, since: datetime, until: datetime) -> dict[str, Any]:
-    from streams.io.quality_batch import quality_report
+    from learnstream.streams.io.quality_batch import quality_report
 
     if until <= since:
         raise UserError("--until must be after --since")
@@ -170,7 +174,7 @@ def quality(url: str | None, as_json: bool, since: datetime | None, until: datet
 
     from rich.console import Console
 
-    from streams.quality.windows import report_table
+    from learnstream.streams.quality.windows import report_table
 
     settings = settings_or_fail()
     if since is not None or until is not None:

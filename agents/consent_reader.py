@@ -17,12 +17,12 @@ from aiokafka import TopicPartition
 from faust.types import EventT, StreamT
 from mode import Service
 
-from agents.runtime import Runtime
-from agents.tailer import TopicTailer
-from streams.consent.fence import Fence
-from streams.consent.view import ConsentView, parse_consent
-from streams.io.connection import Broker, app_connection
-from streams.observe.metrics import Metrics
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.tailer import TopicTailer
+from learnstream.streams.consent.fence import Fence
+from learnstream.streams.consent.view import ConsentView, parse_consent
+from learnstream.streams.io.connection import Broker, app_connection
+from learnstream.streams.observe.metrics import Metrics
 
 __all__ = ["ConsentReader", "register"]
 

@@ -9,9 +9,9 @@ from typing import Any
 import faust
 from faust.types import EventT
 
-from streams.dlq.record import DlqRecord, dlq_headers
-from streams.join.parked import ParkedEvent
-from streams.observe.metrics import Metrics
+from learnstream.streams.dlq.record import DlqRecord, dlq_headers
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.observe.metrics import Metrics
 
 __all__ = ["DeadLetters", "Produce"]
 

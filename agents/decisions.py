@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from faust.types import StreamT
 
-from agents.runtime import Runtime
+from learnstream.agents.runtime import Runtime
 
 __all__ = ["register"]
 

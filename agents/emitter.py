@@ -12,18 +12,18 @@ from typing import Any
 
 from faust.streams import current_event
 
-from agents.clock import Clock
-from agents.deadletters import Produce
-from streams.config.settings import Settings
-from streams.consent.fence import Fence
-from streams.consent.view import ConsentView
-from streams.encoding.codecs import SampleCodec
-from streams.io.topics import Topics
-from streams.observe.metrics import Metrics
-from streams.privacy.pii import Anonymizer
-from streams.samples.collection import collection_point, in_sample
-from streams.samples.outbox import Outgoing, consent_verdict, prepare
-from streams.samples.sample import LearningSample
+from learnstream.agents.clock import Clock
+from learnstream.agents.deadletters import Produce
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.consent.fence import Fence
+from learnstream.streams.consent.view import ConsentView
+from learnstream.streams.encoding.codecs import SampleCodec
+from learnstream.streams.io.topics import Topics
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.samples.collection import collection_point, in_sample
+from learnstream.streams.samples.outbox import Outgoing, consent_verdict, prepare
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["ACK_WARN_S", "Emitter", "OnSent", "Ready", "await_acks"]
 

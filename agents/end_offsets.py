@@ -17,10 +17,10 @@ from typing import Protocol
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
-from agents.faust_compat import refresh_metadata
-from agents.tailer import partitions_of
-from streams.consent.fence import Offsets
-from streams.io.connection import Broker, connection_of
+from learnstream.agents.faust_compat import refresh_metadata
+from learnstream.agents.tailer import partitions_of
+from learnstream.streams.consent.fence import Offsets
+from learnstream.streams.io.connection import Broker, connection_of
 
 __all__ = ["EndOffsets", "Ends"]
 

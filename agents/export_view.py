@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from streams.io.consumer import ReadStats
+from learnstream.streams.io.consumer import ReadStats
 
 __all__ = ["export_progress", "summary"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from streams.config.usererrors import UserError
+from learnstream.streams.config.usererrors import UserError
 
 __all__ = ["PINNED", "SEAMS", "Seam", "check"]
 

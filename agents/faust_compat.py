@@ -2,7 +2,7 @@
 
 learnstream depends on parts of faust-streaming and aiokafka that are not public API. Each
 seam is listed below: what we use, where it lives, why, and what breaks without it.
-``check()`` (``agents/faust_check.py``, run by ``agents.wiring.wire`` before a worker
+``check()`` (``agents/faust_check.py``, run by ``learnstream.agents.wiring.wire`` before a worker
 starts) verifies each against the installed packages, and pyproject.toml pins both to the
 versions checked.
 The bookkeeping the commit seams feed is pure: ``streams/offsets/progress.py``.
@@ -118,7 +118,7 @@ from aiokafka.producer.sender import Sender
 from faust import streams as faust_streams
 from faust.types import TP, EventT
 
-from streams.offsets.progress import Progress
+from learnstream.streams.offsets.progress import Progress
 
 __all__ = [
     "DRAIN_LIMIT_S",

@@ -22,11 +22,11 @@ from typing import Any, cast
 import orjson
 from faust.types import EventT, StreamT
 
-from agents import learn_http
-from agents.learn_samples import LearnWriter
-from agents.learn_stats import SkillTable
-from agents.runtime import Runtime
-from streams.a2e.messages import (
+from learnstream.agents import learn_http
+from learnstream.agents.learn_samples import LearnWriter
+from learnstream.agents.learn_stats import SkillTable
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.a2e.messages import (
     RESPONSE_OF,
     AdaptResult,
     ExperienceResult,
@@ -39,11 +39,11 @@ from streams.a2e.messages import (
     LearnResponse,
     StatsResult,
 )
-from streams.a2e.stats_view import adapt_seed, rank_skills
-from streams.a2e.strategies import StrategyError
-from streams.a2e.wire import encode, parse_request
-from streams.config.settings import A2ESettings
-from streams.dlq.errors import InvalidEvent
+from learnstream.streams.a2e.stats_view import adapt_seed, rank_skills
+from learnstream.streams.a2e.strategies import StrategyError
+from learnstream.streams.a2e.wire import encode, parse_request
+from learnstream.streams.config.settings import A2ESettings
+from learnstream.streams.dlq.errors import InvalidEvent
 
 __all__ = ["error_response", "register", "respond", "strategy_params"]
 

@@ -22,18 +22,18 @@ from typing import Any
 import orjson
 from faust.web import Request, Response, View
 
-from agents.runtime import Runtime
-from streams.a2e.correlate import Correlator, LearnTimeout
-from streams.a2e.messages import (
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.a2e.correlate import Correlator, LearnTimeout
+from learnstream.streams.a2e.messages import (
     LearnRequest,
     LearnResponse,
     LearnStatsRequest,
     LearnStatsResponse,
 )
-from streams.a2e.wire import encode, parse_request
-from streams.dlq.errors import InvalidEvent
-from streams.io.a2e_transport import ResponseListener
-from streams.io.connection import app_connection
+from learnstream.streams.a2e.wire import encode, parse_request
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.io.a2e_transport import ResponseListener
+from learnstream.streams.io.connection import app_connection
 
 __all__ = ["STATUS_OF", "Gateway", "register"]
 

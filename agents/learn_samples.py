@@ -17,15 +17,15 @@ from typing import Any
 import orjson
 from faust.streams import current_event
 
-from agents.learn_stats import SkillTable
-from agents.runtime import Runtime
-from streams.a2e.messages import ExperienceResult, FeedbackResult
-from streams.a2e.models import Experience, Feedback, RewardSample
-from streams.a2e.samples import build_dialog_response
-from streams.privacy.optout import strip_opted_out
-from streams.privacy.pii import Anonymizer
-from streams.samples.pairs import PreferencePair
-from streams.samples.sample import LearningSample
+from learnstream.agents.learn_stats import SkillTable
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.a2e.messages import ExperienceResult, FeedbackResult
+from learnstream.streams.a2e.models import Experience, Feedback, RewardSample
+from learnstream.streams.a2e.samples import build_dialog_response
+from learnstream.streams.privacy.optout import strip_opted_out
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.samples.pairs import PreferencePair
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["LearnWriter", "anonymize_record"]
 

@@ -3,8 +3,8 @@
 Faust writes a table change to the current record's partition, so a key is
 ``kind|name|source partition`` (kind ``skill`` or ``tool``), as agents/quality_tables.py keys its
 counts: every key lives in one changelog partition. Reads go through the
-:class:`~streams.a2e.stats_view.StatsView` that agents/learn_view.py fills from the table's
-changelog on every worker, so any worker answers for every partition. Each update passes
+:class:`~learnstream.streams.a2e.stats_view.StatsView` that agents/learn_view.py fills from the
+table's changelog on every worker, so any worker answers for every partition. Each update passes
 its event time (rolling stats) and its source record, so a record processed again after a
 crash is not counted twice (streams/a2e/stats.py).
 """
@@ -18,15 +18,15 @@ from typing import Any
 from faust.streams import current_event
 from faust.types import TableT
 
-from agents.learn_view import StatsReader
-from streams.a2e.messages import StatsQuery, StatsResult
-from streams.a2e.models import SkillPerformanceRecord
-from streams.a2e.stats import SkillStats, SourceRecord
-from streams.a2e.stats_view import StatsView, aligned, parse_key, stats_key
-from streams.config.settings import Settings
-from streams.io.connection import Broker
-from streams.mplp.models import StageEvent
-from streams.observe.metrics import Metrics
+from learnstream.agents.learn_view import StatsReader
+from learnstream.streams.a2e.messages import StatsQuery, StatsResult
+from learnstream.streams.a2e.models import SkillPerformanceRecord
+from learnstream.streams.a2e.stats import SkillStats, SourceRecord
+from learnstream.streams.a2e.stats_view import StatsView, aligned, parse_key, stats_key
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.connection import Broker
+from learnstream.streams.mplp.models import StageEvent
+from learnstream.streams.observe.metrics import Metrics
 
 __all__ = ["KINDS", "SkillLabels", "SkillTable"]
 

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from agents.faust_compat import refresh_metadata
-from agents.tailer import TopicTailer
-from streams.a2e.stats_view import StatsView, decode_entry
-from streams.io.connection import Broker
+from learnstream.agents.faust_compat import refresh_metadata
+from learnstream.agents.tailer import TopicTailer
+from learnstream.streams.a2e.stats_view import StatsView, decode_entry
+from learnstream.streams.io.connection import Broker
 
 __all__ = ["CATCH_UP_S", "StatsReader"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from agents.runtime import Runtime
-from streams.observe.metrics import Metrics
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.observe.metrics import Metrics
 
 __all__ = ["INTERVAL_S", "register", "watch"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from faust.types import EventT, StreamT
 
-from agents.runtime import Runtime
-from streams.mplp.decode import RecordOrigin, decode_stage
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.mplp.decode import RecordOrigin, decode_stage
 
 __all__ = ["register"]
 

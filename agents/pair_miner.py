@@ -31,12 +31,17 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
-from agents.runtime import Runtime
-from streams.samples.executions import Execution, execution_of
-from streams.samples.outbox import Outgoing
-from streams.samples.pairs import PreferencePair, correction_pair, optimization_pair, pair_sample
-from streams.samples.parts import iso
-from streams.samples.replans import (
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.samples.executions import Execution, execution_of
+from learnstream.streams.samples.outbox import Outgoing
+from learnstream.streams.samples.pairs import (
+    PreferencePair,
+    correction_pair,
+    optimization_pair,
+    pair_sample,
+)
+from learnstream.streams.samples.parts import iso
+from learnstream.streams.samples.replans import (
     IntentPlans,
     Plan,
     due,
@@ -46,7 +51,7 @@ from streams.samples.replans import (
     plan_of,
     read_rekeyed,
 )
-from streams.samples.sample import LearningSample
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["register"]
 

@@ -1,4 +1,5 @@
-"""The join's Kafka side: records and tables in, :class:`streams.join.unit.KeyJoin` decides.
+"""The join's Kafka side: records and tables in, :class:`learnstream.streams.join.unit.KeyJoin`
+decides.
 
 Every path of the join comes here: a live record (decisions, deltas, outcomes, MAP sessions,
 runs agents), the plan that completes parked records (plans agent), a correction that settles
@@ -31,23 +32,29 @@ from typing import Any, Protocol
 
 from faust.types import EventT, TableT
 
-from agents.clock import Clock
-from agents.deadletters import DeadLetters
-from agents.emitter import Emitter, await_acks
-from agents.planstore import PlanStore
-from agents.watermark import Watermark
-from streams.config.settings import Settings
-from streams.dlq.errors import InvalidEvent
-from streams.dlq.errors import describe_failure as describe
-from streams.join.parked import ParkedEvent, ParkedIndex, Place, entry_key, parse_entries
-from streams.join.plan_state import merge_snapshot
-from streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
-from streams.mplp.decode import RecordOrigin
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import PlanSnapshot
-from streams.observe.metrics import Metrics
-from streams.samples.ids import canonical_id
-from streams.samples.sample import LearningSample
+from learnstream.agents.clock import Clock
+from learnstream.agents.deadletters import DeadLetters
+from learnstream.agents.emitter import Emitter, await_acks
+from learnstream.agents.planstore import PlanStore
+from learnstream.agents.watermark import Watermark
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.dlq.errors import describe_failure as describe
+from learnstream.streams.join.parked import (
+    ParkedEvent,
+    ParkedIndex,
+    Place,
+    entry_key,
+    parse_entries,
+)
+from learnstream.streams.join.plan_state import merge_snapshot
+from learnstream.streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
+from learnstream.streams.mplp.decode import RecordOrigin
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.mplp.models import PlanSnapshot
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["Join", "KeySpace", "States", "fetched_at", "space_of"]
 

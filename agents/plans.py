@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 from faust.types import EventT, StreamT
 
-from agents.runtime import Runtime
-from streams.join.rules import plan_key
-from streams.mplp.decode import decode_plan
-from streams.mplp.fields import InputNotes
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.join.rules import plan_key
+from learnstream.streams.mplp.decode import decode_plan
+from learnstream.streams.mplp.fields import InputNotes
 
 __all__ = ["register"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import faust
 
-from agents.faust_compat import current_partition
-from streams.join.expiry import ExpiryIndex
-from streams.join.plan_state import PlanState
+from learnstream.agents.faust_compat import current_partition
+from learnstream.streams.join.expiry import ExpiryIndex
+from learnstream.streams.join.plan_state import PlanState
 
 __all__ = ["STATE_CACHE_SIZE", "PlanStore"]
 

@@ -27,15 +27,15 @@ from faust.types import EventT
 from faust.types.tables import TableT
 from faust.web import Request, Response, View
 
-from agents.clock import Clock
-from agents.faust_compat import committed_offsets, processing
-from agents.runtime import Runtime
-from streams.io.topics import INPUTS
-from streams.observe.lag import partition_lags
-from streams.observe.metrics import Metrics
-from streams.offsets.progress import Progress
-from streams.quality.window_counts import PendingCounts
-from streams.quality.windows import (
+from learnstream.agents.clock import Clock
+from learnstream.agents.faust_compat import committed_offsets, processing
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.observe.lag import partition_lags
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.offsets.progress import Progress
+from learnstream.streams.quality.window_counts import PendingCounts
+from learnstream.streams.quality.windows import (
     Counts,
     WindowSpec,
     event_timestamp,
@@ -44,7 +44,7 @@ from streams.quality.windows import (
     window_counts,
     window_report,
 )
-from streams.samples.sample import LearningSample
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["QualityWindows", "register"]
 

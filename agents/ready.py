@@ -10,7 +10,7 @@ from typing import Any
 
 import faust
 
-from streams.observe.startup import StartupPhases, process_age
+from learnstream.streams.observe.startup import StartupPhases, process_age
 
 __all__ = ["ReadyWorker", "startup_phases"]
 

@@ -1,7 +1,7 @@
 """What every agent shares: topics, tables, metrics, and the parts records leave through.
 
-``Runtime`` is built whole by ``agents.wiring.wire`` from small parts, each with one job: the
-plan-state store (agents/planstore.py), the sample emitter (privacy, encoding, the consent
+``Runtime`` is built whole by ``learnstream.agents.wiring.wire`` from small parts, each with one
+job: the plan-state store (agents/planstore.py), the sample emitter (privacy, encoding, the consent
 fence and verdict; agents/emitter.py), the dead letters (agents/deadletters.py), the join
 (agents/plan_join.py) and the one way a record leaves (agents/sender.py). It keeps what every
 agent shares: the guard each record runs under. Nothing is set on it after it is built; the
@@ -18,26 +18,26 @@ from dataclasses import dataclass
 import faust
 from faust.types import EventT
 
-from agents.clock import Clock
-from agents.deadletters import DeadLetters
-from agents.emitter import Emitter, OnSent
-from agents.end_offsets import Ends
-from agents.learn_stats import SkillTable
-from agents.plan_join import Join
-from agents.planstore import PlanStore
-from agents.sender import Sender
-from streams.config.settings import Settings
-from streams.consent.fence import Fence
-from streams.consent.view import ConsentView
-from streams.dlq.errors import InvalidEvent, describe_failure
-from streams.dlq.record import DlqRecord
-from streams.encoding.codecs import SampleCodec
-from streams.io.tables import Tables
-from streams.io.topics import Topics
-from streams.observe.metrics import Metrics
-from streams.offsets.progress import Progress
-from streams.privacy.pii import Anonymizer
-from streams.samples.sample import LearningSample
+from learnstream.agents.clock import Clock
+from learnstream.agents.deadletters import DeadLetters
+from learnstream.agents.emitter import Emitter, OnSent
+from learnstream.agents.end_offsets import Ends
+from learnstream.agents.learn_stats import SkillTable
+from learnstream.agents.plan_join import Join
+from learnstream.agents.planstore import PlanStore
+from learnstream.agents.sender import Sender
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.consent.fence import Fence
+from learnstream.streams.consent.view import ConsentView
+from learnstream.streams.dlq.errors import InvalidEvent, describe_failure
+from learnstream.streams.dlq.record import DlqRecord
+from learnstream.streams.encoding.codecs import SampleCodec
+from learnstream.streams.io.tables import Tables
+from learnstream.streams.io.topics import Topics
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.offsets.progress import Progress
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["Runtime"]
 

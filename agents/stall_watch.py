@@ -2,13 +2,13 @@
 
 Every ``CHECK_EVERY_S`` the worker compares each input partition's fetch position with one
 past the last record Faust's fetch loop handed over (``Progress.handed``; before the first,
-where the partition's records start); ``streams.observe.stall.StallWatch`` decides which have
-waited too long, and the worker seeks those back (see ``streams/observe/stall.py`` for why records
-can be left behind). Records handed over and still queued for a busy agent do not count;
+where the partition's records start); ``learnstream.streams.observe.stall.StallWatch`` decides
+which have waited too long, and the worker seeks those back (see ``streams/observe/stall.py`` for
+why records can be left behind). Records handed over and still queued for a busy agent do not count;
 offsets that hold no record (a re-read handed nothing over) are passed over.
 The same check also finds partitions whose position has stayed below the broker's high
-watermark, nothing fetched, for ``streams.observe.stall.IDLE_AFTER_S``: those are fetched afresh.
-Nothing is checked while a rebalance or table recovery moves the positions.
+watermark, nothing fetched, for ``learnstream.streams.observe.stall.IDLE_AFTER_S``: those are
+fetched afresh. Nothing is checked while a rebalance or table recovery moves the positions.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import time
 import faust
 from faust.types import TP
 
-from agents.faust_compat import fetch_positions, log_starts
-from agents.runtime import Runtime
-from streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
-from streams.offsets.progress import Progress
+from learnstream.agents.faust_compat import fetch_positions, log_starts
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
+from learnstream.streams.offsets.progress import Progress
 
 __all__ = ["CHECK_EVERY_S", "register"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
-from agents.faust_compat import partitioned_items
-from agents.runtime import Runtime
-from streams.join.plan_state import expired
+from learnstream.agents.faust_compat import partitioned_items
+from learnstream.agents.runtime import Runtime
+from learnstream.streams.join.plan_state import expired
 
 __all__ = ["SCAN_BUDGET_S", "register"]
 

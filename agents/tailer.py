@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
-from agents.faust_compat import refresh_metadata
-from streams.io.connection import Broker, connection_of
+from learnstream.agents.faust_compat import refresh_metadata
+from learnstream.streams.io.connection import Broker, connection_of
 
 __all__ = ["TopicTailer"]
 

@@ -33,9 +33,9 @@ from datetime import datetime, timedelta
 
 from faust.types import TP
 
-from agents.clock import Clock
-from streams.offsets.progress import Progress
-from streams.offsets.rounds import Rounds
+from learnstream.agents.clock import Clock
+from learnstream.streams.offsets.progress import Progress
+from learnstream.streams.offsets.rounds import Rounds
 
 __all__ = ["Ask", "Watermark"]
 

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from faust.types import TableT
 
-from agents.faust_compat import current_partition, partitioned_items
-from streams.join.expiry import SCAN_SLICE, ExpiryIndex
+from learnstream.agents.faust_compat import current_partition, partitioned_items
+from learnstream.streams.join.expiry import SCAN_SLICE, ExpiryIndex
 
 __all__ = ["SCAN_STEP", "WindowState", "WindowStore"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import faust
 from faust.types import TP
 
-from agents import (
+from learnstream.agents import (
     consent_reader,
     decisions,
     deltas,
@@ -24,37 +24,41 @@ from agents import (
     sweeper,
     window_inputs,
 )
-from agents.clock import Clock, wall_clock
-from agents.deadletters import DeadLetters
-from agents.emitter import Emitter, OnSent
-from agents.end_offsets import EndOffsets, Ends
-from agents.faust_check import check
-from agents.faust_compat import deliver_every_record, guard_commits, retry_lost_coordinators
-from agents.learn_stats import SkillTable
-from agents.plan_join import Join, KeySpace
-from agents.planstore import PlanStore
-from agents.runtime import Runtime
-from agents.sender import Sender
-from agents.watermark import Watermark
-from agents.window_store import WindowStore
-from streams.config.settings import Settings
-from streams.consent.fence import Fence
-from streams.consent.view import ConsentView
-from streams.encoding.codecs import codec_for
-from streams.io.connection import app_connection
-from streams.io.tables import Tables
-from streams.io.topics import Topics
-from streams.join.expiry import ExpiryIndex
-from streams.join.graphs import GRAPH_SPACE, GraphState, graph_expiry
-from streams.join.impacts import IMPACT_SPACE, ImpactState, delta_route, impact_expiry
-from streams.join.routes import routes as join_routes
-from streams.join.runs import RUN_SPACE, RunState, run_expiry
-from streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
-from streams.observe.metrics import Metrics
-from streams.offsets.progress import Progress
-from streams.privacy.config import privacy_config
-from streams.privacy.pii import build_anonymizer
-from streams.samples.sample import LearningSample
+from learnstream.agents.clock import Clock, wall_clock
+from learnstream.agents.deadletters import DeadLetters
+from learnstream.agents.emitter import Emitter, OnSent
+from learnstream.agents.end_offsets import EndOffsets, Ends
+from learnstream.agents.faust_check import check
+from learnstream.agents.faust_compat import (
+    deliver_every_record,
+    guard_commits,
+    retry_lost_coordinators,
+)
+from learnstream.agents.learn_stats import SkillTable
+from learnstream.agents.plan_join import Join, KeySpace
+from learnstream.agents.planstore import PlanStore
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.sender import Sender
+from learnstream.agents.watermark import Watermark
+from learnstream.agents.window_store import WindowStore
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.consent.fence import Fence
+from learnstream.streams.consent.view import ConsentView
+from learnstream.streams.encoding.codecs import codec_for
+from learnstream.streams.io.connection import app_connection
+from learnstream.streams.io.tables import Tables
+from learnstream.streams.io.topics import Topics
+from learnstream.streams.join.expiry import ExpiryIndex
+from learnstream.streams.join.graphs import GRAPH_SPACE, GraphState, graph_expiry
+from learnstream.streams.join.impacts import IMPACT_SPACE, ImpactState, delta_route, impact_expiry
+from learnstream.streams.join.routes import routes as join_routes
+from learnstream.streams.join.runs import RUN_SPACE, RunState, run_expiry
+from learnstream.streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.offsets.progress import Progress
+from learnstream.streams.privacy.config import privacy_config
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["wire"]
 

@@ -15,17 +15,17 @@ from collections.abc import Iterator
 
 import faust
 
-from agents.ready import ReadyWorker, startup_phases
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.config.usererrors import UserError
-from streams.io.admin import ensure_topics
-from streams.io.app import create_app, one_record_per_batch
-from streams.io.broker_check import check_handshake
-from streams.io.connection import KafkaConnection
-from streams.io.embedded import EmbeddedBroker
-from streams.io.preflight import check_broker, check_port_free
-from streams.io.web_auth import exposed_writes_problem
+from learnstream.agents.ready import ReadyWorker, startup_phases
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.io.admin import ensure_topics
+from learnstream.streams.io.app import create_app, one_record_per_batch
+from learnstream.streams.io.broker_check import check_handshake
+from learnstream.streams.io.connection import KafkaConnection
+from learnstream.streams.io.embedded import EmbeddedBroker
+from learnstream.streams.io.preflight import check_broker, check_port_free
+from learnstream.streams.io.web_auth import exposed_writes_problem
 
 __all__ = [
     "broker_for",

@@ -1,6 +1,6 @@
 """Benchmark the adaptation strategies on simulated skills, beside MABWiser on the same arms.
 
-Each pull asks ``streams.a2e.strategies.rank`` (default parameters) for a ranking, takes
+Each pull asks ``learnstream.streams.a2e.strategies.rank`` (default parameters) for a ranking, takes
 the first skill, draws its outcome and updates the stats. Rewards come from one stream of
 uniforms (Bernoulli) or normals (scores) per seed, shared by every strategy and by the
 MABWiser anchor, so the runs face the same luck; with ``--rewards arm`` from one stream
@@ -41,11 +41,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from streams.a2e.memory import bounds_for
-from streams.a2e.payloads import AdaptQuery
-from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
-from streams.a2e.stats_view import adapt_seed
-from streams.a2e.strategies import Arm, rank
+from learnstream.streams.a2e.memory import bounds_for
+from learnstream.streams.a2e.payloads import AdaptQuery
+from learnstream.streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
+from learnstream.streams.a2e.stats_view import adapt_seed
+from learnstream.streams.a2e.strategies import Arm, rank
 
 __all__ = ["SUITES", "Suite", "main"]
 

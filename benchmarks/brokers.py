@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams.io.embedded import EmbeddedBroker
+from learnstream.streams.io.embedded import EmbeddedBroker
 
 __all__ = ["BenchBroker", "choose_kind", "open_broker"]
 

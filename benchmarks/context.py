@@ -13,8 +13,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from benchmarks.brokers import BenchBroker
 from benchmarks.workers import RunPlace
-from streams.config.settings import TopicSettings
-from streams.io.admin import ensure_topics
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.admin import ensure_topics
 
 __all__ = ["Bench"]
 

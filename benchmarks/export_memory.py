@@ -29,9 +29,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from benchmarks.load import _producer
 from benchmarks.workers import rss_mb
-from streams.encoding.codecs import codec_for
-from streams.samples.ids import sample_id
-from streams.samples.sample import LearningSample
+from learnstream.streams.encoding.codecs import codec_for
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["main"]
 
@@ -95,7 +95,7 @@ async def _publish(bootstrap: str, topic: str, count: int, embedded: bool) -> No
 
 def _child(args: list[str]) -> None:
     """Run the CLI in this process, then print its peak and final RSS as JSON."""
-    from agents.cli import main as cli
+    from learnstream.agents.cli import main as cli
 
     started = time.monotonic()
     cli.main(args, prog_name="learnstream", standalone_mode=False)
@@ -149,7 +149,7 @@ def main() -> None:
     with ExitStack() as stack:
         url = os.environ.get("LEARNSTREAM_BROKER_URL")
         if url is None:
-            from streams.io.embedded import EmbeddedBroker
+            from learnstream.streams.io.embedded import EmbeddedBroker
 
             url = stack.enter_context(EmbeddedBroker()).url
         prefix = f"bench{uuid.uuid4().hex[:8]}."

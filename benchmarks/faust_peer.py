@@ -3,9 +3,9 @@
 It runs :class:`benchmarks.peer.Peer` (the same decoding, join in plain dicts, builders,
 privacy and codec) per record of one Faust agent over the five input topics, and sends
 through Faust's producer the way the worker does (``app.producer.send``, acks=all, the
-worker's app settings from ``streams.io.app.create_app`` and its lean monitor from
-``agents.sensor``). Like the Faust floor it does not wait for each record's acks: Faust acks
-the record when the agent moves on and commits on its timer. It has no tables, changelogs,
+worker's app settings from ``learnstream.streams.io.app.create_app`` and its lean monitor from
+``learnstream.agents.sensor``). Like the Faust floor it does not wait for each record's acks: Faust
+acks the record when the agent moves on and commits on its timer. It has no tables, changelogs,
 consent view, corrections watermark, metrics or pairs.
 
 So it is the most a worker built of Faust agents, one step per record, can reach for the
@@ -29,10 +29,10 @@ import faust
 from faust.types import StreamT
 from prometheus_client import CollectorRegistry
 
-from agents.sensor import install as install_lean_monitor
 from benchmarks.peer import INPUT_FIELDS, Peer
-from streams.config.settings import Settings
-from streams.io.app import create_app
+from learnstream.agents.sensor import install as install_lean_monitor
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.app import create_app
 
 __all__ = ["FaustSends", "Record", "build_app", "main", "step"]
 

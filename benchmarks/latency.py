@@ -26,7 +26,7 @@ from benchmarks.load import bench_workload, publish_fast, publish_paced, split_p
 from benchmarks.machine import load_average
 from benchmarks.readback import latency_ms, read_out, wait_for_records
 from benchmarks.workers import Fleet, settled_cpu, wait_metric
-from streams.config.settings import TopicSettings
+from learnstream.streams.config.settings import TopicSettings
 
 __all__ = ["latency_run"]
 

@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaProducer
 
-from streams.config.settings import TopicSettings
-from streams.sim.workload import Record, Workload, build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.sim.workload import Record, Workload, build_workload
 
 __all__ = [
     "Progress",

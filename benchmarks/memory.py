@@ -51,9 +51,9 @@ from benchmarks.preload import (
     varied_records,
 )
 from benchmarks.workers import Fleet, RunPlace, rss_mb, wait_metric
-from streams.config.settings import TopicSettings
-from streams.sim.simulate import Simulator
-from streams.sim.workload import Record
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.sim.workload import Record
 
 __all__ = [
     "PRELOADS", "ROCKSDB_INSTALL", "memory_run", "plan_records", "preload_run", "store_available",

@@ -25,20 +25,22 @@ from typing import Any, TypeVar
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
 from benchmarks.load import bench_workload, split_plans
-from streams.config.settings import DEFAULT_PHONE_REGIONS
-from streams.encoding.codecs import codec_for
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import Outcome, on_decision, on_delta, on_stage
-from streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.gates import MAY_HOLD_PII as _MAY_HOLD_PII  # the worker's pre-filter
-from streams.privacy.idkeys import is_wellformed_id
-from streams.privacy.optout import strip_opted_out
-from streams.privacy.pii import Anonymizer, build_anonymizer
-from streams.privacy.pipeline import PAYLOAD_SECTIONS
-from streams.privacy.secrets import find_secrets, may_hold_secret
-from streams.samples.outbox import learning_event
-from streams.sim.workload import Record
+from learnstream.streams.config.settings import DEFAULT_PHONE_REGIONS
+from learnstream.streams.encoding.codecs import codec_for
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.gates import (
+    MAY_HOLD_PII as _MAY_HOLD_PII,  # the worker's pre-filter
+)
+from learnstream.streams.privacy.idkeys import is_wellformed_id
+from learnstream.streams.privacy.optout import strip_opted_out
+from learnstream.streams.privacy.pii import Anonymizer, build_anonymizer
+from learnstream.streams.privacy.pipeline import PAYLOAD_SECTIONS
+from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
+from learnstream.streams.samples.outbox import learning_event
+from learnstream.streams.sim.workload import Record
 
 __all__ = ["main", "measure"]
 

@@ -24,8 +24,8 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from benchmarks.brokers import choose_kind, open_broker
-from streams.config.settings import TopicSettings
-from streams.sim.workload import build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, publish_paced
 
 INPUTS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")

@@ -1,13 +1,14 @@
 """The DIY peer: learnstream's pipeline hand-rolled on aiokafka, what a user would write instead.
 
-It consumes the same five input topics, decodes with :mod:`streams.mplp.decode`, joins
+It consumes the same five input topics, decodes with :mod:`learnstream.streams.mplp.decode`, joins
 decisions, corrections and outcomes with plan snapshots in plain dicts under the same
 grace rule (DESIGN §5: a parked event waits for its plan, completed in event-time order,
 dead-lettered as ``plan_state_missing`` after ``join.grace``), decides with the same pure
-deciders and builders (:mod:`streams.join.rules`, :mod:`streams.samples.builders`), anonymizes and
-encodes with :func:`streams.samples.outbox.prepare`, produces each sample and its
-``learning_events`` copy with acks=all, and commits a batch's offsets only after every send
-of the batch was acknowledged.
+deciders and builders (:mod:`learnstream.streams.join.rules`,
+:mod:`learnstream.streams.samples.builders`), anonymizes and encodes with
+:func:`learnstream.streams.samples.outbox.prepare`, produces each sample and its
+``learning_events`` copy with acks=all, and commits a batch's offsets only after every send of the
+batch was acknowledged.
 
 What it leaves out is what learnstream's Faust tables and agents pay for: no plan_state or
 pending changelog (a restart forgets every plan and parked event), no consent topic (only
@@ -31,32 +32,33 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from streams.config.settings import Settings
-from streams.dlq.errors import InvalidEvent, describe_failure
-from streams.dlq.record import DlqRecord, dlq_headers
-from streams.encoding.codecs import codec_for
-from streams.join import rules as join
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.mplp.decode import (
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.dlq.errors import InvalidEvent, describe_failure
+from learnstream.streams.dlq.record import DlqRecord, dlq_headers
+from learnstream.streams.encoding.codecs import codec_for
+from learnstream.streams.join import rules as join
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.mplp.decode import (
     RecordOrigin,
     decode_decision,
     decode_delta,
     decode_plan,
     decode_stage,
 )
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.privacy.config import privacy_config
-from streams.privacy.pii import build_anonymizer
-from streams.samples.ids import canonical_id
-from streams.samples.outbox import prepare
-from streams.samples.sample import LearningSample
+from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.privacy.config import privacy_config
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.outbox import prepare
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["Join", "Parked", "Peer", "complete", "main"]
 
 log = logging.getLogger("learnstream.peer")
 
 Event = DecisionEvent | DeltaIntentEvent | StageEvent
-#: Input topic fields (streams.config.settings.TopicSettings), the same five the worker reads.
+#: Input topic fields (learnstream.streams.config.settings.TopicSettings), the same five the worker
+#: reads.
 INPUT_FIELDS = ("plans", "plan_approved", "plan_rejected", "delta_intents", "pipeline_stage")
 
 

@@ -40,13 +40,13 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
-from streams.config.settings import TopicSettings
-from streams.join.plan_state import merge_snapshot
-from streams.join.rules import plan_key
-from streams.mplp.decode import decode_plan
-from streams.mplp.fields import InputNotes
-from streams.offsets.partitioner import partition_for
-from streams.sim.workload import Record
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.join.plan_state import merge_snapshot
+from learnstream.streams.join.rules import plan_key
+from learnstream.streams.mplp.decode import decode_plan
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.offsets.partitioner import partition_for
+from learnstream.streams.sim.workload import Record
 
 __all__ = [
     "TEMPLATES",

@@ -12,10 +12,10 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from agents.faust_compat import refresh_metadata
 from benchmarks.load import Progress
-from streams.encoding.codecs import decode_any
-from streams.io.reader import read_topic
+from learnstream.agents.faust_compat import refresh_metadata
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.reader import read_topic
 
 __all__ = [
     "OutRecord",

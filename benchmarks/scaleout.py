@@ -19,7 +19,7 @@ from benchmarks.load import bench_workload, publish_fast
 from benchmarks.machine import load_average
 from benchmarks.readback import read_out, wait_for_records, window
 from benchmarks.workers import Fleet, cpu_seconds
-from streams.sim.workload import verify
+from learnstream.streams.sim.workload import verify
 
 __all__ = ["scaleout_run"]
 

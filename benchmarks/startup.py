@@ -28,9 +28,9 @@ from typing import Any
 
 from benchmarks.brokers import BenchBroker, choose_kind, open_broker
 from benchmarks.machine import load_average
-from streams.config.settings import TopicSettings
-from streams.io.topics import INPUTS
-from streams.io.worker_process import WorkerProcess
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.io.worker_process import WorkerProcess
 
 __all__ = ["main", "measure"]
 

@@ -29,9 +29,9 @@ from benchmarks.readback import (
     window,
 )
 from benchmarks.workers import Fleet, RunPlace, cpu_seconds, profiled, settled_cpu
-from streams.config.settings import TopicSettings
-from streams.io.topics import INPUTS
-from streams.sim.workload import Workload, verify
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.sim.workload import Workload, verify
 
 __all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run"]
 

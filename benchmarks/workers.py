@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.brokers import BenchBroker
-from streams.io.worker_process import WorkerProcess
+from learnstream.streams.io.worker_process import WorkerProcess
 
 __all__ = [
     "Fleet", "RunPlace", "cpu_seconds", "metric_sum", "profiled", "rss_mb", "settled_cpu",

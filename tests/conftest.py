@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from streams.io.embedded import EmbeddedBroker
-from streams.io.worker_process import WorkerProcess
+from learnstream.streams.io.embedded import EmbeddedBroker
+from learnstream.streams.io.worker_process import WorkerProcess
 
 
 @dataclass(frozen=True)

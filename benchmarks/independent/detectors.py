@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.recall.run import Configuration, worker_anonymizer
-from streams.privacy.config import DEFAULT_ENTITIES, NER_ENTITIES
+from learnstream.streams.privacy.config import DEFAULT_ENTITIES, NER_ENTITIES
 
 __all__ = ["DETECTORS", "Anonymize", "build"]
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from benchmarks.recall.corpus import Corpus
 from benchmarks.recall.score import score
-from streams.config.settings import Settings
-from streams.privacy.config import privacy_config
-from streams.privacy.pii import build_anonymizer
-from streams.privacy.pipeline import apply_privacy
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.privacy.config import privacy_config
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
 
 __all__ = ["FIELDS", "Configuration", "configurations", "measure", "setting", "worker_anonymizer"]
 

@@ -10,7 +10,8 @@ from faker import Faker
 
 __all__ = ["LOCALES", "Source", "Value", "plain"]
 
-#: The locales of the five default phone regions (streams.config.settings.DEFAULT_PHONE_REGIONS).
+#: The locales of the five default phone regions
+#: (learnstream.streams.config.settings.DEFAULT_PHONE_REGIONS).
 LOCALES: tuple[str, ...] = ("en_US", "en_GB", "de_DE", "fr_FR", "en_IN")
 
 

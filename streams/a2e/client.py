@@ -14,8 +14,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from streams.a2e.correlate import LearnTimeout
-from streams.a2e.messages import (
+from learnstream.streams.a2e.correlate import LearnTimeout
+from learnstream.streams.a2e.messages import (
     RESPONSE_OF,
     AdaptQuery,
     AdaptResult,
@@ -29,8 +29,8 @@ from streams.a2e.messages import (
     LearnStatsRequest,
     StatsResult,
 )
-from streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
-from streams.a2e.wire import describe
+from learnstream.streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
+from learnstream.streams.a2e.wire import describe
 
 __all__ = ["LearnAPI", "LearnFailed", "LearnProtocolError", "LearnTimeout", "Transport"]
 

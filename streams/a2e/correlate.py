@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from streams.a2e.messages import LearnRequest, LearnResponse
+from learnstream.streams.a2e.messages import LearnRequest, LearnResponse
 
 __all__ = ["Correlator", "LearnTimeout"]
 

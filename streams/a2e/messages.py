@@ -1,6 +1,6 @@
 """The eight learn/* messages: one envelope (type, correlation_id, payload), responses ok/error.
 
-The payload models live in :mod:`streams.a2e.payloads` and are re-exported here.
+The payload models live in :mod:`learnstream.streams.a2e.payloads` and are re-exported here.
 
 A request's ``correlation_id`` is the request id; its response carries the same one, so a
 waiting caller finds its answer among everyone's on the shared responses topic.
@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
-from streams.a2e.payloads import (
+from learnstream.streams.a2e.payloads import (
     ERROR_CODES,
     AdaptQuery,
     AdaptResult,
@@ -25,7 +25,7 @@ from streams.a2e.payloads import (
     StatsQuery,
     StatsResult,
 )
-from streams.mplp.fields import RuntimeId
+from learnstream.streams.mplp.fields import RuntimeId
 
 __all__ = [
     "ERROR_CODES",

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.config import JsonDict
 
-from streams.mplp.fields import RuntimeId
+from learnstream.streams.mplp.fields import RuntimeId
 
 if TYPE_CHECKING:
-    from streams.samples.pairs import PreferencePair
-    from streams.samples.sample import LearningSample
+    from learnstream.streams.samples.pairs import PreferencePair
+    from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "DIMENSIONS",
@@ -109,13 +109,14 @@ class Feedback(BaseModel):
         *,
         written: LearningSample | None = None,
     ) -> PreferencePair | None:
-        """Return the DPO pair this feedback yields, or None (see :mod:`streams.a2e.samples`).
+        """Return the DPO pair this feedback yields, or None (see
+        :mod:`learnstream.streams.a2e.samples`).
 
         The pair is made of this feedback's dialog_response sample: ``written``, the sample
         as it was written (after privacy), so the pair holds nothing the written sample does
         not; without it, the sample built here for ``project_id`` (default: the feedback's).
         """
-        from streams.a2e.samples import build_dialog_response, dialog_pair
+        from learnstream.streams.a2e.samples import build_dialog_response, dialog_pair
 
         if written is None:
             written = build_dialog_response(self, now, project_id=project_id or self.project_id)
@@ -127,7 +128,7 @@ class Feedback(BaseModel):
         Its prompt, response and correlation id are those of this feedback's dialog_response
         sample: ``written``, as for :meth:`to_preference_pair`, else the sample built here.
         """
-        from streams.a2e.samples import build_dialog_response, reward_of
+        from learnstream.streams.a2e.samples import build_dialog_response, reward_of
 
         if written is None:
             written = build_dialog_response(self, _UNUSED_TIME)

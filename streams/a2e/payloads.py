@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streams.a2e.models import Experience, Feedback, Name, SkillPerformanceRecord, Strategy
+from learnstream.streams.a2e.models import (
+    Experience,
+    Feedback,
+    Name,
+    SkillPerformanceRecord,
+    Strategy,
+)
 
 __all__ = [
     "ERROR_CODES",

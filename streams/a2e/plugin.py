@@ -3,8 +3,8 @@
 A host plugs in its own storage or strategy by subclassing :class:`LearnPlugin` (record
 feedback, store experiences, adapt, get stats); :meth:`LearnPlugin.answer` turns a learn/*
 request into its response through those hooks, and :meth:`LearnPlugin.request` makes any
-plugin a transport of :class:`~streams.a2e.client.LearnAPI` (or of
-:class:`~streams.a2e.sync_client.SyncLearnAPI`), with no broker. :class:`MemoryLearn` is
+plugin a transport of :class:`~learnstream.streams.a2e.client.LearnAPI` (or of
+:class:`~learnstream.streams.a2e.sync_client.SyncLearnAPI`), with no broker. :class:`MemoryLearn` is
 learnstream's own: rolling per-skill stats (streams/a2e/stats.py) and the built-in
 strategies, as of an injected clock; the Kafka worker keeps the same stats in a table.
 """
@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from streams.a2e.messages import (
+from learnstream.streams.a2e.messages import (
     RESPONSE_OF,
     AdaptResult,
     ExperienceResult,
@@ -28,11 +28,11 @@ from streams.a2e.messages import (
     LearnResponse,
     StatsResult,
 )
-from streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
-from streams.a2e.payloads import AdaptQuery
-from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
-from streams.a2e.stats_view import adapt_seed, rank_skills
-from streams.a2e.strategies import StrategyError
+from learnstream.streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
+from learnstream.streams.a2e.payloads import AdaptQuery
+from learnstream.streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
+from learnstream.streams.a2e.stats_view import adapt_seed, rank_skills
+from learnstream.streams.a2e.strategies import StrategyError
 
 __all__ = ["LearnPlugin", "MemoryLearn"]
 

@@ -19,7 +19,7 @@ import random
 from collections.abc import Sequence
 from typing import Literal
 
-from streams.a2e.models import Experience
+from learnstream.streams.a2e.models import Experience
 
 __all__ = ["REPLAY_STRATEGIES", "ReplayStrategy", "priority", "sample"]
 

@@ -1,6 +1,6 @@
 """Feedback as a ``dialog_response`` LearningSample, and the DPO pair such a sample yields.
 
-Pure, like :mod:`streams.samples.builders`: the caller passes ``now``. Mapping:
+Pure, like :mod:`learnstream.streams.samples.builders`: the caller passes ``now``. Mapping:
 
 - ``source`` HUMAN -> ``feedback.source`` ``user``; ENV and SELF -> ``system``.
 - ``polarity`` -> ``feedback.type``: POSITIVE approval, NEGATIVE rejection, CORRECTIVE
@@ -9,7 +9,8 @@ Pure, like :mod:`streams.samples.builders`: the caller passes ``now``. Mapping:
   ``good`` when score >= 1/3, ``poor`` when score <= -1/3, else ``acceptable``.
 - ``meta.human_feedback_label``: HUMAN POSITIVE approved, HUMAN NEGATIVE/CORRECTIVE rejected,
   anything else not_reviewed (ENV and SELF are no human review).
-- ``meta.source_event_ids``: the correlation id's UUID (:func:`streams.samples.ids.canonical_id`);
+- ``meta.source_event_ids``: the correlation id's UUID
+(:func:`learnstream.streams.samples.ids.canonical_id`);
   ``meta.id_refs`` keeps the id as sent when it is not a UUID.
 - ``annotator_id`` stays out of the sample: it names a person and teaches a model nothing.
 
@@ -30,12 +31,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from streams.a2e.models import Feedback, RewardSample
-from streams.samples.ids import sample_id
-from streams.samples.pairs import PreferencePair, pair_id
-from streams.samples.parts import PRODUCER, IdRefs, iso, present
-from streams.samples.sample import Feedback as SampleFeedback
-from streams.samples.sample import LearningSample, SampleMeta
+from learnstream.streams.a2e.models import Feedback, RewardSample
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.pairs import PreferencePair, pair_id
+from learnstream.streams.samples.parts import PRODUCER, IdRefs, iso, present
+from learnstream.streams.samples.sample import Feedback as SampleFeedback
+from learnstream.streams.samples.sample import LearningSample, SampleMeta
 
 __all__ = ["FAMILY", "build_dialog_response", "dialog_pair", "quality_label", "reward_of"]
 

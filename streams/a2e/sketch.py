@@ -21,7 +21,7 @@ from ddsketch.ddsketch import BaseDDSketch
 from ddsketch.store import DenseStore
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from streams.dlq.errors import field_path
+from learnstream.streams.dlq.errors import field_path
 
 __all__ = ["BIN_LIMIT", "RELATIVE_ACCURACY", "DurationSketch", "SketchState"]
 

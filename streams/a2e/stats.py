@@ -17,9 +17,9 @@ of squares also accumulate with exponential decay by event time, in two memories
 weighs ``2 ** -((T - t) / half_life)`` at a later time ``T``, whatever order updates arrive
 in, so decayed stats still merge by adding (after both are brought to the later ``as_of``).
 At ``r`` pulls a second a memory holds about ``r * half_life / ln 2`` pulls.
-:meth:`SkillStats.arm` gives a strategy's :class:`~streams.a2e.strategies.Arm` from the
+:meth:`SkillStats.arm` gives a strategy's :class:`~learnstream.streams.a2e.strategies.Arm` from the
 memory the change test picks for this skill (long unless its recent outcomes have shifted
-from its older ones: :func:`streams.a2e.memory.shift`, with the strategy's bounds), from
+from its older ones: :func:`learnstream.streams.a2e.memory.shift`, with the strategy's bounds), from
 the recent memory alone, or from the exact counts. Stats stored without a long memory load
 with it equal to their recent counters. The default half-life (:data:`DEFAULT_HALF_LIFE_S`)
 and why are in streams/a2e/memory.py. An update without a time adds at ``as_of`` (no
@@ -41,11 +41,11 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from streams.a2e.memory import LONG_MEMORY, Counts, shift
-from streams.a2e.models import SkillPerformanceRecord
-from streams.a2e.sketch import DurationSketch
-from streams.a2e.strategies import Arm
-from streams.a2e.wire import describe
+from learnstream.streams.a2e.memory import LONG_MEMORY, Counts, shift
+from learnstream.streams.a2e.models import SkillPerformanceRecord
+from learnstream.streams.a2e.sketch import DurationSketch
+from learnstream.streams.a2e.strategies import Arm
+from learnstream.streams.a2e.wire import describe
 
 __all__ = ["DEFAULT_HALF_LIFE_S", "SkillStats", "SourceRecord", "StatsState"]
 
@@ -196,8 +196,8 @@ class SkillStats:
 
         Rolling, the memory the change test picks for this skill (its recent one when it has
         shifted up or down past ``bounds``, a strategy's from
-        :func:`~streams.a2e.memory.bounds_for`; else its long one), or the recent one alone;
-        otherwise the exact counts."""
+        :func:`~learnstream.streams.a2e.memory.bounds_for`; else its long one), or the recent one
+        alone; otherwise the exact counts."""
         moved = None
         if not rolling:
             exact: list[float] = [self.calls_success + self.calls_failed, self.calls_success]

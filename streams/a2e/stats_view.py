@@ -23,11 +23,11 @@ from typing import Any
 
 import orjson
 
-from streams.a2e.memory import bounds_for
-from streams.a2e.models import SkillPerformanceRecord
-from streams.a2e.payloads import AdaptQuery
-from streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
-from streams.a2e.strategies import rank
+from learnstream.streams.a2e.memory import bounds_for
+from learnstream.streams.a2e.models import SkillPerformanceRecord
+from learnstream.streams.a2e.payloads import AdaptQuery
+from learnstream.streams.a2e.stats import DEFAULT_HALF_LIFE_S, SkillStats
+from learnstream.streams.a2e.strategies import rank
 
 __all__ = [
     "StatsView",

@@ -1,13 +1,13 @@
 """Rank skills for adaptation: UCB1, epsilon-greedy, softmax, Thompson sampling, or a plug-in.
 
 An arm is an :class:`Arm`: ``n_i`` pulls (a float, so decayed counts from
-:mod:`streams.a2e.stats` fit), a reward total ``s_i`` of rewards in [0, 1], mean
+:mod:`learnstream.streams.a2e.stats` fit), a reward total ``s_i`` of rewards in [0, 1], mean
 ``x_i = s_i / n_i`` and ``N = sum(n_i)``, ``K`` arms, and, for an arm of rolling stats, its
 recent pulls ``r_i``. A :class:`SkillPerformanceRecord` is the arm ``n_i = calls_total``,
 ``s_i = calls_success`` (binary rewards, no ``r_i``) unless ``rank`` is given an ``arms``
 mapping with a view of that name. The worker's views come from
-:meth:`streams.a2e.stats.SkillStats.arm`: each skill's long memory (some 66,500 pulls at a
-pull every 10 s and the default half-life), or its recent one (some 130) when its recent
+:meth:`learnstream.streams.a2e.stats.SkillStats.arm`: each skill's long memory (some 66,500 pulls
+at a pull every 10 s and the default half-life), or its recent one (some 130) when its recent
 outcomes disagree with its older ones (streams/a2e/memory.py). Arms never pulled
 (``n_i = 0``) rank first, in a seeded random order, so each is tried once before any
 estimate is trusted. ``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean.
@@ -128,8 +128,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TypeVar
 
-from streams.a2e.memory import Shift
-from streams.a2e.models import SkillPerformanceRecord
+from learnstream.streams.a2e.memory import Shift
+from learnstream.streams.a2e.models import SkillPerformanceRecord
 
 __all__ = [
     "DEFAULTS",

@@ -1,9 +1,10 @@
 """``SyncLearnAPI``: the learn client for plain scripts, as seed 003's examples call it.
 
-It runs :class:`~streams.a2e.client.LearnAPI` on its own event loop in a background thread,
-so a script without asyncio calls ``learn.feedback(...)`` and gets the answer back. The
+It runs :class:`~learnstream.streams.a2e.client.LearnAPI` on its own event loop in a background
+thread, so a script without asyncio calls ``learn.feedback(...)`` and gets the answer back. The
 transport is opened on that loop when the client is made and closed by :meth:`close` (or
-the ``with`` block); ``streams.io.a2e_transport.learn_over_http``/``learn_over_kafka`` build one.
+the ``with`` block); ``learnstream.streams.io.a2e_transport.learn_over_http``/``learn_over_kafka``
+build one.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import Any, TypeVar
 
-from streams.a2e.client import LearnAPI, Transport
-from streams.a2e.messages import FeedbackResult
-from streams.a2e.models import Experience, SkillPerformanceRecord
+from learnstream.streams.a2e.client import LearnAPI, Transport
+from learnstream.streams.a2e.messages import FeedbackResult
+from learnstream.streams.a2e.models import Experience, SkillPerformanceRecord
 
 __all__ = ["SyncLearnAPI"]
 

@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from streams.a2e.messages import REQUEST_TYPES, LearnRequest, LearnResponse
-from streams.dlq.errors import InvalidEvent, field_path
+from learnstream.streams.a2e.messages import REQUEST_TYPES, LearnRequest, LearnResponse
+from learnstream.streams.dlq.errors import InvalidEvent, field_path
 
 __all__ = ["describe", "encode", "parse_request", "parse_response"]
 

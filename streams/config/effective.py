@@ -6,7 +6,7 @@ import json
 import shlex
 from typing import Any
 
-from streams.config.settings import Settings
+from learnstream.streams.config.settings import Settings
 
 __all__ = ["effective", "env_lines"]
 

@@ -27,8 +27,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from streams.samples.collection import POINTS
-from streams.samples.sample import FAMILIES
+from learnstream.streams.samples.collection import POINTS
+from learnstream.streams.samples.sample import FAMILIES
 
 __all__ = [
     "A2ESettings",
@@ -62,8 +62,8 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 #: How a value that must not be shown is shown (pydantic's own for a SecretStr).
 _MASKED = "**********"
 #: PII found by default by offline pattern recognizers (PRIVACY.md); NER adds PERSON and
-#: LOCATION (``privacy.ner``, on by default), streams.privacy offers URL besides. The national
-#: ids are those of the default phone regions: US, GB, DE, FR, IN.
+#: LOCATION (``privacy.ner``, on by default), learnstream.streams.privacy offers URL besides. The
+#: national ids are those of the default phone regions: US, GB, DE, FR, IN.
 DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
     "PHONE_NUMBER",

@@ -37,7 +37,7 @@ def env_name(loc: tuple[int | str, ...]) -> str:
 
 
 def _section_fields(loc: tuple[int | str, ...]) -> list[str]:
-    from streams.config.settings import Settings
+    from learnstream.streams.config.settings import Settings
 
     model: Any = Settings
     for part in loc[:-1]:
@@ -68,7 +68,7 @@ def _one(error: Any) -> str:
 
 def _json_problem(exc: SettingsError) -> str:
     """Name the variable pydantic-settings could not parse as JSON (lists, tables)."""
-    from streams.config.settings import Settings
+    from learnstream.streams.config.settings import Settings
 
     match = re.search(r'field "(\w+)"', str(exc))
     field = match[1] if match else ""

@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 
-from streams.offsets.rounds import Rounds
+from learnstream.streams.offsets.rounds import Rounds
 
 __all__ = ["EndOffsets", "Fence", "Offsets"]
 

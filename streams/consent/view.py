@@ -30,9 +30,9 @@ batch, where a position past it still means that whole batch (fetched as one) ha
 
 from __future__ import annotations
 
-from streams.dlq.errors import InvalidEvent
-from streams.mplp.decode import decode_consent
-from streams.samples.ids import canonical_id
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.mplp.decode import decode_consent
+from learnstream.streams.samples.ids import canonical_id
 
 __all__ = ["ConsentView", "parse_consent"]
 

@@ -17,7 +17,7 @@ import fastavro
 import orjson
 from fastavro.schema import fingerprint, to_parsing_canonical_form
 
-from streams.encoding.resources import schema_root
+from learnstream.streams.encoding.resources import schema_root
 
 __all__ = [
     "JSON_MARK",

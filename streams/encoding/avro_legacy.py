@@ -14,7 +14,7 @@ from typing import Any
 
 from fastavro import schemaless_reader
 
-from streams.encoding.avro import Schema, load_schemas
+from learnstream.streams.encoding.avro import Schema, load_schemas
 
 __all__ = ["LEGACY_READER", "LegacyReader", "unwrap"]
 

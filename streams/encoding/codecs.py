@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 import orjson
 from fastavro import schemaless_reader, schemaless_writer
 
-from streams.encoding.avro import (
+from learnstream.streams.encoding.avro import (
     MAGIC,
     SCHEMA_DIR,
     LayoutError,
@@ -27,7 +27,7 @@ from streams.encoding.avro import (
     schema_fingerprint,
     to_record,
 )
-from streams.encoding.avro_legacy import LegacyReader
+from learnstream.streams.encoding.avro_legacy import LegacyReader
 
 __all__ = [
     "SCHEMA_DIR",

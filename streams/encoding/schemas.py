@@ -1,8 +1,8 @@
 """JSON Schemas (Draft-07) of every record we read or write, generated from the models.
 
-``python -m streams.encoding.schemas [--check] [DIR]`` writes them (default ``schemas/json/``) or
-reports drift. The MPLP schemas in ``schemas/json/mplp/`` are hand-written from the seed;
-:func:`validate_sample` checks a wire-form sample against ours and MPLP's, offline.
+``python -m learnstream.streams.encoding.schemas [--check] [DIR]`` writes them (default
+``schemas/json/``) or reports drift. The MPLP schemas in ``schemas/json/mplp/`` are hand-written
+from the seed; :func:`validate_sample` checks a wire-form sample against ours and MPLP's, offline.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from streams.a2e import messages as a2e_messages
-from streams.a2e import models as a2e_models
-from streams.encoding.resources import schema_root
-from streams.mplp import fields, models
-from streams.samples.sample import LearningSample
+from learnstream.streams.a2e import messages as a2e_messages
+from learnstream.streams.a2e import models as a2e_models
+from learnstream.streams.encoding.resources import schema_root
+from learnstream.streams.mplp import fields, models
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "OFFICIAL_MPLP_DIR",
@@ -205,7 +205,7 @@ def validate_sample(sample: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Write the generated schemas, or with ``--check`` list the stale ones and return 1."""
     parser = argparse.ArgumentParser(
-        prog="python -m streams.encoding.schemas", description=main.__doc__
+        prog="python -m learnstream.streams.encoding.schemas", description=main.__doc__
     )
     parser.add_argument("--check", action="store_true", help="only report files that differ")
     parser.add_argument("directory", nargs="?", type=Path, default=SCHEMA_DIR)
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name in (drift := stale(args.directory)):
         print(
-            f"stale: {args.directory / name} (run python -m streams.encoding.schemas)",
+            f"stale: {args.directory / name} (run python -m learnstream.streams.encoding.schemas)",
             file=sys.stderr,
         )
     return 1 if drift else 0

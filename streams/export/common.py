@@ -56,9 +56,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from streams.export.token_usage import token_usage
-from streams.samples.parts import iso, present
-from streams.samples.sample import LearningSample
+from learnstream.streams.export.token_usage import token_usage
+from learnstream.streams.samples.parts import iso, present
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["DECISIONS", "SUCCESS", "common_record"]
 

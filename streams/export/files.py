@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import orjson
 
-from streams.export.rows import ExportError
+from learnstream.streams.export.rows import ExportError
 
 __all__ = ["DATASET_VERSION", "ROW_GROUP", "write_export"]
 

@@ -11,7 +11,7 @@ conversational form (user / assistant ``messages``):
 - ``reward``: ``{"chosen", "rejected"}`` (+ ``"margin"``), TRL's implicit-prompt preference
   form: each side is the prompt followed by that completion.
 - ``mplp``: the samples themselves (``LearningSample.to_dict()``), every quality by default.
-- ``mplp-common``: MPLP's common learning sample (:mod:`streams.export.common`), every
+- ``mplp-common``: MPLP's common learning sample (:mod:`learnstream.streams.export.common`), every
   quality by default; a sample without a project has no row.
 - ``training-dataset``: the seed's ``TrainingDataset`` rows ``{prompt, completion,
   metadata{sample_id, quality}}``, good samples only by default (streams/export/files.py
@@ -25,11 +25,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams.export.common import common_record
-from streams.export.formatters import Formatter, default_formatter, messages
-from streams.samples.ids import canonical_id
-from streams.samples.pairs import PreferencePair
-from streams.samples.sample import QUALITIES, LearningSample
+from learnstream.streams.export.common import common_record
+from learnstream.streams.export.formatters import Formatter, default_formatter, messages
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.pairs import PreferencePair
+from learnstream.streams.samples.sample import QUALITIES, LearningSample
 
 __all__ = [
     "DEFAULT_QUALITIES",
@@ -61,8 +61,9 @@ class ExportError(ValueError):
 class SampleFilter:
     """Keep samples (or pairs) of these families, qualities and project; empty = any.
 
-    ``project`` is compared as the worker writes it (:func:`streams.samples.ids.canonical_id`): the
-    runtime's own id (``proj-acme``) and the UUID in ``meta.project_id`` are one project.
+    ``project`` is compared as the worker writes it
+    (:func:`learnstream.streams.samples.ids.canonical_id`): the runtime's own id (``proj-acme``)
+    and the UUID in ``meta.project_id`` are one project.
     """
 
     families: frozenset[str] = frozenset()

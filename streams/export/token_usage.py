@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from streams.samples.parts import present
+from learnstream.streams.samples.parts import present
 
 __all__ = ["token_usage"]
 

@@ -1,4 +1,4 @@
-"""Transports for :class:`streams.a2e.client.LearnAPI`: Kafka and HTTP.
+"""Transports for :class:`learnstream.streams.a2e.client.LearnAPI`: Kafka and HTTP.
 
 - :class:`KafkaTransport` produces each request to ``a2e.learn.requests`` (keyed by its
   correlation id) and reads every partition of ``a2e.learn.responses`` from its end, without
@@ -21,13 +21,13 @@ import aiohttp
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from streams.a2e.correlate import Correlator, LearnTimeout
-from streams.a2e.messages import LearnRequest, LearnResponse
-from streams.a2e.sync_client import SyncLearnAPI
-from streams.a2e.wire import encode, parse_response
-from streams.dlq.errors import InvalidEvent
-from streams.io.connection import Broker, connection_of
-from streams.io.reader import consumer_at_end
+from learnstream.streams.a2e.correlate import Correlator, LearnTimeout
+from learnstream.streams.a2e.messages import LearnRequest, LearnResponse
+from learnstream.streams.a2e.sync_client import SyncLearnAPI
+from learnstream.streams.a2e.wire import encode, parse_response
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.streams.io.reader import consumer_at_end
 
 __all__ = [
     "PATHS",

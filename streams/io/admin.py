@@ -1,11 +1,11 @@
 """Create learnstream's topics with explicit partitions, replication and configs (DESIGN §3).
 
-Replication is decided against the cluster it runs on (:func:`streams.io.topics.replicated`):
-by default three replicas, or one per broker on a smaller cluster, and ``min.insync.replicas``
-one less, so that with the producers' ``acks=all`` no acknowledged write is lost when one
-broker fails. An existing topic is never altered (AlterConfigs would reset every other config
-an operator set on it, and a replica reassignment is the operator's to plan): what differs is
-reported, replication first.
+Replication is decided against the cluster it runs on
+(:func:`learnstream.streams.io.topics.replicated`): by default three replicas, or one per broker on
+a smaller cluster, and ``min.insync.replicas`` one less, so that with the producers' ``acks=all``
+no acknowledged write is lost when one broker fails. An existing topic is never altered
+(AlterConfigs would reset every other config an operator set on it, and a replica reassignment is
+the operator's to plan): what differs is reported, replication first.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
-from streams.config.settings import TopicSettings
-from streams.io.connection import Broker, bootstrap_of, connection_of
-from streams.io.topics import check_brokers, replicated, topic_specs
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.connection import Broker, bootstrap_of, connection_of
+from learnstream.streams.io.topics import check_brokers, replicated, topic_specs
 
 __all__ = ["bootstrap_of", "create_topics", "described_topics", "ensure_topics"]
 

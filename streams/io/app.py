@@ -6,10 +6,10 @@ from pathlib import Path
 
 import faust
 
-from streams.config.settings import Settings
-from streams.io.connection import KafkaConnection
-from streams.io.topics import MAX_MESSAGE_BYTES
-from streams.io.web_auth import web_application_options
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.connection import KafkaConnection
+from learnstream.streams.io.topics import MAX_MESSAGE_BYTES
+from learnstream.streams.io.web_auth import web_application_options
 
 __all__ = ["create_app", "one_record_per_batch"]
 

@@ -14,8 +14,8 @@ import aiokafka.errors as kafka_errors
 from aiokafka.conn import create_conn
 from aiokafka.protocol.metadata import MetadataRequest
 
-from streams.config.usererrors import UserError
-from streams.io.connection import KafkaConnection
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.io.connection import KafkaConnection
 
 __all__ = ["check_handshake", "handshake_problem"]
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from aiokafka.helpers import create_ssl_context
 from pydantic import SecretStr
 
-from streams.config.settings import BrokerSettings, SaslMechanism, SecurityProtocol
-from streams.config.usererrors import UserError
+from learnstream.streams.config.settings import BrokerSettings, SaslMechanism, SecurityProtocol
+from learnstream.streams.config.usererrors import UserError
 
 if TYPE_CHECKING:
     import faust

@@ -1,6 +1,6 @@
 """Trainers' consumer API: LearningSamples (or preference pairs) from a time range or live.
 
-    from streams.io.consumer import iter_samples
+    from learnstream.streams.io.consumer import iter_samples
     since = datetime(2026, 11, 1, tzinfo=UTC)
     for sample in iter_samples(since, families=["intent_resolution"], qualities=["good"]):
         print(sample.input, sample.output)
@@ -29,13 +29,13 @@ from typing import Any, TypeAlias, TypeVar
 
 from aiokafka import ConsumerRecord
 
-from streams.encoding.codecs import decode_any
-from streams.export.files import write_export
-from streams.export.rows import PAIR_FORMATS, Dedup, RowMaker, SampleFilter
-from streams.io.connection import Broker, KafkaConnection, connection_of
-from streams.io.reader import RangeProgress, read_range, tail
-from streams.samples.pairs import PreferencePair
-from streams.samples.sample import LearningSample
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.export.files import write_export
+from learnstream.streams.export.rows import PAIR_FORMATS, Dedup, RowMaker, SampleFilter
+from learnstream.streams.io.connection import Broker, KafkaConnection, connection_of
+from learnstream.streams.io.reader import RangeProgress, read_range, tail
+from learnstream.streams.samples.pairs import PreferencePair
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "ReadStats",
@@ -76,7 +76,7 @@ def resolve(
     """Return (connection, topic), the missing ones from the LEARNSTREAM_* settings."""
     if bootstrap and topic:
         return connection_of(bootstrap), topic
-    from streams.config.settings import Settings
+    from learnstream.streams.config.settings import Settings
 
     settings = Settings()
     topic = topic or settings.topics.name(field_name)

@@ -3,7 +3,7 @@
 Ctrl-C or SIGTERM ends the live view; the demo then stops the worker and the broker (in
 that order: neither sees the terminal's Ctrl-C, so nothing logs a lost connection), prints
 a summary and removes its temporary folder. If the demo itself is killed, the kernel kills
-the worker and the broker with it (``streams.io.embedded.die_with_parent``).
+the worker and the broker with it (``learnstream.streams.io.embedded.die_with_parent``).
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 
-from streams.config.settings import Settings
-from streams.config.usererrors import UserError
-from streams.encoding.codecs import decode_any
-from streams.io.admin import create_topics
-from streams.io.demo_runtime import simulate_runtime
-from streams.io.embedded import EmbeddedBroker, free_port
-from streams.io.preflight import check_port_free
-from streams.io.publisher import RuntimePublisher
-from streams.io.worker_process import WorkerProcess
-from streams.samples.sample import FAMILIES, QUALITIES
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.admin import create_topics
+from learnstream.streams.io.demo_runtime import simulate_runtime
+from learnstream.streams.io.embedded import EmbeddedBroker, free_port
+from learnstream.streams.io.preflight import check_port_free
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.worker_process import WorkerProcess
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES
 
 __all__ = ["DEFAULT_WEB_PORT", "DemoView", "choose_web_port", "run_demo"]
 

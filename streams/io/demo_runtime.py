@@ -14,8 +14,8 @@ import asyncio
 import random
 from datetime import UTC, datetime
 
-from streams.io.publisher import RuntimePublisher
-from streams.sim.simulate import BAD_RECORDS, Simulator
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
 
 __all__ = ["simulate_runtime"]
 

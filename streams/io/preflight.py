@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from streams.config.usererrors import UserError
+from learnstream.streams.config.usererrors import UserError
 
 __all__ = ["check_broker", "check_port_free"]
 

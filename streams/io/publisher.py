@@ -40,20 +40,20 @@ from typing import Any
 from aiokafka import AIOKafkaProducer
 from pydantic import BaseModel
 
-from streams.config.settings import TopicSettings
-from streams.io.connection import Broker, connection_of
-from streams.mplp.core_events import CoreEvent
-from streams.mplp.fields import text_of
-from streams.mplp.graph_events import GraphUpdateEvent
-from streams.mplp.map_events import MapEvent
-from streams.mplp.models import (
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.streams.mplp.core_events import CoreEvent
+from learnstream.streams.mplp.fields import text_of
+from learnstream.streams.mplp.graph_events import GraphUpdateEvent
+from learnstream.streams.mplp.map_events import MapEvent
+from learnstream.streams.mplp.models import (
     ConsentRecord,
     DecisionEvent,
     DeltaIntentEvent,
     PlanSnapshot,
     StageEvent,
 )
-from streams.mplp.run_events import ExecutionEvent, SaEvent
+from learnstream.streams.mplp.run_events import ExecutionEvent, SaEvent
 
 __all__ = ["PublisherStats", "RuntimePublisher"]
 

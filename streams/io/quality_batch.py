@@ -14,11 +14,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from streams.io.connection import Broker
-from streams.io.consumer import ReadStats, decode_sample, decoded, resolve, sample_key
-from streams.io.reader import read_range
-from streams.quality.windows import Counts, QualityMetrics, event_timestamp, window_label
-from streams.samples.sample import FAMILIES, QUALITIES, LearningSample
+from learnstream.streams.io.connection import Broker
+from learnstream.streams.io.consumer import ReadStats, decode_sample, decoded, resolve, sample_key
+from learnstream.streams.io.reader import read_range
+from learnstream.streams.quality.windows import (
+    Counts,
+    QualityMetrics,
+    event_timestamp,
+    window_label,
+)
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES, LearningSample
 
 __all__ = ["WindowCount", "quality_report", "window_json"]
 

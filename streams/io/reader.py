@@ -14,7 +14,7 @@ from datetime import datetime
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
-from streams.io.connection import Broker, connection_of
+from learnstream.streams.io.connection import Broker, connection_of
 
 __all__ = [
     "RangeProgress",

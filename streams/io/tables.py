@@ -15,9 +15,9 @@ from typing import Any
 import faust
 from faust.types import TableT
 
-from streams.config.settings import Settings
-from streams.io.topics import replica_config
-from streams.quality.windows import WindowSpec, window_specs
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.topics import replica_config
+from learnstream.streams.quality.windows import WindowSpec, window_specs
 
 __all__ = ["Tables"]
 

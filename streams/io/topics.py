@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import faust
 
-from streams.config.settings import Settings, TopicSettings
-from streams.config.usererrors import UserError
+from learnstream.streams.config.settings import Settings, TopicSettings
+from learnstream.streams.config.usererrors import UserError
 
 __all__ = [
     "COMPACTED",

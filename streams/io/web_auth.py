@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from streams.config.settings import WebSettings
+from learnstream.streams.config.settings import WebSettings
 
 __all__ = [
     "READ_METHODS",

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from streams.io.embedded import die_with_parent, free_port
+from learnstream.streams.io.embedded import die_with_parent, free_port
 
 __all__ = ["WorkerProcess"]
 
@@ -49,7 +49,7 @@ class WorkerProcess:
             log.write(marker)
         out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agents.cli", "worker"],
+            [sys.executable, "-m", "learnstream", "worker"],
             env=self.env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from streams.offsets.partitioner import partition_for
+from learnstream.streams.offsets.partitioner import partition_for
 
 __all__ = [
     "EXPIRY_BUCKET",

@@ -39,13 +39,13 @@ from typing import Any
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.join.parked import ParkedEvent
-from streams.join.rules import Outcome
-from streams.join.unit import Expire, Route
-from streams.mplp.fields import text_of
-from streams.mplp.graph_events import GraphUpdateEvent, decode_graph_update
-from streams.samples.evolution import GraphWindow, build_graph_evolution
-from streams.samples.ids import canonical_id
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.rules import Outcome
+from learnstream.streams.join.unit import Expire, Route
+from learnstream.streams.mplp.fields import text_of
+from learnstream.streams.mplp.graph_events import GraphUpdateEvent, decode_graph_update
+from learnstream.streams.samples.evolution import GraphWindow, build_graph_evolution
+from learnstream.streams.samples.ids import canonical_id
 
 __all__ = ["CREATED", "GRAPH_SPACE", "GraphState", "decider", "graph_expiry", "graph_route"]
 

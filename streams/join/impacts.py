@@ -13,7 +13,8 @@ too (``payload.plan_id``) and is published keyed by it, like the delta; the two 
 sit on the same partition of co-partitioned topics, and both join the key
 ``impact:<canonical delta id>``. A delta reaches this key space besides its plan's: the join
 hands each delta record to the plan's route first, then to this space's delta route
-(:class:`agents.plan_join.KeySpace` ``routes``). Nothing is re-keyed, no topic is added for it.
+(:class:`learnstream.agents.plan_join.KeySpace` ``routes``). Nothing is re-keyed, no topic is added
+for it.
 
 The delta reaches this space once its plan is known, with the plan's project if it names
 none (agents/plan_join.py ``_also``): the sample's project is the delta's, else the
@@ -33,16 +34,20 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.join.parked import ParkedEvent
-from streams.join.rules import IMPACT_ONLY_TYPE, Outcome
-from streams.join.unit import Expire, Route
-from streams.mplp.core_events import CoreEvent, decode_core_event, impact_of
-from streams.mplp.decode import RecordOrigin, decode_delta
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import DeltaIntentEvent
-from streams.samples.ids import canonical_id
-from streams.samples.impact_analysis import AnalysisPart, DeltaPart, build_analysed_impact
-from streams.samples.parts import flow_id
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.rules import IMPACT_ONLY_TYPE, Outcome
+from learnstream.streams.join.unit import Expire, Route
+from learnstream.streams.mplp.core_events import CoreEvent, decode_core_event, impact_of
+from learnstream.streams.mplp.decode import RecordOrigin, decode_delta
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.mplp.models import DeltaIntentEvent
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.impact_analysis import (
+    AnalysisPart,
+    DeltaPart,
+    build_analysed_impact,
+)
+from learnstream.streams.samples.parts import flow_id
 
 __all__ = [
     "IMPACT_SPACE",

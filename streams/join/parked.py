@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.join.rules import Source
-from streams.mplp.models import DecisionEvent
+from learnstream.streams.join.rules import Source
+from learnstream.streams.mplp.models import DecisionEvent
 
 __all__ = [
     "ENTRY_KEY_SEPARATOR",

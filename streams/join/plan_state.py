@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from streams.mplp.models import TERMINAL_PLAN_STATUSES, PlanSnapshot, StageEvent
+from learnstream.streams.mplp.models import TERMINAL_PLAN_STATUSES, PlanSnapshot, StageEvent
 
 __all__ = [
     "MAX_STAGES",

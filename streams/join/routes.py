@@ -12,18 +12,23 @@ from __future__ import annotations
 from datetime import datetime
 from functools import partial
 
-from streams.config.settings import GraphSettings, TopicSettings
-from streams.join.graphs import graph_route
-from streams.join.impacts import analysis_route
-from streams.join.parked import ParkedEvent
-from streams.join.plan_state import PlanState
-from streams.join.rules import Outcome, on_decision, on_delta, on_stage
-from streams.join.runs import execution_route, sa_route
-from streams.join.sessions import map_route
-from streams.join.unit import Route
-from streams.mplp.decode import RecordOrigin, decode_decision, decode_delta, decode_stage
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.config.settings import GraphSettings, TopicSettings
+from learnstream.streams.join.graphs import graph_route
+from learnstream.streams.join.impacts import analysis_route
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.plan_state import PlanState
+from learnstream.streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from learnstream.streams.join.runs import execution_route, sa_route
+from learnstream.streams.join.sessions import map_route
+from learnstream.streams.join.unit import Route
+from learnstream.streams.mplp.decode import (
+    RecordOrigin,
+    decode_decision,
+    decode_delta,
+    decode_stage,
+)
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 
 __all__ = ["DECISION_KINDS", "routes"]
 

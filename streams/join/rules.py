@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
-from streams.join.plan_state import PlanState, StageMark, record_delta, record_stage
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.samples import builders
-from streams.samples.ids import canonical_id
-from streams.samples.sample import LearningSample
+from learnstream.streams.join.plan_state import PlanState, StageMark, record_delta, record_stage
+from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.samples import builders
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "IMPACT_ONLY_TYPE",

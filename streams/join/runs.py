@@ -23,15 +23,20 @@ from typing import Any, Literal
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.join.parked import ParkedEvent
-from streams.join.plan_state import PlanState
-from streams.join.rules import Outcome, plan_key
-from streams.join.unit import Expire, Route
-from streams.mplp.fields import text_of
-from streams.mplp.run_events import ExecutionEvent, SaEvent, decode_execution, decode_sa_event
-from streams.samples.generation import build_plan_generation
-from streams.samples.ids import canonical_id
-from streams.samples.run_end import RunEnd, build_run_outcome
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.plan_state import PlanState
+from learnstream.streams.join.rules import Outcome, plan_key
+from learnstream.streams.join.unit import Expire, Route
+from learnstream.streams.mplp.fields import text_of
+from learnstream.streams.mplp.run_events import (
+    ExecutionEvent,
+    SaEvent,
+    decode_execution,
+    decode_sa_event,
+)
+from learnstream.streams.samples.generation import build_plan_generation
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.run_end import RunEnd, build_run_outcome
 
 __all__ = [
     "RUN_SPACE",

@@ -21,13 +21,13 @@ from typing import Any, Literal
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.join.parked import ParkedEvent
-from streams.join.rules import Outcome
-from streams.join.unit import Expire, Route
-from streams.mplp.fields import text_of
-from streams.mplp.map_events import MapEvent, decode_map_event
-from streams.samples.coordination import build_coordination
-from streams.samples.ids import canonical_id
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.rules import Outcome
+from learnstream.streams.join.unit import Expire, Route
+from learnstream.streams.mplp.fields import text_of
+from learnstream.streams.mplp.map_events import MapEvent, decode_map_event
+from learnstream.streams.samples.coordination import build_coordination
+from learnstream.streams.samples.ids import canonical_id
 
 __all__ = [
     "SEEN_IDS",

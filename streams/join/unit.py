@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from streams.config.settings import format_duration
-from streams.dlq.errors import InvalidEvent
-from streams.join.parked import ParkedEvent, Place
-from streams.join.rules import Outcome, Source, plan_key
-from streams.mplp.decode import RecordOrigin
-from streams.mplp.fields import InputNotes
-from streams.samples.sample import LearningSample
+from learnstream.streams.config.settings import format_duration
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.join.parked import ParkedEvent, Place
+from learnstream.streams.join.rules import Outcome, Source, plan_key
+from learnstream.streams.mplp.decode import RecordOrigin
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "MISSING",

@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
-from streams.dlq.errors import InvalidEvent
-from streams.mplp.decode import RecordOrigin, load_json, validate_event
-from streams.mplp.fields import InputNotes, RuntimeId, text_of
-from streams.mplp.models import DeltaImpact, MplpEvent
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.mplp.decode import RecordOrigin, load_json, validate_event
+from learnstream.streams.mplp.fields import InputNotes, RuntimeId, text_of
+from learnstream.streams.mplp.models import DeltaImpact, MplpEvent
 
 __all__ = [
     "CORE_FAMILIES",

@@ -17,16 +17,16 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from streams.dlq.errors import InvalidEvent, field_path
-from streams.mplp.fields import InputNotes, noted
-from streams.mplp.models import (
+from learnstream.streams.dlq.errors import InvalidEvent, field_path
+from learnstream.streams.mplp.fields import InputNotes, noted
+from learnstream.streams.mplp.models import (
     ConsentRecord,
     DecisionEvent,
     DeltaIntentEvent,
     PlanSnapshot,
     StageEvent,
 )
-from streams.samples.ids import derived_uuid
+from learnstream.streams.samples.ids import derived_uuid
 
 __all__ = [
     "MAX_RECORD_BYTES",

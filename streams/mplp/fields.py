@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
-from streams.samples.ids import is_uuid4
+from learnstream.streams.samples.ids import is_uuid4
 
 __all__ = [
     "MAX_ID_LENGTH",

@@ -14,10 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator
 
-from streams.dlq.errors import InvalidEvent
-from streams.mplp.decode import RecordOrigin, load_json, validate_event
-from streams.mplp.fields import InputNotes, RuntimeId
-from streams.mplp.models import MplpEvent
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.mplp.decode import RecordOrigin, load_json, validate_event
+from learnstream.streams.mplp.fields import InputNotes, RuntimeId
+from learnstream.streams.mplp.models import MplpEvent
 
 __all__ = ["GraphUpdateEvent", "UpdateKind", "decode_graph_update"]
 

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streams.mplp.decode import RecordOrigin, decode_typed
-from streams.mplp.fields import InputNotes, IsoTime, RuntimeId
+from learnstream.streams.mplp.decode import RecordOrigin, decode_typed
+from learnstream.streams.mplp.fields import InputNotes, IsoTime, RuntimeId
 
 __all__ = [
     "MAP_EVENT_TYPES",

@@ -4,7 +4,7 @@ Only the fields learnstream reads are typed; MPLP objects may carry more (``extr
 Both spellings runtimes use are accepted (DESIGN §3): the official schemas' and the seeds'
 (``meta.protocol_version`` / ``protocolVersion``, ``decided_by_role`` / ``decided_by``,
 top-level ``stage_id`` / ``stage_status`` or ``payload.stage`` / ``status``). Ids and
-timestamps: see :mod:`streams.mplp.fields`.
+timestamps: see :mod:`learnstream.streams.mplp.fields`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from streams.mplp.confirm_fill import fill_from_confirm
-from streams.mplp.fields import IsoTime, RuntimeId, Uuid4, check_uuid4
+from learnstream.streams.mplp.confirm_fill import fill_from_confirm
+from learnstream.streams.mplp.fields import IsoTime, RuntimeId, Uuid4, check_uuid4
 
 __all__ = [
     "ID_FIELDS",

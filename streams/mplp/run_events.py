@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streams.dlq.errors import InvalidEvent
-from streams.mplp.decode import RecordOrigin, decode_typed, load_json, validate_event
-from streams.mplp.fields import InputNotes, IsoTime, RuntimeId, text_of
-from streams.mplp.models import MplpEvent
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.mplp.decode import RecordOrigin, decode_typed, load_json, validate_event
+from learnstream.streams.mplp.fields import InputNotes, IsoTime, RuntimeId, text_of
+from learnstream.streams.mplp.models import MplpEvent
 
 __all__ = [
     "SA_EVENT_TYPES",

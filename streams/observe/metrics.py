@@ -8,11 +8,11 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from streams.dlq.errors import REASONS
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import ID_FIELDS, TIME_FIELDS
-from streams.samples.pairs import NO_PAIR_REASONS, PAIR_KINDS
-from streams.samples.sample import FAMILIES, QUALITIES
+from learnstream.streams.dlq.errors import REASONS
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.mplp.models import ID_FIELDS, TIME_FIELDS
+from learnstream.streams.samples.pairs import NO_PAIR_REASONS, PAIR_KINDS
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES
 
 __all__ = ["SOURCES", "VIEW_PARTIAL_REASONS", "Metrics"]
 

@@ -279,8 +279,8 @@ class Progress:
 
     async def seek_to(self, tp: Partition, offset: int) -> None:
         """Make the consumer fetch ``tp`` from ``offset`` on (records fetched but never
-        handed over, found by ``streams.observe.stall``); records processed before are skipped.
-        Records are handed over from ``offset`` on again."""
+        handed over, found by ``learnstream.streams.observe.stall``); records processed before are
+        skipped. Records are handed over from ``offset`` on again."""
         self.handed[tp] = offset
         if self.seek is not None:
             await self.seek(tp, offset)

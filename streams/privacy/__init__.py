@@ -5,7 +5,7 @@ digits and keywords, names and places come from spaCy's small English model (a p
 dependency, loaded with its NER component only), and detect-secrets plugins are called
 in-process without their verification step. PRIVACY.md lists every path.
 
-The package imports nothing itself: import from its modules (``streams.privacy.pii``,
+The package imports nothing itself: import from its modules (``learnstream.streams.privacy.pii``,
 ``.config``, ...), so a command that only reads the configuration does not load Presidio
 and spaCy (about 0.8 s of every CLI start).
 """

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_wellformed_id
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_wellformed_id
 
 __all__ = ["AuditReport", "Detect", "Finding", "detector", "scan_input", "scan_sample"]
 
@@ -63,7 +63,7 @@ class AuditReport:
 
 def detector(config: PrivacyConfig) -> Detect:
     """Build the worker's detector for config: PII entities, secrets, score threshold."""
-    from streams.privacy.pii import build_anonymizer
+    from learnstream.streams.privacy.pii import build_anonymizer
 
     anonymizer = build_anonymizer(config)
 

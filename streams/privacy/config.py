@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from streams.config.settings import (
+from learnstream.streams.config.settings import (
     DEFAULT_PHONE_REGIONS,
     DEFAULT_PII_ENTITIES,
     PiiOperator,
     Settings,
 )
-from streams.privacy.lists import DENY_ENTITY
-from streams.privacy.secrets import SECRET_ENTITIES
+from learnstream.streams.privacy.lists import DENY_ENTITY
+from learnstream.streams.privacy.secrets import SECRET_ENTITIES
 
 __all__ = [
     "privacy_config",

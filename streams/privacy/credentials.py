@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from streams.privacy.words import word_set
+from learnstream.streams.privacy.words import word_set
 
 __all__ = ["CREDENTIAL_ENTITIES", "CREDENTIAL_GATE", "credential_spans"]
 

@@ -5,8 +5,9 @@ its latest record is live (not a tombstone) and chosen; one whose latest record 
 tombstone is counted as already erased, so a re-run finds nothing new. What is chosen:
 
 - a **sample** (Avro or JSON, any layout ``decode_any`` reads) whose ``meta.project_id`` is
-  the project, compared canonically (:func:`streams.samples.ids.canonical_id`: the runtime's raw id
-  and its UUID stand-in, any case, are one project), with a record timestamp in the range;
+  the project, compared canonically (:func:`learnstream.streams.samples.ids.canonical_id`: the
+  runtime's raw id and its UUID stand-in, any case, are one project), with a record timestamp in
+  the range;
 - a **preference pair** of the project in the range, or built from a chosen sample;
 - a **reward sample** of a chosen sample (keyed by the sample's id).
 
@@ -24,8 +25,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from streams.encoding.codecs import decode_any
-from streams.samples.ids import canonical_id
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.samples.ids import canonical_id
 
 __all__ = ["Scope", "Seen", "Selection", "choose_pairs", "choose_rewards", "choose_samples"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from presidio_anonymizer import RecognizerResult
 
-from streams.privacy.pii import Anonymizer
-from streams.privacy.results import NAMES, SECRETS, recognizer
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.results import NAMES, SECRETS, recognizer
 
 __all__ = ["Explanation", "Span", "explain", "render"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
-from streams.privacy.handles import USERNAME_CUES
+from learnstream.streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
+from learnstream.streams.privacy.handles import USERNAME_CUES
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 

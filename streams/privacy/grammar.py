@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from streams.privacy.words import HONORIFICS, PARTICLES
+from learnstream.streams.privacy.words import HONORIFICS, PARTICLES
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token

@@ -13,7 +13,7 @@ import re
 
 from presidio_analyzer import Pattern, PatternRecognizer
 
-from streams.privacy.words import word_set
+from learnstream.streams.privacy.words import word_set
 
 __all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer"]
 

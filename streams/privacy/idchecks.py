@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streams.privacy.checksums import digits, luhn_ok
+from learnstream.streams.privacy.checksums import digits, luhn_ok
 
 __all__ = ["ca_sin_ok", "cpf_ok", "es_nif_ok", "it_fiscal_code_ok", "nhs_ok", "pan_ok"]
 

@@ -81,7 +81,7 @@ def _with_denied(results: list[RecognizerResult], deny: RecognizerResult) -> lis
 
 def _denied(start: int, end: int) -> RecognizerResult:
     """Return the result that masks [start, end) as a denied match."""
-    from streams.privacy.results import tagged
+    from learnstream.streams.privacy.results import tagged
 
     return tagged(DENY_ENTITY, start, end, 1.0, "deny list")
 

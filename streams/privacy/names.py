@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from streams.privacy.words import (
+from learnstream.streams.privacy.words import (
     AFTER_VERBS,
     CONNECTORS,
     CUES,

@@ -14,8 +14,8 @@ from presidio_analyzer import PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 from presidio_analyzer.predefined_recognizers import IbanRecognizer
 
-from streams.privacy.checksums import aadhaar_ok, de_tax_id_ok, fr_nir_ok
-from streams.privacy.idchecks import (
+from learnstream.streams.privacy.checksums import aadhaar_ok, de_tax_id_ok, fr_nir_ok
+from learnstream.streams.privacy.idchecks import (
     ca_sin_ok,
     cpf_ok,
     es_nif_ok,
@@ -23,7 +23,7 @@ from streams.privacy.idchecks import (
     nhs_ok,
     pan_ok,
 )
-from streams.privacy.patterns import CheckedRecognizer
+from learnstream.streams.privacy.patterns import CheckedRecognizer
 
 __all__ = ["NATIONAL_ID_FACTORIES", "CaselessIbanRecognizer"]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
-from streams.privacy.checksums import card_ok
+from learnstream.streams.privacy.checksums import card_ok
 
 __all__ = ["PATTERN_FACTORIES", "AnyDomainEmailRecognizer", "CheckedRecognizer"]
 

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 from presidio_analyzer import RecognizerResult as AnalyzerResult
 from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 
-from streams.privacy.cache import DigestCache
-from streams.privacy.config import NER_ENTITIES, PrivacyConfig
-from streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
-from streams.privacy.grammar import is_thing, without_leading_verb, worth_parsing
-from streams.privacy.lists import UserLists
-from streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
-from streams.privacy.ner import NerDetector
-from streams.privacy.recognizers import build_analyzer
-from streams.privacy.results import Found, absorb, names_beside, operator, tagged
-from streams.privacy.secrets import find_secrets, may_hold_secret
-from streams.privacy.walk import sample_strings, walk_sample
+from learnstream.streams.privacy.cache import DigestCache
+from learnstream.streams.privacy.config import NER_ENTITIES, PrivacyConfig
+from learnstream.streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
+from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, worth_parsing
+from learnstream.streams.privacy.lists import UserLists
+from learnstream.streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
+from learnstream.streams.privacy.ner import NerDetector
+from learnstream.streams.privacy.recognizers import build_analyzer
+from learnstream.streams.privacy.results import Found, absorb, names_beside, operator, tagged
+from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
+from learnstream.streams.privacy.walk import sample_strings, walk_sample
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from streams.privacy.optout import OPTED_OUT, strip_opted_out
-from streams.privacy.pii import Anonymizer
-from streams.samples.sample import LearningSample, family_errors
+from learnstream.streams.privacy.optout import OPTED_OUT, strip_opted_out
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.samples.sample import LearningSample, family_errors
 
 __all__ = ["PAYLOAD_SECTIONS", "apply_privacy"]
 

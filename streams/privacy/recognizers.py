@@ -19,13 +19,13 @@ from presidio_analyzer.predefined_recognizers import (
     UrlRecognizer,
 )
 
-from streams.privacy.addresses import StreetAddressRecognizer
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.context import date_of_birth, passport
-from streams.privacy.handles import UsernameRecognizer
-from streams.privacy.nationalids import NATIONAL_ID_FACTORIES
-from streams.privacy.numbers import CuedSsnRecognizer, DialablePhoneRecognizer
-from streams.privacy.patterns import PATTERN_FACTORIES
+from learnstream.streams.privacy.addresses import StreetAddressRecognizer
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.context import date_of_birth, passport
+from learnstream.streams.privacy.handles import UsernameRecognizer
+from learnstream.streams.privacy.nationalids import NATIONAL_ID_FACTORIES
+from learnstream.streams.privacy.numbers import CuedSsnRecognizer, DialablePhoneRecognizer
+from learnstream.streams.privacy.patterns import PATTERN_FACTORIES
 
 __all__ = ["NoContextEnhancer", "build_analyzer"]
 

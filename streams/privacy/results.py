@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from presidio_anonymizer import OperatorConfig, RecognizerResult
 
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.secrets import Span
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.secrets import Span
 
 __all__ = [
     "NAMES",

@@ -42,8 +42,12 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from streams.privacy.credentials import CREDENTIAL_ENTITIES, CREDENTIAL_GATE, credential_spans
-from streams.privacy.tokens import GATE_WORDS, token_spans
+from learnstream.streams.privacy.credentials import (
+    CREDENTIAL_ENTITIES,
+    CREDENTIAL_GATE,
+    credential_spans,
+)
+from learnstream.streams.privacy.tokens import GATE_WORDS, token_spans
 
 __all__ = ["SECRET_ENTITIES", "Span", "find_secrets", "may_hold_secret"]
 

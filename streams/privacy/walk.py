@@ -8,7 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_person_key, is_wellformed_id
+from learnstream.streams.privacy.idkeys import (
+    META_IDS,
+    META_TEXT,
+    is_id_key,
+    is_person_key,
+    is_wellformed_id,
+)
 
 __all__ = ["TextAnonymizer", "sample_strings", "walk_sample"]
 

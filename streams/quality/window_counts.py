@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from streams.quality.windows import WindowSpec
+from learnstream.streams.quality.windows import WindowSpec
 
 __all__ = ["PendingCounts", "WindowKey"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from rich.table import Table
 
-from streams.config.settings import WindowSettings
-from streams.samples.sample import FAMILIES, QUALITIES
+from learnstream.streams.config.settings import WindowSettings
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES
 
 __all__ = [
     "Counts",

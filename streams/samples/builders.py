@@ -24,7 +24,7 @@ No I/O, no clock: the caller passes ``now``. Quality rules:
 
 Ids the MPLP learning schemas type as UUIDs carry ``canonical_id`` of the runtime's id (see
 ``meta.id_refs``); other ids (intent, delta, confirm, plan ids in input) stay as sent.
-Where the seed-004 fields come from: :mod:`streams.samples.parts`.
+Where the seed-004 fields come from: :mod:`learnstream.streams.samples.parts`.
 """
 
 from __future__ import annotations
@@ -32,11 +32,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from streams.export.token_usage import token_usage
-from streams.join.plan_state import PlanState, StageMark
-from streams.mplp.models import DecisionEvent, DeltaImpact, DeltaIntentEvent, MplpEvent, StageEvent
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.parts import (
+from learnstream.streams.export.token_usage import token_usage
+from learnstream.streams.join.plan_state import PlanState, StageMark
+from learnstream.streams.mplp.models import (
+    DecisionEvent,
+    DeltaImpact,
+    DeltaIntentEvent,
+    MplpEvent,
+    StageEvent,
+)
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.parts import (
     PRODUCER,
     IdRefs,
     context_state,
@@ -48,7 +54,7 @@ from streams.samples.parts import (
     present,
     sample_meta,
 )
-from streams.samples.sample import Feedback, LearningSample
+from learnstream.streams.samples.sample import Feedback, LearningSample
 
 __all__ = [
     "CORRECTION_SCORE",

@@ -10,7 +10,7 @@ comes from the sample id alone (deterministic: a replay keeps exactly the sample
 
 from __future__ import annotations
 
-from streams.samples.sample import LearningSample
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["POINTS", "collection_point", "in_sample"]
 

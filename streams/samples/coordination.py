@@ -24,12 +24,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.parts import PRODUCER, IdRefs, iso, present
-from streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.parts import PRODUCER, IdRefs, iso, present
+from learnstream.streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
 
 if TYPE_CHECKING:
-    from streams.join.sessions import SessionState
+    from learnstream.streams.join.sessions import SessionState
 
 __all__ = ["FAMILY", "SessionOutcome", "build_coordination", "session_outcome"]
 

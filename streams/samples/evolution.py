@@ -21,9 +21,9 @@ from datetime import datetime
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.parts import PRODUCER, IdRefs, iso, present
-from streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.parts import PRODUCER, IdRefs, iso, present
+from learnstream.streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
 
 __all__ = ["FAMILY", "GraphWindow", "build_graph_evolution"]
 

@@ -19,8 +19,8 @@ from typing import Any, Literal
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from streams.samples.parts import iso, present
-from streams.samples.sample import LearningSample
+from learnstream.streams.samples.parts import iso, present
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["EXECUTION_STAGE", "Execution", "NoMetrics", "execution_of", "is_execution"]
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from streams.join.plan_state import PlanState
-from streams.mplp.run_events import SaEvent
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.parts import (
+from learnstream.streams.join.plan_state import PlanState
+from learnstream.streams.mplp.run_events import SaEvent
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.parts import (
     IdRefs,
     context_state,
     intent_extras,
@@ -33,7 +33,7 @@ from streams.samples.parts import (
     plan_structure,
     sample_meta,
 )
-from streams.samples.sample import Feedback, LearningSample
+from learnstream.streams.samples.sample import Feedback, LearningSample
 
 __all__ = ["FAILED_VERDICTS", "VERDICT_FIELDS", "build_plan_generation", "evaluation_quality"]
 

@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from streams.mplp.models import DeltaImpact
-from streams.samples.builders import impact_quality, impact_score
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.parts import PRODUCER, IdRefs, impact_parts, iso, present
-from streams.samples.sample import Feedback, LearningSample, SampleMeta
+from learnstream.streams.mplp.models import DeltaImpact
+from learnstream.streams.samples.builders import impact_quality, impact_score
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.parts import PRODUCER, IdRefs, impact_parts, iso, present
+from learnstream.streams.samples.sample import Feedback, LearningSample, SampleMeta
 
 __all__ = ["AnalysisPart", "DeltaPart", "build_analysed_impact"]
 

@@ -1,10 +1,10 @@
 """plan_optimization (seed 000 §7: slow plan -> optimized plan, from system metrics).
 
-An execution (a completed ``execute`` stage of a plan: :mod:`streams.samples.executions`) is
-re-keyed by its project and intent by the pairs miner (agents/pair_miner.py) onto
-``learnstream.pair_intents``, beside the decided plans: no second join. The ``pair_intents``
-table holds an intent's executions with its plans (streams/samples/replans.py: same TTL,
-bounds of their own).
+An execution (a completed ``execute`` stage of a plan:
+:mod:`learnstream.streams.samples.executions`) is re-keyed by its project and intent by the pairs
+miner (agents/pair_miner.py) onto ``learnstream.pair_intents``, beside the decided plans: no second
+join. The ``pair_intents`` table holds an intent's executions with its plans
+(streams/samples/replans.py: same TTL, bounds of their own).
 
 Two executions of *different* plans: the later one in event time (``meta.event_time``; equal
 times: neither) is an optimization of the earlier when it saved at least ``margin``
@@ -36,7 +36,7 @@ the optimized plan with its own and ``improvement`` (the share saved, per metric
 ``meta.quality_score`` is the largest share saved on a metric that passed the margin
 (``margin`` to 1.0); good from 0.5 (at least twice as fast or cheap), else acceptable.
 Its preference pair (kind ``optimization``) is mined from the sample as written
-(:func:`streams.samples.pairs.optimization_pair`).
+(:func:`learnstream.streams.samples.pairs.optimization_pair`).
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from streams.samples.executions import Execution
-from streams.samples.ids import sample_id
-from streams.samples.parts import PRODUCER, iso, present
-from streams.samples.sample import Feedback, LearningSample, SampleMeta
+from learnstream.streams.samples.executions import Execution
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.parts import PRODUCER, iso, present
+from learnstream.streams.samples.sample import Feedback, LearningSample, SampleMeta
 
 __all__ = ["build_plan_optimization", "optimizations", "saving"]
 

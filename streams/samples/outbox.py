@@ -9,11 +9,11 @@ from typing import Any
 
 import orjson
 
-from streams.encoding.codecs import SampleCodec
-from streams.privacy.pii import Anonymizer
-from streams.privacy.pipeline import apply_privacy
-from streams.samples.ids import sample_id as derived_id
-from streams.samples.sample import LearningSample
+from learnstream.streams.encoding.codecs import SampleCodec
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
+from learnstream.streams.samples.ids import sample_id as derived_id
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["Outgoing", "consent_verdict", "learning_event", "prepare"]
 

@@ -9,7 +9,7 @@ scale (``null`` only for a sample written without a score):
 - ``replan``: the approved sample's score less the rejected one's (0.5 to 1.0);
 - ``correction``: the sample's score, the corrected plan's, less 0 for the plan the user
   set aside by correcting it;
-- ``feedback``: ``(1 - score) / 2`` (:mod:`streams.a2e.samples`);
+- ``feedback``: ``(1 - score) / 2`` (:mod:`learnstream.streams.a2e.samples`);
 - ``optimization``: the plan_optimization sample's score, the share the optimized plan saved
   (the slow plan is its rejected side).
 
@@ -17,14 +17,16 @@ Only samples are read, never raw inputs, so a pair holds nothing its samples did
 anonymization, opt-out and consent were applied before. Three kinds are built here:
 
 - ``replan``: for one ``intent_id``, a rejected plan followed in event time by an approved
-  plan (the matching and its state: :mod:`streams.samples.replans`);
+  plan (the matching and its state: :mod:`learnstream.streams.samples.replans`);
 - ``correction``: an error_correction sample whose ``output.result`` is an applicable JSON
   merge patch of its ``input.plan_state`` (:func:`correction_pair`);
-- ``optimization``: a plan_optimization sample (:mod:`streams.samples.optimizations`), the slow
+- ``optimization``: a plan_optimization sample (:mod:`learnstream.streams.samples.optimizations`),
+the slow
   plan rejected, the optimized plan chosen (:func:`optimization_pair`).
 
 A pipeline_outcome is read only when it is a completed execution of a plan (it is re-keyed by
-intent to be compared: :mod:`streams.samples.executions`); the others are skipped unread.
+intent to be compared: :mod:`learnstream.streams.samples.executions`); the others are skipped
+unread.
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from streams.dlq.errors import InvalidEvent, field_path
-from streams.mplp.fields import Uuid4
-from streams.samples.executions import is_execution
-from streams.samples.ids import sample_id
-from streams.samples.sample import FAMILIES, LearningSample
+from learnstream.streams.dlq.errors import InvalidEvent, field_path
+from learnstream.streams.mplp.fields import Uuid4
+from learnstream.streams.samples.executions import is_execution
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.sample import FAMILIES, LearningSample
 
 __all__ = [
     "NO_PAIR_REASONS",

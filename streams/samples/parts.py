@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from streams.join.plan_state import PlanState
-from streams.mplp.models import DeltaImpact, MplpEvent
-from streams.samples.ids import canonical_id, is_uuid4
-from streams.samples.sample import SampleMeta
+from learnstream.streams.join.plan_state import PlanState
+from learnstream.streams.mplp.models import DeltaImpact, MplpEvent
+from learnstream.streams.samples.ids import canonical_id, is_uuid4
+from learnstream.streams.samples.sample import SampleMeta
 
 __all__ = [
     "IMPACT_META",

@@ -11,7 +11,7 @@ if either was written without one).
 
 An intent also holds its plans' completed executions (:class:`Execution`), compared as they
 arrive into plan_optimization samples (:func:`match_execution`, the rule in
-:mod:`streams.samples.optimizations`); the re-keyed record is a plan or an execution
+:mod:`learnstream.streams.samples.optimizations`); the re-keyed record is a plan or an execution
 (:func:`read_rekeyed`). It holds its earliest executions in event time (then sample id) up to
 their bounds, a later one beyond them compared but not kept: which ones an intent holds does
 not depend on the order they arrived in either.
@@ -39,11 +39,11 @@ from pydantic import (
     model_validator,
 )
 
-from streams.samples.executions import Execution
-from streams.samples.optimizations import optimizations
-from streams.samples.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
-from streams.samples.parts import iso
-from streams.samples.sample import LearningSample
+from learnstream.streams.samples.executions import Execution
+from learnstream.streams.samples.optimizations import optimizations
+from learnstream.streams.samples.pairs import NoPair, PreferencePair, event_time, invalid, pair_id
+from learnstream.streams.samples.parts import iso
+from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "MAX_EXECUTIONS",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.parts import PRODUCER, IdRefs, iso, present
-from streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.parts import PRODUCER, IdRefs, iso, present
+from learnstream.streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
 
 __all__ = ["RunEnd", "build_run_outcome"]
 

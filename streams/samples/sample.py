@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from streams.mplp.fields import Uuid4
+from learnstream.streams.mplp.fields import Uuid4
 
 __all__ = [
     "FAMILIES",
@@ -56,8 +56,8 @@ class Feedback(BaseModel):
 class SampleMeta(BaseModel):
     """Provenance: source events, project, human label, producer, and the family's extras.
 
-    Ids are UUIDs (``streams.samples.ids.canonical_id`` of the runtime's id); ``id_refs`` maps the
-    path of each one that stands in for a non-UUID runtime id (``plan_id``,
+    Ids are UUIDs (``learnstream.streams.samples.ids.canonical_id`` of the runtime's id);
+    ``id_refs`` maps the path of each one that stands in for a non-UUID runtime id (``plan_id``,
     ``source_event_ids[0]``, ``output.plan_id``) to the id the runtime sent.
     ``clarification_rounds`` / ``ambiguity_flags`` are the intent family's meta,
     ``impact_analysis_duration_ms`` / ``predicted_vs_actual_accuracy`` the delta family's.

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from streams.samples.ids import sample_id
-from streams.sim.simulate import Simulator
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.sim.simulate import Simulator
 
 __all__ = ["Record", "Verdict", "Workload", "build_workload", "verify"]
 

@@ -26,11 +26,11 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.client import AIOKafkaClient, CoordinationType
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.config.settings import TopicSettings
-from streams.io.admin import described_topics
-from streams.io.topics import INPUTS
-from streams.io.worker_process import WorkerProcess
-from streams.sim.workload import build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.admin import described_topics
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.io.worker_process import WorkerProcess
+from learnstream.streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, assert_delivered, publish_paced
 from tests.support.kafka_cluster import KafkaCluster
 from tests.support.kafka_server import ApacheKafka

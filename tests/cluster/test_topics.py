@@ -20,8 +20,8 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from streams.io.admin import described_topics
-from streams.io.worker_process import WorkerProcess
+from learnstream.streams.io.admin import described_topics
+from learnstream.streams.io.worker_process import WorkerProcess
 from tests.support.kafka_cluster import KafkaCluster
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cluster]
@@ -78,7 +78,7 @@ def test_topics_create_replicates_every_topic_and_reports_one_it_did_not(cluster
     asyncio.run(_create_one_replica_topic(cluster.bootstrap, events))
 
     done = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "topics", "create"],
+        [sys.executable, "-m", "learnstream", "topics", "create"],
         env={**os.environ, **env}, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

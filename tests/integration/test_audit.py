@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.sim.simulate import PII_SAMPLES, Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +52,7 @@ TEXT = (
 
 # The audit command as `learnstream audit` runs it, whether cli.py registers it yet or not.
 _RUN = (
-    "from agents.cli import main; from agents.cli_audit import audit; "
+    "from learnstream.agents.cli import main; from learnstream.agents.cli_audit import audit; "
     "main.add_command(audit); main(prog_name='learnstream')"
 )
 

@@ -16,21 +16,21 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.embedded import free_port
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_until
-from streams.io.topics import topic_specs
-from streams.io.worker_process import WorkerProcess
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.embedded import free_port
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_until
+from learnstream.streams.io.topics import topic_specs
+from learnstream.streams.io.worker_process import WorkerProcess
+from learnstream.streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration
 
 
 def _cli(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agents.cli", *args],
+        [sys.executable, "-m", "learnstream", *args],
         env={**os.environ, **env},
         input=stdin,
         capture_output=True,
@@ -154,7 +154,7 @@ async def test_dlq_show_and_replay_completes_a_missed_join(
 def test_cli_without_broker_says_how_to_configure():
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
     done = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "dlq", "show"],
+        [sys.executable, "-m", "learnstream", "dlq", "show"],
         env=env,
         capture_output=True,
         text=True,
@@ -209,7 +209,7 @@ def _user_env(**variables: str) -> dict[str, str]:
 
 def _first_error_line(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "agents.cli", *args],
+        [sys.executable, "-m", "learnstream", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -305,7 +305,7 @@ def test_quality_without_a_worker_says_where_it_looked():
 def test_verbose_or_debug_shows_the_traceback(variables, flags):
     env = _user_env(LEARNSTREAM_BROKER_URL="kafka://127.0.0.1:1", **variables)
     done = subprocess.run(
-        [sys.executable, "-m", "agents.cli", *flags, "dlq", "show"],
+        [sys.executable, "-m", "learnstream", *flags, "dlq", "show"],
         env=env,
         capture_output=True,
         text=True,
@@ -314,12 +314,15 @@ def test_verbose_or_debug_shows_the_traceback(variables, flags):
     )
     assert done.returncode == 1
     assert done.stderr.startswith("Traceback (most recent call last):")
-    assert "streams.config.usererrors.UserError: cannot reach the Kafka broker" in done.stderr
+    assert (
+        "learnstream.streams.config.usererrors.UserError: cannot reach the Kafka broker"
+        in done.stderr
+    )
 
 
 def test_version():
     done = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "--version"],
+        [sys.executable, "-m", "learnstream", "--version"],
         capture_output=True,
         text=True,
         timeout=60,

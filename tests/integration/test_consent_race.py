@@ -19,13 +19,13 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.admin import create_topics
-from streams.io.reader import read_topic
-from streams.io.worker_process import WorkerProcess
-from streams.samples.ids import canonical_id, sample_id
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.admin import create_topics
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.io.worker_process import WorkerProcess
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.sim.simulate import Simulator
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 ROUNDS = 20

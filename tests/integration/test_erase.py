@@ -15,15 +15,15 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from click.testing import CliRunner, Result
 
-from agents.cli_erase import erase
-from agents.cli_trainers import export
-from streams.a2e.models import Feedback
-from streams.a2e.samples import build_dialog_response, dialog_pair
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import codec_for
-from streams.io.admin import create_topics
-from streams.io.consumer import aiter_pairs, aiter_samples
-from streams.io.reader import read_topic
+from learnstream.agents.cli_erase import erase
+from learnstream.agents.cli_trainers import export
+from learnstream.streams.a2e.models import Feedback
+from learnstream.streams.a2e.samples import build_dialog_response, dialog_pair
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import codec_for
+from learnstream.streams.io.admin import create_topics
+from learnstream.streams.io.consumer import aiter_pairs, aiter_samples
+from learnstream.streams.io.reader import read_topic
 
 pytestmark = pytest.mark.integration
 
@@ -161,7 +161,7 @@ async def test_erase_one_project_export_keeps_the_other(broker, namespace, tmp_p
 
 async def test_erase_takes_a_time_range_and_the_uuid_spelling(broker, namespace):
     topics, env = await plant(broker, namespace)
-    from streams.samples.ids import canonical_id
+    from learnstream.streams.samples.ids import canonical_id
 
     past = await cli(
         env, "erase", "--project", "proj-b", "--until", "2000-01-01T00:00:00Z", "--yes"

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.encoding.schemas import validate_sample
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic
-from streams.join.graphs import CREATED
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.join.graphs import CREATED
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.mplp_learning import learning_validators, mplp_errors
 
 pytestmark = pytest.mark.integration

@@ -18,15 +18,15 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from datasets import load_dataset
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import codec_for, decode_any
-from streams.export.rows import RowMaker
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.samples.ids import sample_id
-from streams.samples.pairs import PreferencePair
-from streams.samples.sample import LearningSample
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import codec_for, decode_any
+from learnstream.streams.export.rows import RowMaker
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.pairs import PreferencePair
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.sim.simulate import Simulator
 from tests.integration.test_reader import create
 
 # 8 minutes, not the 4 of other integration tests: a test here may wait 61 s for a window
@@ -39,7 +39,7 @@ WORKER_SAMPLES = 9
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agents.cli", *args],
+        [sys.executable, "-m", "learnstream", *args],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
@@ -252,7 +252,7 @@ async def test_export_every_format_from_a_worker_scenario(
 
 
 async def test_the_consumer_api_reads_a_range_and_tails_live(broker, namespace):
-    from streams.io.consumer import ReadStats, aiter_samples, iter_samples
+    from learnstream.streams.io.consumer import ReadStats, aiter_samples, iter_samples
 
     topic = f"{namespace}samples"
     await create(broker.bootstrap, topic, 2)

@@ -38,8 +38,10 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("user") / "learnstream"
     for name in filter(None, listed.split("\0")):
         source = ROOT / name
-        if source.is_file():  # a tracked file deleted in this checkout is not in a clone
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():  # learnstream/'s links to streams/, agents/, schemas/
+            (target / name).symlink_to(os.readlink(source))
+        elif source.is_file():  # a tracked file deleted in this checkout is not in a clone
             shutil.copy2(source, target / name)
     assert not (target.parent / "shared").exists()
     return target
@@ -79,7 +81,10 @@ def test_a_clone_passes_the_schema_tests_without_a_skip(clone: Path) -> None:
 
 def test_the_clone_reads_its_own_schemas(clone: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(clone)}
-    code = "from streams.encoding.schemas import OFFICIAL_MPLP_DIR as d; print(d.resolve())"
+    code = (
+        "from learnstream.streams.encoding.schemas import OFFICIAL_MPLP_DIR as d; "
+        "print(d.resolve())"
+    )
     found = subprocess.run(
         [sys.executable, "-c", code], cwd=clone, env=env, capture_output=True, text=True, check=True
     )

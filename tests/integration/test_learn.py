@@ -19,14 +19,14 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from click.testing import CliRunner
 
-from agents.cli_learn import learn
-from streams.a2e.client import LearnAPI
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.a2e_transport import HttpTransport, KafkaTransport
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.sim.simulate import Simulator
+from learnstream.agents.cli_learn import learn
+from learnstream.streams.a2e.client import LearnAPI
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.a2e_transport import HttpTransport, KafkaTransport
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration
 

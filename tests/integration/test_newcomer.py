@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -23,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from streams.io.embedded import free_port
-from streams.io.worker_process import WorkerProcess
+from learnstream.streams.io.embedded import free_port
+from learnstream.streams.io.worker_process import WorkerProcess
 
 # One test holds port 6066 busy and runs a demo that must move off it; the others' demos and
 # builds are heavy: under make test's parallel processes the module runs in one process.
@@ -94,7 +93,7 @@ def _wait_for_metrics(proc: subprocess.Popen[str], out: Path, timeout: float = 1
 
 def _demo(env: dict[str, str], out: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "agents.cli", "demo", "--rate", "10", *args],
+        [sys.executable, "-m", "learnstream", "demo", "--rate", "10", *args],
         env=env,
         stdout=out.open("w"),
         stderr=subprocess.STDOUT,
@@ -152,7 +151,7 @@ def test_demo_refuses_a_busy_port_the_user_chose_in_one_line(tmp_path: Path) -> 
     env = _clean_env(tmp_path / "tmp") | {"LEARNSTREAM_WEB_PORT": str(port)}
     with _listener(port):
         done = subprocess.run(
-            [sys.executable, "-m", "agents.cli", "demo", "--duration", "1"],
+            [sys.executable, "-m", "learnstream", "demo", "--duration", "1"],
             env=env,
             capture_output=True,
             text=True,
@@ -196,59 +195,6 @@ def test_kill_9_of_a_worker_takes_its_embedded_broker_down(tmp_path: Path) -> No
     while not _gone(brokers[0]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(brokers[0]), "the embedded broker outlived its worker"
-
-
-def _ok(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
-    """Run ``cmd``; assert it succeeded and return what it printed (stdout + stderr)."""
-    done = subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout + done.stderr
-
-
-def test_the_package_builds_and_installs_without_a_warning(tmp_path: Path) -> None:
-    """Build and install the wheel, and install editable as `make` does: offline, no warning."""
-    src = tmp_path / "src"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
-    for name in ("streams", "agents", "schemas"):
-        shutil.copytree(ROOT / name, src / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    # pip's own notices (running as root in CI, a newer pip exists) are not the project's;
-    # -v shows what the build backend prints, which is where its warnings go.
-    env = os.environ | {"PIP_ROOT_USER_ACTION": "ignore", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # else distutils warns that it cannot byte-compile
-    install = ["-m", "pip", "install", "--no-deps", "--no-index"]
-    wheel_cmd = ["wheel", "-v", "--no-deps", "--no-build-isolation", "-w", "dist", str(src)]
-    outputs = [_ok([sys.executable, "-m", "pip", *wheel_cmd], tmp_path, env)]
-    _ok([sys.executable, "-m", "venv", "venv"], tmp_path, env)
-    wheel = next((tmp_path / "dist").glob("learnstream-*.whl"))
-    outputs.append(_ok(["venv/bin/python", *install, str(wheel)], tmp_path, env))
-    # what `make` itself runs: an editable install. Built by the backend directly and
-    # installed into a second scratch venv: `pip install -e --prefix` from this venv would
-    # first uninstall the project from the venv the tests run in.
-    build = "import hatchling.build as b; print(b.build_editable('../editable'))"
-    outputs.append(_ok([sys.executable, "-W", "default", "-c", build], src, env))
-    _ok([sys.executable, "-m", "venv", "dev"], tmp_path, env)
-    dev_wheel = next((tmp_path / "editable").glob("learnstream-*.whl"))
-    outputs.append(_ok(["dev/bin/python", *install, str(dev_wheel)], tmp_path, env))
-    found = _ok(["dev/bin/python", "-c", "import streams; print(streams.__file__)"], tmp_path, env)
-    assert found.strip() == str(src / "streams" / "__init__.py")
-    for output in outputs:
-        assert [line for line in output.splitlines() if "warn" in line.lower()] == []
-    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
-    shipped = {
-        p.relative_to(site / "learnstream_schemas")
-        for p in (site / "learnstream_schemas").rglob("*.*")
-    }
-    expected = {
-        p.relative_to(ROOT / "schemas")
-        for p in (ROOT / "schemas").rglob("*.*")
-        if p.suffix in (".avsc", ".json")
-    }
-    assert expected <= shipped
-    assert (site / "streams" / "py.typed").is_file()
 
 
 README_EXAMPLE = "<!-- tests/integration/test_newcomer.py runs this block as it is -->"

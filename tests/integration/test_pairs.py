@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.samples.pairs import pair_id
-from streams.sim.simulate import PII_SAMPLES, Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.samples.pairs import pair_id
+from learnstream.streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 

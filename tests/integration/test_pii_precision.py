@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from benchmarks.independent.corpus import load
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_until
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.pii import Anonymizer
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_until
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.sim.simulate import BAD_RECORDS, PII_SAMPLES, Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.sim.simulate import BAD_RECORDS, PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 
@@ -95,7 +95,7 @@ async def test_scenario_yields_exact_samples_and_dead_letters(broker, start_work
     )
     assert got == expected
 
-    from streams.encoding.schemas import validate_sample
+    from learnstream.streams.encoding.schemas import validate_sample
 
     for sample in samples:
         assert validate_sample(sample) == [], sample["sample_family"]

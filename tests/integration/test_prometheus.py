@@ -26,13 +26,13 @@ from typing import Any
 import pytest
 import yaml
 
-from streams.config.settings import TopicSettings
-from streams.io.embedded import free_port
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_until
-from streams.io.topics import INPUTS
-from streams.samples.sample import FAMILIES, QUALITIES
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.embedded import free_port
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_until
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.prometheus_bin import HOW, prometheus_tool
 
 # 8 minutes, not the 4 of other integration tests: a test here may wait 76 s for a window
@@ -265,7 +265,7 @@ def _check_quality_page(port: int) -> None:
     """``learnstream quality --json`` shows the worker's GET /quality: the scenario's window."""
     url = f"http://127.0.0.1:{port}/quality"
     done = subprocess.run(
-        [sys.executable, "-m", "agents.cli", "quality", "--url", url, "--json"],
+        [sys.executable, "-m", "learnstream", "quality", "--url", url, "--json"],
         capture_output=True,
         text=True,
         timeout=60,

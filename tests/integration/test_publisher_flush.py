@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from benchmarks.readback import count_topic
-from streams.config.settings import TopicSettings
-from streams.io.admin import create_topics
-from streams.io.publisher import RuntimePublisher
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.admin import create_topics
+from learnstream.streams.io.publisher import RuntimePublisher
 
 pytestmark = pytest.mark.integration
 

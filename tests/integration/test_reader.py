@@ -9,7 +9,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from streams.io.reader import _consumer, read_topic, topic_partitions
+from learnstream.streams.io.reader import _consumer, read_topic, topic_partitions
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 import pytest
 from aiokafka import AIOKafkaConsumer
 
-from streams.config.settings import TopicSettings
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.sim.simulate import Simulator
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +31,7 @@ NEEDLES = [*SECRETS.values(), hashlib.sha256(SALT.encode()).hexdigest()]
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "agents.cli", *args],
+        [sys.executable, "-m", "learnstream", *args],
         env={**os.environ, **env},
         capture_output=True,
         text=True,

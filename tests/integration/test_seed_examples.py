@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic, read_until
-from streams.samples.ids import canonical_id
-from streams.samples.sample import LearningSample
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic, read_until
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import learning_validators, mplp_errors

@@ -10,11 +10,11 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from faust.types import TP
 
-from agents.faust_compat import fetch_positions, log_starts, seek_on_consumer_thread
-from agents.stall_watch import Stalls
-from streams.config.settings import TopicSettings
-from streams.io.admin import create_topics
-from streams.offsets.progress import Progress
+from learnstream.agents.faust_compat import fetch_positions, log_starts, seek_on_consumer_thread
+from learnstream.agents.stall_watch import Stalls
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.admin import create_topics
+from learnstream.streams.offsets.progress import Progress
 from tests.support.apps import close_consumer_loop
 
 pytestmark = pytest.mark.integration

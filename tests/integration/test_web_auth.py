@@ -12,9 +12,9 @@ import aiohttp
 import pytest
 from click.testing import CliRunner
 
-from agents.cli import main
-from streams.a2e.client import LearnAPI
-from streams.io.a2e_transport import HttpTransport
+from learnstream.agents.cli import main
+from learnstream.streams.a2e.client import LearnAPI
+from learnstream.streams.io.a2e_transport import HttpTransport
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +101,7 @@ def test_a_worker_on_the_network_without_a_token_refuses_to_start(worker_env):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEARNSTREAM_")}
     env |= worker_env | {"LEARNSTREAM_WEB_HOST": "0.0.0.0"}  # noqa: S104
     done = subprocess.run(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "agents.cli", "worker"],
+        [sys.executable, "-m", "learnstream", "worker"],
         env=env,
         capture_output=True,
         text=True,

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.io.publisher import RuntimePublisher
-from streams.sim.simulate import PII_SAMPLES, Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.sim.simulate import PII_SAMPLES, Simulator
 
 pytestmark = pytest.mark.integration
 

@@ -18,13 +18,13 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from click.testing import CliRunner
 
-from agents.cli_erase import erase
-from agents.cli_trainers import export
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.consumer import aiter_pairs, aiter_samples
-from streams.io.reader import read_topic
-from streams.samples.ids import canonical_id
+from learnstream.agents.cli_erase import erase
+from learnstream.agents.cli_trainers import export
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.consumer import aiter_pairs, aiter_samples
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.samples.ids import canonical_id
 from tests.integration.test_erase import feedback, publish, records_of
 from tests.support.kafka_server import ApacheKafka
 

@@ -16,7 +16,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from streams.io.admin import described_topics
+from learnstream.streams.io.admin import described_topics
 
 pytestmark = pytest.mark.kafka
 

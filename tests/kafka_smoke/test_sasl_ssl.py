@@ -22,16 +22,16 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr
 
-from agents.cli import main
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.encoding.schemas import validate_sample
-from streams.io.connection import KafkaConnection
-from streams.io.embedded import free_port
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_until
-from streams.io.worker_process import WorkerProcess
-from streams.sim.simulate import BAD_RECORDS, Simulator
+from learnstream.agents.cli import main
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.io.connection import KafkaConnection
+from learnstream.streams.io.embedded import free_port
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_until
+from learnstream.streams.io.worker_process import WorkerProcess
+from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.kafka_server import ApacheKafka, SaslSslListener
 from tests.support.tls import Authority
 
@@ -171,7 +171,7 @@ def _worker_refused(env: dict[str, str]) -> tuple[int, list[str], float]:
     """Run ``learnstream worker``; return its exit code, output lines and run time."""
     began = time.monotonic()
     done = subprocess.run(  # noqa: S603 - our own CLI
-        [sys.executable, "-m", "agents.cli", "worker"],
+        [sys.executable, "-m", "learnstream", "worker"],
         env={**os.environ, **env},
         capture_output=True,
         text=True,

@@ -9,13 +9,13 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from streams.config.settings import TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_topic
-from streams.io.topics import MAX_MESSAGE_BYTES
-from streams.sim.simulate import Simulator
-from streams.sim.workload import Record, Verdict, Workload, verify
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.io.topics import MAX_MESSAGE_BYTES
+from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.sim.workload import Record, Verdict, Workload, verify
 
 __all__ = [
     "Collected",

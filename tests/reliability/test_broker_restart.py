@@ -24,9 +24,9 @@ import time
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.io.reader import read_topic
-from streams.sim.workload import build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.sim.workload import build_workload
 from tests.reliability.harness import identical_but_created_at, publish_paced, wait_delivered
 
 pytestmark = [pytest.mark.reliability, pytest.mark.kafka, pytest.mark.timeout(900)]

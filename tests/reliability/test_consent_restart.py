@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.io.reader import read_topic
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.sim.simulate import Simulator
 from tests.integration.test_consent_race import Round, Runtime, leaked, samples_of, story
 from tests.reliability.harness import log_digest
 

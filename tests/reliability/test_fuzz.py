@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from streams.config.settings import TopicSettings
-from streams.sim.simulate import Simulator
-from streams.sim.workload import Record, build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.sim.workload import Record, build_workload
 from tests.reliability.harness import publish_paced, wait_delivered
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]
@@ -210,7 +210,7 @@ async def test_fuzzed_bad_records_all_dead_lettered(broker, start_worker, namesp
 
 
 async def _dead_letters(bootstrap: str, topics: TopicSettings, count: int) -> dict[bytes, str]:
-    from streams.io.reader import read_until
+    from learnstream.streams.io.reader import read_until
 
     dead = await read_until(bootstrap, topics.name("dlq"), count, max_wait=300)
     out: dict[bytes, str] = {}

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.sim.workload import build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.sim.workload import build_workload
 from tests.reliability.harness import add_corrected_runs, assert_delivered, publish_paced
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]

@@ -34,12 +34,12 @@ import aiohttp
 import orjson
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.io.reader import read_topic
-from streams.io.topics import INPUTS
-from streams.io.worker_process import WorkerProcess
-from streams.samples.ids import sample_id
-from streams.sim.workload import Workload, build_workload
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.reader import read_topic
+from learnstream.streams.io.topics import INPUTS
+from learnstream.streams.io.worker_process import WorkerProcess
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.sim.workload import Workload, build_workload
 from tests.reliability.harness import (
     identical_but_created_at,
     log_digest,

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.io.publisher import RuntimePublisher
-from streams.io.reader import read_until
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.io.reader import read_until
+from learnstream.streams.sim.simulate import Simulator
 from tests.reliability.harness import collect
 
 pytestmark = [pytest.mark.reliability, pytest.mark.timeout(900)]

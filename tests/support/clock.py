@@ -1,10 +1,10 @@
-"""A clock a test can stop and move, handed to ``agents.wiring.wire(clock=...)``."""
+"""A clock a test can stop and move, handed to ``learnstream.agents.wiring.wire(clock=...)``."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from agents.clock import wall_clock
+from learnstream.agents.clock import wall_clock
 
 __all__ = ["SettableClock"]
 

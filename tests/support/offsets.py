@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 
-from streams.consent.fence import Offsets
+from learnstream.streams.consent.fence import Offsets
 
 __all__ = ["FakeEnds", "caught_up"]
 
@@ -15,7 +15,8 @@ async def caught_up() -> Offsets:
 
 
 class FakeEnds:
-    """What ``agents.wiring.wire(ends=...)`` asks where topics end, answered by the test.
+    """What ``learnstream.agents.wiring.wire(ends=...)`` asks where topics end, answered by the
+    test.
 
     By default the consent view has read everything and the corrections topic ends at 0;
     a test changes either answer while the worker runs (``consent_ends``, ``corrections_end``).

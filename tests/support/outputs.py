@@ -10,7 +10,7 @@ from unittest.mock import AsyncMock
 
 import faust
 
-from agents.runtime import Runtime
+from learnstream.agents.runtime import Runtime
 from tests.support.offsets import FakeEnds
 
 __all__ = ["AGENT_OF", "Feed", "corrections_end", "mock_outputs"]

@@ -12,10 +12,10 @@ from unittest.mock import AsyncMock
 
 import orjson
 
-from agents.runtime import Runtime
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.io.app import create_app
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.app import create_app
 from tests.support.apps import close_consumer_loop
 from tests.support.clock import SettableClock
 from tests.support.offsets import FakeEnds

@@ -9,9 +9,9 @@ from itertools import count
 
 import pytest
 
-from streams.a2e.client import LearnAPI, LearnFailed, LearnProtocolError, LearnTimeout
-from streams.a2e.correlate import Correlator
-from streams.a2e.messages import (
+from learnstream.streams.a2e.client import LearnAPI, LearnFailed, LearnProtocolError, LearnTimeout
+from learnstream.streams.a2e.correlate import Correlator
+from learnstream.streams.a2e.messages import (
     RESPONSE_OF,
     AdaptResult,
     ExperienceResult,
@@ -24,11 +24,11 @@ from streams.a2e.messages import (
     LearnStatsRequest,
     StatsResult,
 )
-from streams.a2e.models import Experience
-from streams.a2e.samples import build_dialog_response
-from streams.a2e.stats import SkillStats
-from streams.a2e.strategies import rank
-from streams.a2e.wire import encode, parse_request, parse_response
+from learnstream.streams.a2e.models import Experience
+from learnstream.streams.a2e.samples import build_dialog_response
+from learnstream.streams.a2e.stats import SkillStats
+from learnstream.streams.a2e.strategies import rank
+from learnstream.streams.a2e.wire import encode, parse_request, parse_response
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

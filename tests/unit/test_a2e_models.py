@@ -7,15 +7,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from streams.a2e.messages import (
+from learnstream.streams.a2e.messages import (
     AdaptQuery,
     LearnAdaptResponse,
     LearnFeedbackRequest,
     LearnStatsRequest,
 )
-from streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
-from streams.a2e.wire import describe, encode, parse_request, parse_response
-from streams.dlq.errors import InvalidEvent
+from learnstream.streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
+from learnstream.streams.a2e.wire import describe, encode, parse_request, parse_response
+from learnstream.streams.dlq.errors import InvalidEvent
 
 SECRET = "jane.doe@example.com"
 

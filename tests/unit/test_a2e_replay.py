@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from streams.a2e.models import Experience
-from streams.a2e.replay import priority, sample
+from learnstream.streams.a2e.models import Experience
+from learnstream.streams.a2e.replay import priority, sample
 
 EXPERIENCES = [
     Experience(state={"t": t}, action={"a": t % 3}, reward=r, next_state={"t": t + 1})

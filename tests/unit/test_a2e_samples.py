@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from streams.a2e.models import Feedback
-from streams.a2e.samples import build_dialog_response, dialog_pair, quality_label
-from streams.encoding.codecs import AvroSampleCodec
-from streams.encoding.schemas import validate_sample
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.pii import build_anonymizer
-from streams.privacy.pipeline import apply_privacy
-from streams.samples.ids import derived_uuid, is_uuid4
-from streams.samples.pairs import PreferencePair
-from streams.samples.sample import FAMILIES, LearningSample, family_errors
+from learnstream.streams.a2e.models import Feedback
+from learnstream.streams.a2e.samples import build_dialog_response, dialog_pair, quality_label
+from learnstream.streams.encoding.codecs import AvroSampleCodec
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
+from learnstream.streams.samples.ids import derived_uuid, is_uuid4
+from learnstream.streams.samples.pairs import PreferencePair
+from learnstream.streams.samples.sample import FAMILIES, LearningSample, family_errors
 from tests.conftest import mplp_schema_dir
 from tests.support.mplp_learning import learning_validators, mplp_errors
 

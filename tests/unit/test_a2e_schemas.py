@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft7Validator
 from pydantic import BaseModel
 
-from streams.a2e.messages import (
+from learnstream.streams.a2e.messages import (
     LearnAdaptRequest,
     LearnAdaptResponse,
     LearnExperienceRequest,
@@ -19,11 +19,11 @@ from streams.a2e.messages import (
     LearnStatsRequest,
     LearnStatsResponse,
 )
-from streams.a2e.models import Experience, Feedback
-from streams.a2e.wire import encode
-from streams.encoding.avro import SCHEMA_DIR as AVRO_DIR
-from streams.encoding.avro import from_record, load_schemas, to_record
-from streams.encoding.schemas import MODELS, SCHEMA_DIR, generated, stale
+from learnstream.streams.a2e.models import Experience, Feedback
+from learnstream.streams.a2e.wire import encode
+from learnstream.streams.encoding.avro import SCHEMA_DIR as AVRO_DIR
+from learnstream.streams.encoding.avro import from_record, load_schemas, to_record
+from learnstream.streams.encoding.schemas import MODELS, SCHEMA_DIR, generated, stale
 from tests.unit.test_schemas import LATER_KEYWORDS, keywords
 
 A2E_JSON = sorted(name for name in MODELS if name.startswith("a2e_"))

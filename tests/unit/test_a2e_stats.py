@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from streams.a2e.memory import (
+from learnstream.streams.a2e.memory import (
     LONG_MEMORY,
     Z_DOWN,
     Z_UP,
@@ -18,8 +18,8 @@ from streams.a2e.memory import (
     shift,
     z_score,
 )
-from streams.a2e.sketch import RELATIVE_ACCURACY, DurationSketch
-from streams.a2e.stats import SkillStats, SourceRecord, StatsState
+from learnstream.streams.a2e.sketch import RELATIVE_ACCURACY, DurationSketch
+from learnstream.streams.a2e.stats import SkillStats, SourceRecord, StatsState
 
 N = 100_000
 QUANTILES = (0.5, 0.9, 0.95, 0.99, 0.999)

@@ -7,10 +7,16 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.a2e.payloads import AdaptQuery
-from streams.a2e.stats import SkillStats, SourceRecord
-from streams.a2e.stats_view import StatsView, adapt_seed, decode_entry, rank_skills, stats_key
-from streams.a2e.strategies import Arm
+from learnstream.streams.a2e.payloads import AdaptQuery
+from learnstream.streams.a2e.stats import SkillStats, SourceRecord
+from learnstream.streams.a2e.stats_view import (
+    StatsView,
+    adapt_seed,
+    decode_entry,
+    rank_skills,
+    stats_key,
+)
+from learnstream.streams.a2e.strategies import Arm
 
 T0 = 1_800_000_000.0
 
@@ -92,7 +98,7 @@ def test_each_strategy_ranks_on_the_memories_its_change_test_bounds_pick(
         seen[strategy] = kw["arms"]["search"]
         return records
 
-    monkeypatch.setattr("streams.a2e.stats_view.rank", spy)
+    monkeypatch.setattr("learnstream.streams.a2e.stats_view.rank", spy)
     for strategy in ("ucb1", "thompson"):
         rank_skills({"search": stats}, AdaptQuery(strategy=strategy), {}, 0, 36_000.0)
     # a decline of 1.43 standard errors is a shift for UCB1 (bound 1), not for Thompson (2)

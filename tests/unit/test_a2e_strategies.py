@@ -12,11 +12,11 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from benchmarks import bandits
-from streams.a2e import strategies
-from streams.a2e.memory import bounds_for
-from streams.a2e.models import SkillPerformanceRecord
-from streams.a2e.stats import SkillStats
-from streams.a2e.strategies import (
+from learnstream.streams.a2e import strategies
+from learnstream.streams.a2e.memory import bounds_for
+from learnstream.streams.a2e.models import SkillPerformanceRecord
+from learnstream.streams.a2e.stats import SkillStats
+from learnstream.streams.a2e.strategies import (
     Arm,
     StrategyError,
     epsilon_at,

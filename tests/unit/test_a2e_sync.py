@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from streams.a2e.client import LearnFailed
-from streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
-from streams.a2e.plugin import LearnPlugin, MemoryLearn
-from streams.a2e.sync_client import SyncLearnAPI
+from learnstream.streams.a2e.client import LearnFailed
+from learnstream.streams.a2e.models import Experience, Feedback, SkillPerformanceRecord
+from learnstream.streams.a2e.plugin import LearnPlugin, MemoryLearn
+from learnstream.streams.a2e.sync_client import SyncLearnAPI
 
 T0 = 1_800_000_000.0
 

@@ -18,17 +18,17 @@ import faust
 import orjson
 import pytest
 
-import agents.sweeper
-import streams.join.expiry
-import streams.join.routes
-from agents.runtime import Runtime
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.dlq.record import parse_headers
-from streams.encoding.schemas import validate_sample
-from streams.io.app import create_app
-from streams.join.expiry import partition_of
-from streams.sim.simulate import BAD_RECORDS, Simulator
+import learnstream.agents.sweeper
+import learnstream.streams.join.expiry
+import learnstream.streams.join.routes
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.dlq.record import parse_headers
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.io.app import create_app
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.offsets import FakeEnds
@@ -387,7 +387,7 @@ async def test_decision_on_the_wrong_topic(h: Harness) -> None:
 async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = streams.join.routes.on_stage
+    real = learnstream.streams.join.routes.on_stage
     calls = iter([RuntimeError("boom")])
 
     def flaky(*args: Any, **kwargs: Any) -> Any:
@@ -395,7 +395,7 @@ async def test_builder_failure_is_dead_lettered_and_the_loop_goes_on(
             raise exc
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(streams.join.routes, "on_stage", flaky)
+    monkeypatch.setattr(learnstream.streams.join.routes, "on_stage", flaky)
     snap = h.sim.plan(WHEN)
     await h.put("plans", js(snap), key=key_of(snap))
     await h.put(
@@ -497,8 +497,8 @@ async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """10M plans take two minutes to scan: a tick scans a slice and hands the loop back."""
-    monkeypatch.setattr(agents.sweeper, "SCAN_BUDGET_S", 0.0)  # one slice a tick
-    monkeypatch.setattr(streams.join.expiry, "SCAN_SLICE", 2)
+    monkeypatch.setattr(learnstream.agents.sweeper, "SCAN_BUDGET_S", 0.0)  # one slice a tick
+    monkeypatch.setattr(learnstream.streams.join.expiry, "SCAN_SLICE", 2)
     done = [h.sim.plan(WHEN, status="completed") for _ in range(5)]
     for snap in done:
         await h.put("plans", js(snap), key=key_of(snap))

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.wiring import wire
-from streams.config.settings import BrokerSettings, RocksDbSettings, Settings
-from streams.io.app import create_app
-from streams.io.topics import MAX_MESSAGE_BYTES
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import BrokerSettings, RocksDbSettings, Settings
+from learnstream.streams.io.app import create_app
+from learnstream.streams.io.topics import MAX_MESSAGE_BYTES
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +68,7 @@ async def test_memory_store_gets_no_rocksdb_options(tmp_path: Path) -> None:
 def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
     import gc
 
-    from agents.worker import freeze_startup_objects
+    from learnstream.agents.worker import freeze_startup_objects
 
     marker = [object()]  # a container: tracked by the collector until frozen
     try:
@@ -81,8 +81,8 @@ def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
 
 
 def test_exactly_once_on_the_embedded_broker_is_refused_with_a_reason() -> None:
-    from agents.worker import guarantee_problem
-    from streams.config.settings import Settings
+    from learnstream.agents.worker import guarantee_problem
+    from learnstream.streams.config.settings import Settings
 
     eos = Settings(processing_guarantee="exactly_once")
     problem = guarantee_problem(eos, embedded=True)
@@ -105,6 +105,6 @@ def test_exactly_once_on_the_embedded_broker_is_refused_with_a_reason() -> None:
 )
 def test_debug_is_learnstreams_own_never_the_libraries(asked: str, libraries: str) -> None:
     """Faust's, aiokafka's and Presidio's debug lines print raw records and analysed text."""
-    from agents.worker import library_log_level
+    from learnstream.agents.worker import library_log_level
 
     assert library_log_level(asked) == libraries

@@ -10,19 +10,19 @@ import orjson
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
-from agents.planstore import PlanStore
 from benchmarks.memory import plan_records, restore_remaining
 from benchmarks.preload import changelog_record, changelog_topic, templates_of, varied_records
 from benchmarks.readback import changelog_table
 from benchmarks.report import _memory
-from streams.config.settings import Settings
-from streams.io.app import create_app
-from streams.io.tables import Tables
-from streams.join.expiry import ExpiryIndex, partition_of, stored_plan_id
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import plan_key
-from streams.mplp.decode import decode_plan
-from streams.mplp.fields import InputNotes
+from learnstream.agents.planstore import PlanStore
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.app import create_app
+from learnstream.streams.io.tables import Tables
+from learnstream.streams.join.expiry import ExpiryIndex, partition_of, stored_plan_id
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.join.rules import plan_key
+from learnstream.streams.mplp.decode import decode_plan
+from learnstream.streams.mplp.fields import InputNotes
 
 AT = datetime(2026, 11, 26, 3, 0, 0, 123_456, tzinfo=UTC)  # no whole second: same length
 PARTITIONS = 4

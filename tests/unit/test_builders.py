@@ -9,12 +9,23 @@ from typing import Any
 
 import pytest
 
-from streams.join.plan_state import PlanState, StageMark, merge_snapshot, record_stage
-from streams.join.rules import IMPACT_ONLY_TYPE, Outcome, on_decision, on_delta, on_stage
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
-from streams.samples import builders
-from streams.samples.ids import canonical_id, derived_uuid, sample_id
-from streams.samples.sample import Feedback, LearningSample, SampleMeta, family_errors
+from learnstream.streams.join.plan_state import PlanState, StageMark, merge_snapshot, record_stage
+from learnstream.streams.join.rules import (
+    IMPACT_ONLY_TYPE,
+    Outcome,
+    on_decision,
+    on_delta,
+    on_stage,
+)
+from learnstream.streams.mplp.models import (
+    DecisionEvent,
+    DeltaIntentEvent,
+    PlanSnapshot,
+    StageEvent,
+)
+from learnstream.streams.samples import builders
+from learnstream.streams.samples.ids import canonical_id, derived_uuid, sample_id
+from learnstream.streams.samples.sample import Feedback, LearningSample, SampleMeta, family_errors
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 T0 = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)
@@ -622,10 +633,10 @@ def test_token_usage_by_agent_never_keys_an_agent_so_the_anonymizer_sees_every_a
 
 
 def test_an_agent_named_by_an_email_in_token_usage_is_masked_before_it_leaves() -> None:
-    from streams.config.settings import Settings
-    from streams.privacy.config import privacy_config
-    from streams.privacy.pii import build_anonymizer
-    from streams.privacy.pipeline import apply_privacy
+    from learnstream.streams.config.settings import Settings
+    from learnstream.streams.privacy.config import privacy_config
+    from learnstream.streams.privacy.pii import build_anonymizer
+    from learnstream.streams.privacy.pipeline import apply_privacy
 
     usage = {"by_agent": {"jane.doe@corp.example": 30}}
     sample = builders.build_pipeline_outcome(

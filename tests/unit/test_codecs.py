@@ -13,8 +13,8 @@ import pytest
 from fastavro.schema import fingerprint as fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
 
-from streams.encoding.avro import SCHEMA_DIR
-from streams.encoding.codecs import (
+from learnstream.streams.encoding.avro import SCHEMA_DIR
+from learnstream.streams.encoding.codecs import (
     AvroSampleCodec,
     CodecError,
     JsonSampleCodec,

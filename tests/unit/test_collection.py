@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.io.app import create_app
-from streams.join.rules import on_decision, on_delta, on_stage
-from streams.samples.collection import POINTS, collection_point, in_sample
-from streams.samples.ids import sample_id
-from streams.samples.sample import LearningSample
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.app import create_app
+from learnstream.streams.join.rules import on_decision, on_delta, on_stage
+from learnstream.streams.samples.collection import POINTS, collection_point, in_sample
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.sample import LearningSample
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.unit import test_builders as tb

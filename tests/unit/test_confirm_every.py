@@ -22,15 +22,20 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft7Validator
 
-from streams.dlq.errors import InvalidEvent
-from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, SampleCodec, decode_any
-from streams.encoding.schemas import validate_sample
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import on_decision
-from streams.mplp.decode import RecordOrigin, decode_decision
-from streams.mplp.models import DecisionEvent, PlanSnapshot
-from streams.samples.ids import canonical_id
-from streams.samples.sample import LearningSample
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.encoding.codecs import (
+    AvroSampleCodec,
+    JsonSampleCodec,
+    SampleCodec,
+    decode_any,
+)
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.join.rules import on_decision
+from learnstream.streams.mplp.decode import RecordOrigin, decode_decision
+from learnstream.streams.mplp.models import DecisionEvent, PlanSnapshot
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import learning_validators, mplp_errors

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.encoding.schemas import validate_sample
+from learnstream.streams.encoding.schemas import validate_sample
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.unit.test_agents import WHEN, Harness, harness, js, key_of
 

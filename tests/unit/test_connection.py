@@ -16,11 +16,11 @@ from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 from faust.types.auth import AuthProtocol, SASLMechanism
 from pydantic import SecretStr
 
-from agents.cli import main
-from streams.config.settings import Settings
-from streams.config.usererrors import UserError
-from streams.io.broker_check import handshake_problem
-from streams.io.connection import KafkaConnection, bootstrap_of, connection_of
+from learnstream.agents.cli import main
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.io.broker_check import handshake_problem
+from learnstream.streams.io.connection import KafkaConnection, bootstrap_of, connection_of
 from tests.support.tls import Authority
 
 PASSWORD = "pw-Zq81-never-printed"
@@ -231,7 +231,7 @@ def test_faust_credentials_give_faust_the_same_options(cafile: Path) -> None:
 
 
 def test_the_faust_app_gets_the_credentials(cafile: Path, tmp_path: Path) -> None:
-    from streams.io.app import create_app
+    from learnstream.streams.io.app import create_app
 
     settings = _sasl_ssl(cafile).model_copy(update={"data_dir": str(tmp_path)})
     credentials = create_app(settings, URL, embedded=False).conf.broker_credentials

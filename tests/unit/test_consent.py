@@ -10,10 +10,10 @@ from collections.abc import Hashable, Mapping
 import orjson
 import pytest
 
-from streams.consent.fence import Fence
-from streams.consent.view import ConsentView, parse_consent
-from streams.dlq.errors import InvalidEvent
-from streams.samples.ids import canonical_id
+from learnstream.streams.consent.fence import Fence
+from learnstream.streams.consent.view import ConsentView, parse_consent
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.samples.ids import canonical_id
 from tests.support.offsets import caught_up
 
 P = str(uuid.UUID(int=7, version=4))

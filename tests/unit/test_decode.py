@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streams.dlq.errors import REASONS, InvalidEvent
-from streams.mplp.decode import (
+from learnstream.streams.dlq.errors import REASONS, InvalidEvent
+from learnstream.streams.mplp.decode import (
     MAX_RECORD_BYTES,
     decode_consent,
     decode_decision,
@@ -22,9 +22,14 @@ from streams.mplp.decode import (
     decode_stage,
     load_json,
 )
-from streams.mplp.fields import InputNotes, check_uuid4
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
-from streams.sim.simulate import BAD_RECORDS, Simulator
+from learnstream.streams.mplp.fields import InputNotes, check_uuid4
+from learnstream.streams.mplp.models import (
+    DecisionEvent,
+    DeltaIntentEvent,
+    PlanSnapshot,
+    StageEvent,
+)
+from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOT_V4 = "c1a2b3c4-d5e6-1f70-8a9b-0c1d2e3f4a5b"  # a version-1 UUID

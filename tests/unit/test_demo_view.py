@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 from rich.console import Console
 
-from streams.io.demo import DemoView
-from streams.samples.pairs import PAIR_KINDS
-from streams.samples.sample import FAMILIES
+from learnstream.streams.io.demo import DemoView
+from learnstream.streams.samples.pairs import PAIR_KINDS
+from learnstream.streams.samples.sample import FAMILIES
 
 
 def _view() -> DemoView:

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from streams.config.settings import BrokerSettings, Settings
-from streams.io.app import one_record_per_batch
-from streams.io.embedded import ENV_BINARY, EmbeddedBrokerError, die_with_parent, find_binary
+from learnstream.streams.config.settings import BrokerSettings, Settings
+from learnstream.streams.io.app import one_record_per_batch
+from learnstream.streams.io.embedded import (
+    ENV_BINARY,
+    EmbeddedBrokerError,
+    die_with_parent,
+    find_binary,
+)
 
 
 def test_override_that_is_not_executable_is_a_clear_error(monkeypatch, tmp_path):
@@ -49,7 +54,7 @@ def test_a_child_armed_with_die_with_parent_dies_when_its_parent_is_killed(tmp_p
             sys.executable,
             "-c",
             "import subprocess, time\n"
-            "from streams.io.embedded import die_with_parent\n"
+            "from learnstream.streams.io.embedded import die_with_parent\n"
             "child = subprocess.Popen(['sleep', '600'], preexec_fn=die_with_parent())\n"
             "print(child.pid, flush=True)\n"
             "time.sleep(600)\n",

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from agents.emitter import await_acks
+from learnstream.agents.emitter import await_acks
 
 
 async def test_acks_that_take_long_are_reported_then_awaited() -> None:

@@ -18,7 +18,7 @@ import mode
 import pytest
 from faust.types import TP
 
-from agents.faust_compat import (
+from learnstream.agents.faust_compat import (
     DeliverAll,
     buffer_idle,
     deliver_every_record,
@@ -27,7 +27,7 @@ from agents.faust_compat import (
     transactional_id,
     wait_until_idle,
 )
-from streams.offsets.progress import Progress
+from learnstream.streams.offsets.progress import Progress
 from tests.support.apps import close_consumer_loop
 from tests.support.offsets import FakeEnds
 
@@ -350,8 +350,8 @@ async def test_every_fetched_record_reaches_the_agents(apps: list[faust.App]) ->
 
 
 def test_workers_let_faust_hand_over_every_fetched_record(tmp_path: Path) -> None:
-    from agents.worker import build_app
-    from streams.config.settings import Settings
+    from learnstream.agents.worker import build_app
+    from learnstream.streams.config.settings import Settings
 
     app = build_app(Settings(data_dir=str(tmp_path)), "kafka://127.0.0.1:9", embedded=False)
     read_offset = app.consumer._read_offset  # created as the worker would
@@ -415,12 +415,14 @@ async def test_a_stopping_buffer_is_not_waited_for(apps: list[faust.App]) -> Non
 async def test_workers_install_it_on_assignment_and_forget_revoked_partitions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.wiring import wire
-    from streams.config.settings import Settings
-    from streams.io.app import create_app
+    from learnstream.agents.wiring import wire
+    from learnstream.streams.config.settings import Settings
+    from learnstream.streams.io.app import create_app
 
     installed: list[tuple[object, Progress]] = []
-    monkeypatch.setattr("agents.wiring.guard_commits", lambda *args: installed.append(args))
+    monkeypatch.setattr(
+        "learnstream.agents.wiring.guard_commits", lambda *args: installed.append(args)
+    )
     settings = Settings(data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     runtime = wire(app, settings)
@@ -441,10 +443,10 @@ def test_building_leaves_fausts_transaction_switch_alone(tmp_path: Path) -> None
     """``app.in_transaction`` is a cached property, False until the worker runs: reading it
     while building the app (directly, or by creating the consumer) would switch exactly_once
     off for good, and the worker would run without any transaction."""
-    from agents.wiring import wire
-    from agents.worker import build_app
-    from streams.config.settings import Settings
-    from streams.io.app import create_app
+    from learnstream.agents.wiring import wire
+    from learnstream.agents.worker import build_app
+    from learnstream.streams.config.settings import Settings
+    from learnstream.streams.io.app import create_app
 
     settings = Settings(data_dir=str(tmp_path), processing_guarantee="exactly_once")
     assert wire(
@@ -465,10 +467,10 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     a commit flushes the quality windows first and commits after their changelog records
     went out; when it cannot flush (the producer is stopping), it commits nothing the
     windows have not written."""
-    from agents.quality_tables import QualityWindows
-    from agents.wiring import wire
-    from streams.config.settings import Settings
-    from streams.io.app import create_app
+    from learnstream.agents.quality_tables import QualityWindows
+    from learnstream.agents.wiring import wire
+    from learnstream.streams.config.settings import Settings
+    from learnstream.streams.io.app import create_app
     from tests.support.outputs import Feed, mock_outputs
     from tests.unit.test_quality import _decide
 

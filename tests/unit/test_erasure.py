@@ -8,11 +8,17 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from streams.a2e.models import Feedback
-from streams.a2e.samples import build_dialog_response
-from streams.encoding.codecs import codec_for
-from streams.privacy.erasure import Scope, Selection, choose_pairs, choose_rewards, choose_samples
-from streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.a2e.models import Feedback
+from learnstream.streams.a2e.samples import build_dialog_response
+from learnstream.streams.encoding.codecs import codec_for
+from learnstream.streams.privacy.erasure import (
+    Scope,
+    Selection,
+    choose_pairs,
+    choose_rewards,
+    choose_samples,
+)
+from learnstream.streams.samples.ids import canonical_id, sample_id
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 MS = int(T0.timestamp() * 1000)

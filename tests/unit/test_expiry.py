@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from streams.join.expiry import (
+from learnstream.streams.join.expiry import (
     EXPIRY_BUCKET,
     SCAN_SLICE,
     ExpiryIndex,
@@ -18,7 +18,7 @@ from streams.join.expiry import (
     terminal_entry,
     terminal_since,
 )
-from streams.samples.ids import canonical_id
+from learnstream.streams.samples.ids import canonical_id
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TTL = timedelta(hours=1)

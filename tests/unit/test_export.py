@@ -13,12 +13,18 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from streams.export.files import ROW_GROUP, write_export
-from streams.export.formatters import FormatterError, load_formatter
-from streams.export.rows import Dedup, ExportError, RowMaker, SampleFilter, export_filter
-from streams.samples.ids import sample_id
-from streams.samples.pairs import PreferencePair, pair_id
-from streams.samples.sample import LearningSample
+from learnstream.streams.export.files import ROW_GROUP, write_export
+from learnstream.streams.export.formatters import FormatterError, load_formatter
+from learnstream.streams.export.rows import (
+    Dedup,
+    ExportError,
+    RowMaker,
+    SampleFilter,
+    export_filter,
+)
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.pairs import PreferencePair, pair_id
+from learnstream.streams.samples.sample import LearningSample
 
 PROJECT = "2b1f8a1e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
 OTHER = "3c2f8a1e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -331,7 +337,11 @@ def test_datasets_loads_the_training_dataset_samples(tmp_path) -> None:
 def test_the_export_core_imports_no_kafka_client() -> None:
     from tests.unit.test_layers import KAFKA_CLIENTS, closure, imports
 
-    for name in ("streams.export.rows", "streams.export.files", "streams.export.formatters"):
+    for name in (
+        "learnstream.streams.export.rows",
+        "learnstream.streams.export.files",
+        "learnstream.streams.export.formatters",
+    ):
         reached = {m for module in closure(name) for m in imports(module)}
         assert not [m for m in reached if m.split(".")[0] in KAFKA_CLIENTS], name
 
@@ -339,8 +349,8 @@ def test_the_export_core_imports_no_kafka_client() -> None:
 async def test_decoded_skips_and_counts_bad_duplicate_and_filtered_records() -> None:
     from dataclasses import dataclass
 
-    from streams.encoding.codecs import codec_for
-    from streams.io.consumer import ReadStats, decode_sample, decoded, sample_key
+    from learnstream.streams.encoding.codecs import codec_for
+    from learnstream.streams.io.consumer import ReadStats, decode_sample, decoded, sample_key
 
     @dataclass
     class Rec:
@@ -370,7 +380,7 @@ async def test_decoded_skips_and_counts_bad_duplicate_and_filtered_records() -> 
 
 
 def test_batch_quality_counts_by_event_time_and_leaves_late_samples_out() -> None:
-    from streams.io.quality_batch import WindowCount
+    from learnstream.streams.io.quality_batch import WindowCount
 
     def at(event_time: str, family: str = "delta_impact", quality: str = "good"):
         s = sample(family, quality)
@@ -391,7 +401,7 @@ def test_batch_quality_counts_by_event_time_and_leaves_late_samples_out() -> Non
 def test_export_help_says_the_range_is_on_the_record_timestamp() -> None:
     from click.testing import CliRunner
 
-    from agents.cli import main
+    from learnstream.agents.cli import main
 
     result = CliRunner().invoke(main, ["export", "--help"])
     assert result.exit_code == 0
@@ -408,8 +418,8 @@ def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
 
     from rich.console import Console
 
-    from agents.export_view import export_progress, summary
-    from streams.io.consumer import ReadStats
+    from learnstream.agents.export_view import export_progress, summary
+    from learnstream.streams.io.consumer import ReadStats
 
     stats, screen = ReadStats(), io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
@@ -434,7 +444,7 @@ def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
 
 
 def test_the_project_filter_takes_the_runtime_id_or_the_uuid_in_any_case() -> None:
-    from streams.samples.ids import canonical_id
+    from learnstream.streams.samples.ids import canonical_id
 
     mine = sample("intent_resolution", "good", project=canonical_id("proj-acme"))
     theirs = sample("intent_resolution", "good", project=OTHER)

@@ -14,8 +14,8 @@ import pytest
 from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
-from agents.faust_check import PINNED, SEAMS, check
-from streams.config.usererrors import UserError
+from learnstream.agents.faust_check import PINNED, SEAMS, check
+from learnstream.streams.config.usererrors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPAT = {ROOT / "agents" / "faust_compat.py", ROOT / "agents" / "faust_check.py"}
@@ -45,7 +45,7 @@ def test_the_pins_are_the_checked_and_installed_versions() -> None:
 
 def test_a_missing_seam_is_named_with_the_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(faust_consumer.Consumer, "_new_offset")
-    monkeypatch.setattr("agents.faust_check.version", lambda package: "0.16.0")
+    monkeypatch.setattr("learnstream.agents.faust_check.version", lambda package: "0.16.0")
     with pytest.raises(UserError) as caught:
         check()
     assert str(caught.value) == (
@@ -104,9 +104,9 @@ def test_aiokafka_seams_name_aiokafka(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_worker_refuses_to_start_on_a_changed_faust(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.wiring import wire
-    from streams.config.settings import Settings
-    from streams.io.app import create_app
+    from learnstream.agents.wiring import wire
+    from learnstream.streams.config.settings import Settings
+    from learnstream.streams.io.app import create_app
 
     settings = Settings(data_dir=str(tmp_path))
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)

@@ -15,9 +15,9 @@ from faust.types import TP, Message
 from benchmarks.faust_peer import FaustSends, Record, build_app, step
 from benchmarks.peer import INPUT_FIELDS, Peer
 from benchmarks.report import _targets
-from streams.config.settings import Settings, TopicSettings
-from streams.encoding.codecs import decode_any
-from streams.sim.workload import build_workload, verify
+from learnstream.streams.config.settings import Settings, TopicSettings
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.sim.workload import build_workload, verify
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.unit.test_peer import FakeProducer
 

@@ -13,12 +13,12 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from streams.config.settings import GraphSettings, Settings
-from streams.dlq.errors import InvalidEvent
-from streams.join.expiry import partition_of
-from streams.join.graphs import CREATED, GraphState, decider, graph_expiry
-from streams.mplp.graph_events import decode_graph_update
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import GraphSettings, Settings
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.join.graphs import CREATED, GraphState, decider, graph_expiry
+from learnstream.streams.mplp.graph_events import decode_graph_update
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.worker import RunningWorker, running_worker, sent_samples
 from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official

@@ -12,11 +12,11 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.dlq.errors import InvalidEvent
-from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
-from streams.export.common import common_record
-from streams.join.expiry import partition_of
-from streams.join.impacts import (
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
+from learnstream.streams.export.common import common_record
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.join.impacts import (
     ImpactState,
     analysis_route,
     decide_analysis,
@@ -24,14 +24,14 @@ from streams.join.impacts import (
     impact_expiry,
     impact_key,
 )
-from streams.mplp import core_events
-from streams.mplp.core_events import core_use, decode_core_event, impact_of
-from streams.mplp.decode import RecordOrigin, decode_delta
-from streams.mplp.fields import InputNotes
-from streams.observe.metrics import Metrics
-from streams.samples.ids import canonical_id, sample_id
-from streams.samples.sample import LearningSample
-from streams.sim.simulate import Simulator
+from learnstream.streams.mplp import core_events
+from learnstream.streams.mplp.core_events import core_use, decode_core_event, impact_of
+from learnstream.streams.mplp.decode import RecordOrigin, decode_delta
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.samples.ids import canonical_id, sample_id
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.avro_consumer import plain_read
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.mplp_learning import learning_validators, mplp_errors

@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 import pytest
 
-import agents.plan_join
-from agents.planstore import PlanStore
-from streams.dlq.record import parse_headers
-from streams.join.expiry import ExpiryIndex, partition_of
-from streams.join.plan_state import PlanState
+import learnstream.agents.plan_join
+from learnstream.agents.planstore import PlanStore
+from learnstream.streams.dlq.record import parse_headers
+from learnstream.streams.join.expiry import ExpiryIndex, partition_of
+from learnstream.streams.join.plan_state import PlanState
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import corrections_end
 from tests.unit.test_agents import WHEN, Harness, harness, js, key_of
@@ -191,15 +191,17 @@ async def test_the_sweep_completes_a_waiting_execute_after_the_grace(tmp_path: A
 async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real, calls = agents.plan_join.Join.sweep, []
+    real, calls = learnstream.agents.plan_join.Join.sweep, []
 
-    async def flaky(self: agents.plan_join.Join, partition: int, source: tuple[str, int]) -> None:
+    async def flaky(
+        self: learnstream.agents.plan_join.Join, partition: int, source: tuple[str, int]
+    ) -> None:
         calls.append(partition)
         if len(calls) == 1:
             raise RuntimeError("boom")
         await real(self, partition, source)
 
-    monkeypatch.setattr(agents.plan_join.Join, "sweep", flaky)
+    monkeypatch.setattr(learnstream.agents.plan_join.Join, "sweep", flaky)
     done = h.sim.plan(WHEN, status="completed")  # terminal since March: expires at the sweep
     await h.put("plans", js(done), key=key_of(done))
     partition = partition_of(done["plan"]["plan_id"], h.runtime.settings.topics.partitions)

@@ -12,15 +12,15 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.config.settings import TopicSettings
-from streams.join.parked import ParkedEvent
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.routes import routes
-from streams.join.rules import plan_key
-from streams.join.unit import MISSING, KeyJoin, Route, Step
-from streams.mplp.decode import RecordOrigin, decode_plan
-from streams.mplp.fields import InputNotes
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.join.routes import routes
+from learnstream.streams.join.rules import plan_key
+from learnstream.streams.join.unit import MISSING, KeyJoin, Route, Step
+from learnstream.streams.mplp.decode import RecordOrigin, decode_plan
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.sim.simulate import Simulator
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 GRACE = timedelta(minutes=2)
@@ -247,7 +247,7 @@ def test_an_older_snapshot_changes_nothing(feed: Feed) -> None:
 def test_a_session_window_fits_the_same_unit() -> None:
     """Designed for keyed joins beyond plans: a window keyed by a session id counts its turns,
     and emits one sample when its closing event comes, or on a tick once it timed out."""
-    from streams.join.rules import Outcome
+    from learnstream.streams.join.rules import Outcome
 
     def decode(data: bytes | None, _origin: RecordOrigin, _notes: InputNotes | None) -> Any:
         return orjson.loads(data or b"{}")

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 STREAMS = ROOT / "streams"
 AGENTS = ROOT / "agents"
-IO = ("streams.io",)  # the one room that talks to Kafka, Faust, HTTP or a child process
+IO = ("learnstream.streams.io",)  # the one room that talks to Kafka, Faust, HTTP or a child process
 
 KAFKA_CLIENTS = ("faust", "mode", "aiokafka")  # mode: the service library under Faust
 #: Networks and child processes: what else makes a module I/O.
@@ -29,7 +29,7 @@ def is_under(module: str, roots: tuple[str, ...]) -> bool:
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = ("learnstream", *path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -67,17 +67,17 @@ def closure(name: str) -> set[str]:
 
 
 def test_the_module_list_is_the_source_tree() -> None:
-    assert "streams.observe.lag" in MODULES
-    assert "streams.sim.simulate" in MODULES  # walks sub-packages too
-    assert {"faust"} <= imports("streams.io.app")  # the walk sees a real import
-    assert "streams.samples.builders" in imports(
-        "streams.join.rules"
-    )  # and resolves `from streams import`
+    assert "learnstream.streams.observe.lag" in MODULES
+    assert "learnstream.streams.sim.simulate" in MODULES  # walks sub-packages too
+    assert {"faust"} <= imports("learnstream.streams.io.app")  # the walk sees a real import
+    assert "learnstream.streams.samples.builders" in imports(
+        "learnstream.streams.join.rules"
+    )  # and resolves `from learnstream.streams import`
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_no_module_under_streams_imports_agents(name: str) -> None:
-    bad = sorted(m for m in imports(name) if is_under(m, ("agents",)))
+    bad = sorted(m for m in imports(name) if is_under(m, ("learnstream.agents",)))
     assert not bad, f"{name} imports {bad}: streams/ is the layer agents/ builds on"
 
 
@@ -90,6 +90,34 @@ def test_modules_outside_io_import_no_kafka_client(name: str) -> None:
         if is_under(i, KAFKA_CLIENTS + OTHER_IO)
     )
     assert not bad, f"{name} is outside streams/io/, so it must stay pure, but {bad}"
+
+
+#: Every Python file the repository holds, wherever it is imported from.
+EVERY_FILE = sorted(
+    p for top in ("learnstream", "streams", "agents", "tests", "benchmarks", "ops")
+    for p in (ROOT / top).rglob("*.py")
+    if "learnstream" not in p.relative_to(ROOT).parts[1:]  # learnstream/'s links, once
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("path", EVERY_FILE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_import_of_the_project_is_under_learnstream(path: Path) -> None:
+    """An installed learnstream has one top-level name: a bare ``streams.x`` or ``agents.x``
+    would work from a checkout (the current directory is on sys.path) and fail from the wheel."""
+    bare = ("streams", "agents", "learnstream_schemas")
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            bad += [a.name for a in node.names if is_under(a.name, bare)]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            bad += [node.module] if is_under(node.module, bare) else []
+    assert not bad, f"{path.name} imports {bad}: import them as learnstream.<name>"
+
+
+def test_the_walk_covers_the_repository() -> None:
+    names = {str(p.relative_to(ROOT)) for p in EVERY_FILE}
+    assert {"learnstream/__init__.py", "agents/cli.py", "tests/conftest.py"} <= names
+    assert not any(n.startswith("learnstream/streams") for n in names)
 
 
 def test_every_module_of_streams_sits_in_a_package() -> None:
@@ -108,9 +136,16 @@ def test_no_module_name_is_shared_across_layers() -> None:
 
 def test_pure_modules_and_the_core_never_import_the_simulation() -> None:
     # The demo (embedded broker, worker process, simulated runtime) is I/O and runs the simulation.
-    demo = ("streams.sim", "streams.io.demo", "streams.io.demo_runtime")
+    demo = (
+        "learnstream.streams.sim",
+        "learnstream.streams.io.demo",
+        "learnstream.streams.io.demo_runtime",
+    )
     core = [m for m in MODULES if not is_under(m, demo)]
     bad = sorted(
-        f"{m} imports {i}" for m in core for i in imports(m) if is_under(i, ("streams.sim",))
+        f"{m} imports {i}"
+        for m in core
+        for i in imports(m)
+        if is_under(i, ("learnstream.streams.sim",))
     )
     assert not bad, f"the worker must not need the demo or simulation code: {bad}"

@@ -20,18 +20,18 @@ from aiokafka import TopicPartition
 from aiokafka.errors import KafkaConnectionError
 from prometheus_client import generate_latest
 
-from agents.learn import error_response, strategy_params
-from agents.learn_samples import anonymize_record
-from agents.learn_stats import SkillLabels
-from agents.learn_view import StatsReader
-from agents.runtime import Runtime
-from agents.wiring import wire
-from streams.a2e.stats_view import StatsView
-from streams.config.settings import A2ESettings, Settings
-from streams.io.app import create_app
-from streams.privacy.config import privacy_config
-from streams.privacy.pii import build_anonymizer
-from streams.samples.ids import canonical_id
+from learnstream.agents.learn import error_response, strategy_params
+from learnstream.agents.learn_samples import anonymize_record
+from learnstream.agents.learn_stats import SkillLabels
+from learnstream.agents.learn_view import StatsReader
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.wiring import wire
+from learnstream.streams.a2e.stats_view import StatsView
+from learnstream.streams.config.settings import A2ESettings, Settings
+from learnstream.streams.io.app import create_app
+from learnstream.streams.privacy.config import privacy_config
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.samples.ids import canonical_id
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.offsets import FakeEnds
@@ -80,8 +80,8 @@ def test_strategy_params_take_settings_then_the_request() -> None:
 
 
 def test_a2e_defaults_match_the_strategies() -> None:
-    from streams.a2e.stats import DEFAULT_HALF_LIFE_S
-    from streams.a2e.strategies import DEFAULTS
+    from learnstream.streams.a2e.stats import DEFAULT_HALF_LIFE_S
+    from learnstream.streams.a2e.strategies import DEFAULTS
 
     a2e = A2ESettings()
     assert (a2e.ucb1_c, a2e.epsilon_c, a2e.softmax_c) == (
@@ -214,7 +214,7 @@ async def test_invalid_requests_dead_letter_without_leaking(
 
 
 def test_stats_keys_keep_names_with_bars() -> None:
-    from agents.learn_stats import _key, _parse
+    from learnstream.agents.learn_stats import _key, _parse
 
     assert _parse(_key("tool", "a|b", 3)) == ("tool", "a|b")
 
@@ -222,8 +222,8 @@ def test_stats_keys_keep_names_with_bars() -> None:
 def test_reward_of_takes_the_anonymized_turn() -> None:
     from datetime import UTC, datetime
 
-    from streams.a2e.models import Feedback
-    from streams.a2e.samples import build_dialog_response, reward_of
+    from learnstream.streams.a2e.models import Feedback
+    from learnstream.streams.a2e.samples import build_dialog_response, reward_of
 
     turn = {"prompt": f"hi {EMAIL}", "response": "hello"}
     feedback = Feedback(correlation_id="t1", polarity="POSITIVE", score=0.5, rated_turn=turn)
@@ -236,7 +236,7 @@ def test_reward_of_takes_the_anonymized_turn() -> None:
 
 
 def test_replay_reads_experiences_and_counts_the_unreadable() -> None:
-    from agents.cli_learn import read_experiences
+    from learnstream.agents.cli_learn import read_experiences
 
     good = orjson.dumps({"state": {}, "action": {}, "reward": 1.0, "next_state": {}})
     found, bad = read_experiences([good, b"{", None])

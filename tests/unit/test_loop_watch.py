@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from agents.loop_watch import watch
-from streams.observe.metrics import Metrics
+from learnstream.agents.loop_watch import watch
+from learnstream.streams.observe.metrics import Metrics
 
 
 def sample(metrics: Metrics, name: str) -> float:

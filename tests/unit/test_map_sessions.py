@@ -16,22 +16,22 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.dlq.errors import InvalidEvent
-from streams.join.expiry import partition_of
-from streams.join.parked import ParkedEvent
-from streams.join.sessions import (
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.join.parked import ParkedEvent
+from learnstream.streams.join.sessions import (
     SEEN_IDS,
     SessionState,
     map_route,
     session_expiry,
     session_key,
 )
-from streams.join.unit import KeyJoin, Step
-from streams.mplp.decode import RecordOrigin
-from streams.mplp.fields import InputNotes
-from streams.mplp.map_events import decode_map_event
-from streams.samples.coordination import session_outcome
-from streams.sim.simulate import Simulator
+from learnstream.streams.join.unit import KeyJoin, Step
+from learnstream.streams.mplp.decode import RecordOrigin
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.mplp.map_events import decode_map_event
+from learnstream.streams.samples.coordination import session_outcome
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.worker import RunningWorker, running_worker, sent_samples
 from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official

@@ -26,14 +26,14 @@ from hypothesis_jsonschema import from_schema
 from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 
-from streams.dlq.errors import InvalidEvent
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import on_decision, on_delta, on_stage, plan_key
-from streams.mplp.decode import RecordOrigin, decode_decision, decode_plan, decode_stage
-from streams.mplp.fields import InputNotes
-from streams.mplp.models import DeltaIntentEvent
-from streams.observe.metrics import Metrics
-from streams.samples.ids import canonical_id
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.join.rules import on_decision, on_delta, on_stage, plan_key
+from learnstream.streams.mplp.decode import RecordOrigin, decode_decision, decode_plan, decode_stage
+from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.mplp.models import DeltaIntentEvent
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.samples.ids import canonical_id
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PLAN_UUID = "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"

@@ -21,13 +21,13 @@ import orjson
 import pytest
 from prometheus_client import generate_latest
 
-import streams.join.routes
-from agents.runtime import Runtime
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.dlq.errors import InvalidEvent
-from streams.io.app import create_app
-from streams.mplp.decode import (
+import learnstream.streams.join.routes
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.io.app import create_app
+from learnstream.streams.mplp.decode import (
     RecordOrigin,
     decode_consent,
     decode_decision,
@@ -35,8 +35,8 @@ from streams.mplp.decode import (
     decode_plan,
     decode_stage,
 )
-from streams.samples.sample import LearningSample
-from streams.sim.simulate import Simulator
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.apps import close_consumer_loop
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.offsets import FakeEnds
@@ -224,7 +224,7 @@ async def test_a_builder_failure_shows_no_input_value(
     def broken_builder(*_args: Any, **_kwargs: Any) -> Any:
         LearningSample.model_validate({"sample_id": PLANTED["email"], "input": PLANTED["card"]})
 
-    monkeypatch.setattr(streams.join.routes, "on_decision", broken_builder)
+    monkeypatch.setattr(learnstream.streams.join.routes, "on_decision", broken_builder)
     caplog.set_level(logging.DEBUG)
     await worker.put("plan_approved", orjson.dumps(_templates()["plan_approved"]))
     worker.dlq.assert_awaited_once()

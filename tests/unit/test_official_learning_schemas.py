@@ -20,24 +20,29 @@ import orjson
 import pytest
 from jsonschema import Draft7Validator
 
-from streams.a2e.models import Feedback
-from streams.a2e.samples import build_dialog_response
-from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
-from streams.join.graphs import CREATED, decider
-from streams.join.plan_state import merge_snapshot
-from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
-from streams.join.runs import decide_execution, decide_sa
-from streams.join.sessions import decide_map, session_expiry
-from streams.mplp.decode import decode_plan
-from streams.mplp.graph_events import decode_graph_update
-from streams.mplp.map_events import decode_map_event
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, PlanSnapshot, StageEvent
-from streams.mplp.run_events import decode_execution, decode_sa_event
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.pii import build_anonymizer
-from streams.privacy.pipeline import apply_privacy
-from streams.samples.sample import FAMILIES, LearningSample
-from streams.sim.simulate import Simulator
+from learnstream.streams.a2e.models import Feedback
+from learnstream.streams.a2e.samples import build_dialog_response
+from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
+from learnstream.streams.join.graphs import CREATED, decider
+from learnstream.streams.join.plan_state import merge_snapshot
+from learnstream.streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from learnstream.streams.join.runs import decide_execution, decide_sa
+from learnstream.streams.join.sessions import decide_map, session_expiry
+from learnstream.streams.mplp.decode import decode_plan
+from learnstream.streams.mplp.graph_events import decode_graph_update
+from learnstream.streams.mplp.map_events import decode_map_event
+from learnstream.streams.mplp.models import (
+    DecisionEvent,
+    DeltaIntentEvent,
+    PlanSnapshot,
+    StageEvent,
+)
+from learnstream.streams.mplp.run_events import decode_execution, decode_sa_event
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
+from learnstream.streams.samples.sample import FAMILIES, LearningSample
+from learnstream.streams.sim.simulate import Simulator
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import (

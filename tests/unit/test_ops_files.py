@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import yaml
 
-from agents.sensor import FAUST_SERIES
-from streams.observe.metrics import Metrics
-from streams.samples.pairs import NO_PAIR_REASONS, PAIR_KINDS
-from streams.samples.sample import FAMILIES, QUALITIES
+from learnstream.agents.sensor import FAUST_SERIES
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.samples.pairs import NO_PAIR_REASONS, PAIR_KINDS
+from learnstream.streams.samples.sample import FAMILIES, QUALITIES
 from tests.support.prometheus_bin import HOW, prometheus_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -492,7 +492,7 @@ def test_compose_kafka_is_single_node_kraft() -> None:
 
 def test_compose_env_vars_are_settings() -> None:
     """Every LEARNSTREAM_* variable set by compose/Dockerfile is a real setting."""
-    from streams.config.settings import Settings
+    from learnstream.streams.config.settings import Settings
 
     fields = set(Settings.model_fields)
     names = set()

@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.samples.executions import Execution
-from streams.samples.ids import sample_id
-from streams.samples.optimizations import saving
-from streams.samples.replans import IntentPlans, match_execution
-from streams.samples.sample import LearningSample
+from learnstream.streams.samples.executions import Execution
+from learnstream.streams.samples.ids import sample_id
+from learnstream.streams.samples.optimizations import saving
+from learnstream.streams.samples.replans import IntentPlans, match_execution
+from learnstream.streams.samples.sample import LearningSample
 from tests.unit.test_optimizations import MARGIN, NOW, T0, Intent, execution
 
 _BASE = execution(Intent().executed(Intent().first, 1, 9000))

@@ -13,18 +13,18 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from streams.config.settings import Settings
-from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
-from streams.encoding.schemas import validate_sample
-from streams.join.expiry import partition_of
-from streams.join.plan_state import merge_snapshot
-from streams.join.rules import on_stage
-from streams.mplp.decode import decode_plan, decode_stage
-from streams.samples.collection import collection_point
-from streams.samples.executions import Execution, execution_of
-from streams.samples.optimizations import saving
-from streams.samples.pairs import optimization_pair, pair_id, pair_sample
-from streams.samples.replans import (
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.join.plan_state import merge_snapshot
+from learnstream.streams.join.rules import on_stage
+from learnstream.streams.mplp.decode import decode_plan, decode_stage
+from learnstream.streams.samples.collection import collection_point
+from learnstream.streams.samples.executions import Execution, execution_of
+from learnstream.streams.samples.optimizations import saving
+from learnstream.streams.samples.pairs import optimization_pair, pair_id, pair_sample
+from learnstream.streams.samples.replans import (
     MAX_EXECUTION_BYTES,
     MAX_EXECUTIONS,
     MAX_PLAN_BYTES,
@@ -35,8 +35,8 @@ from streams.samples.replans import (
     match_execution,
     read_rekeyed,
 )
-from streams.samples.sample import LearningSample, family_errors
-from streams.sim.simulate import Simulator
+from learnstream.streams.samples.sample import LearningSample, family_errors
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.avro_consumer import plain_read
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.mplp_learning import learning_validators, mplp_errors

@@ -13,19 +13,25 @@ import faust
 import orjson
 import pytest
 
-from agents.runtime import Runtime
-from agents.sender import Sender
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.dlq.errors import InvalidEvent
-from streams.io.app import create_app
-from streams.join.plan_state import merge_snapshot
-from streams.mplp.decode import decode_decision, decode_delta, decode_plan
-from streams.samples.builders import build_error_correction, build_intent_resolution
-from streams.samples.ids import is_uuid4
-from streams.samples.outbox import prepare
-from streams.samples.pairs import PreferencePair, correction_pair, merge_patch, pair_id, pair_sample
-from streams.samples.replans import (
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.sender import Sender
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.io.app import create_app
+from learnstream.streams.join.plan_state import merge_snapshot
+from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan
+from learnstream.streams.samples.builders import build_error_correction, build_intent_resolution
+from learnstream.streams.samples.ids import is_uuid4
+from learnstream.streams.samples.outbox import prepare
+from learnstream.streams.samples.pairs import (
+    PreferencePair,
+    correction_pair,
+    merge_patch,
+    pair_id,
+    pair_sample,
+)
+from learnstream.streams.samples.replans import (
     MAX_PLAN_BYTES,
     MAX_PLANS,
     IntentPlans,
@@ -35,8 +41,8 @@ from streams.samples.replans import (
     plan_of,
     read_plan,
 )
-from streams.samples.sample import LearningSample
-from streams.sim.simulate import PII_SAMPLES, Simulator
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.sim.simulate import PII_SAMPLES, Simulator
 from tests.support.apps import close_consumer_loop
 from tests.support.clock import SettableClock
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
@@ -388,7 +394,9 @@ def test_a_bad_rekeyed_record_is_an_invalid_event() -> None:
     assert PII_SAMPLES["email"] not in str(caught.value)
 
 
-@pytest.mark.parametrize("name", ["streams.samples.pairs", "streams.samples.replans"])
+@pytest.mark.parametrize(
+    "name", ["learnstream.streams.samples.pairs", "learnstream.streams.samples.replans"]
+)
 def test_the_pair_logic_is_pure(name: str) -> None:
     bad = [f"{m}: {i}" for m in closure(name) for i in imports(m) if is_under(i, KAFKA_CLIENTS)]
     assert name in closure(name)

@@ -8,11 +8,11 @@ from typing import Any
 
 from faust.types import TP
 
-from agents.faust_compat import partitioned_items
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.io.app import create_app
-from streams.join.expiry import ExpiryIndex, partition_of
+from learnstream.agents.faust_compat import partitioned_items
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.app import create_app
+from learnstream.streams.join.expiry import ExpiryIndex, partition_of
 from tests.support.apps import close_consumer_loop
 
 
@@ -66,9 +66,9 @@ def test_a_rebuild_puts_each_key_under_the_partition_that_holds_it() -> None:
 
 def test_a_window_index_is_rebuilt_a_step_a_tick(monkeypatch: Any) -> None:
     """A runs table can hold millions of states: a tick indexes ``SCAN_STEP`` of them."""
-    import agents.window_store as window_store
-    from agents.window_store import WindowStore
-    from streams.join.runs import RunState
+    import learnstream.agents.window_store as window_store
+    from learnstream.agents.window_store import WindowStore
+    from learnstream.streams.join.runs import RunState
 
     monkeypatch.setattr(window_store, "SCAN_STEP", 3)
     moment = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -7,8 +7,8 @@ from aiokafka.partitioner import murmur2 as aiokafka_murmur2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streams.join.expiry import partition_of
-from streams.offsets.partitioner import murmur2, partition_for
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.offsets.partitioner import murmur2, partition_for
 
 # Utils.murmur2 of Apache Kafka's Java client, from its own UtilsTest (signed Java ints).
 JAVA_MURMUR2 = {

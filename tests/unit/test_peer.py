@@ -15,23 +15,23 @@ import pytest
 from aiokafka.structs import ConsumerRecord
 
 from benchmarks.peer import Join, Parked, Peer
-from streams.config.settings import Settings, TopicSettings
-from streams.dlq.record import DlqRecord, parse_headers
-from streams.encoding.codecs import decode_any
-from streams.join.plan_state import (
+from learnstream.streams.config.settings import Settings, TopicSettings
+from learnstream.streams.dlq.record import DlqRecord, parse_headers
+from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.join.plan_state import (
     PlanState,
     StageMark,
     merge_snapshot,
     record_delta,
     record_stage,
 )
-from streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.samples import builders
-from streams.samples.ids import canonical_id
-from streams.samples.sample import LearningSample
-from streams.sim.simulate import Simulator
-from streams.sim.workload import build_workload, verify
+from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
+from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.samples import builders
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.sim.workload import build_workload, verify
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 T0 = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)

@@ -19,14 +19,14 @@ from presidio_analyzer import AnalyzerEngine
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 from pydantic import ValidationError
 
-from agents.worker import build_app
-from streams.config.settings import DEFAULT_PHONE_REGIONS, Settings
-from streams.config.usererrors import settings_problem
-from streams.privacy.config import REGIONAL_ENTITIES, PrivacyConfig
-from streams.privacy.gates import NEEDS as _NEEDS
-from streams.privacy.gates import WARM_TEXT as _WARM_TEXT
-from streams.privacy.pii import Anonymizer
-from streams.privacy.recognizers import build_analyzer
+from learnstream.agents.worker import build_app
+from learnstream.streams.config.settings import DEFAULT_PHONE_REGIONS, Settings
+from learnstream.streams.config.usererrors import settings_problem
+from learnstream.streams.privacy.config import REGIONAL_ENTITIES, PrivacyConfig
+from learnstream.streams.privacy.gates import NEEDS as _NEEDS
+from learnstream.streams.privacy.gates import WARM_TEXT as _WARM_TEXT
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.recognizers import build_analyzer
 from tests.unit.test_privacy import ENTITY_EXAMPLES, FRAGMENTS
 
 #: The values tests/unit/test_no_leaks.py plants (copied: that module imports every agent).

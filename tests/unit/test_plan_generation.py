@@ -11,17 +11,17 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
-from streams.encoding.schemas import validate_sample
-from streams.export.common import common_record
-from streams.join.expiry import partition_of
-from streams.join.rules import plan_key
-from streams.join.runs import decide_sa, sa_route
-from streams.mplp.run_events import decode_sa_event
-from streams.samples.collection import collection_point
-from streams.samples.generation import build_plan_generation, evaluation_quality
-from streams.samples.replans import plan_of
-from streams.sim.simulate import Simulator
+from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
+from learnstream.streams.encoding.schemas import validate_sample
+from learnstream.streams.export.common import common_record
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.join.rules import plan_key
+from learnstream.streams.join.runs import decide_sa, sa_route
+from learnstream.streams.mplp.run_events import decode_sa_event
+from learnstream.streams.samples.collection import collection_point
+from learnstream.streams.samples.generation import build_plan_generation, evaluation_quality
+from learnstream.streams.samples.replans import plan_of
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.avro_consumer import plain_read
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.mplp_learning import learning_validators, mplp_errors

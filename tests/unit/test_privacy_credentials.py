@@ -10,9 +10,9 @@ from collections import Counter
 
 import pytest
 
-from streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
-from streams.privacy.pii import Anonymizer
-from streams.privacy.secrets import SECRET_ENTITIES
+from learnstream.streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.secrets import SECRET_ENTITIES
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import Anonymizer
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from agents.cli import main
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.explain import explain, render
-from streams.privacy.pii import Anonymizer
+from learnstream.agents.cli import main
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.explain import explain, render
+from learnstream.streams.privacy.pii import Anonymizer
 
 TEXT = (
     "Ask Dana Whitfield (dana.w@example.org) to approve Project Falcon; "

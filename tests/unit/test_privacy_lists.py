@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from streams.config.settings import Settings
-from streams.config.usererrors import settings_problem
-from streams.privacy.config import PrivacyConfig, privacy_config
-from streams.privacy.pii import Anonymizer
-from streams.privacy.pipeline import apply_privacy
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import settings_problem
+from learnstream.streams.privacy.config import PrivacyConfig, privacy_config
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
 
 ALLOW = ("Alamofire", "Dana Whitfield", r"re:ops@[a-z.]+\.corp")
 DENY = ("Project Falcon", r"re:(?i)ticket-\d+", "acme")
@@ -153,7 +153,7 @@ def test_the_pipeline_applies_both_lists_to_the_payload(listed: Anonymizer) -> N
 def test_learnstream_config_counts_the_denied_items_and_never_shows_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from streams.config.effective import effective, env_lines
+    from learnstream.streams.config.effective import effective, env_lines
 
     monkeypatch.setenv("LEARNSTREAM_PRIVACY__DENY", json.dumps(["Project Falcon", r"re:acme-\d+"]))
     settings = Settings()

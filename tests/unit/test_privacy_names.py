@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.names import may_hold_name, name_spans, worth_ner
-from streams.privacy.ner import NerDetector
-from streams.privacy.pii import Anonymizer
-from streams.privacy.words import is_name_word
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.names import may_hold_name, name_spans, worth_ner
+from learnstream.streams.privacy.ner import NerDetector
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.words import is_name_word
 
 
 @pytest.fixture(scope="module")
@@ -314,7 +314,7 @@ def test_people_a_preposition_names_are_masked(
 
 
 def test_a_full_name_ner_found_is_not_parsed_for() -> None:
-    from streams.privacy.grammar import worth_parsing
+    from learnstream.streams.privacy.grammar import worth_parsing
 
     text = "Ask Dana Whitfield about the Qt frontend"
     found = [("PERSON", 4, 18), ("PERSON", 29, 31)]

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 
-from streams.privacy.config import DEFAULT_ENTITIES, REGIONAL_ENTITIES, PrivacyConfig
-from streams.privacy.idchecks import (
+from learnstream.streams.privacy.config import DEFAULT_ENTITIES, REGIONAL_ENTITIES, PrivacyConfig
+from learnstream.streams.privacy.idchecks import (
     ca_sin_ok,
     cpf_ok,
     es_nif_ok,
@@ -20,7 +20,7 @@ from streams.privacy.idchecks import (
     nhs_ok,
     pan_ok,
 )
-from streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.pii import Anonymizer
 
 IDS = ("IBAN_CODE", "UK_NINO", "UK_NHS", "DE_TAX_ID", "FR_NIR", "IN_AADHAAR", "IN_PAN")
 

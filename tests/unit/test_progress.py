@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from faust.types import TP
 
-from streams.offsets.progress import REWIND_AGAIN_AFTER, Progress
+from learnstream.streams.offsets.progress import REWIND_AGAIN_AFTER, Progress
 
 TP0 = TP("plans", 0)
 

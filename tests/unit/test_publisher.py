@@ -9,9 +9,9 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from streams.config.settings import TopicSettings
-from streams.io.publisher import RuntimePublisher
-from streams.sim.simulate import Simulator
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.publisher import RuntimePublisher
+from learnstream.streams.sim.simulate import Simulator
 
 
 def _publisher(buffer_size: int = 3) -> RuntimePublisher:

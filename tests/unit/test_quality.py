@@ -20,15 +20,15 @@ from faust.types import TP
 from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
 
-from agents.cli import main
-from agents.quality_tables import QualityWindows
-from agents.wiring import wire
-from streams.config.settings import Settings, WindowSettings
-from streams.io.app import create_app
-from streams.observe.lag import partition_lags
-from streams.observe.metrics import Metrics
-from streams.quality.window_counts import PendingCounts
-from streams.quality.windows import (
+from learnstream.agents.cli import main
+from learnstream.agents.quality_tables import QualityWindows
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings, WindowSettings
+from learnstream.streams.io.app import create_app
+from learnstream.streams.observe.lag import partition_lags
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.quality.window_counts import PendingCounts
+from learnstream.streams.quality.windows import (
     QualityMetrics,
     WindowSpec,
     event_timestamp,
@@ -41,8 +41,8 @@ from streams.quality.windows import (
     window_report,
     window_specs,
 )
-from streams.samples.sample import LearningSample
-from streams.sim.simulate import Simulator
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.apps import close_consumer_loop
 from tests.support.offsets import FakeEnds
 from tests.support.outputs import Feed, mock_outputs

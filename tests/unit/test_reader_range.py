@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 
-from streams.io import reader
-from streams.io.reader import RangeProgress, read_range
+from learnstream.streams.io import reader
+from learnstream.streams.io.reader import RangeProgress, read_range
 
 T0 = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
 MS = int(T0.timestamp() * 1000)

@@ -6,12 +6,12 @@ import faust
 import pytest
 from aiokafka.errors import NodeNotReadyError, TopicAuthorizationFailedError
 
-from streams.config.settings import Settings, TopicSettings
-from streams.config.usererrors import UserError
-from streams.io import admin
-from streams.io.admin import _status
-from streams.io.tables import Tables
-from streams.io.topics import check_brokers, replicated, topic_specs
+from learnstream.streams.config.settings import Settings, TopicSettings
+from learnstream.streams.config.usererrors import UserError
+from learnstream.streams.io import admin
+from learnstream.streams.io.admin import _status
+from learnstream.streams.io.tables import Tables
+from learnstream.streams.io.topics import check_brokers, replicated, topic_specs
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from streams.offsets.rounds import Rounds
+from learnstream.streams.offsets.rounds import Rounds
 
 
 class Broker:

@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 import pytest
 
-from streams.dlq.errors import InvalidEvent
-from streams.join.expiry import partition_of
-from streams.join.runs import (
+from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.join.expiry import partition_of
+from learnstream.streams.join.runs import (
     RunState,
     decide_execution,
     decide_sa,
@@ -22,8 +22,8 @@ from streams.join.runs import (
     run_key,
     sa_route,
 )
-from streams.mplp.run_events import decode_execution, decode_sa_event
-from streams.sim.simulate import Simulator
+from learnstream.streams.mplp.run_events import decode_execution, decode_sa_event
+from learnstream.streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.worker import RunningWorker, running_worker
 from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official

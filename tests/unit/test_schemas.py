@@ -15,24 +15,24 @@ import pytest
 from jsonschema import Draft7Validator
 from pydantic import BaseModel, Field
 
-from streams.encoding import schemas
-from streams.encoding.schemas import (
+from learnstream.streams.encoding import schemas
+from learnstream.streams.encoding.schemas import (
     OFFICIAL_MPLP_DIR,
     SCHEMA_DIR,
     generated,
     stale,
     validate_sample,
 )
-from streams.join.plan_state import PlanState, merge_snapshot
-from streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
-from streams.mplp.decode import decode_plan
-from streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from streams.privacy.config import PrivacyConfig
-from streams.privacy.pii import build_anonymizer
-from streams.privacy.pipeline import apply_privacy
-from streams.samples.outbox import learning_event
-from streams.samples.sample import FAMILIES, LearningSample, family_errors
-from streams.sim.simulate import BAD_RECORDS, Simulator
+from learnstream.streams.join.plan_state import PlanState, merge_snapshot
+from learnstream.streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
+from learnstream.streams.mplp.decode import decode_plan
+from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import build_anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
+from learnstream.streams.samples.outbox import learning_event
+from learnstream.streams.samples.sample import FAMILIES, LearningSample, family_errors
+from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOW = WHEN + timedelta(minutes=5)
@@ -106,9 +106,11 @@ def test_schema_files_are_the_generated_and_hand_written_sets() -> None:
 
 
 def test_checked_in_schemas_equal_generated() -> None:
-    """Fail when a model changed without ``python -m streams.encoding.schemas``."""
+    """Fail when a model changed without ``python -m learnstream.streams.encoding.schemas``."""
     for name, schema in generated().items():
-        assert load(name) == schema, f"{name} is stale: run python -m streams.encoding.schemas"
+        assert load(name) == schema, (
+            f"{name} is stale: run python -m learnstream.streams.encoding.schemas"
+        )
     assert stale(SCHEMA_DIR) == []
 
 

@@ -21,13 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import generate_latest
 
-from streams.config.settings import DEFAULT_PII_ENTITIES, Settings
-from streams.observe.metrics import Metrics
-from streams.privacy import secrets as secrets_module
-from streams.privacy.config import PrivacyConfig, privacy_config
-from streams.privacy.pii import Anonymizer
-from streams.privacy.pipeline import apply_privacy
-from streams.privacy.secrets import SECRET_ENTITIES, find_secrets, may_hold_secret
+from learnstream.streams.config.settings import DEFAULT_PII_ENTITIES, Settings
+from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.privacy import secrets as secrets_module
+from learnstream.streams.privacy.config import PrivacyConfig, privacy_config
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.pipeline import apply_privacy
+from learnstream.streams.privacy.secrets import SECRET_ENTITIES, find_secrets, may_hold_secret
 
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"

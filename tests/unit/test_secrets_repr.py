@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from streams.config.effective import effective, env_lines
-from streams.config.settings import Settings
-from streams.config.usererrors import settings_problem
-from streams.privacy.config import PrivacyConfig, privacy_config
+from learnstream.streams.config.effective import effective, env_lines
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.config.usererrors import settings_problem
+from learnstream.streams.privacy.config import PrivacyConfig, privacy_config
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 
 SALT = "pepper-7Qz9-never-print-me"

@@ -9,10 +9,10 @@ from faust.types import TP
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from agents.sensor import FAUST_SERIES, LeanMonitor
-from agents.wiring import wire
-from streams.config.settings import Settings
-from streams.io.app import create_app
+from learnstream.agents.sensor import FAUST_SERIES, LeanMonitor
+from learnstream.agents.wiring import wire
+from learnstream.streams.config.settings import Settings
+from learnstream.streams.io.app import create_app
 
 TOPIC = TP("mplp.plan_approved", 1)
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from agents.cli import main
-from streams.config.settings import Settings
+from learnstream.agents.cli import main
+from learnstream.streams.config.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -228,8 +228,8 @@ def test_settings_are_frozen() -> None:
 
 
 def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> None:
-    from streams.io.demo import choose_web_port
-    from streams.io.embedded import free_port
+    from learnstream.streams.io.demo import choose_web_port
+    from learnstream.streams.io.embedded import free_port
 
     port = free_port()
     monkeypatch.setenv("LEARNSTREAM_WEB_PORT", str(port))
@@ -241,9 +241,9 @@ def test_demo_honours_learnstream_web_port(monkeypatch: pytest.MonkeyPatch) -> N
 def test_demo_without_a_choice_moves_off_a_busy_6066() -> None:
     import socket
 
-    from streams.config.usererrors import UserError
-    from streams.io.demo import DEFAULT_WEB_PORT, choose_web_port
-    from streams.io.preflight import check_port_free
+    from learnstream.streams.config.usererrors import UserError
+    from learnstream.streams.io.demo import DEFAULT_WEB_PORT, choose_web_port
+    from learnstream.streams.io.preflight import check_port_free
 
     with socket.socket() as sock:
         try:  # hold 6066 unless another program already does

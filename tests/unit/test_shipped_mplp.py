@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from streams.encoding.schemas import OFFICIAL_MPLP_DIR
+from learnstream.streams.encoding.schemas import OFFICIAL_MPLP_DIR
 from tests.conftest import SHIPPED_MPLP, official_mplp_override
 
 #: Files of ours in the copy's folder: not MPLP's, so not in the digests.

@@ -9,9 +9,9 @@ import faust
 import pytest
 from faust.types import TP
 
-from agents.stall_watch import Stalls
-from streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
-from streams.offsets.progress import Progress
+from learnstream.agents.stall_watch import Stalls
+from learnstream.streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
+from learnstream.streams.offsets.progress import Progress
 from tests.support.apps import close_consumer_loop
 
 P0, P1 = TP("plans", 0), TP("plans", 1)

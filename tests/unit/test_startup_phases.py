@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agents.ready import startup_phases
-from streams.observe.startup import StartupPhases, process_age
+from learnstream.agents.ready import startup_phases
+from learnstream.streams.observe.startup import StartupPhases, process_age
 
 
 def test_phases_follow_each_other_and_sum_to_the_total() -> None:

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from agents.clock import wall_clock as now
-from agents.watermark import Watermark
-from streams.offsets.progress import Progress
+from learnstream.agents.clock import wall_clock as now
+from learnstream.agents.watermark import Watermark
+from learnstream.streams.offsets.progress import Progress
 
 
 class Broker:

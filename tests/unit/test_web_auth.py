@@ -11,8 +11,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 
-from streams.config.settings import Settings, WebSettings
-from streams.io.web_auth import (
+from learnstream.streams.config.settings import Settings, WebSettings
+from learnstream.streams.io.web_auth import (
     allowed,
     exposed_writes_problem,
     is_loopback,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from streams.sim.workload import build_workload, verify
+from learnstream.streams.sim.workload import build_workload, verify
 from tests.support.outputs import AGENT_OF
 from tests.unit.test_agents import harness
 
