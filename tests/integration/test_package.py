@@ -10,6 +10,7 @@ shadows the other, and ``pip show -f`` lists only learnstream's own names.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,18 @@ print([r.name for r in rank(records, "custom", custom="backwards")])
 print(schema_root())
 print(SCHEMA_DIR.parent, sorted(load_schemas(SCHEMA_DIR)))
 """
+
+
+def documented_imports() -> list[str]:
+    """Every ``from learnstream… import …`` line in the README and docs, as written."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *ROOT.glob("*.md")]
+    found = {
+        line.strip()
+        for page in pages
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if re.match(r"\s*(from learnstream[\w.]* import [\w, ]+|import learnstream[\w.]*)$", line)
+    }
+    return sorted(found)
 
 
 def _ok(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
@@ -158,6 +171,10 @@ def test_the_wheel_installs_one_name_beside_a_package_owning_agents(tmp_path: Pa
         if p.suffix in (".avsc", ".json")
     }
     assert in_repo <= shipped
+
+    imports = documented_imports()
+    assert len(imports) >= 4, imports
+    assert _ok([str(python), "-c", "\n".join([*imports, "print('ok')"])], tmp_path, env) == "ok\n"
 
     cli = tmp_path / "venv" / "bin" / "learnstream"
     assert _ok([str(cli), "--version"], tmp_path, env).strip() == "learnstream 0.1.0"
