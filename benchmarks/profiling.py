@@ -18,11 +18,16 @@ def _relative(path: str) -> tuple[str, ...]:
     """Return the path's parts from its package root (project, site-packages or stdlib)."""
     file = Path(path)
     if file.is_relative_to(_ROOT) and ".venv" not in file.parts:
-        return file.relative_to(_ROOT).parts
+        return _ours(file.relative_to(_ROOT).parts)
     for anchor in ("site-packages", "python3.11", "python3.12", "python3.13"):
         if anchor in file.parts:
-            return file.parts[file.parts.index(anchor) + 1 :]
+            return _ours(file.parts[file.parts.index(anchor) + 1 :])
     return file.parts[-2:]
+
+
+def _ours(parts: tuple[str, ...]) -> tuple[str, ...]:
+    """Drop the ``learnstream/`` the installed code is imported through: streams/io/app.py."""
+    return parts[1:] if parts[:1] == ("learnstream",) and len(parts) > 2 else parts
 
 
 def _name(func: _Func) -> str:

@@ -369,7 +369,8 @@ def test_dockerignore_keeps_what_the_build_needs() -> None:
         if line.strip() and not line.startswith("#")
     ]
     assert ".git" in patterns
-    needed = ["pyproject.toml", "README.md", "streams", "agents", "agents/cli.py", "schemas"]
+    needed = ["pyproject.toml", "README.md", "learnstream", "learnstream/__init__.py", "streams"]
+    needed += ["agents", "agents/cli.py", "schemas"]
     for path in needed:
         hits = [
             p for p in patterns if not p.startswith("!") and fnmatch.fnmatch(path, p.lstrip("/"))
