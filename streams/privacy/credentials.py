@@ -55,12 +55,25 @@ _PROSE = word_set(
 )
 
 
+#: Adverbs that follow "password is" ("is currently stored"). A list, not the "-ly" ending:
+#: dictionary words are common passwords, and "dragonfly" or "butterfly" end in it too.
+_ADVERBS = word_set(
+    "actually already always automatically currently definitely easily entirely exactly "
+    "finally first fully generally likely mostly normally now often only partially "
+    "periodically possibly probably properly randomly really regularly securely simply "
+    "sometimes still strictly supposedly temporarily then typically unlikely usually "
+    "very"
+)
+
+
 def _prose(value: str) -> bool:
-    """Tell whether a value after "is" reads as the sentence's next word, not a password."""
+    """Tell whether a value after "is" reads as the sentence's next word, not a password:
+    a word of the list above, or a participle or adjective ("expired", "missing",
+    "guessable")."""
     word = value.rstrip(".!?").lower()
     if not word.isalpha():
         return False
-    return word in _PROSE or word.endswith(("ed", "ing", "able", "ible", "ly"))
+    return word in _PROSE or word in _ADVERBS or word.endswith(("ed", "ing", "able", "ible"))
 
 
 def credential_spans(line: str) -> Iterator[tuple[str, int, int]]:
