@@ -62,8 +62,11 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 #: How a value that must not be shown is shown (pydantic's own for a SecretStr).
 _MASKED = "**********"
 #: PII found by default by offline pattern recognizers (PRIVACY.md); NER adds PERSON and
-#: LOCATION (``privacy.ner``, on by default), learnstream.streams.privacy offers URL besides. The
-#: national ids are those of the default phone regions: US, GB, DE, FR, IN.
+#: LOCATION (``privacy.ner``, on by default), learnstream.streams.privacy offers URL besides.
+#: National ids: those of the default phone regions (US, GB, DE, FR, IN), and the ids of
+#: other regions that carry a check digit and a shape of their own (ES, IT, BR, CA), since a
+#: runtime's users are not all where its operators are, and the check keeps a random
+#: number from matching.
 DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
     "PHONE_NUMBER",
@@ -78,6 +81,10 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "FR_NIR",
     "IN_AADHAAR",
     "IN_PAN",
+    "ES_NIF",
+    "IT_FISCAL_CODE",
+    "BR_CPF",
+    "CA_SIN",
     "PASSPORT",
     "DATE_OF_BIRTH",
     "STREET_ADDRESS",

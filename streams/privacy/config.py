@@ -27,12 +27,12 @@ Operator = PiiOperator
 
 #: Default entity set: the pattern entities the settings enable by default.
 DEFAULT_ENTITIES: tuple[str, ...] = DEFAULT_PII_ENTITIES
-#: National ids of regions that are not default phone regions: supported, found only when
-#: named in ``entities`` (a default id's region is a default phone region).
+#: National ids of regions that are not default phone regions, found by default too: each
+#: has a check digit or letter (streams/privacy/checksums.py) and a shape of its own.
 REGIONAL_ENTITIES: tuple[str, ...] = ("ES_NIF", "IT_FISCAL_CODE", "BR_CPF", "CA_SIN")
 #: Entities detected by offline pattern recognizers (no NLP model). ``URL`` is supported but
 #: not a default: agent samples are full of harmless links, and only scheme URLs are matched.
-PATTERN_ENTITIES: tuple[str, ...] = (*DEFAULT_ENTITIES, "URL", *REGIONAL_ENTITIES)
+PATTERN_ENTITIES: tuple[str, ...] = (*DEFAULT_ENTITIES, "URL")
 #: Entities spaCy's NER adds (``ner=True``, the default).
 NER_ENTITIES: tuple[str, ...] = ("PERSON", "LOCATION")
 _OPERATORS: frozenset[str] = frozenset({"replace", "mask", "hash", "redact"})

@@ -110,11 +110,18 @@ def test_a_check_accepts_a_known_id_and_refuses_a_near_one(
     assert not check(bad)
 
 
-def test_regional_ids_are_off_by_default_and_the_nhs_number_on() -> None:
-    """The default ids are those of the default phone regions (US, GB, DE, FR, IN)."""
+def test_regional_ids_are_found_by_default() -> None:
+    """A runtime's users are not all in its operators' regions: a Spanish DNI, an Italian
+    codice fiscale, a Brazilian CPF and a Canadian SIN are masked with the defaults."""
+    assert set(REGIONAL_ENTITIES) <= set(DEFAULT_ENTITIES)
     assert "UK_NHS" in DEFAULT_ENTITIES
-    assert not set(REGIONAL_ENTITIES) & set(DEFAULT_ENTITIES)
-    text = "dni 12345678Z and nhs 943 476 5919"
+    text = (
+        "dni 12345678Z, cf RSSMRA85T10A562S, cpf 123.456.789-09, sin 130-692-544, nhs 943 476 5919"
+    )
     out, counts = Anonymizer(PrivacyConfig(ner=False)).anonymize_text(text)
-    assert out == "dni 12345678Z and nhs <UK_NHS>"
-    assert counts == Counter(UK_NHS=1)
+    assert out == "dni <ES_NIF>, cf <IT_FISCAL_CODE>, cpf <BR_CPF>, sin <CA_SIN>, nhs <UK_NHS>"
+    assert counts == Counter(ES_NIF=1, IT_FISCAL_CODE=1, BR_CPF=1, CA_SIN=1, UK_NHS=1)
+    # the check still decides: one wrong letter, and the code is left (a CPF that fails its
+    # check is still dialable, so the phone rule takes it: checked with the ids above)
+    kept = "dni 12345678A, cf RSSMRA85T10A562X"
+    assert Anonymizer(PrivacyConfig(ner=False)).anonymize_text(kept)[0] == kept
