@@ -113,6 +113,12 @@ _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _CLAUSE_END = frozenset(".;:!?")
 #: A lower-case letter then a capital inside a word: where camel-case humps join.
 _HUMP = re.compile(r"(?<=[^\W\d_])(?<=[^\W\dA-Z_])[A-Z]")
+#: Two capitals before the first lower-case letter: an acronym prefix, not a name.
+_CAPITALS_FIRST = re.compile(r"[A-Z]{2,}[a-z]")
+#: What comes before a capital inside a person's name: Mc/Mac, the particles written
+#: joined (DeShawn, LaToya, DiCaprio, VanDyke), Fitz, and the given-name prefixes that take a
+#: capital after them (JaMarcus, KeShawn, DaQuan, ReShonda, ShaQuille, TaNisha).
+_HUMP_PREFIXES = word_set("mc mac de di da du la le lo van von fitz ja ke re sha ta")
 
 
 @dataclass(frozen=True)
@@ -160,8 +166,10 @@ def is_name_word(word: str) -> bool:
         return False
     if word.isupper() and len(word) > 1:  # HTTP, INC, SLA: acronyms, not names
         return False
+    if _CAPITALS_FIRST.match(word):
+        return False  # IPython, KDevelop, FFmpeg: a name's second letter is lower case
     humps = [m.start() for m in _HUMP.finditer(word)]
-    if len(humps) > 1 or (humps and humps[0] > 3):
-        return False  # SessionStore, KafkaConsumerGroup: code; McDonald, DeShawn, LaToya: names
+    if len(humps) > 1 or (humps and word[: humps[0]].lower() not in _HUMP_PREFIXES):
+        return False  # SessionStore, NumPy, QtConsole: code; McDonald, DeShawn, LaToya: names
     parts = re.split(r"[-'’]", word)
     return all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) and not is_product(word)

@@ -85,7 +85,12 @@ def test_ner_runs_only_where_a_name_word_does_not_open_the_text() -> None:
 @pytest.mark.parametrize(
     ("word", "shaped"),
     [("McDonald", True), ("O'Brien", True), ("Jean-Luc", True), ("SessionStore", False),
-     ("HTTP", False), ("auth-gateway", False), ("Kafka", False), ("Thursday", False)],
+     ("HTTP", False), ("auth-gateway", False), ("Kafka", False), ("Thursday", False),
+     # a capital inside a name follows Mc/Mac, a joined particle or a given-name prefix;
+     # two capitals before the first lower-case letter are an acronym's
+     ("MacArthur", True), ("DeShawn", True), ("LaToya", True), ("DiCaprio", True),
+     ("NumPy", False), ("QtConsole", False), ("GpsPrune", False), ("WiFi", False),
+     ("IPython", False), ("KDevelop", False), ("FFmpeg", False), ("OCaml", False)],
 )  # fmt: skip
 def test_name_word_shapes(word: str, shaped: bool) -> None:
     assert is_name_word(word) is shaped
