@@ -2,9 +2,9 @@
 
 It consumes the same five input topics, decodes with :mod:`learnstream.streams.mplp.decode`, joins
 decisions, corrections and outcomes with plan snapshots in plain dicts under the same
-grace rule (DESIGN §5: a parked event waits for its plan, completed in event-time order,
-dead-lettered as ``plan_state_missing`` after ``join.grace``), decides with the same pure
-deciders and builders (:mod:`learnstream.streams.join.rules`,
+grace rule (docs/architecture.md §5: a parked event waits for its plan, completed in
+event-time order, dead-lettered as ``plan_state_missing`` after ``join.grace``), decides
+with the same pure deciders and builders (:mod:`learnstream.streams.join.rules`,
 :mod:`learnstream.streams.samples.builders`), anonymizes and encodes with
 :func:`learnstream.streams.samples.outbox.prepare`, produces each sample and its
 ``learning_events`` copy with acks=all, and commits a batch's offsets only after every send of the
@@ -92,7 +92,7 @@ def complete(
 
 @dataclass
 class Join:
-    """Plan states and parked events in two dicts keyed by canonical plan id (DESIGN §5)."""
+    """Plan states and parked events in two dicts keyed by canonical plan id (architecture §5)."""
 
     grace: timedelta
     states: dict[str, PlanState] = field(default_factory=dict)

@@ -23,47 +23,36 @@ recent or no older evidence ranks on its long memory (then the same as the recen
 The choice reads merged counters only, so it is the same on every worker and a pure
 function of the stats.
 
-Why the constants (figures in benchmarks/RESULTS.md, issue 27's suites):
+Why the constants:
 
 - ``Z_UP = 1.5``: the strategies' exploration floor leaves a rival only one or two recent
   pulls, and one success of an arm the long memory holds at 0.2 is z ~ 2: it flags the arm
-  as improved, which is how a new best arm is found. A lower bound also flags lucky
-  rivals, each then pulled a few times; at 1.25 that cost 20 arms 0.1 apart about 2 % of
-  the pulls on the best, at 2.5 no change of best arm was followed at all.
+  as improved, which is how a new best arm is found. A lower bound also flags lucky rivals,
+  each then pulled a few times; a much higher one follows no change of best arm at all.
 - ``Z_DOWN = 1.0``: an arm that got worse is pulled less, so its recent evidence thins;
-  once it no longer shows the decline the arm ranks on its long memory again, which still
-  holds it good, and is pulled until the decline shows anew. The floor's visits keep a
-  few recent pulls of it, and a lower bound for declines lets them hold it flagged.
+  once it no longer shows the decline it ranks on its long memory again, which still holds
+  it good. The floor's visits keep a few recent pulls of it, and a lower bound for declines
+  lets them hold it flagged.
 - Thompson sampling's decline bound, 2.0 (``BOUNDS``): a stable favourite's recent mean
   falls 1 standard error below its older one about a sixth of the time, and each time
-  Thompson sampling drew it from its recent memory, whose wider posterior lost pulls to
-  the runner-up; a decline is also what raises its alarm floor
-  (streams/a2e/strategies.py), which should fire on a change, not on luck. At floor 0 on
-  20 arms 0.1 apart its regret fell from 207 to 193 (seeds 0-19; classic draws, long memory
-  128) with 2.0 instead of 1.0.
-  The other strategies keep 1.0 (their floors were chosen with it).
-- Epsilon-greedy's rise bound, 1.25 (``BOUNDS``): a rival that has become the best is
-  found by the floor's single pulls, and on a long memory that holds it poor two recent
-  successes flag it; with 1.5 the first failure among its next pulls (z ~ 1.4) unflagged it,
-  the greedy rule ranked it on its long memory again and dropped it, and one seed in 40
-  gave the new best arm 1.4 % of the 1,000 pulls after a change (70.6 % on seeds 0-39).
-  At 1.25: 76.9 % (worst seed 9.1 %), with 94.4 % of the late pulls on the best of 20 arms
-  0.1 apart (94.6 % at 1.5; one reward stream per arm, seeds 0-19); at 1.0: 78.7 %, but
-  91.8 % there and regret 286.0 against 268.0 (lucky rivals flagged).
+  Thompson sampling would draw it from its recent memory, whose wider posterior loses pulls
+  to the runner-up; a decline also raises its alarm floor (streams/a2e/strategies.py), which
+  should fire on a change, not on luck. The other strategies keep 1.0: their floors were
+  chosen with it.
+- Epsilon-greedy's rise bound, 1.25 (``BOUNDS``): a rival that has become the best is found
+  by the floor's single pulls, and two recent successes flag it; at 1.5 the first failure
+  among its next pulls unflagged it and the greedy rule dropped it again. Lower still flags
+  too many lucky rivals.
 - ``LONG_MEMORY = 512``: at the default recent half-life and a pull every 10 s the long
-  memory holds some 66,500 pulls (half-life 128 h, 5.3 days): rivals keep the narrow
-  estimates of cumulative counts over the benchmark's 6,000 pulls, yet old evidence fades
-  within weeks. At 128 (32 h, some 16,600 pulls) forgetting alone cost Thompson sampling
-  about 10 % regret over 6,000 stable pulls (with the change test off, 20 arms 0.2 apart:
-  153 against 137 on counts that never forget, seeds 0-19), which put it above MABWiser's.
-- The default recent half-life, 900 s (streams/a2e/stats.py; some 130 pulls at a pull
-  every 10 s): the recent memory of an arm that changed still holds its evidence from
-  before, and the shorter it is the sooner that is gone. With 1,800 s epsilon-greedy gave
-  the new best arm 64 % of the 1,000 pulls after a change, with 900 s 73 % (same floor);
-  600 s gained a few points more there but cost Thompson sampling share on 20 stable arms
-  (88.0 % against 89.3 %: the floor's single pulls then flag more lucky rivals). These
-  figures predate the long memory of 512 and Thompson sampling's alarm (they were measured
-  with ``LONG_MEMORY`` 128 and a Thompson floor of 0.06).
+  memory holds some 66,500 pulls (half-life 128 h, 5.3 days): rivals keep estimates as
+  narrow as cumulative counts give, yet old evidence fades within weeks. A shorter long
+  memory made forgetting alone cost Thompson sampling regret on stable arms.
+- The default recent half-life, 900 s (streams/a2e/stats.py; some 130 pulls at a pull every
+  10 s): the recent memory of an arm that changed still holds its evidence from before, and
+  the shorter it is the sooner that is gone; shorter still, the floor's single pulls flag
+  more lucky rivals.
+
+Figures: benchmarks/RESULTS.md, "Adaptation strategies: the figures behind the defaults".
 """
 
 from __future__ import annotations

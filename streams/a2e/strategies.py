@@ -6,117 +6,73 @@ An arm is an :class:`Arm`: ``n_i`` pulls (a float, so decayed counts from
 recent pulls ``r_i``. A :class:`SkillPerformanceRecord` is the arm ``n_i = calls_total``,
 ``s_i = calls_success`` (binary rewards, no ``r_i``) unless ``rank`` is given an ``arms``
 mapping with a view of that name. The worker's views come from
-:meth:`learnstream.streams.a2e.stats.SkillStats.arm`: each skill's long memory (some 66,500 pulls
-at a pull every 10 s and the default half-life), or its recent one (some 130) when its recent
-outcomes disagree with its older ones (streams/a2e/memory.py). Arms never pulled
-(``n_i = 0``) rank first, in a seeded random order, so each is tried once before any
+:meth:`learnstream.streams.a2e.stats.SkillStats.arm`: each skill's long memory, or its recent
+one when its recent outcomes disagree with its older ones (streams/a2e/memory.py). Arms never
+pulled (``n_i = 0``) rank first, in a seeded random order, so each is tried once before any
 estimate is trusted. ``v_i = (s_i + 1) / (n_i + 2)`` is the Laplace-smoothed mean.
 
-Every built-in strategy has an exploration floor (``floor``; default 0.04 for UCB1, 0.03 for
-epsilon-greedy and softmax, 0 for Thompson sampling): with that probability the arm with the
-fewest recent pulls ``r_i`` (ties drawn) ranks first. A long memory is sure of a rival it
-has seen fail, so UCB1, epsilon-greedy and softmax would not try it again; the floor
-re-checks each arm about once every ``(K - 1) / floor`` pulls, which is how a rival that has
-become the best is found (one or two recent successes of an arm the long memory holds poor
-flag it as changed). It costs about ``floor`` of the pulls, whatever ``K``, and a lower
-floor finds a new best arm later. The evidence that the arms have changed is a decline of
-the favourite, the arm with the most recent pulls (its shift "down": streams/a2e/memory.py):
-while it shows, the floor is ``alarm`` if that is larger (default 0.2 for UCB1 and softmax,
-0 for epsilon-greedy, 0.1 for Thompson sampling). So a strategy pays a low floor on stable
-arms and searches hard when its favourite fails. Arms without recent pulls (exact counts,
-which never forget) get no floor, except epsilon-greedy's. Why each strategy's floor and
-alarm are what they are, under its entry below (figures: the rolling column of ``python -m
-benchmarks.bandits`` on its 20 seeds, or on 40 with ``--seeds 40``, and of the same suites
-run with ``DEFAULTS`` patched; benchmarks/RESULTS.md). Otherwise, highest first:
+Every built-in strategy has an exploration floor (``floor``): with that probability the arm
+with the fewest recent pulls ``r_i`` (ties drawn) ranks first. It exists because a long memory
+is sure of a rival it has seen fail, so a strategy would never try that rival again and would
+miss it becoming the best; the floor re-checks each arm about once every ``(K - 1) / floor``
+pulls, at a cost of about ``floor`` of the pulls whatever ``K``. While the favourite (the arm
+with the most recent pulls) shows a decline (its shift "down", streams/a2e/memory.py), the
+floor is ``alarm`` if that is larger: a strategy pays a low floor on stable arms and searches
+hard when its favourite fails. Arms without recent pulls (exact counts, which never forget) get
+no floor, except epsilon-greedy's. Otherwise, highest first:
 
 - ``ucb1`` (``c``, default 0.4; ``floor``, 0.04; ``alarm``, 0.2): ``index_i = x_i + c *
-  sqrt(ln N / n_i)``. On the long memory ``N`` grows as on cumulative counts, and a small
-  ``c`` locks onto a rival: the best arm's estimate, low after an unlucky start, never earns
-  a bonus large enough to be retried (``c`` 0.1: 61.8 % on the best of 20 arms 0.1 apart,
-  one seed in six at 0.3 %; 0.3 still left a seed of 10 arms at 66.7 %; measured with a
-  long memory of 128). Floor and alarm (seeds 0-39 of the change suite, the new best arm's
-  share of the 1,000 pulls after the change; seeds 0-19 of 20 arms 0.1 apart with one
-  reward stream per arm, the late share and regret): floor 0.06 without an alarm 75.7 %,
-  90.9 % and 237.8; 0.06 with alarm 0.2 83.6 %, 90.0 %, 256.2; 0.04 with 0.2 84.2 %,
-  91.6 %, 219.3.
+  sqrt(ln N / n_i)``. On the long memory ``N`` grows as on cumulative counts, so a smaller
+  ``c`` locks onto a rival: the best arm, low after an unlucky start, never earns a bonus
+  large enough to be retried. The alarm follows a change of best arm better than a higher
+  constant floor, which costs regret on stable arms.
 - ``epsilon_greedy`` (``c``, default 6; ``floor``, 0.03; ``alarm``, 0; or a fixed ``epsilon``):
   with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm takes first place (a
   uniformly drawn one while the GLIE part ``c * K / N`` is the larger, then the floor's
   choice), the others rank by ``v_i``. The GLIE part explores every arm about ``c ln N``
-  times early on, which is what keeps a greedy rule on a long memory from locking onto a
-  rival; it costs nothing late, once ``c K / N`` is below the floor. Its price is some
-  ``c K ln(N / (c K))`` uniform draws, most of them on poor arms when ``K`` is large, so
-  ``c`` trades regret on many arms against locks. On 20 arms 0.1 apart, one reward stream
-  per arm (``--rewards arm``, seeds 0-39): ``c`` 4 and 5 locked a seed onto a rival
-  (0.1-0.2 % on the best); 6 none (94.6 % on the best, worst seed 77.2 %, regret 259.7); 7
-  none (93.9 %, 281.9); 10 none on seeds 0-19, but its regret (351.5 at floor 0.03, 358.1 at
-  0.05, the old default) was significantly above MABWiser's EpsilonGreedy (274.2 on seeds
-  0-19, +83.8 +- 37.4 at 0.05). A lower floor leaves more of the late pulls to the best arm:
-  floor 0.04 with ``c`` 6 gave 93.8 % and regret 268.8. Hence ``c`` 6 and floor 0.03: every
-  row of the benchmark passed with either reward stream at the rise bound of 1.5
-  (benchmarks/RESULTS.md, "epsilon-greedy on many arms"); at 1.25, by pull, and per arm
-  on 20 arms and the change suite (the other per-arm suites were not re-run). Following a
-  change (seeds 0-39) at 1.5 it gave the new best arm 70.6 %, one seed 1.4 %: the floor's
-  pulls found it, but one failure unflagged it and the greedy rule dropped it. An alarm
-  did not help (0.2: 71.8 %; a favourite of epsilon-greedy seldom shows a decline); a lower
-  rise bound for epsilon-greedy (1.25, streams/a2e/memory.py) did: 76.9 %.
+  times early on, which keeps a greedy rule on a long memory from locking onto a rival, and
+  costs nothing late, once ``c K / N`` is below the floor; its price is some
+  ``c K ln(N / (c K))`` uniform draws, mostly on poor arms when ``K`` is large. ``c`` 6 is the
+  smallest that locked no seed of many arms; floor 0.03 leaves more of the late pulls to the
+  best arm than a higher one. No alarm: an epsilon-greedy favourite seldom shows a decline;
+  its lower rise bound (streams/a2e/memory.py) is what keeps a new best arm flagged.
   ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a uniformly drawn
   arm) replaces ``c``, ``floor`` and ``alarm``.
 - ``softmax`` (``c``, default 0.1; ``floor``, 0.03; ``alarm``, 0.2; or a fixed ``temperature``
   tau): Boltzmann-Gumbel exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c /
   sqrt(n_i) * G_i`` with ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its
-  estimate firms up. On the long memory (of 128) ``c`` 0.05 locked onto a rival on some
-  seeds (10 arms 0.1 apart: one seed of 10 at 0.7 %), 0.2 cost 20 arms 0.1 apart about 3 %
-  of the pulls on the best. Floor and alarm (as under UCB1): floor 0.06 without an alarm
-  69.9 % after a change (a seed at 2.5 %), 89.9 % on 20 arms, regret 221.6; 0.06 with
-  alarm 0.1 76.2 %, 89.3 %; with 0.15 80.5 %, 88.7 %; 0.04 with 0.15 84.0 %, 91.3 %, 195.3;
-  0.03 with 0.15 84.7 % (a seed at 40.7 %), 91.8 %, 177.3; 0.03 with 0.2 86.2 % (worst
-  seed 76.0 %), 91.0 %, 184.8; 0.02 with 0.2 83.2 % (a seed at 4.1 %), 92.5 %. The
-  declines that raise the alarm are at 1 standard error, as for the other strategies: at
-  2, as for Thompson sampling, 0.04 with 0.15 gave 94.1 % on 20 arms but 76.3 % after a
-  change (a seed at 2.2 %).
-  With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau + G_i``, so arm i
-  comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max),
-  a share a fixed tau caps whatever the evidence.
+  estimate firms up. A smaller ``c`` locked onto a rival on the long memory, a larger one
+  spends pulls on rivals; floor and alarm were chosen as for UCB1, with declines at 1
+  standard error. With ``temperature`` the classic Boltzmann draw: sort by
+  ``v_i / tau + G_i``, so arm i comes first with probability
+  ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max), a share a fixed tau caps whatever
+  the evidence.
 - ``thompson`` (``floor``, default 0; ``alarm``, default 0.1; ``draw``, default 0.5): each
   arm scores, with probability ``draw``, ``theta_i`` drawn from its posterior, else its
   posterior mean; sort by score. An arm that has shifted (streams/a2e/memory.py) always
-  draws. Binary rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior), mean ``v_i``.
-  Other rewards (scores mapped to [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i =
+  draws, since its recent memory's wide posterior is how a change is followed. Binary
+  rewards: ``Beta(1 + s_i, 1 + n_i - s_i)`` (uniform prior), mean ``v_i``. Other rewards
+  (scores mapped to [0, 1]): ``Normal(x_i, var_i / n_i)`` with ``var_i =
   (q_i - n_i x_i^2 + 1/4) / (n_i + 1)`` (``q_i`` the sum of squared rewards): the sample
   variance shrunk toward 1/4, the largest variance a reward in [0, 1] can have, by one
   pseudo-pull; mean ``x_i``. ``draw`` 1 is classic Thompson sampling; below 1 it is
   epsilon-exploring Thompson sampling (after Jin et al., 2023, ``epsilon = draw``, with the
-  posterior mean where they take the empirical one, and shifted arms always drawing): a
-  rival is re-tried about ``draw`` times as often, which cuts the pulls spent on rivals 0.1
-  behind while each still gets a posterior draw. A shifted arm always draws, since its
-  recent memory's wide posterior is how a change is followed. The draws re-try a rival in
-  proportion to the chance that it is the best (``draw`` times that), so a stable world
-  needs no floor; what they cannot do is notice that a rival they hold poor has become the
-  best. The evidence that the arms have changed is a decline of the favourite, the arm
-  with the most recent pulls (its shift "down", at 2 standard errors for Thompson
-  sampling: streams/a2e/memory.py): while it shows, the floor is ``alarm``. A constant
-  floor cost more than its rate (a floor pull that succeeds on a poor rival flags it as
-  changed, and the wide posterior of one or two recent pulls then pulls it a few times
-  more): at 0.04 the regret on 20 arms 0.1 apart was 294.8 against MABWiser's 171.6 (its
-  ThompsonSampling, seeds 0-19), and at 0 the new best arm after a change got 67.2 % of
-  the pulls on seeds 20-39. With the alarm instead, 0.1 (and the long memory of
-  ``LONG_MEMORY`` 512), and classic draws: 182.3, still above MABWiser's. Rolling stats
-  cost classic draws 3-5 % regret against MABWiser's on stable arms (paired on per-arm
-  reward streams), about half of it the change test's flags of lucky rivals (183.7
-  against 179.1 with the test off, seeds 0-39). ``draw`` 0.5 pays that back: 158.8
-  against 171.6 on 20 arms 0.1 apart, 87.7 against 81.7 on 10 (within the paired
-  interval), and the new best arm gets 79.5 % of the pulls after a change (seeds 0-19;
-  benchmarks/RESULTS.md, "epsilon-exploring Thompson sampling"). 0.25 cut the regret
-  further but locked a seed of 20 arms onto a rival (0.1 % on the best).
+  posterior mean where they take the empirical one): a rival is re-tried about ``draw``
+  times as often, which pays back the regret rolling stats add to classic draws; a lower
+  ``draw`` locked onto a rival. The draws re-try a rival in proportion to its chance of being
+  the best, so a stable world needs no floor (a constant one cost more than its rate: a
+  lucky floor pull flags a poor rival as changed, and its wide posterior then takes a few
+  more); what draws cannot do is notice that a rival held poor has become the best, which is
+  what the alarm (with declines at 2 standard errors) is for.
 - ``custom``: a callable registered under the entry-point group ``learnstream.strategies``,
   called as ``strategy(records, params, rng)``; it must return the records reordered.
 
 Ties break by name, and all randomness comes from ``random.Random(seed)``: a ranking is a
 pure function of (records, strategy, params, seed, arms). The defaults were chosen by
-``python -m benchmarks.bandits`` on rolling stats, as the worker ranks (stationary 3-20
-arms, score arms, a change of best arm), with cumulative counts as a control; the figures
-are in benchmarks/RESULTS.md.
+``python -m benchmarks.bandits`` on rolling stats, as the worker ranks (stationary 3-20 arms,
+score arms, a change of best arm), with cumulative counts as a control.
+
+Figures: benchmarks/RESULTS.md, "Adaptation strategies: the figures behind the defaults".
 """
 
 from __future__ import annotations

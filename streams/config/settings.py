@@ -306,7 +306,7 @@ class BrokerSettings(BaseModel):
 
 
 class TopicSettings(BaseModel):
-    """Topic names (DESIGN §3) and their partitioning."""
+    """Topic names (docs/architecture.md §3) and their partitioning."""
 
     model_config = _FROZEN
     prefix: str = Field(
@@ -384,7 +384,7 @@ class LearningSettings(BaseModel):
 
 
 class PrivacySettings(BaseModel):
-    """How PII is found and replaced (DESIGN §6)."""
+    """How PII is found and replaced (architecture §6)."""
 
     model_config = _FROZEN
     entities: tuple[str, ...] = DEFAULT_PII_ENTITIES
@@ -419,7 +419,7 @@ class PrivacySettings(BaseModel):
 
 
 class JoinSettings(BaseModel):
-    """The decision/delta/outcome ⋈ plan_state join (DESIGN §5)."""
+    """The decision/delta/outcome ⋈ plan_state join (architecture §5)."""
 
     model_config = _FROZEN
     grace: Duration = Field(
@@ -449,7 +449,7 @@ class JoinSettings(BaseModel):
 
 
 class WindowSettings(BaseModel):
-    """Windowed quality-metric tables (DESIGN §7): tumbling by default, on event time."""
+    """Windowed quality-metric tables (architecture §7): tumbling by default, on event time."""
 
     model_config = _FROZEN
     sizes: tuple[Duration, ...] = (timedelta(minutes=5), timedelta(hours=1))

@@ -1,4 +1,6 @@
-"""Create learnstream's topics with explicit partitions, replication and configs (DESIGN §3).
+"""Create learnstream's topics with explicit partitions, replication and configs.
+
+Which topics, and their keys: docs/architecture.md §3.
 
 Replication is decided against the cluster it runs on
 (:func:`learnstream.streams.io.topics.replicated`): by default three replicas, or one per broker on

@@ -1,11 +1,11 @@
 """The runtime publisher: what an agent runtime calls to send MPLP events to learnstream.
 
-It validates with the models (every shape the worker accepts, DESIGN §3), keys every record
-by the runtime's plan_id (project_id for consent; a stage event without a plan by its
-pipeline or event id), gives an event without ``event_id`` / ``timestamp`` a fresh UUID v4 /
-the current time, and never blocks the caller: records go into a bounded buffer drained by
-a background task. When the buffer is full the record is counted in ``dropped`` and
-``publish_*`` returns False. ``close()`` flushes everything still buffered.
+It validates with the models (every shape the worker accepts, docs/architecture.md §3), keys every
+record by the runtime's plan_id (project_id for consent; a stage event without a plan by its
+pipeline or event id), gives an event without ``event_id`` / ``timestamp`` a fresh UUID v4 / the
+current time, and never blocks the caller: records go into a bounded buffer drained by a background
+task. When the buffer is full the record is counted in ``dropped`` and ``publish_*`` returns False.
+``close()`` flushes everything still buffered.
 
 Kafka orders records within a partition only: two records sent back to back to different
 topics can reach the broker in either order (``benchmarks/ordering.py`` measures how often;

@@ -1,4 +1,4 @@
-"""Topic declarations (DESIGN §3): names, partitions, configs."""
+"""Topic declarations (docs/architecture.md §3): names, partitions, configs."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The join of decisions, corrections and outcomes with plan state (DESIGN §5)."""
+"""The join of decisions, corrections and outcomes with plan state (docs/architecture.md §5)."""

@@ -1,4 +1,6 @@
-"""The join of decisions, deltas and outcomes with plan state, with a grace buffer (DESIGN §5).
+"""The join of decisions, deltas and outcomes with plan state, with a grace buffer.
+
+The join's rules as a whole: docs/architecture.md §5.
 
 What one event comes to against its plan's state: the deciders every route of the join unit
 (streams/join/unit.py) calls, live and when a parked event is replayed. All pure.

@@ -1,9 +1,9 @@
 """Complete a decision payload from the MPLP Confirm object that rides along with it.
 
-Runtimes send decisions in several shapes: DESIGN §3's ``{plan_id, confirm_id,
-decided_by_role, reason?, confirm?}``, seed 002 §4.3's ``{confirm_id, plan_id, decided_by}``,
-or little more than the Confirm itself. This fills the fields the payload lacks, on the raw
-JSON, before validation: the payload's own fields always win.
+Runtimes send decisions in several shapes: the payload of docs/architecture.md §3, ``{plan_id,
+confirm_id, decided_by_role, reason?, confirm?}``, seed 002 §4.3's ``{confirm_id, plan_id,
+decided_by}``, or little more than the Confirm itself. This fills the fields the payload lacks, on
+the raw JSON, before validation: the payload's own fields always win.
 """
 
 from __future__ import annotations

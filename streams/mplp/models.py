@@ -1,10 +1,10 @@
 """MPLP v1.0 input records: the events agent runtimes publish and we consume.
 
-Only the fields learnstream reads are typed; MPLP objects may carry more (``extra="allow"``).
-Both spellings runtimes use are accepted (DESIGN §3): the official schemas' and the seeds'
-(``meta.protocol_version`` / ``protocolVersion``, ``decided_by_role`` / ``decided_by``,
-top-level ``stage_id`` / ``stage_status`` or ``payload.stage`` / ``status``). Ids and
-timestamps: see :mod:`learnstream.streams.mplp.fields`.
+Only the fields learnstream reads are typed; MPLP objects may carry more (``extra="allow"``). Both
+spellings runtimes use are accepted (docs/architecture.md §3): the official schemas' and the seeds'
+(``meta.protocol_version`` / ``protocolVersion``, ``decided_by_role`` / ``decided_by``, top-level
+``stage_id`` / ``stage_status`` or ``payload.stage`` / ``status``). Ids and timestamps: see
+:mod:`learnstream.streams.mplp.fields`.
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ class DecisionPayload(BaseModel):
     What the payload leaves out is taken from the Confirm riding along (``confirm``):
     ``plan_id`` from its target (a plan), ``confirm_id``, and ``decided_by_role`` and
     ``reason`` from its last decision (seed 002 §5). ``decided_by`` (seed 002 §4.3) is read
-    as ``decided_by_role`` (DESIGN §3). ``plan_id`` may be absent: seed 002 §4.3 sends
+    as ``decided_by_role`` (architecture §3). ``plan_id`` may be absent: seed 002 §4.3 sends
     ``target.plan_id`` for every target, which a context or an extension does not have.
     """
 
@@ -360,7 +360,7 @@ class StageEvent(MplpEvent):
     Official form (``events/mplp-pipeline-stage-event.schema.json``): top-level
     ``pipeline_id``, ``stage_id``, ``stage_status``, ``stage_name`` (and ``stage_order``). Earlier
     form: ``payload.stage`` / ``payload.status``. The official fields win when both are set.
-    The plan id is ``payload.plan_id`` (DESIGN §3); a stage that names none is a pipeline's
+    The plan id is ``payload.plan_id`` (architecture §3); a stage that names none is a pipeline's
     outcome without a plan (the official schema does not require one).
     """
 

@@ -1,4 +1,4 @@
-"""All custom Prometheus metrics, in one registry (DESIGN §7). Labels are bounded."""
+"""All custom Prometheus metrics, in one registry (docs/architecture.md §7). Labels are bounded."""
 
 from __future__ import annotations
 

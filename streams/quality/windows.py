@@ -1,4 +1,6 @@
-"""Windowed quality metrics (DESIGN §7), pure: window math, table keys, QualityMetrics.
+"""Windowed quality metrics, pure: window math, table keys, QualityMetrics.
+
+What they measure and where they show: docs/architecture.md §7.
 
 The window arithmetic mirrors Faust's ``HoppingWindow`` (``TumblingWindow`` is the hopping
 window whose step is its size), so an event we call *late* is exactly one whose windows

@@ -1,4 +1,4 @@
-"""Pure sample builders (DESIGN §4): events + plan state in, LearningSamples out.
+"""Pure sample builders (docs/architecture.md §4): events + plan state in, LearningSamples out.
 
 No I/O, no clock: the caller passes ``now``. Quality rules:
 

@@ -24,7 +24,7 @@ from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["EXECUTION_STAGE", "Execution", "NoMetrics", "execution_of", "is_execution"]
 
-#: The stage whose completion is an execution of the plan (DESIGN §4).
+#: The stage whose completion is an execution of the plan (docs/architecture.md §4).
 EXECUTION_STAGE = "execute"
 NoMetrics = Literal["no_metrics"]
 

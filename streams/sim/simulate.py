@@ -76,8 +76,8 @@ class Simulator:
         self.rng = random.Random(seed)
         self.pii_ratio = pii_ratio
         # Every other plan / stage event in the official MPLP spelling, the others in the
-        # seeds' (DESIGN §3): a counter, not the rng, so the alternation takes no random
-        # draw and a seed's scenario does not depend on it.
+        # seeds' (docs/architecture.md §3): a counter, not the rng, so the alternation takes
+        # no random draw and a seed's scenario does not depend on it.
         self._plans = self._stages = 0
 
     def uuid(self) -> str:

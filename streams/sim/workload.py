@@ -1,7 +1,7 @@
 """A known workload and what it must produce: the generator/verifier pair of the
 reliability suite and the benchmarks (after Kafka Streams' EOS system test).
 
-The expectation is written from the DESIGN §4 table directly, not from the builders,
+The expectation is written from the docs/architecture.md §4 table directly, not from the builders,
 so a builder bug shows up as a missing or unexpected sample.
 """
 

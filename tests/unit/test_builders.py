@@ -1,4 +1,7 @@
-"""Builders and join outcomes: every family and quality rule of DESIGN §4, pure, deterministic."""
+"""Builders and join outcomes: every family and quality rule, pure, deterministic.
+
+The rules are those of docs/architecture.md §4.
+"""
 
 from __future__ import annotations
 

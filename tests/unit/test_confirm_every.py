@@ -86,7 +86,7 @@ def process_decision(
 ) -> tuple[str, dict[str, Any]]:
     """Return (event type, event) as seed 002 §4.3 emits them for the Confirm ``obj``: no
     event_id or timestamp, ``plan_id`` only when the target is a plan; ``riding``: the
-    Confirm rides along (DESIGN §3's ``confirm``)."""
+    Confirm rides along (``confirm``, docs/architecture.md §3)."""
     decision = obj["decisions"][-1]
     kind = "plan_approved" if decision["status"] == "approved" else "plan_rejected"
     payload: dict[str, Any] = {
@@ -144,7 +144,7 @@ def validators() -> dict[str, Draft7Validator]:
 
 
 def test_a_cancelled_confirm_is_a_confirm_decision_and_no_intent_resolution() -> None:
-    """DESIGN §3's payload with the Confirm riding along, status ``cancelled``."""
+    """The architecture §3 payload with the Confirm riding along, status ``cancelled``."""
     event = {
         "event_id": tb.DECISION_EVENT,
         "event_family": "pipeline_stage",

@@ -4,7 +4,8 @@ PII (an email, a phone number, a card number, an AWS key) is planted in invalid 
 every input topic kind: in every field of a valid record in turn, as a key, as JSON that does
 not parse, as bytes that are not UTF-8. The records go through the decoders and through the
 worker's dead-letter path (agents with a recording producer, as tests/unit/test_agents.py
-does). The DLQ *value* keeps the runtime's original bytes (DESIGN §6): it is not checked.
+does). The DLQ *value* keeps the runtime's original bytes (docs/architecture.md §6): it is
+not checked.
 """
 
 from __future__ import annotations
