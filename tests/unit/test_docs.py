@@ -133,11 +133,12 @@ def test_the_readme_is_short() -> None:
 
 
 def test_every_doc_names_its_reader_and_links_back() -> None:
+    """Under its title, a doc says in one line whom it is for and links back to the README."""
     for doc in DOCS[1:]:
-        text = doc.read_text(encoding="utf-8")
-        first = next(line for line in text.splitlines()[1:] if line.strip())
-        assert first.startswith("For "), f"{_name(doc)}: say who it is for first ({first!r})"
-        assert "](../README.md)" in first, f"{_name(doc)}: link back to the README first"
+        lines = doc.read_text(encoding="utf-8").splitlines()
+        first = next(line for line in lines[1:] if line.strip())
+        assert "](../README.md" in first, f"{_name(doc)}: link back to the README ({first!r})"
+        assert first.startswith("For "), f"{_name(doc)}: say whom it is for ({first!r})"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_name)
