@@ -1,5 +1,5 @@
 """Two workers, one answer: stats and adapt from every partition, whichever worker is asked;
-and the README's synchronous client example, run as it is.
+and the synchronous client example of docs/a2e.md, run as it is.
 
 Feedback for several skills goes to both workers over HTTP under fresh correlation ids, so
 it lands on every partition of the requests topic and each worker counts only part of it;
@@ -115,19 +115,20 @@ async def test_two_workers_answer_stats_and_adapt_the_same(
         assert all(n > 0 for n in counts), counts  # each worker's agent ranked some
 
 
-README_EXAMPLE = "<!-- tests/integration/test_learn_workers.py runs this block as it is -->"
+DOC_EXAMPLE = "<!-- tests/integration/test_learn_workers.py runs this block as it is -->"
+A2E_DOC = ROOT / "docs" / "a2e.md"
 
 
-def _readme_example() -> str:
-    after = (ROOT / "README.md").read_text().split(README_EXAMPLE, 1)[1]
+def _doc_example() -> str:
+    after = A2E_DOC.read_text().split(DOC_EXAMPLE, 1)[1]
     return after.split("```python\n", 1)[1].split("```\n", 1)[0]
 
 
-def test_the_readme_sync_client_example_runs(start_worker, tmp_path):
+def test_the_a2e_doc_sync_client_example_runs(start_worker, tmp_path):
     """The synchronous client snippet, unchanged, against a fresh worker over HTTP."""
     worker = start_worker()
     script = tmp_path / "learn_example.py"
-    script.write_text(_readme_example())
+    script.write_text(_doc_example())
     done = subprocess.run(
         [sys.executable, str(script)],
         env=os.environ | {"LEARNSTREAM_URL": f"http://127.0.0.1:{worker.web_port}"},
@@ -144,4 +145,4 @@ def test_the_readme_sync_client_example_runs(start_worker, tmp_path):
         "search: 6/6 ok, avg score +1.00",
     ]
     shown = "On a fresh worker it prints `next: search, browse, deploy`"
-    assert shown in (ROOT / "README.md").read_text()
+    assert shown in A2E_DOC.read_text()

@@ -205,6 +205,17 @@ def _readme_example() -> str:
     return after.split("```python\n", 1)[1].split("```\n", 1)[0]
 
 
+# The sample that example makes is shown in docs/runtimes.md, the first JSON block after this.
+SAMPLE_SHOWN = (
+    "<!-- tests/integration/test_newcomer.py checks that the README's example makes this sample -->"
+)
+
+
+def _shown_sample() -> str:
+    after = (ROOT / "docs" / "runtimes.md").read_text().split(SAMPLE_SHOWN, 1)[1]
+    return after.split("```json\n", 1)[1].split("```")[0]
+
+
 def _json_objects(text: str) -> list[dict[str, object]]:
     decoder, found, at = json.JSONDecoder(), [], text.find("{")
     while at != -1:
@@ -240,10 +251,10 @@ def test_the_readme_example_runs_and_makes_the_sample_it_shows(broker, tmp_path:
     assert done.stdout.startswith("PublisherStats(accepted=2, sent=2, dropped=0, failed=0)")
     samples = {s["sample_family"]: s for s in _json_objects(done.stdout)}
     assert set(samples) == {"confirm_decision", "intent_resolution"}
-    shown = json.loads((ROOT / "README.md").read_text().split("```json\n", 1)[1].split("```")[0])
+    shown = json.loads(_shown_sample())
     made = samples["intent_resolution"]
     for key in ("sample_id", "input", "output", "state", "feedback"):
-        assert made[key] == shown[key], key  # the README shows what really comes out
+        assert made[key] == shown[key], key  # the docs show what really comes out
     assert "ana@example.com" not in done.stdout
     assert "415 555 0100" not in done.stdout
 
