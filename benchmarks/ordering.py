@@ -5,7 +5,7 @@ every ``--every`` records) is published by one ``RuntimePublisher`` at the test'
 topics that stamp each record with the broker's append time (``LogAppendTime``). Read back,
 each corrected plan's correction and execution say which landed first. Kafka orders records
 within a partition only; the worker counts a correction only if the broker held it when the
-execution was read (README, "Labels follow event time"). ``--flush`` awaits
+execution was read (docs/operations.md, "Delivery guarantees"). ``--flush`` awaits
 ``RuntimePublisher.flush()`` after each correction, as a runtime that needs the order does.
 
     .venv/bin/python -m benchmarks.ordering            # Apache Kafka, ~2 min on 2 cores
