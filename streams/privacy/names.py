@@ -8,12 +8,14 @@ by their use: after a person cue ("escalate to", "ask") or a person label and a 
 "is", "said"), two or three in a row inside a sentence, or listed with one ("Dana and
 Priya approved"). A lone word opening a text or clause needs a use no step or tool has
 ("Dana wants", "Olusegun will review", "Jürgen approved it", "Dana, please"). A PERSON span
-grows over the name words next to it."""
+grows over the name words next to it. A span of common English words only ("Dark Mode") is
+a title-cased phrase, not a person."""
 
 from __future__ import annotations
 
 import re
 
+from learnstream.streams.privacy.dictionary import is_common_word
 from learnstream.streams.privacy.words import (
     AFTER_VERBS,
     CONNECTORS,
@@ -94,7 +96,15 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
-    return _merge(people)
+    return [s for s in _merge(people) if not _common_phrase(text, s)]
+
+
+def _common_phrase(text: str, span: Span) -> bool:
+    """Tell whether a PERSON span is title-cased common words only ("Dark Mode", "Robot
+    Framework"): every name holds a word that is somewhere a name (dictionary.py)."""
+    entity, start, end = span
+    words = [t.core for t in tokens(text[start:end]) if t.core.lower() not in PARTICLES]
+    return entity == "PERSON" and bool(words) and all(map(is_common_word, words))
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:

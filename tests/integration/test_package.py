@@ -59,8 +59,10 @@ from learnstream.streams.a2e.models import SkillPerformanceRecord
 from learnstream.streams.a2e.strategies import rank
 from learnstream.streams.encoding.avro import SCHEMA_DIR, load_schemas
 from learnstream.streams.encoding.resources import schema_root
+from learnstream.streams.privacy.dictionary import is_common_word
 
 assert (agents.OWNER, streams.OWNER) == ("neighbour", "neighbour")
+assert is_common_word("mode") and not is_common_word("grace")  # package data read
 records = [SkillPerformanceRecord(name=n) for n in ("a", "c", "b")]
 print([r.name for r in rank(records, "custom", custom="backwards")])
 print(schema_root())
@@ -162,8 +164,10 @@ def test_the_wheel_installs_one_name_beside_a_package_owning_agents(tmp_path: Pa
     assert len(files) > 300  # the whole package, not a stub
     assert tops == {"learnstream", "learnstream-0.1.0.dist-info"}
     assert [f for f in files if f.startswith("..")] == ["../../../bin/learnstream"]
-    for typed in ("learnstream/py.typed", "learnstream/streams/py.typed"):
-        assert typed in files
+    data = ("learnstream/streams/privacy/data/common_words.txt.gz",
+            "learnstream/streams/privacy/data/SCOWL-COPYRIGHT")  # fmt: skip
+    for needed in ("learnstream/py.typed", "learnstream/streams/py.typed", *data):
+        assert needed in files
     shipped = {f.removeprefix("learnstream/schemas/") for f in files if "/schemas/" in f}
     in_repo = {
         str(p.relative_to(ROOT / "schemas"))

@@ -1,0 +1,58 @@
+"""English words that are never names: a title-cased run of them is a phrase, not a person.
+
+Technical text title-cases features, products and headings ("Dark Mode", "Robot Framework",
+"Finite State Machine"), and NER and the use rules take such runs for people. A person's
+name holds a word that is a name somewhere: SCOWL, the spell-checker word list Debian ships
+as ``wamerican``, lists proper names (given names and surnames: Mark, Grace, Baker, Young)
+with a capital and ordinary words in lower case. ``data/common_words.txt.gz`` holds the
+lower-case words whose capitalised form the list does not hold: about 63,000 words that
+are never a name in it (mode, robot, snowflake; not mark, grace, baker). The list is
+general English, written apart from this project and its benchmarks; its licence is in
+``data/SCOWL-COPYRIGHT``.
+
+Rebuild it from the installed word list (``apt-get install wamerican``)::
+
+    python -m learnstream.streams.privacy.dictionary /usr/share/dict/american-english
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+from functools import cache
+from pathlib import Path
+
+__all__ = ["WORDS_FILE", "build", "is_common_word"]
+
+WORDS_FILE = Path(__file__).parent / "data" / "common_words.txt.gz"
+
+
+@cache
+def _words() -> frozenset[str]:
+    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as f:
+        return frozenset(f.read().split())
+
+
+def is_common_word(word: str) -> bool:
+    """Tell whether ``word`` is an English word that the list never gives as a name."""
+    return word.lower() in _words()
+
+
+def build(source: Path, out: Path = WORDS_FILE) -> int:
+    """Write the never-a-name words of the word list ``source`` to ``out``; return how many."""
+    listed = set(source.read_text(encoding="utf-8").split())
+    common = sorted(
+        w
+        for w in listed
+        if w.isalpha() and w.islower() and w.capitalize() not in listed and w.upper() not in listed
+    )
+    # mtime 0: the same list gives the same bytes
+    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(("\n".join(common) + "\n").encode("utf-8"))
+    return len(common)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m learnstream.streams.privacy.dictionary WORD_LIST")
+    print(f"{build(Path(sys.argv[1]))} words written to {WORDS_FILE}")

@@ -1,0 +1,58 @@
+"""The never-a-name word list: what it holds, how it is built, how the name rules use it."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from learnstream.streams.privacy.dictionary import WORDS_FILE, build, is_common_word
+from learnstream.streams.privacy.names import name_spans
+
+
+def test_the_shipped_list_holds_words_that_are_never_names() -> None:
+    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as f:
+        words = f.read().split()
+    assert len(words) > 50_000
+    assert words == sorted(set(words))
+    for word in ("mode", "robot", "snowflake", "framework", "server", "Dark"):
+        assert is_common_word(word), word
+    # a word the list also gives with a capital is somewhere a name: never in the list
+    for word in ("mark", "grace", "baker", "young", "will", "rose", "dana", "jupyter"):
+        assert not is_common_word(word), word
+
+
+def test_build_keeps_lower_case_words_whose_capitalised_form_is_not_listed(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "words"
+    source.write_text("Mark\nmark\nmode\nBaker\nbaker\nrobot\nNASA\nnasa\nrobot's\nx-ray\n")
+    out = tmp_path / "common.txt.gz"
+    assert build(source, out) == 2
+    assert gzip.decompress(out.read_bytes()).decode() == "mode\nrobot\n"
+    first = out.read_bytes()
+    build(source, out)
+    assert out.read_bytes() == first  # the same list, the same bytes
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [("Detect OS Dark Mode from Python", "Dark Mode"),
+     ("a Robot Framework test library", "Robot Framework"),
+     ("Python wrapper of a Finite State Machine library", "Finite State Machine")],
+)  # fmt: skip
+def test_a_span_of_common_words_is_a_phrase_not_a_person(text: str, phrase: str) -> None:
+    at = text.index(phrase)
+    assert name_spans(text, [("PERSON", at, at + len(phrase))]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Ask Grace Baker to approve", "Grace Baker"),
+     ("Rejected: Conor Field is on leave", "Conor Field"),
+     ("Escalate to Mark Young today", "Mark Young")],
+)  # fmt: skip
+def test_a_name_with_a_word_that_is_somewhere_a_name_stays(text: str, name: str) -> None:
+    at = text.index(name)
+    assert name_spans(text, [("PERSON", at, at + len(name))]) == [("PERSON", at, at + len(name))]
