@@ -7,6 +7,8 @@ plugin a transport of :class:`~learnstream.streams.a2e.client.LearnAPI` (or of
 :class:`~learnstream.streams.a2e.sync_client.SyncLearnAPI`), with no broker. :class:`MemoryLearn` is
 learnstream's own: rolling per-skill stats (streams/a2e/stats.py) and the built-in
 strategies, as of an injected clock; the Kafka worker keeps the same stats in a table.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

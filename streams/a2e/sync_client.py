@@ -5,6 +5,8 @@ thread, so a script without asyncio calls ``learn.feedback(...)`` and gets the a
 transport is opened on that loop when the client is made and closed by :meth:`close` (or
 the ``with`` block); ``learnstream.streams.io.a2e_transport.learn_over_http``/``learn_over_kafka``
 build one.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Nested sections use a double underscore: ``LEARNSTREAM_JOIN__GRACE=120``,
 ``LEARNSTREAM_PRIVACY__OPERATOR=hash``. ``learnstream config`` prints the result.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

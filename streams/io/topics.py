@@ -1,4 +1,7 @@
-"""Topic declarations (docs/architecture.md §3): names, partitions, configs."""
+"""Topic declarations (docs/architecture.md §3): names, partitions, configs.
+
+Seeds are cited by section: docs/seeds.md.
+"""
 
 from __future__ import annotations
 

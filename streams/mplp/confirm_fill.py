@@ -4,6 +4,8 @@ Runtimes send decisions in several shapes: the payload of docs/architecture.md ย
 confirm_id, decided_by_role, reason?, confirm?}``, seed 002 ยง4.3's ``{confirm_id, plan_id,
 decided_by}``, or little more than the Confirm itself. This fills the fields the payload lacks, on
 the raw JSON, before validation: the payload's own fields always win.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

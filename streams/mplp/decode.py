@@ -6,6 +6,8 @@ Event decoders take the record's :class:`RecordOrigin`: an event without ``event
 ``timestamp`` (seed 002 §4.3 emits neither) gets an id derived from where the record sits,
 so a replay re-derives it, and the record's Kafka time. Messages name the field and what is
 accepted, never the value.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ Runtimes send what the seeds show, not only what the official schemas say: ids l
 Both are accepted; decoding notes each such field by *name* in an :class:`InputNotes`
 (passed as pydantic validation context) so the worker can count them. Error messages name
 what is accepted and never repeat the value (it may be personal data).
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

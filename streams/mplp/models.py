@@ -5,6 +5,8 @@ spellings runtimes use are accepted (docs/architecture.md §3): the official sch
 (``meta.protocol_version`` / ``protocolVersion``, ``decided_by_role`` / ``decided_by``, top-level
 ``stage_id`` / ``stage_status`` or ``payload.stage`` / ``status``). Ids and timestamps: see
 :mod:`learnstream.streams.mplp.fields`.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations
@@ -186,7 +188,8 @@ class Decision(BaseModel):
 class Confirm(BaseModel):
     """MPLP Confirm module object (HITL approval request and its decisions).
 
-    ``meta`` is optional here: seed 002's Python SDK model has none.
+    ``meta`` is optional here: seed 002's Python SDK model has none (seed 002 §6.2, in
+    docs/seeds.md).
     """
 
     model_config = _OPEN
@@ -224,7 +227,8 @@ class DecisionPayload(BaseModel):
 
     What the payload leaves out is taken from the Confirm riding along (``confirm``):
     ``plan_id`` from its target (a plan), ``confirm_id``, and ``decided_by_role`` and
-    ``reason`` from its last decision (seed 002 §5). ``decided_by`` (seed 002 §4.3) is read
+    ``reason`` from its last decision, the one that set its status (seed 002 §4.3; §5 takes the
+    reason from the Confirm too, from its first decision). ``decided_by`` (§4.3) is read
     as ``decided_by_role`` (architecture §3). ``plan_id`` may be absent: seed 002 §4.3 sends
     ``target.plan_id`` for every target, which a context or an extension does not have.
     """

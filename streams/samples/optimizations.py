@@ -37,6 +37,8 @@ the optimized plan with its own and ``improvement`` (the share saved, per metric
 (``margin`` to 1.0); good from 0.5 (at least twice as fast or cheap), else acceptable.
 Its preference pair (kind ``optimization``) is mined from the sample as written
 (:func:`learnstream.streams.samples.pairs.optimization_pair`).
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

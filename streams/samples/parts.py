@@ -15,6 +15,8 @@ Where each seed-004 field comes from (absent in the input: absent in the sample)
   else at the event's top level, else in the plan's ``meta``, else in the project context.
   The official event, plan and context schemas define no such field, so it comes only from
   runtimes that add one; none found, none written.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Every MPLP collection point on a real broker (issue 28's "done when"): one stream of the
 official event shapes yields samples of all seven families (the six of seed 004 §7 and
-plan_optimization), each valid against the official learning schemas, in JSON and Avro."""
+plan_optimization), each valid against the official learning schemas, in JSON and Avro.
+
+Seeds are cited by section: docs/seeds.md.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ Records are published as raw bytes, exactly in the seeds' shapes (no publisher v
 ``timestamp`` (§4.3), zone-less times (§6.2's ``datetime.now()``). The seeds show no Plan
 JSON, so plans are official-schema Plans with the seeds' ids (and seed 000's
 ``original_intent``).
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

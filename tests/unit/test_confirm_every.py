@@ -6,6 +6,8 @@ Seed 002 §4.3's ``processDecision`` emits ``plan_approved`` for an approval and
 context or an extension. None of that is a schema violation: a cancellation is a
 confirm_decision labelled as no verdict on the plan (``builders.DECISION_LABELS``), a decision
 on another target a confirm_decision that joins no plan, and neither resolves an intent.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

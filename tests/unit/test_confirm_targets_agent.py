@@ -4,6 +4,8 @@ A decision on a context, trace, extension or other target joins no plan: its con
 goes out at once, through the same emitter as every sample (privacy, consent, the captured
 event), and nothing is parked. A cancellation, sent as seed 002 §4.3 sends it
 (``plan_rejected``), is one confirm_decision and never an intent_resolution.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 The property test generates plans, Confirm objects and pipeline-stage events from the
 official MPLP v1.0 schemas (``mplp_schemas`` fixture) and checks our decoders never call one
 a ``schema_violation``.
+
+Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations
@@ -535,7 +537,8 @@ FORMATS = {"uuid": ANY_UUID}
 
 def _decision_of(generated: dict[str, Any], plan_id: str) -> tuple[str, dict[str, Any]]:
     """Wrap a generated Confirm in the decision event its status calls for (seed 002 §4.3:
-    anything but an approval is a ``plan_rejected``; pending as approved)."""
+    anything but an approval is a ``plan_rejected``). §4.3 never sends a pending Confirm; here
+    one goes as ``plan_approved``."""
     kind = "plan_rejected" if generated["status"] in ("rejected", "cancelled") else "plan_approved"
     payload: dict[str, Any] = {"confirm": generated}
     if generated["target_type"] != "plan":

@@ -1,4 +1,7 @@
-"""The runtime publisher validates, keys by plan_id and never blocks (no broker needed)."""
+"""The runtime publisher validates, keys by plan_id and never blocks (no broker needed).
+
+Seeds are cited by section: docs/seeds.md.
+"""
 
 from __future__ import annotations
 
