@@ -101,10 +101,15 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
 
 def _common_phrase(text: str, span: Span) -> bool:
     """Tell whether a PERSON span is title-cased common words only ("Dark Mode", "Robot
-    Framework"): every name holds a word that is somewhere a name (dictionary.py)."""
+    Framework"), or one letter: every name holds a word that is somewhere a name
+    (dictionary.py)."""
     entity, start, end = span
     words = [t.core for t in tokens(text[start:end]) if t.core.lower() not in PARTICLES]
-    return entity == "PERSON" and bool(words) and all(map(is_common_word, words))
+    if entity != "PERSON" or not words:
+        return False
+    if len(words) == 1 and len(words[0]) == 1:
+        return True  # "C", "R": a language; an initial alone names no one
+    return all(map(is_common_word, words))
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:
