@@ -16,13 +16,11 @@ that could never fail would fail here.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatch
-from functools import cache
 from pathlib import Path
 
-import pytest
+from tests.support.tracked import tracked_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = Path("docs/architecture.md")
@@ -44,31 +42,11 @@ def excluded(name: str) -> bool:
     )
 
 
-@cache
-def tracked_texts() -> Mapping[str, str]:
-    """Return {path: text} of every tracked text file, docs/architecture.md included."""
-    try:
-        out = subprocess.run(
-            ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout: no tracked files to read")
-    names = {name for name in out.decode().split("\0") if name}
-    names.add(DOC.as_posix())  # checked before its first commit too
-    texts = {}
-    for name in sorted(names):
-        path = ROOT / name
-        if path.is_symlink() or not path.is_file():  # learnstream/'s links, deleted files
-            continue
-        if excluded(name):
-            continue
-        data = path.read_bytes()
-        if b"\0" in data:
-            continue
-        try:
-            texts[name] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
+def texts_checked() -> dict[str, str]:
+    """Return {path: text} of every tracked text file but the excluded ones, and
+    docs/architecture.md (checked before its first commit too)."""
+    texts = {name: text for name, text in tracked_texts().items() if not excluded(name)}
+    texts.setdefault(DOC.as_posix(), (ROOT / DOC).read_text(encoding="utf-8"))
     return texts
 
 
@@ -113,7 +91,7 @@ def doc_text() -> str:
 
 
 def test_no_citation_of_the_old_brief() -> None:
-    assert old_citations(tracked_texts()) == []
+    assert old_citations(texts_checked()) == []
 
 
 def test_every_section_is_there() -> None:
@@ -121,7 +99,7 @@ def test_every_section_is_there() -> None:
 
 
 def test_every_architecture_citation_names_a_section() -> None:
-    texts = tracked_texts()
+    texts = texts_checked()
     cited = [name for name, text in texts.items() if CITATION.search(text)]
     assert len(cited) > 10  # the code cites it: a regex that matches nothing would pass
     assert dangling_citations(texts, headings(doc_text())) == []

@@ -9,11 +9,9 @@ citation, and no file may point at the documents' place beside CI's clone.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
+from tests.support.tracked import tracked_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 DIGEST = "docs/seeds.md"
@@ -46,25 +44,6 @@ def keys(text: str) -> set[Key]:
         sections = re.findall(SECTION, match["sections"]) or [None]
         found |= {(seed, s) for seed in match["seeds"].split("/") for s in sections}
     return found
-
-
-def tracked() -> dict[str, str]:
-    """The tracked text files (path -> text); binary files are left out."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not available: the tracked files cannot be listed")
-    out = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    files: dict[str, str] = {}
-    for name in out.decode().split("\0"):
-        path = ROOT / name
-        if not name or not path.is_file():
-            continue
-        data = path.read_bytes()
-        if b"\0" in data:
-            continue
-        files[name] = data.decode("utf-8", errors="replace")
-    return files
 
 
 def digest() -> str:
@@ -109,7 +88,7 @@ def test_the_citation_forms_are_parsed() -> None:
 
 
 def test_every_citation_has_an_entry() -> None:
-    files = tracked()
+    files = tracked_texts()
     have = entries(digest())
     missing = {
         f"seed {seed} {section or '(whole document)'}": where
@@ -120,7 +99,7 @@ def test_every_citation_has_an_entry() -> None:
 
 
 def test_every_entry_is_cited() -> None:
-    files = tracked()
+    files = tracked_texts()
     cited = citations(files)
     seeds_cited = {seed for seed, _ in cited}
     uncited = [
@@ -132,14 +111,14 @@ def test_every_entry_is_cited() -> None:
 
 
 def test_every_citing_file_points_at_the_digest() -> None:
-    files = tracked()
+    files = tracked_texts()
     citing = {name for names in citations(files).values() for name in names}
     silent = sorted(name for name in citing if "seeds.md" not in files[name])
     assert not silent, f"these cite a seed but never name {DIGEST}: {silent}"
 
 
 def test_no_file_points_at_the_seeds_beside_the_clone() -> None:
-    files = tracked()
+    files = tracked_texts()
     outside = sorted(
         name
         for name, text in files.items()
