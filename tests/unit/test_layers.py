@@ -41,7 +41,12 @@ PURE = sorted(name for name in MODULES if not is_under(name, IO))
 def imports(name: str) -> frozenset[str]:
     """Return every module ``name`` imports (absolute names), wherever the import stands."""
     path = MODULES[name]
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return file_imports(path, name if path.name == "__init__.py" else name.rpartition(".")[0])
+
+
+def file_imports(path: Path, package: str) -> frozenset[str]:
+    """Return every module the file at ``path`` imports, relative ones resolved against
+    ``package``, wherever the import stands."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -105,12 +110,8 @@ def test_every_import_of_the_project_is_under_learnstream(path: Path) -> None:
     """An installed learnstream has one top-level name: a bare ``streams.x`` or ``agents.x``
     would work from a checkout (the current directory is on sys.path) and fail from the wheel."""
     bare = ("streams", "agents", "learnstream_schemas")
-    bad = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            bad += [a.name for a in node.names if is_under(a.name, bare)]
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            bad += [node.module] if is_under(node.module, bare) else []
+    package = ".".join(path.relative_to(ROOT).parent.parts)
+    bad = sorted(m for m in file_imports(path, package) if is_under(m, bare))
     assert not bad, f"{path.name} imports {bad}: import them as learnstream.<name>"
 
 
