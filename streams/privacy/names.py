@@ -96,20 +96,23 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
-    return [s for s in _merge(people) if not _common_phrase(text, s)]
+    return [s for s in _merge(people) if not _common_phrase(s, words)]
 
 
-def _common_phrase(text: str, span: Span) -> bool:
+def _common_phrase(span: Span, words: list[Token]) -> bool:
     """Tell whether a PERSON span is title-cased common words only ("Dark Mode", "Robot
     Framework"), or one letter: every name holds a word that is somewhere a name
-    (dictionary.py)."""
+    (dictionary.py). ``words`` are the text's, as ``tokens`` read them."""
     entity, start, end = span
-    words = [t.core for t in tokens(text[start:end]) if t.core.lower() not in PARTICLES]
-    if entity != "PERSON" or not words:
+    if entity != "PERSON":
         return False
-    if len(words) == 1 and len(words[0]) == 1:
+    named = [t.core for t in words if t.start < end and start < t.end]
+    named = [w for w in named if w.lower() not in PARTICLES]
+    if not named:
+        return False
+    if len(named) == 1 and len(named[0]) == 1:
         return True  # "C", "R": a language; an initial alone names no one
-    return all(map(is_common_word, words))
+    return all(map(is_common_word, named))
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:
