@@ -290,6 +290,7 @@ class Join:
         for name, space in self.spaces.items():
             await self._end_quiet(name, space, partition, moment, source)
         self.metrics.pending.set(len(self.index))
+        self.metrics.waiting_corrections.set(self.watermark.waiting_count())
 
     async def _end_quiet(
         self, name: str, space: KeySpace, partition: int, moment: datetime, source: tuple[str, int]

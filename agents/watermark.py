@@ -115,6 +115,10 @@ class Watermark:
         """Forget that ``plan_id`` waits on ``partition``."""
         self.waiting.get(partition, {}).pop(plan_id, None)
 
+    def waiting_count(self) -> int:
+        """Return how many plans wait, over every partition."""
+        return sum(len(plans) for plans in self.waiting.values())
+
     def due(self, partition: int) -> list[str]:
         """Return the waiting plans of ``partition`` whose earliest entry is now settled."""
         waiting = self.waiting.get(partition, {})

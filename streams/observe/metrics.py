@@ -139,6 +139,11 @@ class Metrics:
         self.pending = Gauge(
             "learnstream_pending_joins", "Events parked for their plan", registry=r
         )
+        self.waiting_corrections = Gauge(
+            "learnstream_join_waiting_corrections",
+            "Plans whose parked events wait for the corrections input to be read past them",
+            registry=r,
+        )
         self.latency = Histogram(
             "learnstream_event_to_sample_seconds",
             "Event time to sample emitted",

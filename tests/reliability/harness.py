@@ -5,15 +5,21 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import urllib.request
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+
+import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.encoding.codecs import decode_any
 from learnstream.streams.io.publisher import RuntimePublisher
 from learnstream.streams.io.reader import read_topic
 from learnstream.streams.io.topics import MAX_MESSAGE_BYTES
+from learnstream.streams.samples import ids
+from learnstream.streams.samples.sample import FAMILIES
 from learnstream.streams.sim.simulate import Simulator
 from learnstream.streams.sim.workload import Record, Verdict, Workload, verify
 
@@ -25,6 +31,7 @@ __all__ = [
     "identical_but_created_at",
     "log_digest",
     "publish_paced",
+    "where_missing_came_from",
     "wait_delivered",
     "where_samples_sit",
 ]
@@ -197,6 +204,80 @@ def where_samples_sit(got: Collected, sample_ids: Collection[str], faults: list[
     return "\n".join(lines)
 
 
+#: The worker's gauges and counters a report of missing samples shows (name prefixes).
+_TOLD_METRICS = (
+    "learnstream_pending_joins",
+    "learnstream_redelivered",
+    "learnstream_join_waiting_corrections",
+    "learnstream_consent_lag_records",
+    "learnstream_consent_fence",
+    "learnstream_join_misses",
+    "learnstream_rebalances",
+)
+
+
+async def where_missing_came_from(
+    bootstrap: str,
+    topics: TopicSettings,
+    group: str,
+    missing: Collection[str],
+    inputs: Collection[str],
+    metrics_url: str | None = None,
+) -> str:
+    """Say, per input partition, where the records of the ``missing`` sample ids sit, next
+    to the worker group's committed offset and the partition's end: a record below its
+    committed offset was passed over (lost); one at or above it was never committed (the
+    worker is stuck on it, or still working). ``inputs`` are TopicSettings fields. Then the
+    worker's join and wait gauges, if ``metrics_url`` answers."""
+    missing = set(missing)
+    found: dict[tuple[str, int], list[int]] = {}
+    for field_name in sorted(set(inputs)):
+        name = topics.name(field_name)
+        for record in await read_topic(bootstrap, name, max_wait=30):
+            try:
+                event_id = orjson.loads(record.value).get("event_id")
+            except (orjson.JSONDecodeError, AttributeError, TypeError):
+                continue
+            if event_id and any(ids.sample_id(f, event_id) in missing for f in FAMILIES):
+                found.setdefault((name, record.partition), []).append(record.offset)
+    tps = [TopicPartition(name, p) for name, p in found]
+    # the group's offsets, asked as a consumer that never joins it (no rebalance)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group)
+    await consumer.start()
+    try:
+        committed = {tp: await consumer.committed(tp) for tp in tps}
+        ends = await consumer.end_offsets(tps) if tps else {}
+    finally:
+        await consumer.stop()
+    lines = [f"missing samples' input records ({sum(map(len, found.values()))} found):"]
+    for (name, p), offsets in sorted(found.items()):
+        tp = TopicPartition(name, p)
+        mark = committed.get(tp)
+        passed = sum(1 for o in offsets if mark is not None and o < mark)
+        lines.append(
+            f"  {name}[{p}] offsets {min(offsets)}..{max(offsets)} ({len(offsets)}): "
+            f"committed {mark}, end {ends.get(tp)}, {passed} below the commit"
+        )
+    if metrics_url is not None:
+        try:
+            text = await asyncio.to_thread(_read_url, metrics_url)
+            lines += [
+                f"  {line}"
+                for line in text.splitlines()
+                if line.startswith(_TOLD_METRICS)
+                and "_bucket" not in line
+                and "_created" not in line
+            ]
+        except OSError as exc:
+            lines.append(f"  (no metrics: {exc!r})")
+    return "\n".join(lines)
+
+
+def _read_url(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - our worker
+        return response.read().decode()
+
+
 async def assert_delivered(
     bootstrap: str,
     topics: TopicSettings,
@@ -208,14 +289,20 @@ async def assert_delivered(
     faults: list[int],
     logs: Callable[[], list[str]],
     explain: Callable[[Collected, Verdict], str] | None = None,
+    group: str | None = None,
+    inputs: Collection[str] = (),
+    metrics_url: str | None = None,
 ) -> Collected:
     """Wait for every expected sample and check what a fault run must give; return it.
 
     Prints ``headline(seconds drained after the last record)`` with the verdict; when
     something is missing, wrong or duplicated, also where the copies sit, the workers' logs'
-    telling lines (``logs()``) and ``explain``'s report. Asserts: every expected sample out
-    with its label, every copy of a sample identical (a replay makes the same sample), nothing
-    dead-lettered, and under exactly_once a read_committed reader sees each sample once.
+    telling lines (``logs()``) and ``explain``'s report; when something is missing and
+    ``group`` is given, where the missing samples' ``inputs`` records sit against the group's
+    commits (:func:`where_missing_came_from`), in the assertion's first line too.
+    Asserts: every expected sample out with its label, every copy of a sample identical (a
+    replay makes the same sample), nothing dead-lettered, and under exactly_once a
+    read_committed reader sees each sample once.
     """
     isolation = "read_committed" if guarantee == "exactly_once" else "read_uncommitted"
     verdict, got, waited = await wait_delivered(
@@ -231,7 +318,16 @@ async def assert_delivered(
                 print(explain(got, verdict))
             except Exception as exc:
                 print(f"(no further report: {exc!r})")
-    assert verdict.delivered, verdict.report()
+    told = ""
+    if verdict.missing and group is not None:
+        try:  # a report only, as above
+            told = await where_missing_came_from(
+                bootstrap, topics, group, verdict.missing, inputs, metrics_url
+            )
+            print(told)
+        except Exception as exc:
+            told = f"(no report of where the missing came from: {exc!r})"
+    assert verdict.delivered, " | ".join([verdict.report(), *told.splitlines()])
     assert identical_but_created_at(got.raw) == []
     assert got.dlq_reasons == []
     if guarantee == "exactly_once":

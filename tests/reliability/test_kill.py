@@ -74,6 +74,9 @@ async def _kill_run(broker, start_worker, namespace, guarantee: str) -> None:
         ),
         faults=kills,
         logs=lambda: [worker.log()],
+        group=f"ls-{namespace.rstrip('.')}",
+        inputs={record.topic for record in workload.records},
+        metrics_url=f"http://127.0.0.1:{worker.web_port}/metrics",
     )
     # Labels follow event time (verify checks each label), whatever the kills replayed.
     assert _decisions_counting_corrections(got.samples) == [], f"{len(corrections)} corrected plans"

@@ -74,6 +74,7 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "learnstream_event_loop_lag_seconds": ("histogram", ()),
     "learnstream_event_loop_lag_max_seconds": ("gauge", ()),
     "learnstream_expiry_index_built": ("gauge", ()),
+    "learnstream_join_waiting_corrections": ("gauge", ()),
 }
 # Known label values (a matcher with another value is a typo).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {
