@@ -25,7 +25,7 @@ _NER = "LEARNSTREAM_PRIVACY__NER"
 FIELDS: dict[str, tuple[str, tuple[str | int, ...]]] = {
     "objective": ("intent_resolution", ("input", "objective")),
     "step": ("intent_resolution", ("input", "plan_structure", 0, "description")),
-    "reason": ("confirm_decision", ("output", "reason")),
+    "reason": ("confirm_decision", ("output", "reasoning")),
     "correction": ("error_correction", ("feedback", "details", "user_feedback")),
     "prompt": ("dialog_response", ("input", "prompt")),
 }

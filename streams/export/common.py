@@ -71,7 +71,7 @@ SUCCESS: dict[str, Callable[[LearningSample], bool]] = {
         if s.feedback.source == "system"
         else s.output.get("resolution_quality_label") == "good"
     ),
-    "confirm_decision": lambda s: s.output.get("decision") == "approved",
+    "confirm_decision": lambda s: s.output.get("status", s.output.get("decision")) == "approved",
     "error_correction": lambda s: True,  # the user's correction was applied to the plan
     "delta_impact": lambda s: s.output.get("rollback_used") is not True,
     "pipeline_outcome": lambda s: s.output.get("status") == "completed",

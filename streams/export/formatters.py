@@ -9,7 +9,7 @@ The default, per family (a field it needs but the sample lacks: that part as JSO
 
 - intent_resolution: ``input.intent_text`` -> ``output.plan_title`` + ``plan_structure``
 - error_correction: ``input.plan_state`` (if any) + ``change_summary`` -> ``output.result``
-- confirm_decision: the confirm request -> ``output.decision`` + ``reason``
+- confirm_decision: the confirm request -> ``output.decision`` + ``reasoning``
 - pipeline_outcome: ``input.objective`` -> ``output.result``
 - delta_impact: ``input.change_summary`` -> ``output.actual_impact_summary``
 - dialog_response: ``input.prompt`` -> ``output.response``
@@ -69,7 +69,7 @@ def render_completion(family: str, out: Mapping[str, Any]) -> str:
     if family in ("error_correction", "pipeline_outcome") and "result" in out:
         return _json(out["result"])
     if family == "confirm_decision" and "decision" in out:
-        reason = out.get("reason")
+        reason = out.get("reasoning", out.get("reason"))
         return f"{out['decision']}: {_json(reason)}" if reason else _json(out["decision"])
     if family == "delta_impact" and "actual_impact_summary" in out:
         return _json(out["actual_impact_summary"])

@@ -36,6 +36,7 @@ from learnstream.streams.export.token_usage import token_usage
 from learnstream.streams.join.plan_state import PlanState, StageMark
 from learnstream.streams.mplp.models import (
     DecisionEvent,
+    DecisionStatus,
     DeltaImpact,
     DeltaIntentEvent,
     MplpEvent,
@@ -61,6 +62,8 @@ __all__ = [
     "DECISION_LABELS",
     "LABEL_SCORES",
     "PRODUCER",
+    "TAXONOMY_DECISIONS",
+    "UNKNOWN_RISK",
     "build_confirm_decision",
     "build_delta_impact",
     "build_error_correction",
@@ -70,6 +73,8 @@ __all__ = [
     "impact_score",
     "intent_score",
     "outcome_quality",
+    "risk_label",
+    "taxonomy_decision",
 ]
 
 
@@ -157,18 +162,58 @@ def build_intent_resolution(
     )
 
 
+#: The taxonomy's decision of a Confirm status (learning-taxonomy.yaml, confirm_decision:
+#: approve, reject, override). A cancelled request decides nothing: ``unknown``, a value the
+#: official learning-sample schema gives ``user_feedback.decision`` for that.
+TAXONOMY_DECISIONS: dict[DecisionStatus, str] = {
+    "approved": "approve",
+    "rejected": "reject",
+    "cancelled": "unknown",
+}
+#: The risk label of a decision whose event and Confirm name none.
+UNKNOWN_RISK = "unknown"
+
+
+def taxonomy_decision(event: DecisionEvent) -> str:
+    """Return the taxonomy's decision: ``override`` when the Confirm riding along shows an
+    earlier decision the final one reverses (approved after a rejection, or the reverse: a
+    second role overruled the first), else approve / reject / unknown."""
+    status, confirm = event.decision, event.payload.confirm
+    reverse = {"approved": "rejected", "rejected": "approved"}.get(status)
+    if confirm is not None and reverse in {d.status for d in confirm.decisions[:-1]}:
+        return "override"
+    return TAXONOMY_DECISIONS[status]
+
+
+def risk_label(event: DecisionEvent) -> str:
+    """Return the risk a runtime attached to the decision (``risk_label``, or ``risk_level``
+    as the delta family names it), on the payload or the Confirm; else ``unknown``."""
+    for source in (event.payload, event.payload.confirm):
+        extra = getattr(source, "model_extra", None) or {}
+        for name in ("risk_label", "risk_level"):
+            if isinstance(extra.get(name), str) and extra[name]:
+                return str(extra[name])
+    return UNKNOWN_RISK
+
+
 def build_confirm_decision(
     event: DecisionEvent, state: PlanState | None, now: datetime
 ) -> LearningSample:
     """Build the confirm_decision sample of a decision on any target (the plan, if known,
-    names the project)."""
+    names the project), with the taxonomy's recommended fields: input ``confirm_id``,
+    ``target_type``, ``target_id``, ``risk_label``; output ``decision``, ``reasoning``,
+    ``decided_by_role`` (and the Confirm's own ``status``)."""
     payload = event.payload
     confirm = payload.confirm
-    request: dict[str, Any] = {"plan_id": payload.plan_id, "confirm_id": payload.confirm_id}
+    request: dict[str, Any] = {
+        "plan_id": payload.plan_id,
+        "confirm_id": payload.confirm_id,
+        "target_type": event.target_type or "other",
+        "target_id": confirm.target_id if confirm is not None else payload.plan_id,
+        "risk_label": risk_label(event),
+    }
     if confirm is not None:
         request |= {
-            "target_type": confirm.target_type,
-            "target_id": confirm.target_id,
             "requested_by_role": confirm.requested_by_role,
             "request_reason": confirm.reason,
             "decision_count": len(confirm.decisions),
@@ -179,9 +224,10 @@ def build_confirm_decision(
         now,
         input=present(request),
         output={
-            "decision": event.decision,
+            "decision": taxonomy_decision(event),
+            "status": event.decision,
             "decided_by_role": payload.decided_by_role,
-            "reason": payload.reason or "",
+            "reasoning": payload.reason or "",
         },
         feedback=_decision_feedback(event),
         meta=sample_meta(

@@ -261,9 +261,10 @@ async def test_every_seed_example_yields_its_samples_and_no_dead_letter(
         for s in samples
     }
     assert by[("confirm_decision", PLAN_7, "good")]["output"] == {
-        "decision": "approved",
+        "decision": "approve",
+        "status": "approved",
         "decided_by_role": "role-reviewer-001",
-        "reason": "Plan looks good, approved for execution",  # seed 002 §5: from the Confirm
+        "reasoning": "Plan looks good, approved for execution",  # seed 002 §5: from the Confirm
     }
     assert by[("intent_resolution", PLAN_41, "good")]["input"]["intent_text"] == (
         "Users get a 500 when they log in"

@@ -205,9 +205,10 @@ def test_rejection_is_poor_and_resolution_bad() -> None:
         "details": {"decided_by_role": "reviewer", "reason": "Missing a rollback"},
     }
     assert confirm["output"] == {
-        "decision": "rejected",
+        "decision": "reject",
+        "status": "rejected",
         "decided_by_role": "reviewer",
-        "reason": "Missing a rollback",
+        "reasoning": "Missing a rollback",
     }
     assert confirm["feedback"] == intent["feedback"]
 
@@ -237,14 +238,89 @@ def test_confirm_decision_carries_the_confirm_object() -> None:
         "confirm_id": CONFIRM_ID,
         "target_type": "plan",
         "target_id": PLAN_ID,
+        "risk_label": "unknown",
         "requested_by_role": "planner",
         "request_reason": "touches prod",
         "decision_count": 1,
     }
-    assert sample["output"] == {"decision": "approved", "decided_by_role": "reviewer", "reason": ""}
+    assert sample["output"] == {
+        "decision": "approve",
+        "status": "approved",
+        "decided_by_role": "reviewer",
+        "reasoning": "",
+    }
     assert sample["meta"]["human_feedback_label"] == "approved"
     assert sample["meta"]["project_id"] == PROJECT_ID
     assert "state" not in sample
+
+
+def test_confirm_decision_has_the_taxonomy_fields_from_the_bare_payload() -> None:
+    """Only what the official event carries (no Confirm riding along): the target is the
+    plan the payload names, the risk is not known, the reason is the reasoning."""
+    sample = builders.build_confirm_decision(
+        decision("plan_rejected", reason="no rollback"), None, NOW
+    ).to_dict()
+    assert sample["input"] == {
+        "plan_id": PLAN_ID,
+        "confirm_id": CONFIRM_ID,
+        "target_type": "plan",
+        "target_id": PLAN_ID,
+        "risk_label": "unknown",
+    }
+    assert sample["output"] == {
+        "decision": "reject",
+        "status": "rejected",
+        "decided_by_role": "reviewer",
+        "reasoning": "no rollback",
+    }
+
+
+def test_a_risk_the_runtime_attached_is_the_risk_label() -> None:
+    labelled = builders.build_confirm_decision(decision(risk_label="high"), None, NOW)
+    assert labelled.input["risk_label"] == "high"
+    leveled = builders.build_confirm_decision(decision(risk_level="critical"), None, NOW)
+    assert leveled.input["risk_label"] == "critical"
+
+
+def _confirm_with(*statuses: str) -> dict[str, Any]:
+    return {
+        "confirm_id": CONFIRM_ID,
+        "target_type": "plan",
+        "target_id": PLAN_ID,
+        "status": statuses[-1],
+        "requested_by_role": "planner",
+        "requested_at": "2026-03-01T11:00:00Z",
+        "risk_label": "medium",
+        "decisions": [
+            {
+                "decision_id": f"d{i}",
+                "status": status,
+                "decided_by_role": f"role-{i}",
+                "decided_at": "2026-03-01T11:29:00Z",
+            }
+            for i, status in enumerate(statuses)
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("statuses", "kind", "expected"),
+    [
+        (("rejected", "approved"), "plan_approved", "override"),
+        (("approved", "rejected"), "plan_rejected", "override"),
+        (("approved", "approved"), "plan_approved", "approve"),
+        (("rejected",), "plan_rejected", "reject"),
+        (("approved", "cancelled"), "plan_rejected", "unknown"),
+    ],
+)
+def test_a_decision_that_reverses_an_earlier_one_is_an_override(
+    statuses: tuple[str, ...], kind: str, expected: str
+) -> None:
+    event = decision(kind, confirm=_confirm_with(*statuses))
+    sample = builders.build_confirm_decision(event, None, NOW)
+    assert sample.output["decision"] == expected
+    assert sample.output["status"] == statuses[-1]
+    assert sample.input["risk_label"] == "medium"  # from the Confirm riding along
 
 
 def test_decision_without_plan_emits_confirm_decision_and_parks() -> None:

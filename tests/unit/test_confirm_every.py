@@ -36,6 +36,7 @@ from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import on_decision
 from learnstream.streams.mplp.decode import RecordOrigin, decode_decision
 from learnstream.streams.mplp.models import DecisionEvent, PlanSnapshot
+from learnstream.streams.samples.builders import TAXONOMY_DECISIONS
 from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.sample import LearningSample
 from tests.conftest import mplp_schema_dir
@@ -125,7 +126,7 @@ def state_of(plan_id: str = tb.PLAN_ID) -> PlanState:
 
 def labels(sample: LearningSample) -> dict[str, str]:
     return {
-        "decision": sample.output["decision"],
+        "decision": sample.output["status"],
         "feedback_type": sample.feedback.type,
         "quality_label": sample.feedback.quality_label,
         "human_feedback_label": sample.meta.human_feedback_label,
@@ -167,9 +168,10 @@ def test_a_cancelled_confirm_is_a_confirm_decision_and_no_intent_resolution() ->
     (sample,) = outcome.samples
     assert labels(sample) == CANCELLED_LABELS
     assert sample.output == {
-        "decision": "cancelled",
+        "decision": "unknown",
+        "status": "cancelled",
         "decided_by_role": "role-reviewer-001",
-        "reason": "No longer needed",
+        "reasoning": "No longer needed",
     }
     assert sample.input["target_type"] == "plan"
     assert sample.meta.plan_id == tb.PLAN_ID
@@ -234,11 +236,13 @@ def test_another_target_is_a_confirm_decision_without_a_plan(
     assert (families(outcome.samples), outcome.park) == (["confirm_decision"], False)
     sample = outcome.samples[0]
     assert (sample.feedback.quality_label, sample.meta.human_feedback_label) == (quality, human)
-    assert sample.output["decision"] == status
+    assert sample.output["status"] == status
+    assert sample.output["decision"] == TAXONOMY_DECISIONS[status]
     assert sample.input == {
         "confirm_id": tb.CONFIRM_ID,
         "target_type": target,
         "target_id": TARGET_ID,
+        "risk_label": "unknown",
         "requested_by_role": "role-planner-001",
         "request_reason": "Requesting approval",
         "decision_count": 1,
@@ -282,7 +286,12 @@ def test_seed_002_payload_of_another_target_without_the_confirm() -> None:
     assert [(s.sample_family, s.feedback.quality_label) for s in outcome.samples] == [
         ("confirm_decision", "good")
     ]
-    assert outcome.samples[0].input == {"confirm_id": tb.CONFIRM_ID}
+    # the target is not known: the official enum's "other"
+    assert outcome.samples[0].input == {
+        "confirm_id": tb.CONFIRM_ID,
+        "target_type": "other",
+        "risk_label": "unknown",
+    }
     assert not outcome.park
 
 
@@ -304,7 +313,7 @@ SAMPLES = [s.to_dict() for s in _every_kind()]
 def test_every_status_and_target_is_covered() -> None:
     confirms = [s for s in SAMPLES if s["sample_family"] == "confirm_decision"]
     assert len(confirms) == 15
-    assert len({(s["input"]["target_type"], s["output"]["decision"]) for s in confirms}) == 15
+    assert len({(s["input"]["target_type"], s["output"]["status"]) for s in confirms}) == 15
     assert sum(s["sample_family"] == "intent_resolution" for s in SAMPLES) == 2  # plan only
     assert {s["meta"]["human_feedback_label"] for s in confirms} == {
         "approved",
@@ -329,7 +338,7 @@ def test_samples_validate_against_the_official_learning_schemas(
 def test_the_validation_would_catch_a_label_outside_the_official_enum(
     validators: dict[str, Draft7Validator],
 ) -> None:
-    cancelled = next(s for s in SAMPLES if s["output"].get("decision") == "cancelled")
+    cancelled = next(s for s in SAMPLES if s["output"].get("status") == "cancelled")
     broken = {**cancelled, "meta": {**cancelled["meta"], "human_feedback_label": "cancelled"}}
     assert any("'cancelled' is not one of" in e for e in mplp_errors(validators, broken))
 
@@ -362,7 +371,7 @@ def _check_decision(
         expected.append("intent_resolution")
     assert (families(outcome.samples), outcome.park) == (expected, False)
     sample = outcome.samples[0]
-    assert sample.output["decision"] == told
+    assert sample.output["status"] == told
     assert sample.meta.plan_id == (canonical_id(obj["target_id"]) if on_plan else None)
     assert validate_sample(sample.to_dict()) == []
 

@@ -73,7 +73,7 @@ def summary(sample: dict[str, Any]) -> tuple[str, str | None, str, str, str]:
     return (
         sample["sample_family"],
         sample["input"].get("target_type"),
-        sample["output"]["decision"],
+        sample["output"]["status"],
         sample["feedback"]["quality_label"],
         sample["meta"]["human_feedback_label"],
     )
@@ -118,7 +118,11 @@ async def test_seed_002_payload_without_the_confirm_or_a_plan_is_a_sample(h: Har
     assert sorted(event["payload"]) == ["confirm_id", "decided_by"]
     await h.put(kind, js(event), key=confirm_id.encode())
     (sample,) = h.sent()
-    assert sample["input"] == {"confirm_id": confirm_id}
+    assert sample["input"] == {
+        "confirm_id": confirm_id,
+        "target_type": "other",
+        "risk_label": "unknown",
+    }
     assert summary(sample)[2:] == ("approved", "good", "approved")
     nothing_waits(h)
 
