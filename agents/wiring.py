@@ -37,6 +37,7 @@ from learnstream.agents.faust_compat import (
 from learnstream.agents.learn_stats import SkillTable
 from learnstream.agents.plan_join import Join, KeySpace
 from learnstream.agents.planstore import PlanStore
+from learnstream.agents.prober import Prober
 from learnstream.agents.runtime import Runtime
 from learnstream.agents.sender import Sender
 from learnstream.agents.watermark import Watermark
@@ -91,12 +92,18 @@ def wire(
     topics, tables = Topics.declare(app, settings), Tables.declare(app, settings)
     broker = app_connection(app, settings.broker)
     corrections = settings.topics.name("delta_intents")
+    # not app.in_transaction: Faust caches that property, False until the worker runs
+    exactly_once = settings.processing_guarantee == "exactly_once"
+    progress = Progress(gated=exactly_once)
     if ends is None:
         asker = EndOffsets(broker, topics.consent.get_topic_name(), corrections)
         app.add_dependency(asker)
         ends = asker
-    # not app.in_transaction: Faust caches that property, False until the worker runs
-    progress = Progress(gated=settings.processing_guarantee == "exactly_once")
+        # what the worker's consumer reads: committed records only under exactly_once
+        isolation = "read_committed" if exactly_once else "read_uncommitted"
+        prober = Prober(broker, isolation)
+        app.add_dependency(prober)
+        progress.first_visible = prober.first_visible
     consent, fence = ConsentView(), Fence(ends.consent)
     produce = Sender(app)
     on_sample: list[Callable[[LearningSample], None]] = []

@@ -59,7 +59,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["REREADS_FOR_A_GAP", "REWIND_AGAIN_AFTER", "Partition", "Progress"]
+__all__ = [
+    "REREADS_FOR_A_GAP",
+    "REWIND_AGAIN_AFTER",
+    "WARN_EVERY_REREADS",
+    "Partition",
+    "Progress",
+]
 
 log = logging.getLogger("learnstream")
 
@@ -79,8 +85,12 @@ REWIND_AGAIN_AFTER = 1000
 
 
 #: How many re-reads must start at the same offset above the hole before those offsets are
-#: taken as not in the log (the first record after a seek is sometimes dropped too).
+#: taken as not in the log (the first record after a seek is sometimes dropped too), and
+#: the broker is asked whether they hold a record (``Progress.first_visible``).
 REREADS_FOR_A_GAP = 2
+
+#: While the broker says a hole holds records the re-reads keep skipping, warn this often.
+WARN_EVERY_REREADS = 10
 
 
 @dataclass
@@ -107,8 +117,9 @@ class Progress:
     after the committed offset can be missing, and committing past it loses what it carries). The
     partition is then sought back and records are skipped until the re-read starts (offsets
     go down again); if ``REREADS_FOR_A_GAP`` re-reads start at the same offset above the
-    expected one, those offsets are not in the log (compaction, transaction markers) and the
-    hole is accepted.
+    expected one and the broker holds no record there (``first_visible``), those offsets are
+    not in the log (compaction, transaction markers) and the hole is accepted. A record the
+    broker does hold there is read again however many re-reads drop it.
 
     ``gated`` (exactly_once) makes ``quiet`` hold records back during a commit; at
     at_least_once a commit need not wait, since a replay may repeat samples anyway.
@@ -130,6 +141,10 @@ class Progress:
         self.starts_of: Callable[[list[Partition]], Awaitable[Mapping[Partition, int]]] | None = (
             None
         )
+        #: Where the first record a reader sees is, at or after an offset (None: none up to
+        #: the end); raises when it cannot tell. Asked before a hole is accepted: without
+        #: it, one that re-reads keep starting above is taken as not in the log.
+        self.first_visible: Callable[[Partition, int], Awaitable[int | None]] | None = None
         #: One past the last record the consumer handed over, per partition (the fetch loop
         #: notes it: agents/faust_compat.py seam 11).
         self.handed: dict[Partition, int] = {}
@@ -266,6 +281,18 @@ class Progress:
                 self._rewinding[tp] = _Rewinding(trigger=offset, last=offset, starts=starts)
                 await self.seek_to(tp, expected)
                 return False
+            held = await self._record_below(tp, expected, offset)
+            if held is not None:
+                # The consumer dropped the first record after each seek: read once more.
+                if len(starts) % WARN_EVERY_REREADS == REREADS_FOR_A_GAP % WARN_EVERY_REREADS:
+                    log.warning(
+                        "%s[%d]: %d re-reads started at %d, yet the broker holds record %d:"
+                        " reading from %d again",
+                        tp.topic, tp.partition, len(starts), offset, held, expected,
+                    )  # fmt: skip
+                self._rewinding[tp] = _Rewinding(trigger=offset, last=offset, starts=starts)
+                await self.seek_to(tp, expected)
+                return False
             log.info(
                 "%s[%d]: offsets %d..%d are not in the log (compacted or markers)",
                 tp.topic, tp.partition, expected, offset - 1,
@@ -276,6 +303,22 @@ class Progress:
                 tp.topic, tp.partition, expected, waiting.trigger - 1,
             )  # fmt: skip
         return True
+
+    async def _record_below(self, tp: Partition, expected: int, offset: int) -> int | None:
+        """Return the offset of a record the broker holds in ``expected..offset - 1``, if it
+        says so; None when it holds none there, or cannot tell (the hole is accepted then,
+        as without a ``first_visible``)."""
+        if self.first_visible is None:
+            return None
+        try:
+            first = await self.first_visible(tp, expected)
+        except Exception as exc:  # noqa: BLE001  (the caller decides as it would without)
+            log.info(
+                "%s[%d]: could not look at offsets %d..%d on the broker (%r)",
+                tp.topic, tp.partition, expected, offset - 1, exc,
+            )  # fmt: skip
+            return None
+        return first if first is not None and first < offset else None
 
     async def seek_to(self, tp: Partition, offset: int) -> None:
         """Make the consumer fetch ``tp`` from ``offset`` on (records fetched but never

@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from faust.types import TP
 
+from learnstream.agents.prober import Prober
 from tests.support.kafka_server import ApacheKafka
 
 pytestmark = pytest.mark.kafka
@@ -109,6 +111,42 @@ def test_transactional_produce_read_committed(kafka: ApacheKafka) -> None:
         return await _consume(kafka.bootstrap, "smoke-txn", RECORDS, "read_committed")
 
     assert sorted(asyncio.run(scenario())) == sorted(values)
+
+
+def test_the_prober_reads_past_markers_and_aborted_records(kafka: ApacheKafka) -> None:
+    """What ``Progress`` asks before it takes a hole for markers (agents/prober.py): a
+    committed transaction leaves a marker after its records, an aborted one its records and
+    a marker, which a read_committed reader never sees; read_uncommitted sees the aborted."""
+    topic = "smoke-probe"
+
+    async def scenario() -> tuple[list[int | None], list[int | None]]:
+        await _create_topic(kafka.bootstrap, topic, partitions=1)
+        producer = AIOKafkaProducer(
+            bootstrap_servers=kafka.bootstrap, transactional_id="smoke-probe-1", acks="all"
+        )
+        await producer.start()
+        try:
+            for commit in (True, False, True):  # offsets 0 + marker 1, 2 + 3, 4 + 5
+                await producer.begin_transaction()
+                await (await producer.send(topic, b"x", partition=0))
+                if commit:
+                    await producer.commit_transaction()
+                else:
+                    await producer.abort_transaction()
+        finally:
+            await producer.stop()
+        answers = []
+        for isolation in ("read_committed", "read_uncommitted"):
+            prober = Prober(kafka.bootstrap, isolation)
+            try:
+                answers.append([await prober.first_visible(TP(topic, 0), o) for o in (1, 5)])
+            finally:
+                await prober.stop()
+        return answers[0], answers[1]
+
+    committed, uncommitted = asyncio.run(scenario())
+    assert committed == [4, None]  # the marker and the aborted record: not records
+    assert uncommitted == [2, None]  # the aborted record is one for this reader
 
 
 def test_restart_keeps_data(kafka: ApacheKafka) -> None:

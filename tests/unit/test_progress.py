@@ -341,3 +341,59 @@ async def test_a_failed_assignment_lookup_leaves_each_partition_to_its_own(
     assert log.seeks == [30]
     assert "could not ask where the 2 assigned partitions start" in caplog.text
     assert "could not ask where its records start" not in caplog.text
+
+
+class Broker:
+    """What the broker holds of one partition: the offsets a reader sees."""
+
+    def __init__(self, offsets: list[int] | None = None, fails: bool = False) -> None:
+        self.offsets, self.fails, self.asked = offsets or [], fails, []
+
+    async def first_visible(self, tp: Any, offset: int) -> int | None:
+        self.asked.append(offset)
+        if self.fails:
+            raise TimeoutError("no answer")
+        return next((o for o in self.offsets if o >= offset), None)
+
+
+async def test_a_hole_the_broker_holds_records_in_is_read_until_they_come(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Under load the consumer dropped the first record after each seek, twice running:
+    the record was taken for a transaction marker and lost with its samples."""
+    log = Log(Progress(gated=False), committed=555)
+    broker = Broker(offsets=[555, 556, 557])
+    log.progress.first_visible = broker.first_visible
+    with caplog.at_level("INFO", logger="learnstream"):
+        await log.deliver(556, 557)  # 555 dropped
+        await log.deliver(556, 557)  # and by the re-read
+        await log.deliver(556, 557)  # and by the next: two re-reads started at 556
+    assert broker.asked == [555]
+    assert log.processed == []
+    assert log.seeks == [555, 555, 555]
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == [
+        "plans[0]: 2 re-reads started at 556, yet the broker holds record 555: reading from "
+        "555 again"
+    ]
+    await log.deliver(555, 556, 557)  # it comes at last
+    assert log.processed == [555, 556, 557]
+    assert log.progress.next_offset(TP0) == 558
+
+
+async def test_a_hole_the_broker_holds_nothing_in_is_accepted() -> None:
+    log = Log(Progress(gated=False), committed=None)
+    broker = Broker(offsets=[0, 1, 5, 6, 7])  # 2..4: markers
+    log.progress.first_visible = broker.first_visible
+    await log.deliver(0, 1, 5, 6, 5, 6, 5, 6, 7)
+    assert broker.asked == [2]
+    assert log.processed == [0, 1, 5, 6, 7]
+
+
+async def test_a_broker_that_cannot_tell_leaves_the_hole_accepted_as_before() -> None:
+    log = Log(Progress(gated=False), committed=None)
+    broker = Broker(fails=True)
+    log.progress.first_visible = broker.first_visible
+    await log.deliver(0, 1, 5, 6, 5, 6, 5, 6, 7)
+    assert broker.asked == [2]
+    assert log.processed == [0, 1, 5, 6, 7]
