@@ -305,12 +305,24 @@ class Progress:
         return True
 
     async def _record_below(self, tp: Partition, expected: int, offset: int) -> int | None:
-        """Return the offset of a record the broker holds in ``expected..offset - 1``, if it
-        says so; None when it holds none there, or cannot tell (the hole is accepted then,
-        as without a ``first_visible``)."""
+        """Return the offset of a record the broker holds in ``expected..offset - 1`` that
+        is still to process, if it says so; None when the group's committed offset has
+        reached ``offset`` since (a transaction of the worker before this one committed
+        them after the assignment's lookup: read again, they would come out twice), when it
+        holds no record there, or when it cannot tell (the hole is accepted then, as
+        without a ``first_visible``)."""
         if self.first_visible is None:
             return None
         try:
+            if self.starts_of is not None:
+                start = (await self.starts_of([tp])).get(tp)
+                if start is not None and start >= offset:
+                    log.info(
+                        "%s[%d]: the group's commit has moved to %d since the assignment:"
+                        " offsets %d..%d were processed",
+                        tp.topic, tp.partition, start, expected, offset - 1,
+                    )  # fmt: skip
+                    return None
             first = await self.first_visible(tp, expected)
         except Exception as exc:  # noqa: BLE001  (the caller decides as it would without)
             log.info(

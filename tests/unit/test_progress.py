@@ -397,3 +397,21 @@ async def test_a_broker_that_cannot_tell_leaves_the_hole_accepted_as_before() ->
     await log.deliver(0, 1, 5, 6, 5, 6, 5, 6, 7)
     assert broker.asked == [2]
     assert log.processed == [0, 1, 5, 6, 7]
+
+
+async def test_a_hole_the_group_committed_since_the_assignment_is_not_read_again() -> None:
+    """The lookup at the assignment answered before the dead worker's last transaction
+    committed its offsets; reading them again would send their samples twice."""
+    answers = iter([{TP0: 50}, {TP0: 90}])
+
+    async def starts_of(tps: list[object]) -> dict[object, int]:
+        return next(answers)
+
+    log = Log(Progress(gated=True), committed=None)
+    broker = Broker(offsets=list(range(100)))
+    log.progress.first_visible, log.progress.starts_of = broker.first_visible, starts_of
+    log.progress.assign([TP0])
+    await log.deliver(90, 91, 90, 91, 90, 91, 92)  # Faust's own seek: the newer commit
+    assert broker.asked == []
+    assert log.processed == [90, 91, 92]
+    assert log.seeks == [50, 50]
