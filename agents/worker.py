@@ -15,11 +15,12 @@ from collections.abc import Iterator
 
 import faust
 
+from learnstream.agents.changelogs import changelog_specs
 from learnstream.agents.ready import ReadyWorker, startup_phases
 from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.config.usererrors import UserError
-from learnstream.streams.io.admin import ensure_topics
+from learnstream.streams.io.admin import create_missing, ensure_topics
 from learnstream.streams.io.app import create_app, one_record_per_batch
 from learnstream.streams.io.broker_check import check_handshake
 from learnstream.streams.io.connection import KafkaConnection
@@ -128,6 +129,14 @@ def prepare_topics(settings: Settings, connection: KafkaConnection) -> Settings:
     return settings.model_copy(update={"topics": topics})
 
 
+def prepare_changelogs(app: faust.App, settings: Settings, connection: KafkaConnection) -> None:
+    """Create the tables' changelogs the broker does not have yet (agents/changelogs.py)."""
+    replication = settings.topics.replication_factor or 1
+    created = asyncio.run(create_missing(connection, changelog_specs(app), replication))
+    if created:
+        log.info("created %d changelog topics", len(created))
+
+
 def library_log_level(level: str) -> str:
     """Return the level for every logger but learnstream's: never below info.
 
@@ -155,6 +164,8 @@ def run_worker(settings: Settings) -> None:
         phases.mark("topics", time.monotonic())
         app = build_app(settings, url, embedded)
         phases.mark("wiring and warm-up", time.monotonic())
+        prepare_changelogs(app, settings, KafkaConnection.of(settings.broker, url))
+        phases.mark("changelogs", time.monotonic())
         worker = ReadyWorker(app, phases, loglevel=outside, quiet=True)
         log.info(
             "%d start-up objects frozen out of the garbage collector", freeze_startup_objects()

@@ -26,7 +26,13 @@ from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.io.connection import Broker, bootstrap_of, connection_of
 from learnstream.streams.io.topics import check_brokers, replicated, topic_specs
 
-__all__ = ["bootstrap_of", "create_topics", "described_topics", "ensure_topics"]
+__all__ = [
+    "bootstrap_of",
+    "create_missing",
+    "create_topics",
+    "described_topics",
+    "ensure_topics",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -192,5 +198,33 @@ async def ensure_topics(
             except TopicAlreadyExistsError:
                 results.append((name, "exists"))
         return topics, results
+    finally:
+        await admin.close()
+
+
+async def create_missing(
+    broker: Broker, specs: list[tuple[str, int, dict[str, str]]], replication: int
+) -> list[str]:
+    """Create each (name, partitions, config) of ``specs`` the broker does not have, with
+    ``replication`` replicas; return the names created. Existing topics are left as they
+    are (the worker's changelogs: Faust would create them as the app starts, and a consumer
+    that joins its group meanwhile sees them with no partitions)."""
+    if not specs:
+        return []
+    admin = AIOKafkaAdminClient(**connection_of(broker).client_options(), request_timeout_ms=30_000)
+    await admin.start()
+    try:
+        listed = set(await _retried(admin.list_topics))
+        created = []
+        for name, partitions, config in specs:
+            if name in listed:
+                continue
+            new = NewTopic(name, partitions, replication, topic_configs=config)
+            try:
+                await _retried(functools.partial(admin.create_topics, [new]))
+                created.append(name)
+            except TopicAlreadyExistsError:
+                pass
+        return created
     finally:
         await admin.close()
