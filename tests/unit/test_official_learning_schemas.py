@@ -195,6 +195,13 @@ def _graph_samples() -> list[LearningSample]:
             decided = decide(decode_graph_update(orjson.dumps(event)), state, NOW, None, True)
             out += decided.samples
             state = decided.new_state or state
+    state = None  # a graph of unknown size: the schema's deltas only, counted from the first
+    for event in sim.graph_updates(WHEN, [("bulk", 4, 3), ("edge_add", 0, 5)]):
+        del event["payload"]
+        decided = decide(decode_graph_update(orjson.dumps(event)), state, NOW, None, True)
+        out += decided.samples
+        state = decided.new_state or state
+    assert sum("size_counted_since" in s.state for s in out if s.state) == 2
     return out
 
 
