@@ -9,8 +9,9 @@ No I/O, no clock: the caller passes ``now``. Quality rules:
 - delta intent -> error_correction ``acceptable``
 - delta impact -> delta_impact: ``poor`` if rolled back, ``acceptable`` if a compensation plan
   was required, else ``good``
-- stage ``execute`` completed -> pipeline_outcome ``good`` (never modified) or ``acceptable``
-  (after a delta); failed -> ``poor``. Other stages produce no sample.
+- stage completed -> pipeline_outcome ``good`` (never modified) or ``acceptable`` (after a
+  delta); failed -> ``poor``; skipped -> ``acceptable`` (a stage not run says nothing of how
+  well the plan ran). Pending and running stages produce no sample.
 
 ``meta.quality_score`` (in [0, 1], from what the sample holds, so a replay scores the same):
 
@@ -296,7 +297,10 @@ def _token_usage(event: StageEvent) -> dict[str, Any] | None:
 
 
 def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:
-    """Return the quality of a stage outcome, or None when the stage did not end."""
+    """Return the quality of a stage outcome, or None when the stage neither ended nor was
+    skipped."""
+    if event.skipped:
+        return "acceptable"
     if not event.ends:
         return None
     if event.status == "failed":
@@ -311,8 +315,8 @@ def _pipeline_path(event: StageEvent, state: PlanState | None) -> list[str]:
 def build_pipeline_outcome(
     event: StageEvent, state: PlanState | None, now: datetime
 ) -> LearningSample:
-    """Build the pipeline_outcome sample of a stage that ended, joined with its plan if it
-    names one.
+    """Build the pipeline_outcome sample of a stage that ended or was skipped (``output.status``
+    ``skipped``), joined with its plan if it names one.
 
     The taxonomy's recommended fields: ``input`` pipeline_id, stage_id, stage_config;
     ``output`` status, duration_ms, error_info (``payload.error``), beside ``result``, the
@@ -324,7 +328,7 @@ def build_pipeline_outcome(
     """
     quality = outcome_quality(event, state)
     if quality is None:
-        raise ValueError("only a stage that completed or failed yields a sample")
+        raise ValueError("only a stage that completed, failed or was skipped yields a sample")
     plan = state.snapshot.plan if state is not None else None
     intent_id, intent_text = intent_of(state) if state is not None else (None, None)
     result = {

@@ -145,6 +145,7 @@ def _simulated_samples() -> list[LearningSample]:
         *on_delta(DeltaIntentEvent(**impact_only), state, NOW).samples,
         *on_stage(StageEvent(**sim.stage(snap, "completed", WHEN)), state, NOW).samples,
         *on_stage(StageEvent(**sim.stage(snap, "failed", WHEN)), state, NOW).samples,
+        *on_stage(StageEvent(**sim.stage(snap, "skipped", WHEN, "review")), state, NOW).samples,
     ]
 
 
@@ -254,6 +255,7 @@ def test_every_family_and_quality_is_covered() -> None:
         assert any(field in m for m in metas), field
     assert any("predicted_vs_actual_accuracy" in m for m in metas)
     assert any(m.get("id_refs", {}).get("plan_id") == "plan-123" for m in metas)
+    assert any(s["output"].get("status") == "skipped" for s in SAMPLES)
 
 
 @pytest.mark.parametrize("fmt", ["json", "avro"])

@@ -230,3 +230,44 @@ async def test_the_worker_gives_the_same_paths_whichever_stage_settles_first(
             ["build"],
         ]
         assert bodies(b) == in_order
+
+
+async def test_the_worker_makes_a_skipped_stage_a_pipeline_outcome_off_the_path(
+    tmp_path: Any,
+) -> None:
+    """Official stage events only (``stage_status``): a skipped stage is a sample with status
+    skipped, acceptable; the stage the plan ran next does not name it."""
+    async with harness(tmp_path) as h:
+        snap, build, done, later = stages_story(h)
+        skipped = {
+            "event_id": str(uuid.uuid4()),
+            "event_family": "pipeline_stage",
+            "event_type": "pipeline_stage_skipped",
+            "timestamp": (WHEN + timedelta(seconds=90)).isoformat(),
+            "pipeline_id": str(uuid.uuid4()),
+            "stage_id": "review",
+            "stage_name": "Review",
+            "stage_status": "skipped",
+            "stage_order": 2,
+            "payload": {"plan_id": snap["plan"]["plan_id"]},
+        }
+        await h.put("plans", js(snap), key=key_of(snap))
+        for record in (build, skipped, done):
+            await h.put("pipeline_stage", js(record), key=key_of(snap))
+        await correct(h, later, key_of(snap))
+        outcomes = {
+            s["input"]["stage_id"]: s for s in h.sent() if s["sample_family"] == "pipeline_outcome"
+        }
+        assert set(outcomes) == {"build", "review", "execute"}
+        review = outcomes["review"]
+        assert (review["output"]["status"], review["output"]["result"]["status"]) == (
+            "skipped",
+            "skipped",
+        )
+        assert review["input"]["pipeline_path"] == ["build", "review"]
+        assert (review["feedback"]["quality_label"], review["meta"]["quality_score"]) == (
+            "acceptable",
+            0.5,
+        )
+        assert outcomes["execute"]["input"]["pipeline_path"] == ["build", "execute"]
+        assert validate_sample(review) == []
