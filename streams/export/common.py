@@ -25,7 +25,7 @@ holds:
 - ``token_usage``: the usage the run reported, as the schema's object
   (streams/export/token_usage.py: counts, ``by_agent``; what the schema would refuse is
   left out, never the record): a pipeline_outcome's ``output.token_usage``, as its stage's
-  payload sent it; a plan_optimization's optimized execution's
+  or run's payload sent it; a plan_optimization's optimized execution's
   (``output.execution.token_usage``; the slow one's stays in ``input``).
 - ``error_info``: a pipeline_outcome's ``output.error_info``, a string as the message, an
   object by its ``error_code``/``code``, ``error_message``/``message`` and ``stack_trace``.

@@ -2,8 +2,9 @@
 
 A run starts (``SAStepStarted``; an execution ``pending`` or ``running``) and ends
 (``SAStepCompleted`` / ``SAStepFailed``; ``completed`` / ``failed`` / ``cancelled``). Its end
-is a pipeline_outcome sample (execution_completion), whose duration runs from the start's
-event time when the start was seen. Keys are ``run:step:<SA id>:<step id>`` and
+is a pipeline_outcome sample (execution_completion), whose duration is the end's
+``payload.duration_ms`` when it reports one, else runs from the start's event time when the
+start was seen (streams/samples/run_end.py). Keys are ``run:step:<SA id>:<step id>`` and
 ``run:execution:<execution id>``; a step event without ``payload.step_id`` joins nothing and
 its end goes out alone (no duration). As for MAP sessions (streams/join/sessions.py), an
 ended run keeps its state for ``timeout`` to count late events, a redelivered event (by id)
@@ -123,6 +124,13 @@ def _step(
     return Outcome(samples=[sample], new_state=folded.model_copy(update={"closed": end.status}))
 
 
+def _error(payload: dict[str, Any]) -> Any:
+    """Return what an end's payload says went wrong: ``error_info`` (the taxonomy's name),
+    else ``error``."""
+    info = payload.get("error_info")
+    return info if info is not None else payload.get("error")
+
+
 def _sa_end(event: SaEvent) -> RunEnd | None:
     if event.event_type not in _STEP_ENDS:
         return None
@@ -138,10 +146,12 @@ def _sa_end(event: SaEvent) -> RunEnd | None:
         plan_id=event.plan_id,
         project_id=event.project_id,
         flow_id=text_of(event.payload, "source_flow_id", "flow_id"),
-        error=event.payload.get("error"),
+        error=_error(event.payload),
         result=event.payload.get("result"),
         config={"agent_role": text_of(event.payload, "agent_role")},
         role_field="agent_role",
+        duration_ms=event.payload.get("duration_ms"),
+        token_usage=event.payload.get("token_usage"),
     )
 
 
@@ -185,10 +195,12 @@ def _execution_end(event: ExecutionEvent) -> RunEnd | None:
         plan_id=text_of(event.payload, "plan_id"),
         project_id=event.project_id,
         flow_id=text_of(event.payload, "source_flow_id", "flow_id"),
-        error=event.payload.get("error"),
+        error=_error(event.payload),
         result=event.payload.get("result"),
         config={"executor_kind": event.executor_kind, "executor_role": event.executor_role},
         role_field="executor_role",
+        duration_ms=event.payload.get("duration_ms"),
+        token_usage=event.payload.get("token_usage"),
     )
 
 
