@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
-from learnstream.streams.join.plan_state import PlanState, StageMark, record_delta, record_stage
+from learnstream.streams.join.plan_state import (
+    PlanState,
+    StageMark,
+    record_delta,
+    record_stage,
+    record_start,
+)
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from learnstream.streams.samples import builders
 from learnstream.streams.samples.ids import canonical_id
@@ -127,7 +133,14 @@ def on_stage(
     sample names the stages recorded before its own, and a stage read earlier is recorded
     earlier whichever of them is settled first. A skipped stage is not recorded: the plan
     did not run it, so it is in no later stage's path (its own path ends with it).
+
+    A stage of a known plan that starts (``running``) is recorded too (``record_start``):
+    its end, if it reports no ``payload.duration_ms``, lasts from that start. A start read
+    before its plan is known is not kept (it makes no sample to wait for).
     """
+    if event.starts and state is not None and event.payload.plan_id is not None:
+        started = record_start(state, StageMark.of(event))
+        return Outcome(new_state=started if started is not state else None)
     if not (event.ends or event.skipped):
         return Outcome()
     collected = stages is None or event.stage in stages

@@ -415,6 +415,12 @@ class StageEvent(MplpEvent):
         return self.status in ("completed", "failed")
 
     @property
+    def starts(self) -> bool:
+        """Tell whether this says the stage started (``running``; the payload form's
+        ``started`` too): an end that reports no duration runs from it."""
+        return self.status in ("running", "started")
+
+    @property
     def skipped(self) -> bool:
         """Tell whether the stage was skipped (a status of the official schema): a
         pipeline_outcome too, if collected, but no stage its plan ran (not in its path)."""

@@ -55,6 +55,7 @@ from learnstream.streams.samples.parts import (
     present,
     sample_meta,
 )
+from learnstream.streams.samples.run_end import run_duration
 from learnstream.streams.samples.sample import Feedback, LearningSample
 
 __all__ = [
@@ -312,8 +313,21 @@ def _pipeline_path(event: StageEvent, state: PlanState | None) -> list[str]:
     return [event.stage] if state is None else state.pipeline_path(StageMark.of(event))
 
 
+def _duration(event: StageEvent, state: PlanState | None, started_at: datetime | None) -> Any:
+    """Return a stage's duration: ``payload.duration_ms`` as reported, else the ms from its
+    start (``started_at``, else the start its plan's state recorded) to its end."""
+    if event.payload.duration_ms is not None:
+        return event.payload.duration_ms
+    if started_at is None and state is not None:
+        started_at = state.started(StageMark.of(event))
+    return run_duration(None, started_at, event.timestamp)
+
+
 def build_pipeline_outcome(
-    event: StageEvent, state: PlanState | None, now: datetime
+    event: StageEvent,
+    state: PlanState | None,
+    now: datetime,
+    started_at: datetime | None = None,
 ) -> LearningSample:
     """Build the pipeline_outcome sample of a stage that ended or was skipped (``output.status``
     ``skipped``), joined with its plan if it names one.
@@ -325,6 +339,9 @@ def build_pipeline_outcome(
     one intent are compared by (streams/samples/optimizations.py). ``pipeline_path`` (the
     taxonomy's "sequence of pipeline stages traversed"): the plan's ended stages up to this
     one (``PlanState.pipeline_path``); ``[stage_id]`` for a stage that names no plan.
+    ``output.duration_ms`` is ``payload.duration_ms``, else the time from the stage's
+    ``running`` event (``started_at``: a stage of no plan, its pipeline's run state; else
+    its plan's state) to this one; ``result`` keeps what the stage reported.
     """
     quality = outcome_quality(event, state)
     if quality is None:
@@ -340,7 +357,7 @@ def build_pipeline_outcome(
     }
     outcome = {
         "status": event.status,
-        "duration_ms": event.payload.duration_ms,
+        "duration_ms": _duration(event, state, started_at),
         "token_usage": _token_usage(event),
     }
     return _sample(

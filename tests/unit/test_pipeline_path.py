@@ -130,6 +130,29 @@ def test_a_plan_keeps_its_latest_stages() -> None:
     assert paths(samples)[-1] == [e.stage for e in events[-MAX_STAGES:]]
 
 
+def test_an_end_without_a_reported_duration_lasts_from_its_running_event() -> None:
+    """The plan's state records each stage start; an end that reports no ``duration_ms``
+    lasts from its stage's latest start at or before it. A reported one is kept as sent."""
+    started = ended("build", 1, status="running")
+    build = ended("build", 2.5)
+    samples, state = read([started, started, build, ended("execute", 3)])
+    assert [m.event_id for m in state.stage_starts or ()] == [started.event_id]  # once
+    assert [m.stage_id for m in state.stages or ()] == ["build", "execute"]  # not the start
+    built, executed = samples
+    assert built.output["duration_ms"] == 90000
+    assert "duration_ms" not in executed.output  # no start seen, none reported
+    reported = build.model_copy(
+        update={"payload": build.payload.model_copy(update={"duration_ms": 1500})}
+    )
+    (kept,), _ = read([started, reported])
+    assert (kept.output["duration_ms"], kept.output["result"]["duration_ms"]) == (1500, 1500)
+    later_start = ended("build", 4, n=1, status="running")
+    (before,), _ = read([later_start, build])  # a start after the end is no start of it
+    assert "duration_ms" not in before.output
+    assert on_stage(started, None, NOW).new_state is None  # no plan yet: not kept
+    assert PlanState.from_table(state.to_table()) == state
+
+
 def test_a_state_stored_without_stages_still_loads() -> None:
     raw = orjson.loads(plan_state().to_table())
     assert "stages" not in raw  # none recorded: nothing written
