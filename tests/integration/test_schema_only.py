@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from learnstream.streams.config.settings import TopicSettings
-from learnstream.streams.encoding.codecs import decode_any
+from learnstream.streams.encoding.codecs import AvroSampleCodec, decode_any
+from learnstream.streams.encoding.schemas import validate_sample
 from learnstream.streams.io.publisher import RuntimePublisher
 from learnstream.streams.io.reader import read_topic
 from learnstream.streams.sim.simulate import Simulator
@@ -102,5 +103,7 @@ async def test_schema_only_events_make_their_samples(
     validators = learning_validators(mplp_schemas / "learning")
     for sample in samples:
         assert mplp_errors(validators, sample) == [], sample["sample_family"]
+        assert validate_sample(sample) == [], sample["sample_family"]
+        assert decode_any(AvroSampleCodec().encode(sample)) == sample
     dead = await read_topic(broker.bootstrap, topics.name("dlq"))
     assert [dict(r.headers)["reason"] for r in dead] == []

@@ -16,6 +16,8 @@ from pydantic import ValidationError
 
 from learnstream.streams.config.settings import GraphSettings, Settings
 from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.encoding.codecs import AvroSampleCodec, decode_any
+from learnstream.streams.encoding.schemas import validate_sample
 from learnstream.streams.join.expiry import partition_of
 from learnstream.streams.join.graphs import CREATED, GraphState, decider, graph_expiry
 from learnstream.streams.mplp.graph_events import decode_graph_update
@@ -236,6 +238,9 @@ def test_a_runtime_sending_only_the_schema_fields_gets_graph_evolution_samples(
     )
     assert rewired["feedback"]["quality_label"] == "acceptable"
     assert (state.nodes, state.edges, state.window) == (11, 13, None)
+    for sample in samples:  # our JSON and Avro schemas take the mark
+        assert validate_sample(sample) == []
+        assert decode_any(AvroSampleCodec().encode(sample)) == sample
 
 
 def test_an_update_that_says_the_graph_was_created_is_scored_from_zero() -> None:
