@@ -132,7 +132,9 @@ def wire(
     spaces = {
         SESSION_SPACE: KeySpace(sessions, session_expiry(timeout), (t.name("map_events"),)),
         RUN_SPACE: KeySpace(
-            runs, run_expiry(run_timeout), (t.name("sa_events"), t.name("runtime_executions"))
+            runs,
+            run_expiry(run_timeout),
+            (t.name("sa_events"), t.name("runtime_executions"), t.name("pipeline_stage")),
         ),
         GRAPH_SPACE: KeySpace(
             graphs, graph_expiry(settings.graphs.ttl), (t.name("graph_updates"),)

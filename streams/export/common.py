@@ -25,7 +25,7 @@ holds:
 - ``token_usage``: the usage the run reported, as the schema's object
   (streams/export/token_usage.py: counts, ``by_agent``; what the schema would refuse is
   left out, never the record): a pipeline_outcome's ``output.token_usage``, as its stage's
-  payload sent it; a plan_optimization's optimized execution's
+  or run's payload sent it; a plan_optimization's optimized execution's
   (``output.execution.token_usage``; the slow one's stays in ``input``).
 - ``error_info``: a pipeline_outcome's ``output.error_info``, a string as the message, an
   object by its ``error_code``/``code``, ``error_message``/``message`` and ``stack_trace``.
@@ -35,7 +35,8 @@ holds:
 - ``governance_decisions``: a confirm_decision's Confirm request and decision.
 - ``metadata``: family, quality label and score, provenance.
 - ``graph_before`` / ``graph_after``: a graph_evolution's node and edge counts; its
-  ``success_flag`` says the graph only grew.
+  ``success_flag`` says the graph only grew. A count since a moment rather than a size
+  given (streams/join/graphs.py) keeps its ``size_counted_since`` in ``graph_before``.
 
 - ``impact_score``: a delta_impact's ``output.impact_score``, the score (0 to 1) the impact
   analysis itself gave (streams/mplp/core_events.py). Never ``meta.quality_score``: that
@@ -146,6 +147,7 @@ def _graphs(sample: LearningSample) -> dict[str, Any]:
     before = {
         "node_count": state.get("node_count_before"),
         "edge_count": state.get("edge_count_before"),
+        "size_counted_since": state.get("size_counted_since"),
     }
     after = {"node_count": out.get("node_count_after"), "edge_count": out.get("edge_count_after")}
     return {"graph_before": present(before) or None, "graph_after": present(after) or None}

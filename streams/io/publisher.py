@@ -181,13 +181,14 @@ class RuntimePublisher:
         model = GraphUpdateEvent.model_validate(event)
         return self._put("graph_updates", model.graph_id, model)
 
-    def publish_core_event(self, event: CoreEvent | dict[str, Any]) -> bool:
+    def publish_core_event(self, event: CoreEvent | dict[str, Any], key: str | None = None) -> bool:
         """Queue a core event (``mplp-event-core``: an impact analysis, an intent, a
-        cost_budget ...), keyed by the plan its payload names, else by itself: an impact
-        analysis must name its delta's plan, to reach the delta's partition."""
+        cost_budget ...), keyed by ``key``, else the plan its payload names, else itself. An
+        impact analysis must reach its delta's partition: one whose payload names only the
+        delta (``delta_id``, as the schema allows) is given its delta's plan id as ``key``."""
         model = CoreEvent.model_validate(_stamped(event))
         plan_id = text_of(model.payload, "plan_id")
-        return self._put("core_events", plan_id or model.event_id, model)
+        return self._put("core_events", key or plan_id or model.event_id, model)
 
     def publish_consent(self, project_id: str, enabled: bool) -> bool:
         """Queue a project's learning consent (opt-out when ``enabled`` is False)."""

@@ -6,19 +6,29 @@ significant, its topology change score at least ``threshold``, it is a graph_evo
 sample and a new window starts. An update ``window`` or more after the window opened (event
 time) starts a new one: the old one, never significant, ends without a sample.
 
-The score is a share of the graph's size, so a graph is scored only once its size is known,
-and a sample's ``node_count_before`` is never made up. The size before an update is:
+The score is a share of the graph's size, and a sample's ``node_count_before`` is never made
+up: either it is the size, or the sample says it is a count since a moment. The size before
+an update is:
 
 - what the payload says, ``node_count`` / ``edge_count`` (the size after it, both given)
   less the update's deltas;
 - else 0 when the update says the graph was created: the schema's update kinds (node or
   edge added, updated, deleted, or bulk) have no creation, so that is its ``event_type``
   :data:`CREATED`, and it starts a new window;
-- else the size the worker has counted, update by update, since it last knew it;
-- else unknown: a graph the worker first sees mid-stream (it started late, or closed the
-  graph after ``ttl``) is counted as seen but not scored, and opens no window, until an
-  update gives its size or says it was created. Scoring it from 0 would make any first
-  update a "significant" change of a graph of made-up size.
+- else the size the worker has counted, update by update, since it last knew it (or since
+  it began counting, below);
+- else unknown: the schema gives only ``node_delta`` and ``edge_delta``, and the worker has
+  seen no update of the graph, or closed it after ``ttl``. The worker then counts the graph
+  from this update on, from 0: the size it scores is *counted since* the update's event
+  time. A runtime that sends only what the schema defines gets samples (its first update of
+  a graph is most often the graph's creation, which this counts exactly), and every such
+  sample says so: ``state.size_counted_since`` is that time. Absent, the size before was
+  given or the graph was created under the worker's eyes; present, it is a count of the
+  deltas seen since then, the graph's size only if it began then (a worker that started
+  late, or a graph closed after ``ttl``, counts less than there is, and the first change
+  counted scores 1 like any change to an empty graph). A trainer that wants exact sizes
+  only leaves those samples out. An update that gives the size, or says the graph was
+  created, ends the counting: later windows are exact again.
 
 A graph no update touched for ``ttl`` (the worker's clock, up to a sweep tick and a minute
 later) is closed: its state, size and open window go, so a worker that sees many short-lived
@@ -66,6 +76,9 @@ class GraphState(BaseModel):
     sized: bool = False
     nodes: int = 0
     edges: int = 0
+    #: The size is a count of the deltas seen since this event time, not a size given
+    #: (None: given, or counted from a creation; module docstring).
+    counted_since: AwareDatetime | None = None
     window: GraphWindow | None = None
     seen: tuple[str, ...] = ()
 
@@ -84,27 +97,37 @@ def _size(event: GraphUpdateEvent, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _before(state: GraphState, event: GraphUpdateEvent) -> tuple[int, int] | None:
-    """Return the graph's size (nodes, edges) before ``event``; None when it is unknown."""
+def _before(state: GraphState, event: GraphUpdateEvent) -> tuple[tuple[int, int], datetime | None]:
+    """Return the graph's size (nodes, edges) before ``event``, and since when it is counted
+    (None: the size is known); a graph of unknown size is counted from 0 since ``event``."""
     nodes, edges = _size(event, "node_count"), _size(event, "edge_count")
     if nodes is not None and edges is not None:
-        return max(nodes - event.node_delta, 0), max(edges - event.edge_delta, 0)
+        return (max(nodes - event.node_delta, 0), max(edges - event.edge_delta, 0)), None
     if event.event_type == CREATED:
-        return 0, 0
-    return (state.nodes, state.edges) if state.sized else None
+        return (0, 0), None
+    if state.sized:
+        return (state.nodes, state.edges), state.counted_since
+    return (0, 0), event.timestamp
 
 
-def _after(before: tuple[int, int], event: GraphUpdateEvent) -> dict[str, Any]:
-    """Return the graph's size after ``event``: the payload's counts, else counted."""
+def _after(
+    before: tuple[int, int], counted_since: datetime | None, event: GraphUpdateEvent
+) -> dict[str, Any]:
+    """Return the graph's size after ``event``: the payload's counts (known from then on),
+    else counted."""
     nodes, edges = _size(event, "node_count"), _size(event, "edge_count")
+    given = nodes is not None and edges is not None
     return {
         "sized": True,
         "nodes": nodes if nodes is not None else max(before[0] + event.node_delta, 0),
         "edges": edges if edges is not None else max(before[1] + event.edge_delta, 0),
+        "counted_since": None if given else counted_since,
     }
 
 
-def _opened(before: tuple[int, int], event: GraphUpdateEvent) -> GraphWindow:
+def _opened(
+    before: tuple[int, int], counted_since: datetime | None, event: GraphUpdateEvent
+) -> GraphWindow:
     return GraphWindow(
         graph_id=event.graph_id,
         opened_at=event.timestamp,
@@ -113,16 +136,21 @@ def _opened(before: tuple[int, int], event: GraphUpdateEvent) -> GraphWindow:
         first_event_id=event.event_id,
         nodes_before=before[0],
         edges_before=before[1],
+        counted_since=counted_since,
     )
 
 
 def _window(
-    window: GraphWindow | None, before: tuple[int, int], event: GraphUpdateEvent, span: timedelta
+    window: GraphWindow | None,
+    before: tuple[int, int],
+    counted_since: datetime | None,
+    event: GraphUpdateEvent,
+    span: timedelta,
 ) -> GraphWindow:
     """Return the window ``event`` folds into: the open one, else a new one (none is open,
     it opened ``span`` or more before the update, or the update says the graph was created)."""
     if window is None or event.event_type == CREATED or event.timestamp - window.opened_at >= span:
-        return _opened(before, event)
+        return _opened(before, counted_since, event)
     return window
 
 
@@ -148,8 +176,8 @@ def _folded(window: GraphWindow, event: GraphUpdateEvent) -> GraphWindow:
 
 def decider(threshold: float, span: timedelta) -> Any:
     """Return the route's decide: fold an update into its graph's window; a significant
-    window is a sample and a new one starts; one older than ``span`` starts over; an update
-    of a graph whose size is unknown is only noted as seen."""
+    window is a sample and a new one starts; one older than ``span`` starts over; a graph
+    whose size is unknown is counted from its first update seen (module docstring)."""
 
     def decide_graph(
         event: GraphUpdateEvent,
@@ -166,11 +194,9 @@ def decider(threshold: float, span: timedelta) -> Any:
             "touched_at": max(state.touched_at, now),
             "seen": (*state.seen, event.event_id)[-SEEN_IDS:],
         }
-        before = _before(state, event)
-        if before is None:  # size unknown: seen, not scored
-            return Outcome(new_state=state.model_copy(update=changes))
-        window = _folded(_window(state.window, before, event, span), event)
-        changes |= _after(before, event)
+        before, counted_since = _before(state, event)
+        window = _folded(_window(state.window, before, counted_since, event, span), event)
+        changes |= _after(before, counted_since, event)
         if window.score < threshold:
             return Outcome(new_state=state.model_copy(update={**changes, "window": window}))
         after = (changes["nodes"], changes["edges"])

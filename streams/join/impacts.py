@@ -8,13 +8,15 @@ emits the sample (streams/samples/impact_analysis.py). A state that hears nothin
 came has had its samples as before (error_correction; no delta_impact), an analysis whose
 delta never came makes none.
 
-How the analysis finds its delta: deltas are keyed by plan id, so the analysis names its plan
-too (``payload.plan_id``) and is published keyed by it, like the delta; the two records then
-sit on the same partition of co-partitioned topics, and both join the key
-``impact:<canonical delta id>``. A delta reaches this key space besides its plan's: the join
-hands each delta record to the plan's route first, then to this space's delta route
-(:class:`learnstream.agents.plan_join.KeySpace` ``routes``). Nothing is re-keyed, no topic is added
-for it.
+How the analysis finds its delta: by ``payload.delta_id`` alone, the key
+``impact:<canonical delta id>`` both join. The payload may name the plan (``payload.plan_id``)
+too; the sample's plan is the delta's either way. Both records must sit on the same
+partition: deltas are keyed by plan id, so the analysis is published keyed by its delta's
+plan id as well, on a co-partitioned topic (``RuntimePublisher.publish_core_event`` keys it
+by the plan its payload names, else by the ``key`` it is given). A delta reaches this key
+space besides its plan's: the join hands each delta record to the plan's route first, then
+to this space's delta route (:class:`learnstream.agents.plan_join.KeySpace` ``routes``).
+Nothing is re-keyed, no topic is added for it.
 
 The delta reaches this space once its plan is known, with the plan's project if it names
 none (agents/plan_join.py ``_also``): the sample's project is the delta's, else the
@@ -67,7 +69,8 @@ class ImpactState(BaseModel):
     """A delta and its analysis, as far as they came; JSON bytes in the ``delta_impacts`` table."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    #: The plan id as the records' key spells it: their partition is the state's.
+    #: The plan id as the records' key spells it: their partition is the state's (the
+    #: delta id while only an analysis naming no plan came: a guess, replaced by the delta's).
     record_key: str
     touched_at: AwareDatetime
     delta: DeltaPart | None = None
@@ -148,13 +151,13 @@ def decide_delta(
     carries = event.payload.impact is not None or event.event_type == IMPACT_ONLY_TYPE
     if state is None:
         state = ImpactState(record_key=event.payload.plan_id, touched_at=now)
-    touched = max(state.touched_at, now)
+    touched = {"touched_at": max(state.touched_at, now), "record_key": event.payload.plan_id}
     if state.done:
-        return Outcome(new_state=state.model_copy(update={"touched_at": touched}))
+        return Outcome(new_state=state.model_copy(update=touched))
     if carries:  # its own delta_impact goes out through the plan's join
-        return Outcome(new_state=state.model_copy(update={"touched_at": touched, "done": True}))
+        return Outcome(new_state=state.model_copy(update={**touched, "done": True}))
     part = state.delta or _delta_part(event)
-    return _completed(state.model_copy(update={"touched_at": touched, "delta": part}), now)
+    return _completed(state.model_copy(update={**touched, "delta": part}), now)
 
 
 def decide_analysis(
@@ -170,7 +173,7 @@ def decide_analysis(
     if part is None:
         return Outcome()
     if state is None:
-        state = ImpactState(record_key=part.plan_id, touched_at=now)
+        state = ImpactState(record_key=part.plan_id or part.delta_id, touched_at=now)
     touched = max(state.touched_at, now)
     held = state.analysis
     if state.done or (held is not None and held.at > part.at):

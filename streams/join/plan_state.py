@@ -59,6 +59,9 @@ class PlanState(BaseModel):
     #: The ended stages of the plan's pipeline, in the order they were recorded (None: none,
     #: and nothing stored: most plans of a large table never run a stage).
     stages: tuple[StageMark, ...] | None = None
+    #: The stages seen starting (``running``), in the order they were recorded, the latest
+    #: :data:`MAX_STAGES`: an end that reports no duration runs from its start (None: none).
+    stage_starts: tuple[StageMark, ...] | None = None
 
     @property
     def deltas(self) -> int:
@@ -86,6 +89,12 @@ class PlanState(BaseModel):
         before = stages[: held.index(mark.event_id)] if mark.event_id in held else stages
         earlier = sorted((m for m in before if m.at <= mark.at), key=lambda m: (m.at, m.event_id))
         return [*(m.stage_id for m in earlier), mark.stage_id]
+
+    def started(self, mark: StageMark) -> datetime | None:
+        """Return when the stage of the end ``mark`` started: the latest start of that stage
+        id at or before the end's time (None: none seen)."""
+        times = [m.at for m in self.stage_starts or () if m.stage_id == mark.stage_id]
+        return max((t for t in times if t <= mark.at), default=None)
 
     def to_table(self) -> bytes:
         """Return the JSON bytes stored in the table and its changelog.
@@ -125,6 +134,7 @@ def merge_snapshot(
         delta_times=current.delta_times if current else {},
         terminal_since=since if terminal else None,
         stages=current.stages if current else None,
+        stage_starts=current.stage_starts if current else None,
     )
 
 
@@ -145,6 +155,15 @@ def record_delta(state: PlanState, delta_id: str, at: datetime | None = None) ->
 def expired(state: PlanState, now: datetime, ttl: timedelta) -> bool:
     """Return True when a terminal plan has outlived its time to live."""
     return state.terminal_since is not None and now - state.terminal_since >= ttl
+
+
+def record_start(state: PlanState, mark: StageMark) -> PlanState:
+    """Return the state with the stage start ``mark`` recorded (the oldest go past
+    :data:`MAX_STAGES`). Idempotent: a redelivered start is not recorded twice."""
+    starts = state.stage_starts or ()
+    if any(m.event_id == mark.event_id for m in starts):
+        return state
+    return state.model_copy(update={"stage_starts": (*starts, mark)[-MAX_STAGES:]})
 
 
 def record_stage(state: PlanState, mark: StageMark) -> PlanState:

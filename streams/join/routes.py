@@ -4,13 +4,15 @@ One table for every input the join reads, so what a topic's record comes to is r
 nowhere else: decisions and stages *settle* (their samples count the plan's corrections,
 so they wait until the corrections input is read past them), corrections do not; MAP events
 join their session, not a plan (streams/join/sessions.py); impact analyses (core events)
-join their delta's impact window (streams/join/impacts.py).
+join their delta's impact window (streams/join/impacts.py); a stage that names no plan but its
+pipeline joins its run of the stage (streams/join/runs.py).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 from learnstream.streams.config.settings import GraphSettings, TopicSettings
 from learnstream.streams.join.graphs import graph_route
@@ -18,7 +20,7 @@ from learnstream.streams.join.impacts import analysis_route
 from learnstream.streams.join.parked import ParkedEvent
 from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.join.rules import Outcome, on_decision, on_delta, on_stage
-from learnstream.streams.join.runs import execution_route, sa_route
+from learnstream.streams.join.runs import decide_stage_run, execution_route, sa_route, stage_key
 from learnstream.streams.join.sessions import map_route
 from learnstream.streams.join.unit import Route
 from learnstream.streams.mplp.decode import (
@@ -76,11 +78,14 @@ def _decode_stage(data: bytes | None, origin: RecordOrigin, notes: InputNotes | 
 def _decide_stage(
     stages: frozenset[str] | None,
     event: StageEvent,
-    state: PlanState | None,
+    state: Any,
     moment: datetime,
     _parked: ParkedEvent | None,
     settled: bool,
-) -> Outcome[PlanState]:
+) -> Outcome[Any]:
+    """A stage of a plan joins its plan; one of a pipeline alone, its run (streams/join/runs.py)."""
+    if event.payload.plan_id is None and event.pipeline_id is not None:
+        return decide_stage_run(event, state, moment, stages)
     return on_stage(event, state, moment, settled=settled, stages=stages)
 
 
@@ -101,7 +106,9 @@ def routes(
     }
     table[topics.name("delta_intents")] = Route("deltas", _decode_delta, _decide_delta)
     decide_stage = partial(_decide_stage, stages)
-    table[topics.name("pipeline_stage")] = Route("stages", _decode_stage, decide_stage, True)
+    table[topics.name("pipeline_stage")] = Route(
+        "stages", _decode_stage, decide_stage, True, key=stage_key
+    )
     table[topics.name("map_events")] = map_route()
     table[topics.name("sa_events")] = sa_route()
     table[topics.name("runtime_executions")] = execution_route()

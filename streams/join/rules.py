@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
-from learnstream.streams.join.plan_state import PlanState, StageMark, record_delta, record_stage
+from learnstream.streams.join.plan_state import (
+    PlanState,
+    StageMark,
+    record_delta,
+    record_stage,
+    record_start,
+)
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from learnstream.streams.samples import builders
 from learnstream.streams.samples.ids import canonical_id
@@ -115,8 +121,8 @@ def on_stage(
     settled: bool = True,
     stages: frozenset[str] | None = None,
 ) -> Outcome[PlanState]:
-    """Emit pipeline_outcome for a stage that completed or failed, if ``stages`` (None: all)
-    collects it; other stage events yield nothing.
+    """Emit pipeline_outcome for a stage that completed, failed or was skipped, if ``stages``
+    (None: all) collects it; other stage events (pending, running) yield nothing.
 
     A stage of a plan (``payload.plan_id``) joins the plan: "completed after a delta" counts
     the corrections made at or before the stage's own time, so an unsettled stage
@@ -125,9 +131,17 @@ def on_stage(
     Every ended stage of a known plan, collected or not, is recorded in its state as it is
     read (``record_stage``), also one that waits to be settled: the pipeline_path of a
     sample names the stages recorded before its own, and a stage read earlier is recorded
-    earlier whichever of them is settled first.
+    earlier whichever of them is settled first. A skipped stage is not recorded: the plan
+    did not run it, so it is in no later stage's path (its own path ends with it).
+
+    A stage of a known plan that starts (``running``) is recorded too (``record_start``):
+    its end, if it reports no ``payload.duration_ms``, lasts from that start. A start read
+    before its plan is known is not kept (it makes no sample to wait for).
     """
-    if not event.ends:
+    if event.starts and state is not None and event.payload.plan_id is not None:
+        started = record_start(state, StageMark.of(event))
+        return Outcome(new_state=started if started is not state else None)
+    if not (event.ends or event.skipped):
         return Outcome()
     collected = stages is None or event.stage in stages
     if event.payload.plan_id is None:
@@ -135,7 +149,7 @@ def on_stage(
         return Outcome(samples=alone)
     if state is None:
         return Outcome(park=collected)
-    recorded = record_stage(state, StageMark.of(event))
+    recorded = record_stage(state, StageMark.of(event)) if event.ends else state
     changed = recorded if recorded is not state else None
     if not (collected and settled):
         return Outcome(park=collected, new_state=changed)

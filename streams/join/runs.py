@@ -2,13 +2,22 @@
 
 A run starts (``SAStepStarted``; an execution ``pending`` or ``running``) and ends
 (``SAStepCompleted`` / ``SAStepFailed``; ``completed`` / ``failed`` / ``cancelled``). Its end
-is a pipeline_outcome sample (execution_completion), whose duration runs from the start's
-event time when the start was seen. Keys are ``run:step:<SA id>:<step id>`` and
+is a pipeline_outcome sample (execution_completion), whose duration is the end's
+``payload.duration_ms`` when it reports one, else runs from the start's event time when the
+start was seen (streams/samples/run_end.py). Keys are ``run:step:<SA id>:<step id>`` and
 ``run:execution:<execution id>``; a step event without ``payload.step_id`` joins nothing and
 its end goes out alone (no duration). As for MAP sessions (streams/join/sessions.py), an
 ended run keeps its state for ``timeout`` to count late events, a redelivered event (by id)
 counts once, and a run that started but never ended is dropped after ``timeout`` of quiet:
 it says nothing of an outcome.
+
+A pipeline stage that names no plan but its pipeline (the official stage event: top-level
+``pipeline_id``, no plan) is a run too, keyed ``run:stage:<pipeline id>:<stage id>``: its
+``running`` event is noted, and its end (completed, failed or skipped) is its
+pipeline_outcome (streams/samples/builders.py), lasting from that start when the end
+reports no ``payload.duration_ms``. A stage may run again (a retry): a start after an end
+starts it anew, and each end is a sample. A stage of a plan joins its plan instead
+(streams/join/rules.py ``on_stage``).
 
 One SA event is no run: ``SAPlanEvaluated`` names the plan the agent generated, and joins
 that plan's state under the plan's own key (plan_generation, streams/samples/generation.py);
@@ -28,12 +37,14 @@ from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.join.rules import Outcome, plan_key
 from learnstream.streams.join.unit import Expire, Route
 from learnstream.streams.mplp.fields import text_of
+from learnstream.streams.mplp.models import StageEvent
 from learnstream.streams.mplp.run_events import (
     ExecutionEvent,
     SaEvent,
     decode_execution,
     decode_sa_event,
 )
+from learnstream.streams.samples.builders import build_pipeline_outcome
 from learnstream.streams.samples.generation import build_plan_generation
 from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.run_end import RunEnd, build_run_outcome
@@ -43,15 +54,17 @@ __all__ = [
     "RunState",
     "decide_execution",
     "decide_sa",
+    "decide_stage_run",
     "execution_route",
     "run_expiry",
     "sa_route",
+    "stage_key",
 ]
 
 #: The key space of runs in the join (the prefix of their keys).
 RUN_SPACE = "run"
 SEEN_IDS = 64
-RunKind = Literal["step", "execution"]
+RunKind = Literal["step", "execution", "stage"]
 _STEP_ENDS = ("SAStepCompleted", "SAStepFailed")
 #: The SA event of the plan_generation point (streams/samples/generation.py).
 PLAN_EVALUATED = "SAPlanEvaluated"
@@ -123,6 +136,13 @@ def _step(
     return Outcome(samples=[sample], new_state=folded.model_copy(update={"closed": end.status}))
 
 
+def _error(payload: dict[str, Any]) -> Any:
+    """Return what an end's payload says went wrong: ``error_info`` (the taxonomy's name),
+    else ``error``."""
+    info = payload.get("error_info")
+    return info if info is not None else payload.get("error")
+
+
 def _sa_end(event: SaEvent) -> RunEnd | None:
     if event.event_type not in _STEP_ENDS:
         return None
@@ -138,10 +158,12 @@ def _sa_end(event: SaEvent) -> RunEnd | None:
         plan_id=event.plan_id,
         project_id=event.project_id,
         flow_id=text_of(event.payload, "source_flow_id", "flow_id"),
-        error=event.payload.get("error"),
+        error=_error(event.payload),
         result=event.payload.get("result"),
         config={"agent_role": text_of(event.payload, "agent_role")},
         role_field="agent_role",
+        duration_ms=event.payload.get("duration_ms"),
+        token_usage=event.payload.get("token_usage"),
     )
 
 
@@ -185,10 +207,12 @@ def _execution_end(event: ExecutionEvent) -> RunEnd | None:
         plan_id=text_of(event.payload, "plan_id"),
         project_id=event.project_id,
         flow_id=text_of(event.payload, "source_flow_id", "flow_id"),
-        error=event.payload.get("error"),
+        error=_error(event.payload),
         result=event.payload.get("result"),
         config={"executor_kind": event.executor_kind, "executor_role": event.executor_role},
         role_field="executor_role",
+        duration_ms=event.payload.get("duration_ms"),
+        token_usage=event.payload.get("token_usage"),
     )
 
 
@@ -205,6 +229,50 @@ def decide_execution(
         state, "execution", event.execution_id, event.execution_id, event.event_id, now,
         _execution_end(event), started, role=event.executor_role,
     )  # fmt: skip
+
+
+def decide_stage_run(
+    event: StageEvent,
+    state: RunState | None,
+    now: datetime,
+    stages: frozenset[str] | None = None,
+) -> Outcome[RunState]:
+    """Fold a pipeline stage that names no plan into its pipeline's run of the stage: a
+    start is noted, an end (of a stage ``stages`` collects; None: all) is its outcome."""
+    if state is not None and event.event_id in state.seen:
+        return Outcome()  # a redelivered record: counted already
+    if not (event.starts or event.ends or event.skipped):
+        return Outcome()  # pending: nothing to note
+    if state is None:
+        run_id, key = _stage_run(event), str(event.pipeline_id)
+        state = RunState(kind="stage", run_id=run_id, record_key=key, touched_at=now)
+    changes: dict[str, Any] = {
+        "touched_at": max(state.touched_at, now),
+        "seen": _seen(state, event.event_id),
+    }
+    if event.starts:
+        changes |= {"started_at": event.timestamp, "closed": None}
+        return Outcome(new_state=state.model_copy(update=changes))
+    changes |= {"started_at": None, "closed": event.status}
+    collected = stages is None or event.stage in stages
+    sample = build_pipeline_outcome(event, None, now, started_at=state.started_at)
+    return Outcome(
+        samples=[sample] if collected else [], new_state=state.model_copy(update=changes)
+    )
+
+
+def stage_key(event: StageEvent) -> str | None:
+    """Return the join key of a stage event: its plan's, else its pipeline's run of the
+    stage, else none (a payload-form stage naming neither goes out alone)."""
+    if event.payload.plan_id is not None:
+        return plan_key(event.payload.plan_id)
+    if event.pipeline_id is None:
+        return None
+    return f"{RUN_SPACE}:stage:{_stage_run(event)}"
+
+
+def _stage_run(event: StageEvent) -> str:
+    return f"{canonical_id(str(event.pipeline_id))}:{canonical_id(event.stage)}"
 
 
 def run_expiry(timeout: timedelta) -> Expire:

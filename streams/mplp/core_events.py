@@ -8,15 +8,16 @@ delta_impact sample of its delta, streams/join/impacts.py), ``intent`` and ``cos
 (accepted, validated and counted; nothing joins them yet). Every other family is accepted and
 counted as ignored: the schema allows it on any stream, so it is no schema violation.
 
-An impact analysis names its delta and plan in the payload (``delta_id``, ``plan_id``) and
-carries the delta family's outcome either flat in the payload or under ``payload.impact``
-(the shape a delta_intent's ``impact`` has): ``actual_impact_summary`` (or
+An impact analysis names its delta in the payload (``delta_id``; ``plan_id`` too, optionally:
+the delta names its plan, the sample takes it from there) and carries the delta family's
+outcome either flat in the payload or under ``payload.impact`` (the shape a delta_intent's
+``impact`` has): ``actual_impact_summary`` (or
 ``impact_summary``, ``summary``), ``impact_scope`` (or ``scope``), and optionally
 ``comp_plan_required``, ``comp_plan_applied``, ``rollback_used``, ``risk_level``,
 ``affected_artifact_count``, ``psg_complexity_score``, ``impact_analysis_duration_ms``,
 ``predicted_vs_actual_accuracy``, and ``impact_score`` (or ``score``, 0 to 1: the common
-schema's). One that lacks what the delta family requires, or names no delta or plan, is
-accepted and counted as ``incomplete``.
+schema's). One that lacks what the delta family requires, or names no delta, is accepted and
+counted as ``incomplete``.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class ImpactAnalysis(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     delta_id: RuntimeId
-    plan_id: RuntimeId
+    #: The delta's plan, when the analysis names it (the delta always does).
+    plan_id: RuntimeId | None = None
     impact: DeltaImpact
     #: The common schema's ``impact_score`` (0 to 1), when the analysis gives one.
     impact_score: float | None = None
@@ -107,7 +109,7 @@ def _analysis(family: str, payload: dict[str, Any]) -> ImpactAnalysis | None:
     try:
         return ImpactAnalysis(
             delta_id=text_of(payload, "delta_id") or "",
-            plan_id=text_of(payload, "plan_id") or "",
+            plan_id=text_of(payload, "plan_id"),
             impact=DeltaImpact.model_validate(_impact_fields(payload)),
             impact_score=_score(payload),
         )
@@ -131,7 +133,7 @@ class CoreEvent(MplpEvent):
 
 def impact_of(event: CoreEvent) -> ImpactAnalysis | None:
     """Return what an impact analysis says of its delta; None for another family, or an
-    analysis that names no delta or plan, or lacks the delta family's required outcome
+    analysis that names no delta, or lacks the delta family's required outcome
     (parsed when the event was built; ``model_copy(update=...)`` does not parse again)."""
     return event._analysis
 

@@ -410,9 +410,21 @@ class StageEvent(MplpEvent):
 
     @property
     def ends(self) -> bool:
-        """Tell whether the stage ended (completed or failed): a pipeline_outcome, if its
-        stage is collected (``outcomes.stages``)."""
+        """Tell whether the stage ran to an end (completed or failed): a pipeline_outcome, if
+        its stage is collected (``outcomes.stages``), and a stage of its plan's path."""
         return self.status in ("completed", "failed")
+
+    @property
+    def starts(self) -> bool:
+        """Tell whether this says the stage started (``running``; the payload form's
+        ``started`` too): an end that reports no duration runs from it."""
+        return self.status in ("running", "started")
+
+    @property
+    def skipped(self) -> bool:
+        """Tell whether the stage was skipped (a status of the official schema): a
+        pipeline_outcome too, if collected, but no stage its plan ran (not in its path)."""
+        return self.status == "skipped"
 
     @property
     def is_outcome(self) -> bool:

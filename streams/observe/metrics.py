@@ -131,8 +131,8 @@ class Metrics:
             r,
             "learnstream_core_events",
             "Core events read, by family and use: joined (an impact analysis completing its "
-            "delta), counted (intent, cost_budget), incomplete (an analysis naming no delta, "
-            "plan or outcome), ignored (families no collection point reads)",
+            "delta), counted (intent, cost_budget), incomplete (an analysis naming no delta "
+            "or outcome), ignored (families no collection point reads)",
             "family",
             "use",
         )

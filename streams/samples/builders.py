@@ -9,8 +9,9 @@ No I/O, no clock: the caller passes ``now``. Quality rules:
 - delta intent -> error_correction ``acceptable``
 - delta impact -> delta_impact: ``poor`` if rolled back, ``acceptable`` if a compensation plan
   was required, else ``good``
-- stage ``execute`` completed -> pipeline_outcome ``good`` (never modified) or ``acceptable``
-  (after a delta); failed -> ``poor``. Other stages produce no sample.
+- stage completed -> pipeline_outcome ``good`` (never modified) or ``acceptable`` (after a
+  delta); failed -> ``poor``; skipped -> ``acceptable`` (a stage not run says nothing of how
+  well the plan ran). Pending and running stages produce no sample.
 
 ``meta.quality_score`` (in [0, 1], from what the sample holds, so a replay scores the same):
 
@@ -55,6 +56,7 @@ from learnstream.streams.samples.parts import (
     present,
     sample_meta,
 )
+from learnstream.streams.samples.run_end import run_duration
 from learnstream.streams.samples.sample import Feedback, LearningSample
 
 __all__ = [
@@ -342,7 +344,10 @@ def _token_usage(event: StageEvent) -> dict[str, Any] | None:
 
 
 def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:
-    """Return the quality of a stage outcome, or None when the stage did not end."""
+    """Return the quality of a stage outcome, or None when the stage neither ended nor was
+    skipped."""
+    if event.skipped:
+        return "acceptable"
     if not event.ends:
         return None
     if event.status == "failed":
@@ -354,11 +359,24 @@ def _pipeline_path(event: StageEvent, state: PlanState | None) -> list[str]:
     return [event.stage] if state is None else state.pipeline_path(StageMark.of(event))
 
 
+def _duration(event: StageEvent, state: PlanState | None, started_at: datetime | None) -> Any:
+    """Return a stage's duration: ``payload.duration_ms`` as reported, else the ms from its
+    start (``started_at``, else the start its plan's state recorded) to its end."""
+    if event.payload.duration_ms is not None:
+        return event.payload.duration_ms
+    if started_at is None and state is not None:
+        started_at = state.started(StageMark.of(event))
+    return run_duration(None, started_at, event.timestamp)
+
+
 def build_pipeline_outcome(
-    event: StageEvent, state: PlanState | None, now: datetime
+    event: StageEvent,
+    state: PlanState | None,
+    now: datetime,
+    started_at: datetime | None = None,
 ) -> LearningSample:
-    """Build the pipeline_outcome sample of a stage that ended, joined with its plan if it
-    names one.
+    """Build the pipeline_outcome sample of a stage that ended or was skipped (``output.status``
+    ``skipped``), joined with its plan if it names one.
 
     The taxonomy's recommended fields: ``input`` pipeline_id, stage_id, stage_config;
     ``output`` status, duration_ms, error_info (``payload.error``), beside ``result``, the
@@ -367,10 +385,13 @@ def build_pipeline_outcome(
     one intent are compared by (streams/samples/optimizations.py). ``pipeline_path`` (the
     taxonomy's "sequence of pipeline stages traversed"): the plan's ended stages up to this
     one (``PlanState.pipeline_path``); ``[stage_id]`` for a stage that names no plan.
+    ``output.duration_ms`` is ``payload.duration_ms``, else the time from the stage's
+    ``running`` event (``started_at``: a stage of no plan, its pipeline's run state; else
+    its plan's state) to this one; ``result`` keeps what the stage reported.
     """
     quality = outcome_quality(event, state)
     if quality is None:
-        raise ValueError("only a stage that completed or failed yields a sample")
+        raise ValueError("only a stage that completed, failed or was skipped yields a sample")
     plan = state.snapshot.plan if state is not None else None
     intent_id, intent_text = intent_of(state) if state is not None else (None, None)
     result = {
@@ -382,7 +403,7 @@ def build_pipeline_outcome(
     }
     outcome = {
         "status": event.status,
-        "duration_ms": event.payload.duration_ms,
+        "duration_ms": _duration(event, state, started_at),
         "token_usage": _token_usage(event),
     }
     return _sample(

@@ -5,10 +5,12 @@ node_count_before, edge_count_before; ``output`` nodes_added, edges_added,
 topology_change_score (and what was removed, the counts after, the updates folded).
 ``change_type`` is the update kind when the window holds one kind, else ``mixed``.
 
-A window has a size before only when the graph's size is known: the payload gave it, the
-update said the graph was created (0), or the worker counted it since; a graph first seen
-mid-stream opens no window until then (streams/join/graphs.py). So ``node_count_before`` is
-never a 0 standing for "not seen", and a first update seen is no "significant" change.
+A window's size before is the graph's size when it is known: the payload gave it, the
+update said the graph was created (0), or the worker counted it since. A graph of unknown
+size (the schema gives only deltas) is counted from the first update the worker sees, from
+0, and its samples say so: ``state.size_counted_since``, the event time counting began
+(streams/join/graphs.py). Without it, ``node_count_before`` is the size; with it, the count
+of the deltas seen since then.
 
 The label says whether the structure grew: ``good`` when nothing was removed, ``poor`` when
 more was removed than added, else ``acceptable``; ``meta.quality_score`` is the share of the
@@ -44,6 +46,9 @@ class GraphWindow(BaseModel):
     #: The graph's size when the window opened: known, never a stand-in (module docstring).
     nodes_before: int
     edges_before: int
+    #: ``nodes_before`` / ``edges_before`` are a count since this event time, not a size
+    #: given (None: given, or counted from the graph's creation).
+    counted_since: AwareDatetime | None = None
     updates: int = 0
     update_kinds: tuple[str, ...] = ()
     nodes_added: int = 0
@@ -98,7 +103,13 @@ def build_graph_evolution(
                 "delta_id": window.delta_id,
             }
         ),
-        state={"node_count_before": window.nodes_before, "edge_count_before": window.edges_before},
+        state=present(
+            {
+                "node_count_before": window.nodes_before,
+                "edge_count_before": window.edges_before,
+                "size_counted_since": iso(window.counted_since) if window.counted_since else None,
+            }
+        ),
         output={
             "nodes_added": window.nodes_added,
             "nodes_removed": window.nodes_removed,

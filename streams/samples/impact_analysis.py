@@ -50,7 +50,8 @@ class AnalysisPart(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     event_id: str
     delta_id: str
-    plan_id: str
+    #: The plan the analysis names, if any (the sample's plan is the delta's).
+    plan_id: str | None = None
     impact: dict[str, Any]
     impact_score: float | None = None
     project_id: str | None = None

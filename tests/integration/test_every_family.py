@@ -65,7 +65,7 @@ async def _publish(bootstrap: str, topics: TopicSettings, embedded: bool) -> Non
         for event in sim.map_session(t0, outcome="success"):
             pub.publish_map_event(event)
         graph = sim.graph_updates(t0, [("node_add", 3, 0), ("edge_add", 0, 2)])
-        graph[0]["event_type"] = CREATED  # a new graph: else its size is unknown, unscored
+        graph[0]["event_type"] = CREATED  # a new graph: its size before is exact, 0 (else counted)
         for event in graph:
             pub.publish_graph_update(event)
         for event in sim.execution(t0, status="failed"):

@@ -572,7 +572,7 @@ def test_execute_without_plan_parks() -> None:
 
 
 def test_pipeline_outcome_of_a_started_stage_is_a_builder_error() -> None:
-    with pytest.raises(ValueError, match="only a stage that completed or failed"):
+    with pytest.raises(ValueError, match="only a stage that completed, failed or was skipped"):
         builders.build_pipeline_outcome(stage("started"), plan_state(), NOW)
 
 

@@ -542,11 +542,16 @@ def test_a_graph_evolution_carries_its_graph_before_and_after() -> None:
         )
         records.append(common_record(owned))
     assert all(record is not None for record in records)
-    assert [r["success_flag"] for r in records if r] == [True, False, False]  # only growth
-    first = records[0]
+    flags = [r["success_flag"] for r in records if r]
+    assert flags == [True, False, False, True, True]  # only growth
+    first, counted = records[0], records[-1]
     assert first is not None
     assert first["graph_before"] == {"node_count": 0, "edge_count": 0}
     assert first["graph_after"] == {"node_count": 10, "edge_count": 10}
+    assert counted is not None  # a graph of unknown size, counted from its first update
+    since = counted["graph_before"].pop("size_counted_since")
+    assert since == records[-2]["timestamps"]["started_at"]
+    assert counted["graph_before"] == {"node_count": 4, "edge_count": 3}
     for record in records:
         assert errors(common_validator(), record) == []
 

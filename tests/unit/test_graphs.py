@@ -11,15 +11,19 @@ from typing import Any
 
 import orjson
 import pytest
+from jsonschema import Draft7Validator
 from pydantic import ValidationError
 
 from learnstream.streams.config.settings import GraphSettings, Settings
 from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.encoding.codecs import AvroSampleCodec, decode_any
+from learnstream.streams.encoding.schemas import validate_sample
 from learnstream.streams.join.expiry import partition_of
 from learnstream.streams.join.graphs import CREATED, GraphState, decider, graph_expiry
 from learnstream.streams.mplp.graph_events import decode_graph_update
 from learnstream.streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.mplp_learning import format_checker
 from tests.support.worker import RunningWorker, running_worker, sent_samples
 from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
 
@@ -118,22 +122,31 @@ def test_removal_only_is_poor_and_a_window_older_than_its_span_starts_over() -> 
     assert (sample["feedback"]["quality_label"], sample["meta"]["quality_score"]) == ("poor", 0.0)
 
 
-def test_a_graph_first_seen_mid_stream_is_not_scored_until_its_size_is_known() -> None:
-    """Its size before is unknown, not 0: no sample, however large its first updates, until
-    one gives the size (node_count / edge_count after it); scored from there."""
+def test_a_graph_first_seen_mid_stream_is_counted_from_then_and_says_so_until_sized() -> None:
+    """Its size before is unknown: counted from 0 since its first update seen, and every
+    sample of that count says since when (``state.size_counted_since``). An update that
+    gives the size (node_count / edge_count after it) ends the counting: exact from there."""
     sim = Simulator(seed=8)
     unseen = sim.graph_updates(T, [("node_add", 5, 0), ("edge_add", 0, 9)])
+    first, then = (decode_graph_update(orjson.dumps(e)).timestamp for e in unseen)
     samples, state = fold(unseen)
-    assert samples == []
-    assert (state.sized, state.window, len(state.seen)) == (False, None, 2)
+    since = unseen[0]["timestamp"]
+    assert [s["state"] for s in samples] == [
+        {"node_count_before": 0, "edge_count_before": 0, "size_counted_since": since},
+        {"node_count_before": 5, "edge_count_before": 0, "size_counted_since": since},
+    ]  # 5 of nothing, then 9 of 5: each 1 (at most)
+    assert [s["output"]["topology_change_score"] for s in samples] == [1.0, 1.0]
+    assert (state.sized, state.nodes, state.edges, state.counted_since) == (True, 5, 9, first)
+    assert then > first  # the mark is when counting began, not the last update
     sized = sim.graph_updates(
         T + timedelta(minutes=1), [("node_add", 2, 0)], graph_id=unseen[0]["graph_id"]
     )
     sized[0]["payload"] |= {"node_count": 30, "edge_count": 12}
     samples, state = fold(sized, state)
     assert samples == []  # 2 of 28 + 12
-    assert (state.sized, state.nodes, state.edges) == (True, 30, 12)
+    assert (state.sized, state.nodes, state.edges, state.counted_since) == (True, 30, 12, None)
     assert (state.window.nodes_before, state.window.edges_before) == (28, 12)
+    assert state.window.counted_since is None
     grown = sim.graph_updates(
         T + timedelta(minutes=2), [("edge_add", 0, 7)], graph_id=unseen[0]["graph_id"]
     )
@@ -143,17 +156,106 @@ def test_a_graph_first_seen_mid_stream_is_not_scored_until_its_size_is_known() -
     assert (sample["output"]["node_count_after"], sample["output"]["edge_count_after"]) == (30, 19)
 
 
+def official_graph_update(
+    graph_id: str, when: datetime, kind: str, nodes: int, edges: int, number: int
+) -> dict[str, Any]:
+    """Return a GraphUpdateEvent with only what the official schema defines: no payload
+    counts, no ``graph_created``."""
+    return {
+        "event_id": f"7e57a0b1-2c3d-4e5f-8a9b-{number:012d}",
+        "event_type": "graph_updated",
+        "event_family": "graph_update",
+        "timestamp": (when + timedelta(seconds=number)).isoformat().replace("+00:00", "Z"),
+        "graph_id": graph_id,
+        "update_kind": kind,
+        "node_delta": nodes,
+        "edge_delta": edges,
+        "source_module": "plan",
+    }
+
+
+#: A schema-only runtime's graph: built (bulk), grown a little, then rewired.
+SCHEMA_ONLY_GRAPH = "0b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e"
+SCHEMA_ONLY = [
+    ("bulk", 10, 14, 0),
+    ("node_add", 1, 0, 20 * 60),
+    ("edge_delete", 0, -3, 20 * 60 + 5),
+    ("edge_add", 0, 2, 20 * 60 + 9),
+]
+
+
+def schema_only_updates(mplp_schemas: Path) -> list[dict[str, Any]]:
+    """Return the SCHEMA_ONLY updates, each checked against the official schema."""
+    name = "events/mplp-graph-update-event.schema.json"
+    validator = Draft7Validator(official(mplp_schemas, name), format_checker=format_checker())
+    events = [
+        official_graph_update(SCHEMA_ONLY_GRAPH, T, kind, nodes, edges, seconds)
+        for kind, nodes, edges, seconds in SCHEMA_ONLY
+    ]
+    for event in events:
+        assert [e.message for e in validator.iter_errors(event)] == []
+    return events
+
+
+def test_a_runtime_sending_only_the_schema_fields_gets_graph_evolution_samples(
+    mplp_schemas: Path,
+) -> None:
+    """node_delta and edge_delta alone: the graph is counted from its first update (its
+    creation, here), each sample marked as counted since then."""
+    events = schema_only_updates(mplp_schemas)
+    samples, state = fold(events)
+    built, rewired = samples
+    since = events[0]["timestamp"]
+    assert built["state"] == {
+        "node_count_before": 0,
+        "edge_count_before": 0,
+        "size_counted_since": since,
+    }
+    assert built["output"] == {
+        "nodes_added": 10,
+        "nodes_removed": 0,
+        "edges_added": 14,
+        "edges_removed": 0,
+        "topology_change_score": 1.0,
+        "node_count_after": 10,
+        "edge_count_after": 14,
+        "updates": 1,
+    }
+    assert built["input"]["change_type"] == "bulk"
+    assert built["feedback"]["quality_label"] == "good"
+    # 1 of 24, then 1 + 3 of 24, then 1 + 3 + 2 of 24: the third update makes it significant
+    assert rewired["state"] == {
+        "node_count_before": 10,
+        "edge_count_before": 14,
+        "size_counted_since": since,
+    }
+    assert rewired["input"]["trigger_event_id"] == events[1]["event_id"]
+    assert rewired["input"]["change_type"] == "mixed"
+    assert rewired["output"]["topology_change_score"] == round(6 / 24, 4)
+    assert (rewired["output"]["node_count_after"], rewired["output"]["edge_count_after"]) == (
+        11,
+        13,
+    )
+    assert rewired["feedback"]["quality_label"] == "acceptable"
+    assert (state.nodes, state.edges, state.window) == (11, 13, None)
+    for sample in samples:  # our JSON and Avro schemas take the mark
+        assert validate_sample(sample) == []
+        assert decode_any(AvroSampleCodec().encode(sample)) == sample
+
+
 def test_an_update_that_says_the_graph_was_created_is_scored_from_zero() -> None:
     """The one case where a first update's size before is 0: it says so (``event_type``
     graph_created; the schema's update kinds have no creation). A payload's counts say the
     size too, on a first update as on any."""
     sim = Simulator(seed=9)
     events = sim.graph_updates(T, [("node_add", 3, 0)])
-    assert fold(events)[0] == []  # unsaid: unknown
+    (counted,), _ = fold(events)  # unsaid: counted from this update on, and marked so
+    assert counted["state"]["size_counted_since"] == events[0]["timestamp"]
     (sample,), state = fold(created(events))
     assert sample["state"] == {"node_count_before": 0, "edge_count_before": 0}
     assert sample["output"]["topology_change_score"] == 1.0
     assert (state.sized, state.nodes, state.edges, state.window) == (True, 3, 0, None)
+    assert state.counted_since is None
     counted = sim.graph_updates(T, [("bulk", 1, 1)])
     counted[0]["payload"] |= {"node_count": 50, "edge_count": 50}
     samples, state = fold(counted)
@@ -208,6 +310,24 @@ async def test_the_worker_turns_a_significant_change_into_a_sample(worker: Runni
     assert sample["output"]["nodes_added"] == 5
     assert mocks["dlq"].await_count == 0
     assert f"graph:{graph_id}" in runtime.tables.graphs
+
+
+async def test_the_worker_scores_a_graph_from_schema_only_updates(
+    worker: RunningWorker, mplp_schemas: Path
+) -> None:
+    runtime, mocks, feed, _ = worker
+    events = schema_only_updates(mplp_schemas)
+    partition = partition_of(SCHEMA_ONLY_GRAPH, runtime.settings.topics.partitions)
+    topic = runtime.settings.topics.name("graph_updates")
+    values = [orjson.dumps(event) for event in events]
+    key = SCHEMA_ONLY_GRAPH.encode()
+    await feed.put("graphs", topic, *values, key=key, partition=partition)
+    built, rewired = sent_samples(mocks)
+    since = events[0]["timestamp"]
+    assert [s["state"]["size_counted_since"] for s in (built, rewired)] == [since, since]
+    assert (built["output"]["nodes_added"], built["output"]["edges_added"]) == (10, 14)
+    assert rewired["output"]["topology_change_score"] == 0.25
+    assert mocks["dlq"].await_count == 0
 
 
 async def test_the_worker_keeps_a_quiet_graph_until_its_ttl_then_deletes_it(

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from jsonschema import Draft7Validator
 
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
@@ -34,7 +35,7 @@ from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.sim.simulate import Simulator
 from tests.support.avro_consumer import plain_read
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
-from tests.support.mplp_learning import learning_validators, mplp_errors
+from tests.support.mplp_learning import format_checker, learning_validators, mplp_errors
 from tests.support.worker import RunningWorker, running_worker, sent_samples
 from tests.unit.test_export_common import common_validator
 from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
@@ -142,7 +143,7 @@ def test_an_analysis_is_parsed_once_on_its_way_through_the_route(
     origin = RecordOrigin("mplp.core_events", 0, 7, T)
     for event, use in (
         (analysis_of(delta), "joined"),
-        (analysis_of(delta, plan_id=None), "incomplete"),
+        (analysis_of(delta, delta_id=None), "incomplete"),
     ):
         notes, parsed[:] = InputNotes(), []
         decoded = route.decode(js(event), origin, notes)
@@ -197,11 +198,11 @@ def test_an_analysis_may_carry_its_outcome_flat_and_in_other_spellings() -> None
     "payload",
     [
         {"delta_id": None},
-        {"plan_id": None},
+        {"delta_id": None, "plan_id": "plan-7"},
         {"impact": {**IMPACT, "impact_scope": "galaxy"}},
         {"impact": {"impact_scope": "local"}},
     ],
-    ids=["no delta", "no plan", "scope out of the enum", "no summary"],
+    ids=["no delta", "a plan but no delta", "scope out of the enum", "no summary"],
 )
 def test_an_incomplete_analysis_is_accepted_and_joins_nothing(payload: dict[str, Any]) -> None:
     decoded = decode_core_event(js(analysis_of(delta_event(), **payload)))
@@ -211,6 +212,58 @@ def test_an_incomplete_analysis_is_accepted_and_joins_nothing(payload: dict[str,
 
 
 # --- the impact window: both arrival orders, the window, duplicates ------------------------
+
+
+def schema_only_analysis(delta: dict[str, Any]) -> dict[str, Any]:
+    """Return an ImpactAnalysisEvent naming only its delta, the outcome flat in the payload:
+    nothing the core schema does not define at the top level, no ``plan_id``."""
+    return {
+        "event_id": "6f0c5d5e-9a61-4d4b-9f3a-0a4be1f0c0a1",
+        "event_type": "impact_analysis_completed",
+        "event_family": "impact_analysis",
+        "timestamp": "2026-03-01T12:01:30Z",
+        "payload": {
+            "delta_id": delta["payload"]["delta_id"],
+            "actual_impact_summary": "Login service redeployed",
+            "impact_scope": "local",
+            "rollback_used": False,
+        },
+    }
+
+
+def core_schema_errors(mplp_schemas: Path, event: dict[str, Any]) -> list[str]:
+    name = "events/mplp-event-core.schema.json"
+    validator = Draft7Validator(official(mplp_schemas, name), format_checker=format_checker())
+    return [e.message for e in validator.iter_errors(event)]
+
+
+@pytest.mark.parametrize("analysis_first", [False, True])
+def test_an_analysis_naming_only_its_delta_completes_the_delta_impact(
+    mplp_schemas: Path, validators: dict[str, Any], analysis_first: bool
+) -> None:
+    delta = delta_event(14)
+    analysis = schema_only_analysis(delta)
+    assert core_schema_errors(mplp_schemas, analysis) == []
+    assert core_schema_errors(mplp_schemas, delta) == []
+    decoded = decode_core_event(js(analysis))
+    parsed = impact_of(decoded)
+    assert parsed is not None
+    assert (core_use(decoded), parsed.plan_id) == ("joined", None)
+    assert analysis_route().key(decoded) == impact_key(delta["payload"]["delta_id"])
+    (sample,), state = play(*((analysis, delta) if analysis_first else (delta, analysis)))
+    assert state.done
+    assert state.record_key == delta["payload"]["plan_id"]  # the delta's, whichever came first
+    assert sample["input"]["delta_id"] == delta["payload"]["delta_id"]
+    assert sample["output"] == {
+        "actual_impact_summary": "Login service redeployed",
+        "impact_scope": "local",
+        "rollback_used": False,
+    }
+    assert sample["meta"]["plan_id"] == delta["payload"]["plan_id"]  # from the delta
+    assert sample["meta"]["source_event_ids"] == [analysis["event_id"], delta["event_id"]]
+    assert sample["meta"]["project_id"] == delta["project_id"]
+    assert (sample["feedback"]["quality_label"], sample["meta"]["quality_score"]) == ("good", 1.0)
+    assert mplp_errors(validators, sample) == []
 
 
 def test_delta_then_analysis_completes_one_delta_impact_with_the_analysis_outcome(
@@ -389,6 +442,23 @@ async def test_the_worker_completes_a_delta_impact_in_either_order_valid_in_json
             assert consumed == sample
             assert mplp_errors(validators, consumed) == []
     assert worker[1]["dlq"].await_count == 0
+
+
+async def test_the_worker_joins_an_analysis_naming_only_its_delta(
+    worker: RunningWorker, mplp_schemas: Path
+) -> None:
+    """Published as RuntimePublisher does when given the delta's plan as its key."""
+    played = Played(worker, 15)
+    analysis = schema_only_analysis(played.delta)
+    assert core_schema_errors(mplp_schemas, analysis) == []
+    await played.put("plans", "plans", played.snapshot)
+    await played.put("core_events", "core_events", analysis)
+    await played.put("deltas", "delta_intents", played.delta)
+    (sample,) = [s for s in sent_samples(played.mocks) if s["sample_family"] == "delta_impact"]
+    assert sample["input"]["delta_id"] == played.delta["payload"]["delta_id"]
+    assert sample["output"]["actual_impact_summary"] == "Login service redeployed"
+    assert sample["meta"]["source_event_ids"][0] == analysis["event_id"]
+    assert played.mocks["dlq"].await_count == 0
 
 
 async def test_the_worker_forgets_a_delta_whose_analysis_never_came(

@@ -35,7 +35,9 @@ from learnstream.streams.mplp.decode import RecordOrigin, decode_decision, decod
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.mplp.models import DeltaIntentEvent
 from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.samples.collection import collection_point
 from learnstream.streams.samples.ids import canonical_id
+from tests.support.mplp_learning import format_checker
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PLAN_UUID = "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"
@@ -182,11 +184,53 @@ def test_official_stage_event_makes_the_pipeline_outcome(status: str, quality: s
     assert sample.input["stage_id"] == "execute"
 
 
-@pytest.mark.parametrize("status", ["pending", "running", "skipped"])
+@pytest.mark.parametrize("status", ["pending", "running"])
 def test_official_stages_that_do_not_end_execute_yield_nothing(status: str) -> None:
     event = decode_stage(js(official_stage(status)))
     assert on_stage(event, None, WHEN).samples == []
     assert on_stage(event, None, WHEN).park is False
+
+
+def test_a_skipped_official_stage_is_a_pipeline_outcome_with_status_skipped(
+    mplp_schemas: Path,
+) -> None:
+    """``skipped`` (a status of the schema): acceptable, 0.5; the plan did not run it, so it
+    ends its own path but no later stage's, and it counts for no skill."""
+    name = "events/mplp-pipeline-stage-event.schema.json"
+    validator = Draft7Validator(official(mplp_schemas, name), format_checker=format_checker())
+    ran = official_stage("completed", stage_id="plan") | {
+        "event_id": "2b3c4d5e-6f70-4a8b-9c0d-1e2f3a4b5c6d",
+        "timestamp": "2026-03-01T11:40:00Z",
+    }
+    skipped = official_stage("skipped", stage_id="review") | {"stage_name": "Review"}
+    later = official_stage("completed") | {
+        "event_id": "3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f",
+        "timestamp": "2026-03-01T12:00:00Z",
+    }
+    for raw in (ran, skipped, later):
+        assert [e.message for e in validator.iter_errors(raw)] == []
+    state = state_of({"plan": plan()})
+    first = on_stage(decode_stage(js(ran)), state, WHEN)
+    state = first.new_state or state
+    event = decode_stage(js(skipped))
+    assert (event.skipped, event.ends, event.is_outcome) == (True, False, False)
+    decided = on_stage(event, state, WHEN)
+    assert decided.new_state is None  # not recorded in the plan's path
+    (sample,) = decided.samples
+    assert sample.output == {
+        "result": {"stage": "review", "stage_name": "Review", "status": "skipped"},
+        "status": "skipped",
+    }
+    assert sample.input["stage_id"] == "review"
+    assert sample.input["pipeline_path"] == ["plan", "review"]
+    assert (sample.feedback.quality_label, sample.meta.quality_score) == ("acceptable", 0.5)
+    assert collection_point(sample) == "execution_completion"
+    (after,) = on_stage(decode_stage(js(later)), state, WHEN).samples
+    assert after.input["pipeline_path"] == ["plan", "execute"]
+    assert on_stage(event, None, WHEN).park is True  # waits for its plan, like any outcome
+    alone = skipped | {"payload": {}}
+    (unplanned,) = on_stage(decode_stage(js(alone)), None, WHEN).samples
+    assert (unplanned.output["status"], unplanned.input["pipeline_path"]) == ("skipped", ["review"])
 
 
 def test_official_fields_win_over_the_payload_form() -> None:

@@ -145,6 +145,7 @@ def _simulated_samples() -> list[LearningSample]:
         *on_delta(DeltaIntentEvent(**impact_only), state, NOW).samples,
         *on_stage(StageEvent(**sim.stage(snap, "completed", WHEN)), state, NOW).samples,
         *on_stage(StageEvent(**sim.stage(snap, "failed", WHEN)), state, NOW).samples,
+        *on_stage(StageEvent(**sim.stage(snap, "skipped", WHEN, "review")), state, NOW).samples,
     ]
 
 
@@ -195,6 +196,13 @@ def _graph_samples() -> list[LearningSample]:
             decided = decide(decode_graph_update(orjson.dumps(event)), state, NOW, None, True)
             out += decided.samples
             state = decided.new_state or state
+    state = None  # a graph of unknown size: the schema's deltas only, counted from the first
+    for event in sim.graph_updates(WHEN, [("bulk", 4, 3), ("edge_add", 0, 5)]):
+        del event["payload"]
+        decided = decide(decode_graph_update(orjson.dumps(event)), state, NOW, None, True)
+        out += decided.samples
+        state = decided.new_state or state
+    assert sum("size_counted_since" in s.state for s in out if s.state) == 2
     return out
 
 
@@ -247,6 +255,7 @@ def test_every_family_and_quality_is_covered() -> None:
         assert any(field in m for m in metas), field
     assert any("predicted_vs_actual_accuracy" in m for m in metas)
     assert any(m.get("id_refs", {}).get("plan_id") == "plan-123" for m in metas)
+    assert any(s["output"].get("status") == "skipped" for s in SAMPLES)
 
 
 @pytest.mark.parametrize("fmt", ["json", "avro"])

@@ -130,6 +130,29 @@ def test_a_plan_keeps_its_latest_stages() -> None:
     assert paths(samples)[-1] == [e.stage for e in events[-MAX_STAGES:]]
 
 
+def test_an_end_without_a_reported_duration_lasts_from_its_running_event() -> None:
+    """The plan's state records each stage start; an end that reports no ``duration_ms``
+    lasts from its stage's latest start at or before it. A reported one is kept as sent."""
+    started = ended("build", 1, status="running")
+    build = ended("build", 2.5)
+    samples, state = read([started, started, build, ended("execute", 3)])
+    assert [m.event_id for m in state.stage_starts or ()] == [started.event_id]  # once
+    assert [m.stage_id for m in state.stages or ()] == ["build", "execute"]  # not the start
+    built, executed = samples
+    assert built.output["duration_ms"] == 90000
+    assert "duration_ms" not in executed.output  # no start seen, none reported
+    reported = build.model_copy(
+        update={"payload": build.payload.model_copy(update={"duration_ms": 1500})}
+    )
+    (kept,), _ = read([started, reported])
+    assert (kept.output["duration_ms"], kept.output["result"]["duration_ms"]) == (1500, 1500)
+    later_start = ended("build", 4, n=1, status="running")
+    (before,), _ = read([later_start, build])  # a start after the end is no start of it
+    assert "duration_ms" not in before.output
+    assert on_stage(started, None, NOW).new_state is None  # no plan yet: not kept
+    assert PlanState.from_table(state.to_table()) == state
+
+
 def test_a_state_stored_without_stages_still_loads() -> None:
     raw = orjson.loads(plan_state().to_table())
     assert "stages" not in raw  # none recorded: nothing written
@@ -230,3 +253,44 @@ async def test_the_worker_gives_the_same_paths_whichever_stage_settles_first(
             ["build"],
         ]
         assert bodies(b) == in_order
+
+
+async def test_the_worker_makes_a_skipped_stage_a_pipeline_outcome_off_the_path(
+    tmp_path: Any,
+) -> None:
+    """Official stage events only (``stage_status``): a skipped stage is a sample with status
+    skipped, acceptable; the stage the plan ran next does not name it."""
+    async with harness(tmp_path) as h:
+        snap, build, done, later = stages_story(h)
+        skipped = {
+            "event_id": str(uuid.uuid4()),
+            "event_family": "pipeline_stage",
+            "event_type": "pipeline_stage_skipped",
+            "timestamp": (WHEN + timedelta(seconds=90)).isoformat(),
+            "pipeline_id": str(uuid.uuid4()),
+            "stage_id": "review",
+            "stage_name": "Review",
+            "stage_status": "skipped",
+            "stage_order": 2,
+            "payload": {"plan_id": snap["plan"]["plan_id"]},
+        }
+        await h.put("plans", js(snap), key=key_of(snap))
+        for record in (build, skipped, done):
+            await h.put("pipeline_stage", js(record), key=key_of(snap))
+        await correct(h, later, key_of(snap))
+        outcomes = {
+            s["input"]["stage_id"]: s for s in h.sent() if s["sample_family"] == "pipeline_outcome"
+        }
+        assert set(outcomes) == {"build", "review", "execute"}
+        review = outcomes["review"]
+        assert (review["output"]["status"], review["output"]["result"]["status"]) == (
+            "skipped",
+            "skipped",
+        )
+        assert review["input"]["pipeline_path"] == ["build", "review"]
+        assert (review["feedback"]["quality_label"], review["meta"]["quality_score"]) == (
+            "acceptable",
+            0.5,
+        )
+        assert outcomes["execute"]["input"]["pipeline_path"] == ["build", "execute"]
+        assert validate_sample(review) == []

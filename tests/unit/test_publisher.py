@@ -52,13 +52,18 @@ async def test_core_events_are_keyed_by_the_plan_they_name_else_by_themselves():
     snap, now = sim.plan(datetime.now(UTC)), datetime.now(UTC)
     analysis = sim.impact_analysis(sim.delta(snap, now), now)
     cost = sim.core_event("cost_budget", now, {"total_tokens": 120})
+    named = {k: v for k, v in analysis["payload"].items() if k != "plan_id"}
+    delta_only = analysis | {"payload": named}  # names its delta alone
     assert pub.publish_core_event(analysis)
     assert pub.publish_core_event(cost)
-    queued = [pub._queue.get_nowait() for _ in range(2)]
+    assert pub.publish_core_event(delta_only, key=snap["plan"]["plan_id"])
+    queued = [pub._queue.get_nowait() for _ in range(3)]
     assert [(topic, key) for topic, key, _ in queued] == [
         ("x.mplp.core_events", snap["plan"]["plan_id"].encode()),
         ("x.mplp.core_events", cost["event_id"].encode()),
+        ("x.mplp.core_events", snap["plan"]["plan_id"].encode()),  # the delta's partition
     ]
+    assert "plan_id" not in orjson.loads(queued[2][2])["payload"]
     assert orjson.loads(queued[0][2])["payload"]["delta_id"] == analysis["payload"]["delta_id"]
     with pytest.raises(ValidationError):
         pub.publish_core_event(cost | {"event_family": "weather"})  # not a family of the schema

@@ -11,24 +11,34 @@ from typing import Any
 
 import orjson
 import pytest
+from jsonschema import Draft7Validator
 
 from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.export.common import common_record
 from learnstream.streams.join.expiry import partition_of
 from learnstream.streams.join.runs import (
     RunState,
     decide_execution,
     decide_sa,
+    decide_stage_run,
     run_expiry,
     run_key,
     sa_route,
+    stage_key,
 )
+from learnstream.streams.mplp.decode import decode_stage
 from learnstream.streams.mplp.run_events import decode_execution, decode_sa_event
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.sim.simulate import Simulator
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
+from tests.support.mplp_learning import format_checker
 from tests.support.worker import RunningWorker, running_worker
+from tests.unit.test_export_common import common_validator
 from tests.unit.test_mplp_inputs import MAX_EXAMPLES, generated_from, official
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+P = "8e9f0a1b-2c3d-4e5f-9a6b-7c8d9e0f1a2b"  # a project, for the common export
 TIMEOUT = timedelta(hours=1)
 
 
@@ -93,6 +103,83 @@ def test_an_execution_that_ends_is_an_outcome(status: str, label: str) -> None:
     assert sample["output"]["duration_ms"] == 2500
     assert sample["feedback"]["quality_label"] == label
     assert state.closed == status
+
+
+EXECUTION_ID = "4d5e6f70-8a9b-4c0d-9e1f-2a3b4c5d6e7f"
+
+
+def official_execution(status: str, seconds: float, **payload: Any) -> dict[str, Any]:
+    """Return a runtime execution event with what the official schema defines (the payload
+    open), ``seconds`` after T."""
+    return {
+        "event_id": f"5e6f7a8b-9c0d-4e1f-8a2b-{int(seconds * 1000):012d}",
+        "event_type": f"execution_{status}",
+        "event_family": "runtime_execution",
+        "timestamp": (T + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z"),
+        "execution_id": EXECUTION_ID,
+        "executor_kind": "llm",
+        "executor_role": "planner",
+        "status": status,
+        **({"payload": payload} if payload else {}),
+    }
+
+
+def test_an_execution_reports_its_duration_tokens_and_error_into_the_sample_and_export(
+    mplp_schemas: Path,
+) -> None:
+    """A reported ``payload.duration_ms`` wins over the time from the start; ``token_usage``
+    and ``error_info`` are read; the mplp-common export carries the duration and tokens."""
+    name = "events/mplp-runtime-execution-event.schema.json"
+    validator = Draft7Validator(official(mplp_schemas, name), format_checker=format_checker())
+    usage = {"prompt_tokens": 1200, "completion_tokens": 300, "by_agent": {"planner": 1500}}
+    error = {"code": "RATE_LIMIT", "message": "429 from the model"}
+    events = [
+        official_execution("running", 0),
+        official_execution("failed", 4, duration_ms=3250, token_usage=usage, error_info=error),
+    ]
+    for event in events:
+        assert [e.message for e in validator.iter_errors(event)] == []
+    (sample,), _ = fold(decode_execution, decide_execution, events)
+    assert sample["output"] == {
+        "status": "failed",
+        "duration_ms": 3250,  # reported, not the 4000 between the events
+        "token_usage": {
+            "total_tokens": 1500,
+            "prompt_tokens": 1200,
+            "completion_tokens": 300,
+            "by_agent": [{"agent_id": "planner", "tokens": 1500}],
+        },
+        "error_info": error,
+    }
+    owned = LearningSample.model_validate(sample)
+    owned = owned.model_copy(update={"meta": owned.meta.model_copy(update={"project_id": P})})
+    record = common_record(owned)
+    assert record is not None
+    assert (record["execution_time_ms"], record["token_usage"]["total_tokens"]) == (3250, 1500)
+    assert record["error_info"] == {
+        "error_code": "RATE_LIMIT",
+        "error_message": "429 from the model",
+    }
+    assert record["success_flag"] is False
+    assert [e.message for e in common_validator().iter_errors(record)] == []
+    measured = [official_execution("running", 0), official_execution("completed", 2.5)]
+    (timed,), _ = fold(decode_execution, decide_execution, measured)
+    assert timed["output"] == {"status": "completed", "duration_ms": 2500}  # from the start
+    bad = [official_execution("completed", 1, duration_ms=-5, token_usage={"total_tokens": "x"})]
+    (unread,), _ = fold(decode_execution, decide_execution, bad)
+    assert unread["output"] == {"status": "completed"}  # nothing usable reported, no start
+
+
+def test_a_step_end_reports_its_error_info_and_tokens_too() -> None:
+    events = Simulator(seed=9).sa_run(T, steps=1)
+    end = events[3]
+    end["payload"] |= {"error_info": "quota", "token_usage": {"total_tokens": 90}}
+    (sample,), _ = fold(decode_sa_event, decide_sa, [events[2], end])
+    assert (sample["output"]["error_info"], sample["output"]["token_usage"]) == (
+        "quota",
+        {"total_tokens": 90},
+    )
+    assert sample["output"]["duration_ms"] == 1000
 
 
 def test_a_redelivered_end_and_a_late_event_make_no_second_sample() -> None:
@@ -203,3 +290,108 @@ def test_steps_of_two_agents_with_the_same_step_id_are_two_runs() -> None:
     keys = {route.key(decode_sa_event(orjson.dumps(run[3]))) for run in (first, second)}
     assert len(keys) == 2
     assert all(key is not None and key.startswith("run:step:") for key in keys)
+
+
+# --- pipeline stages of no plan: official stage events alone ---------------------------------
+
+PIPELINE_ID = "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d"
+
+
+def official_stage_event(status: str, seconds: float, n: int = 0, **payload: Any) -> dict[str, Any]:
+    """Return a pipeline stage event with only what the official schema defines (no plan)."""
+    return {
+        "event_id": f"9a8b7c6d-5e4f-4a3b-9c2d-{n:06d}{int(seconds):06d}",
+        "event_type": f"pipeline_stage_{status}",
+        "event_family": "pipeline_stage",
+        "timestamp": (T + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z"),
+        "pipeline_id": PIPELINE_ID,
+        "stage_id": "analyze",
+        "stage_name": "Analyze",
+        "stage_status": status,
+        "stage_order": 1,
+        **({"payload": payload} if payload else {}),
+    }
+
+
+def decide_stage(event: Any, state: Any, now: datetime, parked: Any, settled: bool) -> Any:
+    return decide_stage_run(event, state, now)
+
+
+def test_a_stage_of_no_plan_lasts_from_its_running_event_and_may_run_again(
+    mplp_schemas: Path,
+) -> None:
+    name = "events/mplp-pipeline-stage-event.schema.json"
+    validator = Draft7Validator(official(mplp_schemas, name), format_checker=format_checker())
+    events = [
+        official_stage_event("pending", 0),
+        official_stage_event("running", 5),
+        official_stage_event("failed", 65),
+        official_stage_event("running", 70, n=1),
+        official_stage_event("completed", 100, n=1),
+        official_stage_event("completed", 100, n=1),  # redelivered
+    ]
+    for event in events:
+        assert [e.message for e in validator.iter_errors(event)] == []
+    key = stage_key(decode_stage(orjson.dumps(events[1])))
+    assert key == f"run:stage:{PIPELINE_ID}:{canonical_id('analyze')}"
+    samples, state = fold(decode_stage, decide_stage, events)
+    failed, completed = samples
+    assert failed["output"] == {
+        "result": {"stage": "analyze", "stage_name": "Analyze", "status": "failed"},
+        "status": "failed",
+        "duration_ms": 60000,
+    }
+    assert completed["output"]["duration_ms"] == 30000  # the retry, from its own start
+    assert completed["input"] == {
+        "pipeline_id": PIPELINE_ID,
+        "stage_id": "analyze",
+        "pipeline_path": ["analyze"],
+    }
+    assert [s["feedback"]["quality_label"] for s in samples] == ["poor", "good"]
+    assert (state.kind, state.closed, state.started_at) == ("stage", "completed", None)
+    assert RunState.from_table(state.to_table()) == state
+    reported = [official_stage_event("running", 5), official_stage_event("completed", 9, n=2)]
+    reported[1]["payload"] = {"duration_ms": 1234}
+    (sample,), _ = fold(decode_stage, decide_stage, reported)
+    assert sample["output"]["duration_ms"] == 1234  # reported wins
+    (alone,), _ = fold(decode_stage, decide_stage, [official_stage_event("skipped", 3)])
+    assert "duration_ms" not in alone["output"]  # no start seen
+    assert alone["output"]["status"] == "skipped"
+
+
+def test_stage_ids_outside_the_collected_ones_are_noted_but_make_no_sample() -> None:
+    events = [official_stage_event("running", 1), official_stage_event("completed", 2)]
+    state = None
+    for event in events:
+        outcome = decide_stage_run(
+            decode_stage(orjson.dumps(event)), state, T, frozenset({"execute"})
+        )
+        assert outcome.samples == []
+        state = outcome.new_state or state
+    assert state is not None
+    assert state.closed == "completed"
+
+
+async def test_the_worker_times_a_stage_of_no_plan_from_its_running_event(
+    worker: RunningWorker,
+) -> None:
+    runtime, mocks, feed, clock = worker
+    # The wall clock: a stage's samples wait for an end-offset round started after it was
+    # read (the corrections input and the consent view), which a stopped clock never sees.
+    clock.now = None
+    topics = runtime.settings.topics
+    events = [official_stage_event("running", 5), official_stage_event("completed", 47)]
+    values = [orjson.dumps(e) for e in events]
+    partition = partition_of(PIPELINE_ID, topics.partitions)
+    await feed.put(
+        "outcomes",
+        topics.name("pipeline_stage"),
+        *values,
+        key=PIPELINE_ID.encode(),
+        partition=partition,
+    )
+    sent = [orjson.loads(c.kwargs["value"]) for c in mocks["samples"].await_args_list]
+    (sample,) = sent
+    assert (sample["output"]["status"], sample["output"]["duration_ms"]) == ("completed", 42000)
+    assert f"run:stage:{PIPELINE_ID}:{canonical_id('analyze')}" in runtime.tables.runs
+    assert mocks["dlq"].await_count == 0
