@@ -2,8 +2,10 @@
 
 Per plan: ~60 % approved, ~20 % rejected, ~20 % corrected (a delta, sometimes carrying its
 impact, else now and then followed by an ImpactAnalysisEvent on ``mplp.core_events``);
-about half the approved/corrected plans are executed (one in five fails). Now and then a MAP
-session, a single agent's steps, a runtime execution, a graph change or a cost_budget event.
+about half the approved/corrected plans are executed (one in five fails), and two in five of
+the completed ones are replanned for the same intent and run again (plan_optimization). Now
+and then a MAP session, a single agent's steps, a runtime execution, a graph change or a
+cost_budget event.
 Some decisions arrive before their plan, a few plans never arrive (join misses), and ~2 %
 of records are malformed, so every path of the pipeline shows up.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import UTC, datetime
+from typing import Any
 
 from learnstream.streams.io.publisher import RuntimePublisher
 from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
@@ -48,9 +51,21 @@ def _plan_story(sim: Simulator, pub: RuntimePublisher, rng: random.Random) -> st
     elif not (early or missing):
         pub.publish_decision(decision)
     if roll < 0.8 and not missing and rng.random() < 0.5:
-        pub.publish_stage(sim.stage(snap, "started", _now()))
-        pub.publish_stage(sim.stage(snap, "failed" if rng.random() < 0.2 else "completed", _now()))
+        failed = rng.random() < 0.2
+        _execute(sim, pub, snap, failed)
+        if not failed and rng.random() < 0.4:  # replanned for the same intent, and run again
+            replan = sim.plan(_now(), snap["project_id"], intent=snap["intent"])
+            pub.publish_plan(replan)
+            pub.publish_decision(sim.decision(replan, approved=True, when=_now()))
+            _execute(sim, pub, replan, failed=False)
     return None if missing else str(snap["plan"]["plan_id"])
+
+
+def _execute(sim: Simulator, pub: RuntimePublisher, snap: dict[str, Any], failed: bool) -> None:
+    """Publish a plan's execute stage, started then ended (with its duration): two completed
+    executions of one intent make a plan_optimization sample."""
+    pub.publish_stage(sim.stage(snap, "started", _now()))
+    pub.publish_stage(sim.stage(snap, "failed" if failed else "completed", _now()))
 
 
 async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -> None:
