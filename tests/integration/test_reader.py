@@ -15,10 +15,16 @@ pytestmark = pytest.mark.integration
 
 
 async def create(bootstrap: str, topic: str, partitions: int) -> None:
+    """Create ``topic`` and return once the broker lists it (under load Apache Kafka answers
+    the creation before its metadata has the topic: a reader asking then finds no topic)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         await admin.create_topics([NewTopic(topic, partitions, 1)])
+        deadline = asyncio.get_running_loop().time() + 30
+        while topic not in await admin.list_topics():
+            assert asyncio.get_running_loop().time() < deadline, f"{topic} never listed"
+            await asyncio.sleep(0.1)
     finally:
         await admin.close()
 
