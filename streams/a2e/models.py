@@ -1,7 +1,8 @@
 """The A2E learn records: Feedback, Experience, SkillPerformanceRecord and the reward sample.
 
 Wire names are the A2E spec's. Validation errors name the field and what it accepts, never
-the value (feedback text is personal data until the privacy step has run).
+the value (feedback text is personal data until the privacy step has run). Seeds are cited
+as docs/seeds.md digests them.
 """
 
 from __future__ import annotations

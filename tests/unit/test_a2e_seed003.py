@@ -1,8 +1,8 @@
 """Seed 003's calls as written: Feedback's conversions, a plugin's two-argument ``_adapt``,
 and every built-in strategy on plain cumulative records (issue 44, point 6).
 
-The seed is not in the repository: the few lines of its code a test needs are copied here,
-as the seed writes them, and marked so.
+The seed is not in the repository (docs/seeds.md digests it): the few lines of its code a
+test needs are copied here, as the seed writes them, and marked so.
 """
 
 from __future__ import annotations
