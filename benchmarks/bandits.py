@@ -17,7 +17,7 @@ best arm's share of the last 1,000 pulls (change suite: the new best arm's share
 1,000 pulls after the change).
 
 The cumulative suite (``cumulative drawn K=7``) plays plain cumulative counts only, as a
-script or a plugin holding ``SkillPerformanceRecord`` s ranks them (no decay, no floor but
+script or a plugin holding ``SkillPerformanceRecord`` counts ranks them (no decay, no floor but
 epsilon-greedy's; the defaults of ``EXACT_DEFAULTS``), on arms the project never saw: each
 seed draws its own 7 means (the best in [0.3, 0.9], the second 0.1 to 0.15 below it, the
 rest up to 0.4 below that, in a drawn order), over 20,000 pulls, and reports the best arm's

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import bandits
 from learnstream.streams.a2e.messages import LearnAdaptRequest
 from learnstream.streams.a2e.models import (
     Feedback,
@@ -212,3 +213,23 @@ def test_every_strategy_converges_on_cumulative_records(strategy: str, seed: int
     """The best skill keeps >= 85 % of the late pulls on each seed (on seeds 3 and 8 the
     rolling stats' c, UCB1 0.4 or softmax 0.1, locked onto a worse skill here)."""
     assert late_share(strategy, seed) >= 0.85
+
+
+def test_the_cumulative_suite_draws_its_arms_per_seed_and_plays_counts_only() -> None:
+    cumulative = next(s for s in bandits.SUITES if s.cumulative_only)
+    assert (cumulative.drawn, cumulative.target, cumulative.pulls) == (True, True, 20_000)
+    draws = [cumulative.on(seed).means for seed in range(50)]
+    assert len(set(draws)) == 50  # every seed its own arms
+    for means in draws:
+        best, second = sorted(means, reverse=True)[:2]
+        assert len(means) == 7
+        assert 0.3 <= best <= 0.9
+        assert 0.1 - 1e-3 <= best - second <= 0.15 + 1e-3
+        assert min(means) >= 0.0
+    assert len({d.index(max(d)) for d in draws}) > 3  # the best arm's place is drawn too
+    args = bandits._parser().parse_args(["--seeds", "2"])
+    jobs = bandits._jobs(args, [cumulative])
+    assert {job[0] for job in jobs} == {"cumulative"}
+    assert sorted((job[2], job[3]) for job in jobs) == sorted(
+        (strategy, seed) for strategy in STRATEGIES for seed in (0, 1)
+    )
