@@ -1,7 +1,8 @@
 """The A2E learn records: Feedback, Experience, SkillPerformanceRecord and the reward sample.
 
 Wire names are the A2E spec's. Validation errors name the field and what it accepts, never
-the value (feedback text is personal data until the privacy step has run).
+the value (feedback text is personal data until the privacy step has run). Seeds are cited
+as docs/seeds.md digests them.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ class Feedback(BaseModel):
 
     def to_preference_pair(
         self,
-        now: datetime,
+        now: datetime | None = None,
         project_id: str | None = None,
         *,
         written: LearningSample | None = None,
@@ -115,9 +116,12 @@ class Feedback(BaseModel):
         The pair is made of this feedback's dialog_response sample: ``written``, the sample
         as it was written (after privacy), so the pair holds nothing the written sample does
         not; without it, the sample built here for ``project_id`` (default: the feedback's).
+        ``now``, the pair's (and a sample built here's) creation time, defaults to the clock,
+        so seed 003's ``feedback.to_preference_pair()`` works as written.
         """
         from learnstream.streams.a2e.samples import build_dialog_response, dialog_pair
 
+        now = datetime.now(UTC) if now is None else now
         if written is None:
             written = build_dialog_response(self, now, project_id=project_id or self.project_id)
         return dialog_pair(written, now)
@@ -127,6 +131,8 @@ class Feedback(BaseModel):
 
         Its prompt, response and correlation id are those of this feedback's dialog_response
         sample: ``written``, as for :meth:`to_preference_pair`, else the sample built here.
+        It takes no time (a reward sample has none), so seed 003's
+        ``feedback.to_reward_sample()`` works as written.
         """
         from learnstream.streams.a2e.samples import build_dialog_response, reward_of
 

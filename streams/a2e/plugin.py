@@ -8,13 +8,19 @@ plugin a transport of :class:`~learnstream.streams.a2e.client.LearnAPI` (or of
 learnstream's own: rolling per-skill stats (streams/a2e/stats.py) and the built-in
 strategies, as of an injected clock; the Kafka worker keeps the same stats in a table.
 
+``_adapt`` may be overridden with learnstream's signature ``(skill_name, strategy, params,
+seed)`` or with seed 003's as written, ``(skill_name, strategy)``: the plugin reads the
+override's signature once and calls it with the arguments it takes.
+
 Seeds are cited by section: docs/seeds.md.
 """
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any, cast
 
 from learnstream.streams.a2e.messages import (
@@ -60,7 +66,8 @@ class LearnPlugin(ABC):
         self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int
     ) -> list[SkillPerformanceRecord]:
         """Return the skills ranked best first (raise StrategyError for an unknown one);
-        ``seed`` is the request's, else one derived from its correlation id."""
+        ``seed`` is the request's, else one derived from its correlation id. An override may
+        take only ``(skill_name, strategy)``, as seed 003 writes it."""
 
     @abstractmethod
     def _get_stats(self, skill_name: str | None, tool_name: str | None) -> dict[str, Any]:
@@ -91,10 +98,45 @@ class LearnPlugin(ABC):
         if isinstance(request, LearnAdaptRequest):
             adapt = request.payload
             seed = adapt_seed(adapt, self.seed, request.correlation_id)
-            ranked = self._adapt(adapt.skill_name, adapt.strategy, dict(adapt.params), seed)
+            ranked = self._call_adapt(adapt.skill_name, adapt.strategy, dict(adapt.params), seed)
             return AdaptResult(records=ranked)
         stats = request.payload
         return StatsResult.model_validate(self._get_stats(stats.skill_name, stats.tool_name))
+
+    def _call_adapt(
+        self, skill_name: str | None, strategy: str, params: dict[str, float], seed: int
+    ) -> list[SkillPerformanceRecord]:
+        """Call ``_adapt`` with the arguments its signature takes: all four, or seed 003's
+        ``(skill_name, strategy)``."""
+        method: Callable[..., list[SkillPerformanceRecord]] = self._adapt
+        if _adapt_arity(method) == 2:
+            return method(skill_name, strategy)
+        return method(skill_name, strategy, params, seed)
+
+
+def _adapt_arity(method: Callable[..., Any]) -> int:
+    """Return how many arguments an ``_adapt`` takes (4, else 2); raise TypeError if neither."""
+    function = getattr(method, "__func__", None)
+    if function is None:  # a callable set on the instance: no self to skip
+        return _arity(method, False)
+    return _arity(function, True)
+
+
+@cache
+def _arity(function: Callable[..., Any], bound: bool) -> int:
+    signature = inspect.signature(function)
+    lead: tuple[None, ...] = (None,) if bound else ()
+    for count in (4, 2):
+        try:
+            signature.bind(*lead, *([None] * count))
+        except TypeError:
+            continue
+        return count
+    name = getattr(function, "__qualname__", repr(function))
+    raise TypeError(
+        f"{name}{signature} must take (skill_name, strategy, params, seed) or, as seed 003 "
+        "writes it, (skill_name, strategy)"
+    )
 
 
 class MemoryLearn(LearnPlugin):

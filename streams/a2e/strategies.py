@@ -21,32 +21,31 @@ floor is ``alarm`` if that is larger: a strategy pays a low floor on stable arms
 hard when its favourite fails. Arms without recent pulls (exact counts, which never forget) get
 no floor, except epsilon-greedy's. Otherwise, highest first:
 
-- ``ucb1`` (``c``, default 0.4; ``floor``, 0.04; ``alarm``, 0.2): ``index_i = x_i + c *
-  sqrt(ln N / n_i)``. On the long memory ``N`` grows as on cumulative counts, so a smaller
-  ``c`` locks onto a rival: the best arm, low after an unlucky start, never earns a bonus
-  large enough to be retried. The alarm follows a change of best arm better than a higher
-  constant floor, which costs regret on stable arms.
-- ``epsilon_greedy`` (``c``, default 6; ``floor``, 0.03; ``alarm``, 0; or a fixed ``epsilon``):
-  with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm takes first place (a
-  uniformly drawn one while the GLIE part ``c * K / N`` is the larger, then the floor's
-  choice), the others rank by ``v_i``. The GLIE part explores every arm about ``c ln N``
-  times early on, which keeps a greedy rule on a long memory from locking onto a rival, and
-  costs nothing late, once ``c K / N`` is below the floor; its price is some
-  ``c K ln(N / (c K))`` uniform draws, mostly on poor arms when ``K`` is large. ``c`` 6 is the
+- ``ucb1`` (``c``, default 0.4, on exact counts sqrt(2); ``floor``, 0.04; ``alarm``, 0.2):
+  ``index_i = x_i + c * sqrt(ln N / n_i)``. On the long memory ``N`` grows as on cumulative
+  counts, so a smaller ``c`` locks onto a rival: the best arm, low after an unlucky start,
+  never earns a bonus large enough to be retried. The alarm follows a change of best arm
+  better than a higher constant floor, which costs regret on stable arms.
+- ``epsilon_greedy`` (``c``, default 6, on exact counts 50; ``floor``, 0.03; ``alarm``, 0; or
+  a fixed ``epsilon``): with probability ``eps_t = max(floor, min(1, c * K / N))`` an arm
+  takes first place (a uniformly drawn one while the GLIE part ``c * K / N`` is the larger,
+  then the floor's choice), the others rank by ``v_i``. The GLIE part explores every arm about
+  ``c ln N`` times early on, which keeps a greedy rule on a long memory from locking onto a
+  rival, and costs nothing late, once ``c K / N`` is below the floor; its price is some ``c K
+  ln(N / (c K))`` uniform draws, mostly on poor arms when ``K`` is large. ``c`` 6 is the
   smallest that locked no seed of many arms; floor 0.03 leaves more of the late pulls to the
   best arm than a higher one. No alarm: an epsilon-greedy favourite seldom shows a decline;
-  its lower rise bound (streams/a2e/memory.py) is what keeps a new best arm flagged.
-  ``floor = 0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a uniformly drawn
-  arm) replaces ``c``, ``floor`` and ``alarm``.
-- ``softmax`` (``c``, default 0.1; ``floor``, 0.03; ``alarm``, 0.2; or a fixed ``temperature``
-  tau): Boltzmann-Gumbel exploration (Cesa-Bianchi et al., 2017), sort by ``v_i + c /
-  sqrt(n_i) * G_i`` with ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature falls as its
-  estimate firms up. A smaller ``c`` locked onto a rival on the long memory, a larger one
-  spends pulls on rivals; floor and alarm were chosen as for UCB1, with declines at 1
-  standard error. With ``temperature`` the classic Boltzmann draw: sort by
-  ``v_i / tau + G_i``, so arm i comes first with probability
-  ``exp(v_i / tau) / sum_j exp(v_j / tau)`` (Gumbel-max), a share a fixed tau caps whatever
-  the evidence.
+  its lower rise bound (streams/a2e/memory.py) is what keeps a new best arm flagged. ``floor =
+  0`` with cumulative counts is pure GLIE; a fixed ``epsilon`` (a uniformly drawn arm)
+  replaces ``c``, ``floor`` and ``alarm``.
+- ``softmax`` (``c``, default 0.1, on exact counts 0.3; ``floor``, 0.03; ``alarm``, 0.2; or a
+  fixed ``temperature`` tau): Boltzmann-Gumbel exploration (Cesa-Bianchi et al., 2017), sort
+  by ``v_i + c / sqrt(n_i) * G_i`` with ``G_i`` i.i.d. Gumbel(0, 1): each arm's temperature
+  falls as its estimate firms up. A smaller ``c`` locked onto a rival on the long memory, a
+  larger one spends pulls on rivals; floor and alarm were chosen as for UCB1, with declines at
+  1 standard error. With ``temperature`` the classic Boltzmann draw: sort by ``v_i / tau +
+  G_i``, so arm i comes first with probability ``exp(v_i / tau) / sum_j exp(v_j / tau)``
+  (Gumbel-max), a share a fixed tau caps whatever the evidence.
 - ``thompson`` (``floor``, default 0; ``alarm``, default 0.1; ``draw``, default 0.5): each
   arm scores, with probability ``draw``, ``theta_i`` drawn from its posterior, else its
   posterior mean; sort by score. An arm that has shifted (streams/a2e/memory.py) always
@@ -67,10 +66,22 @@ no floor, except epsilon-greedy's. Otherwise, highest first:
 - ``custom``: a callable registered under the entry-point group ``learnstream.strategies``,
   called as ``strategy(records, params, rng)``; it must return the records reordered.
 
+Exact counts and rolling stats have their own defaults where they differ
+(:data:`EXACT_DEFAULTS`, used when every pulled arm is exact: ``recent`` None, as in plain
+cumulative :class:`SkillPerformanceRecord` counts a script or a plugin holds). On rolling stats the
+floor (and the change test behind the alarm) re-tries every arm, so ``c`` only has to order
+arms whose evidence the floor keeps fresh, and a small one spends few pulls on rivals. Exact
+counts get no floor: they never forget, so there is no change for it to notice, and the
+bonus alone must bring back a best arm held low after an unlucky start. There UCB1 takes the
+textbook ``c = sqrt(2)`` (Auer et al., 2002: ``x_i + sqrt(2 ln N / n_i)``, whose logarithmic
+regret bound holds for any rewards in [0, 1]), and softmax and epsilon-greedy a larger ``c``
+than on rolling stats, for the same reason. A ``c`` given in the parameters applies to both.
+
 Ties break by name, and all randomness comes from ``random.Random(seed)``: a ranking is a
 pure function of (records, strategy, params, seed, arms). The defaults were chosen by
 ``python -m benchmarks.bandits`` on rolling stats, as the worker ranks (stationary 3-20 arms,
-score arms, a change of best arm), with cumulative counts as a control.
+score arms, a change of best arm), with cumulative counts as a control; those of
+:data:`EXACT_DEFAULTS` by its suite on cumulative counts of arms drawn per seed.
 
 Figures: benchmarks/RESULTS.md, "Adaptation strategies: the figures behind the defaults".
 """
@@ -90,6 +101,7 @@ from learnstream.streams.a2e.models import SkillPerformanceRecord
 __all__ = [
     "DEFAULTS",
     "ENTRY_POINT_GROUP",
+    "EXACT_DEFAULTS",
     "Arm",
     "StrategyError",
     "arm_of",
@@ -108,6 +120,12 @@ DEFAULTS: dict[str, dict[str, float]] = {
     "epsilon_greedy": {"c": 6.0, "floor": 0.03, "alarm": 0.0},
     "softmax": {"c": 0.1, "floor": 0.03, "alarm": 0.2},
     "thompson": {"floor": 0.0, "alarm": 0.1, "draw": 0.5},
+}
+#: Where exact counts (no arm with recent pulls) take other defaults than rolling stats.
+EXACT_DEFAULTS: dict[str, dict[str, float]] = {
+    "ucb1": {"c": math.sqrt(2.0)},
+    "epsilon_greedy": {"c": 50.0},
+    "softmax": {"c": 0.3},
 }
 #: Parameters that switch a strategy to its fixed-rate form when given.
 _OPTIONAL = {"epsilon_greedy": "epsilon", "softmax": "temperature"}
@@ -166,8 +184,8 @@ def smoothed_reward(arm: SkillPerformanceRecord | Arm) -> float:
     return (a.total + 1) / (a.pulls + 2)
 
 
-def _params(strategy: str, given: Mapping[str, float]) -> Params:
-    out = dict(DEFAULTS[strategy])
+def _params(strategy: str, given: Mapping[str, float], exact: bool = False) -> Params:
+    out = DEFAULTS[strategy] | (EXACT_DEFAULTS.get(strategy, {}) if exact else {})
     allowed = [*out, *([_OPTIONAL[strategy]] if strategy in _OPTIONAL else [])]
     for name, value in given.items():
         if name not in allowed:
@@ -308,18 +326,21 @@ def rank(
     custom: str | None = None,
     arms: Mapping[str, Arm] | None = None,
 ) -> list[Item]:
-    """Return ``records`` best first under ``strategy``; ``arms`` overrides their counts."""
+    """Return ``records`` best first under ``strategy``; ``arms`` overrides their counts.
+
+    The defaults are :data:`EXACT_DEFAULTS` over :data:`DEFAULTS` when no pulled arm has
+    recent pulls (exact counts, e.g. plain cumulative records), else :data:`DEFAULTS`."""
     rng = random.Random(seed)  # noqa: S311  (exploration, not secrecy)
     if strategy == "custom":
         return _run_custom(load_custom(custom), records, params or {}, rng)
     if strategy not in _SCORERS:
         raise StrategyError(f"strategy must be one of {', '.join(STRATEGIES)}")
-    p = _params(strategy, params or {})
     views = {id(r): (arms or {}).get(r.name) or arm_of(r) for r in records}
     untried = sorted((r for r in records if views[id(r)].pulls <= 0), key=lambda r: r.name)
     rng.shuffle(untried)
     tried = sorted((r for r in records if views[id(r)].pulls > 0), key=lambda r: r.name)
     tried_arms = [views[id(r)] for r in tried]
+    p = _params(strategy, params or {}, all(a.recent is None for a in tried_arms))
     scores = _SCORERS[strategy](tried_arms, p, rng, len(records)) if tried else []
     order = sorted(range(len(tried)), key=lambda i: -scores[i])  # stable: name breaks ties
     return untried + [tried[i] for i in order]

@@ -480,12 +480,17 @@ def test_defaults_find_the_best_of_ten_arms_a_tenth_apart(strategy: str) -> None
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_defaults_follow_a_change_of_best_arm(strategy: str) -> None:
     """The best arm 0.7 -> 0.45 and a poor one 0.2 -> 0.75 at pull 3,000: on rolling stats
-    the new best takes >= 70 % of the next 1,000 pulls, on cumulative counts < 30 %."""
+    the new best takes >= 70 % of the next 1,000 pulls, on cumulative counts < 30 % (but
+    UCB1's: its textbook bonus on exact counts re-tries every arm as ln N grows, so it finds
+    this change on counts that never forget as well)."""
     change = suite("change K=5")
     rolling = [bandits.run_ours(change, strategy, s, True, 10.0)["share"] for s in (0, 1)]
     cumulative = [bandits.run_ours(change, strategy, s, False, 0.0)["share"] for s in (0, 1)]
     assert sum(rolling) / 2 >= 0.7
-    assert sum(cumulative) / 2 < 0.3
+    if strategy == "ucb1":
+        assert sum(cumulative) / 2 >= 0.7
+    else:
+        assert sum(cumulative) / 2 < 0.3
 
 
 def test_per_arm_rewards_repeat_an_arms_draws_however_the_pulls_interleave() -> None:
