@@ -29,7 +29,7 @@ from learnstream.streams.config.settings import Settings
 from learnstream.streams.config.usererrors import UserError
 from learnstream.streams.encoding.codecs import decode_any
 from learnstream.streams.io.admin import create_topics
-from learnstream.streams.io.demo_runtime import simulate_runtime
+from learnstream.streams.io.demo_runtime import simulate_feedback, simulate_runtime
 from learnstream.streams.io.embedded import EmbeddedBroker, free_port
 from learnstream.streams.io.preflight import check_port_free
 from learnstream.streams.io.publisher import RuntimePublisher
@@ -180,6 +180,7 @@ async def _live(
         view = DemoView(pub, metrics_url)
         tasks = [
             asyncio.create_task(simulate_runtime(pub, rate)),
+            asyncio.create_task(simulate_feedback(bootstrap, settings.topics)),
             asyncio.create_task(_watch(bootstrap, settings, view)),
         ]
         try:

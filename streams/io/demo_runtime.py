@@ -7,20 +7,36 @@ the completed ones are replanned for the same intent and run again (plan_optimiz
 and then a MAP session, a single agent's steps, a runtime execution, a graph change or a
 cost_budget event.
 Some decisions arrive before their plan, a few plans never arrive (join misses), and ~2 %
-of records are malformed, so every path of the pipeline shows up.
+of records are malformed, so every path of the pipeline shows up. Beside the runtime, a user
+rates one of the agent's answers every 2 s through the A2E learn API (dialog_response).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from datetime import UTC, datetime
 from typing import Any
 
+from learnstream.streams.a2e.client import LearnAPI, LearnFailed
+from learnstream.streams.a2e.correlate import LearnTimeout
+from learnstream.streams.config.settings import TopicSettings
+from learnstream.streams.io.a2e_transport import KafkaTransport
+from learnstream.streams.io.connection import Broker
 from learnstream.streams.io.publisher import RuntimePublisher
 from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
 
-__all__ = ["simulate_runtime"]
+__all__ = ["simulate_feedback", "simulate_runtime"]
+
+log = logging.getLogger("learnstream.demo")
+
+#: Turns a user of the demo's agent rates, through the A2E learn API (dialog_response).
+_TURNS = (
+    ("Why is checkout slow?", "The orders query scans the whole table; add an index."),
+    ("Summarise the failed deploy", "The migration timed out after 30 s on the users table."),
+    ("Which test is flaky?", "test_refund_webhook: it sleeps instead of polling the queue."),
+)
 
 
 def _now() -> datetime:
@@ -99,3 +115,28 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
             field, value, _ = rng.choice(BAD_RECORDS)
             pub.publish_raw(field, b"demo-bad", value)
         await asyncio.sleep(interval)
+
+
+async def simulate_feedback(
+    broker: Broker, topics: TopicSettings, every: float = 2.0, seed: int = 43
+) -> None:
+    """Rate one of the agent's answers through the A2E learn API every ``every`` seconds,
+    as a user of the runtime would, until cancelled (each is a dialog_response sample)."""
+    rng = random.Random(seed)
+    requests, responses = topics.name("learn_requests"), topics.name("learn_responses")
+    async with KafkaTransport(broker, requests, responses) as transport:
+        api = LearnAPI(transport)
+        while True:
+            prompt, response = rng.choice(_TURNS)
+            liked = rng.random() < 0.7
+            try:
+                await api.feedback(
+                    polarity="POSITIVE" if liked else "NEGATIVE",
+                    score=round(rng.uniform(0.3, 1.0) * (1 if liked else -1), 2),
+                    prompt=prompt,
+                    response=response,
+                    skill_name="answer_ops_question",
+                )
+            except (LearnTimeout, LearnFailed) as exc:  # the demo goes on; the view shows it
+                log.info("demo feedback not answered: %s", exc)
+            await asyncio.sleep(every)
