@@ -8,7 +8,10 @@ why records can be left behind). Records handed over and still queued for a busy
 offsets that hold no record (a re-read handed nothing over) are passed over.
 The same check also finds partitions whose position has stayed below the broker's high
 watermark, nothing fetched, for ``learnstream.streams.observe.stall.IDLE_AFTER_S``: those are
-fetched afresh. Nothing is checked while a rebalance or table recovery moves the positions.
+fetched afresh; and partitions whose next offset to process has stayed below it that long
+while the broker holds a record there (asked of the prober): those are read again from it,
+whatever kept the record from the agents. Nothing is checked while a rebalance or table
+recovery moves the positions.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ class Stalls:
         self.progress = progress
         self.watch: StallWatch[TP] = StallWatch()
         self.idle: IdleWatch[TP] = IdleWatch()
+        #: The next offset to process against the high watermark: whatever kept a record
+        #: from the agents (fetched or not, handed over or not), it has not been processed.
+        self.unprocessed: IdleWatch[TP] = IdleWatch()
 
     def inputs(self) -> set[str]:
         """Return the topics the agents read (not the tables' changelogs)."""
@@ -70,9 +76,14 @@ class Stalls:
         for tp, stall in stalled.items():
             await self._act(tp, stall)
         highwaters = {tp: (at, self.app.consumer.highwater(tp)) for tp, at in positions.items()}
-        for tp, idle in self.idle.idle(moment, highwaters).items():
+        idle = self.idle.idle(moment, highwaters)
+        for tp, still in idle.items():
             if tp not in stalled:  # being read again from below its position already
-                await self._refetch(tp, idle)
+                await self._refetch(tp, still)
+        behind = {tp: (self.progress.expected(tp), hw) for tp, (_, hw) in highwaters.items()}
+        for tp, waiting in self.unprocessed.idle(moment, behind).items():
+            if tp not in stalled and tp not in idle:
+                await self._reread(tp, waiting)
 
     async def _act(self, tp: TP, stall: Stall) -> None:
         last = stall.position - 1
@@ -98,6 +109,27 @@ class Stalls:
             self.progress.handed.get(tp), self.progress.expected(tp), idle.position,
         )  # fmt: skip
         await self.progress.seek_to(tp, idle.position)
+
+    async def _reread(self, tp: TP, waiting: Idle) -> None:
+        """Read ``tp`` again from its next offset to process, if the broker holds a record
+        there (the transaction markers that end a transactional partition hold none)."""
+        first_visible = self.progress.first_visible
+        if first_visible is None:
+            return
+        try:
+            first = await first_visible(tp, waiting.position)
+        except Exception as exc:  # noqa: BLE001  (the next check asks again)
+            log.info("%s[%d]: could not look at the broker (%r)", tp.topic, tp.partition, exc)
+            return
+        if first is None or first >= waiting.highwater:
+            return
+        log.warning(
+            "%s[%d]: record %d has waited %gs to be processed (next to process %d, high"
+            " watermark %d, handed over up to %s): reading from %d again",
+            tp.topic, tp.partition, first, self.unprocessed.after_s, waiting.position,
+            waiting.highwater, self.progress.handed.get(tp), waiting.position,
+        )  # fmt: skip
+        await self.progress.seek_to(tp, waiting.position)
 
 
 def register(runtime: Runtime) -> None:

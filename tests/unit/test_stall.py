@@ -187,3 +187,32 @@ async def test_a_partition_read_again_is_not_also_fetched_from_its_position(
     await stalls.check()
     await stalls.check()
     assert thread.seeks == [(P0, 5)]
+
+
+async def test_a_record_fetched_and_never_processed_is_read_again(
+    app: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a CI run on Apache Kafka showed: the fetch position past a record, nothing
+    waiting to be handed over, and the record never processed; neither watch saw it."""
+    thread = Thread({P0: 8, P1: 6}, {})
+    thread.highwaters = {P0: 8, P1: 6}  # both fetched to the end
+    consumer = app.consumer
+    monkeypatch.setattr(consumer, "_thread", thread)  # undone before the app is closed
+    progress = Progress(gated=False)
+    progress.committed = {P0: 7, P1: 5}.get  # P0: record 7 not processed; P1: 5 is a marker
+    progress.handed.update({P0: 8, P1: 6})
+    progress.seek = lambda tp, offset: consumer._thread.call_thread(_seek, thread, tp, offset)
+    held = {P0: [7], P1: []}  # what the broker holds from the next offset to process on
+
+    async def first_visible(tp: TP, offset: int) -> int | None:
+        return next((o for o in held[tp] if o >= offset), None)
+
+    progress.first_visible = first_visible
+    stalls = Stalls(app, progress)
+    stalls.unprocessed.after_s = 0.0
+    await stalls.check()  # starts the wait
+    with caplog.at_level("WARNING", logger="learnstream"):
+        await stalls.check()
+    assert thread.seeks == [(P0, 7)]  # P1's markers are no record: left alone
+    assert "plans[0]: record 7 has waited 0s to be processed (next to process 7" in caplog.text
+    assert progress.handed[P0] == 7
