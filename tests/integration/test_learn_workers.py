@@ -48,14 +48,16 @@ async def _post(
 
 
 async def _feed(http: aiohttp.ClientSession, bases: list[str]) -> None:
-    sent = 0
+    """Post every feedback at once, alternating workers: each waits for its own answer."""
+    posts = []
     for skill, (good, bad) in FEEDBACK.items():
         for score in [1.0] * good + [-1.0] * bad:
+            sent = len(posts)
             polarity = "POSITIVE" if score > 0 else "NEGATIVE"
             body = {"correlation_id": f"turn-{sent}", "polarity": polarity, "score": score,
                     "skill_name": skill}  # fmt: skip
-            await _post(http, f"{bases[sent % 2]}/learn/feedback", body)
-            sent += 1
+            posts.append(_post(http, f"{bases[sent % 2]}/learn/feedback", body))
+    await asyncio.gather(*posts)
 
 
 async def _stats(http: aiohttp.ClientSession, base: str) -> dict[str, Any]:
@@ -92,24 +94,34 @@ async def test_two_workers_answer_stats_and_adapt_the_same(
 
         as_of = time.time()  # when the same request weighs the stats, whoever answers
         rankings: dict[str, set[tuple[str, ...]]] = {}
-        for strategy in ("ucb1", "epsilon_greedy", "softmax", "thompson"):
-            for body in (
-                {"strategy": strategy, "seed": 11},
-                {"strategy": strategy, "as_of": as_of},
-            ):
-                cid = f"{strategy}-{uuid.uuid4()}"
-                for i in range(8):  # the same request (one id), posted to both workers
-                    answer = await _post(http, f"{bases[i % 2]}/learn/adapt", body, cid)
-                    names = tuple(r["name"] for r in answer["payload"]["records"])
-                    rankings.setdefault(f"{strategy}, seed {'seed' in body}", set()).add(names)
+
+        async def ask_eight_times(strategy: str, body: dict[str, Any]) -> None:
+            """The same request (one id) posted to both workers in turn (one at a time:
+            a worker refuses an id already in flight)."""
+            cid = f"{strategy}-{uuid.uuid4()}"
+            for i in range(8):
+                answer = await _post(http, f"{bases[i % 2]}/learn/adapt", body, cid)
+                names = tuple(r["name"] for r in answer["payload"]["records"])
+                rankings.setdefault(f"{strategy}, seed {'seed' in body}", set()).add(names)
+
+        await asyncio.gather(
+            *(
+                ask_eight_times(strategy, body)
+                for strategy in ("ucb1", "epsilon_greedy", "softmax", "thompson")
+                for body in (
+                    {"strategy": strategy, "seed": 11},
+                    {"strategy": strategy, "as_of": as_of},
+                )
+            )
+        )
         assert all(len(seen) == 1 for seen in rankings.values()), rankings
         assert rankings["ucb1, seed True"] == {("alpha", "beta", "gamma", "delta")}
 
         explore = {"strategy": "epsilon_greedy", "params": {"epsilon": 1.0}}
-        firsts = set()
-        for i in range(24):  # fresh ids: answered on both workers' partitions, drawn afresh
-            answer = await _post(http, f"{bases[i % 2]}/learn/adapt", explore)
-            firsts.add(answer["payload"]["records"][0]["name"])
+        answers = await asyncio.gather(  # fresh ids: on both workers' partitions, drawn afresh
+            *(_post(http, f"{bases[i % 2]}/learn/adapt", explore) for i in range(24))
+        )
+        firsts = {answer["payload"]["records"][0]["name"] for answer in answers}
         assert len(firsts) > 1, firsts  # a seed fixed per query would pick one arm every time
         counts = [await _adapt_counts(http, b) for b in bases]
         assert all(n > 0 for n in counts), counts  # each worker's agent ranked some
