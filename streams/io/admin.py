@@ -185,18 +185,15 @@ async def ensure_topics(
             check_brokers(topics, brokers)
         names = [name for name, _, _ in specs if name in listed]
         configs, replicas = await _configs(admin, names), await _replicas(admin, names)
+        absent = [spec for spec in specs if spec[0] not in listed]
+        created = await _create_absent(admin, absent, factor)
         results = []
-        for name, partitions, config in specs:
+        for name, _, config in specs:
             if name in listed:
                 have = configs.get(name, {})
                 results.append((name, _status(config, have, replicas.get(name, 0), factor)))
-                continue
-            new = NewTopic(name, partitions, factor, topic_configs=config)
-            try:
-                await _retried(functools.partial(admin.create_topics, [new]))
-                results.append((name, "created"))
-            except TopicAlreadyExistsError:
-                results.append((name, "exists"))
+            else:
+                results.append((name, "created" if name in created else "exists"))
         return topics, results
     finally:
         await admin.close()
@@ -215,16 +212,23 @@ async def create_missing(
     await admin.start()
     try:
         listed = set(await _retried(admin.list_topics))
-        created = []
-        for name, partitions, config in specs:
-            if name in listed:
-                continue
-            new = NewTopic(name, partitions, replication, topic_configs=config)
-            try:
-                await _retried(functools.partial(admin.create_topics, [new]))
-                created.append(name)
-            except TopicAlreadyExistsError:
-                pass
-        return created
+        return await _create_absent(admin, [s for s in specs if s[0] not in listed], replication)
     finally:
         await admin.close()
+
+
+async def _create_absent(
+    admin: AIOKafkaAdminClient, specs: list[tuple[str, int, dict[str, str]]], replication: int
+) -> list[str]:
+    """Create each (name, partitions, config) of ``specs`` with ``replication`` replicas, one
+    request per topic; return the names created (one another client created meanwhile is
+    not among them)."""
+    created = []
+    for name, partitions, config in specs:
+        new = NewTopic(name, partitions, replication, topic_configs=config)
+        try:
+            await _retried(functools.partial(admin.create_topics, [new]))
+            created.append(name)
+        except TopicAlreadyExistsError:
+            pass
+    return created
