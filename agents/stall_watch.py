@@ -113,15 +113,8 @@ class Stalls:
     async def _reread(self, tp: TP, waiting: Idle) -> None:
         """Read ``tp`` again from its next offset to process, if the broker holds a record
         there (the transaction markers that end a transactional partition hold none)."""
-        first_visible = self.progress.first_visible
-        if first_visible is None:
-            return
-        try:
-            first = await first_visible(tp, waiting.position)
-        except Exception as exc:  # noqa: BLE001  (the next check asks again)
-            log.info("%s[%d]: could not look at the broker (%r)", tp.topic, tp.partition, exc)
-            return
-        if first is None or first >= waiting.highwater:
+        first = await self.progress.held_between(tp, waiting.position, waiting.highwater)
+        if first is None:
             return
         log.warning(
             "%s[%d]: record %d has waited %gs to be processed (next to process %d, high"

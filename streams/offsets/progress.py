@@ -281,7 +281,13 @@ class Progress:
                 self._rewinding[tp] = _Rewinding(trigger=offset, last=offset, starts=starts)
                 await self.seek_to(tp, expected)
                 return False
-            held = await self._record_below(tp, expected, offset)
+            moved = await self._commit_passed(tp, expected, offset)
+            if moved is not None and moved > offset:
+                # The worker before this one processed these too (its transaction committed
+                # after the assignment's lookup): processed again, they would come out twice.
+                self._next[tp] = moved
+                return False
+            held = None if moved is not None else await self.held_between(tp, expected, offset)
             if held is not None:
                 # The consumer dropped the first record after each seek: read once more.
                 if len(starts) % WARN_EVERY_REREADS == REREADS_FOR_A_GAP % WARN_EVERY_REREADS:
@@ -304,33 +310,44 @@ class Progress:
             )  # fmt: skip
         return True
 
-    async def _record_below(self, tp: Partition, expected: int, offset: int) -> int | None:
-        """Return the offset of a record the broker holds in ``expected..offset - 1`` that
-        is still to process, if it says so; None when the group's committed offset has
-        reached ``offset`` since (a transaction of the worker before this one committed
-        them after the assignment's lookup: read again, they would come out twice), when it
-        holds no record there, or when it cannot tell (the hole is accepted then, as
-        without a ``first_visible``)."""
+    async def _commit_passed(self, tp: Partition, expected: int, offset: int) -> int | None:
+        """Return the group's committed offset for ``tp`` if it has reached ``offset`` since
+        the assignment's lookup (a transaction of the worker before this one committed
+        ``expected..offset - 1`` late); None if it has not, or if it cannot be asked."""
+        if self.starts_of is None:
+            return None
+        try:
+            start = (await self.starts_of([tp])).get(tp)
+        except Exception as exc:  # noqa: BLE001  (the broker is asked for records next)
+            log.info(
+                "%s[%d]: could not ask for the group's commit (%r)", tp.topic, tp.partition, exc
+            )
+            return None
+        if start is None or start < offset:
+            return None
+        log.info(
+            "%s[%d]: the group's commit has moved to %d since the assignment:"
+            " offsets %d..%d were processed",
+            tp.topic, tp.partition, start, expected, start - 1,
+        )  # fmt: skip
+        return start
+
+    async def held_between(self, tp: Partition, start: int, end: int) -> int | None:
+        """Return the offset of the first record the broker holds for this worker's readers
+        in ``start..end - 1``; None when it holds none there (transaction markers, compacted
+        records) or when it cannot tell (no ``first_visible``, or the broker did not answer:
+        logged)."""
         if self.first_visible is None:
             return None
         try:
-            if self.starts_of is not None:
-                start = (await self.starts_of([tp])).get(tp)
-                if start is not None and start >= offset:
-                    log.info(
-                        "%s[%d]: the group's commit has moved to %d since the assignment:"
-                        " offsets %d..%d were processed",
-                        tp.topic, tp.partition, start, expected, offset - 1,
-                    )  # fmt: skip
-                    return None
-            first = await self.first_visible(tp, expected)
-        except Exception as exc:  # noqa: BLE001  (the caller decides as it would without)
+            first = await self.first_visible(tp, start)
+        except Exception as exc:  # noqa: BLE001  (the callers decide as they would without)
             log.info(
                 "%s[%d]: could not look at offsets %d..%d on the broker (%r)",
-                tp.topic, tp.partition, expected, offset - 1, exc,
+                tp.topic, tp.partition, start, end - 1, exc,
             )  # fmt: skip
             return None
-        return first if first is not None and first < offset else None
+        return first if first is not None and first < end else None
 
     async def seek_to(self, tp: Partition, offset: int) -> None:
         """Make the consumer fetch ``tp`` from ``offset`` on (records fetched but never

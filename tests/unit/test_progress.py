@@ -415,3 +415,22 @@ async def test_a_hole_the_group_committed_since_the_assignment_is_not_read_again
     assert broker.asked == []
     assert log.processed == [90, 91, 92]
     assert log.seeks == [50, 50]
+
+
+async def test_records_below_a_commit_that_moved_past_them_are_not_processed_again() -> None:
+    """The re-reads start at 80, but the dead worker's last transaction has committed up to
+    90 since the assignment's lookup: 80..89 were processed by it and are skipped, 90 on
+    are processed."""
+    answers = iter([{TP0: 50}, {TP0: 90}])
+
+    async def starts_of(tps: list[object]) -> dict[object, int]:
+        return next(answers)
+
+    log = Log(Progress(gated=True), committed=None)
+    broker = Broker(offsets=list(range(100)))
+    log.progress.first_visible, log.progress.starts_of = broker.first_visible, starts_of
+    log.progress.assign([TP0])
+    await log.deliver(80, 81, 80, 81, 80, 81, *range(82, 93))
+    assert broker.asked == []
+    assert log.processed == [90, 91, 92]
+    assert log.progress.next_offset(TP0) == 93
