@@ -399,10 +399,10 @@ async def test_a_broker_that_cannot_tell_leaves_the_hole_accepted_as_before() ->
     assert log.processed == [0, 1, 5, 6, 7]
 
 
-async def test_a_hole_the_group_committed_since_the_assignment_is_not_read_again() -> None:
-    """The lookup at the assignment answered before the dead worker's last transaction
-    committed its offsets; reading them again would send their samples twice."""
-    answers = iter([{TP0: 50}, {TP0: 90}])
+def _committed_late(first: int, then: int) -> tuple[Log, Broker]:
+    """A gated log whose group commit is ``first`` at the assignment's lookup and ``then``
+    when asked again (the dead worker's last transaction committed in between)."""
+    answers = iter([{TP0: first}, {TP0: then}])
 
     async def starts_of(tps: list[object]) -> dict[object, int]:
         return next(answers)
@@ -411,6 +411,13 @@ async def test_a_hole_the_group_committed_since_the_assignment_is_not_read_again
     broker = Broker(offsets=list(range(100)))
     log.progress.first_visible, log.progress.starts_of = broker.first_visible, starts_of
     log.progress.assign([TP0])
+    return log, broker
+
+
+async def test_a_hole_the_group_committed_since_the_assignment_is_not_read_again() -> None:
+    """The lookup at the assignment answered before the dead worker's last transaction
+    committed its offsets; reading them again would send their samples twice."""
+    log, broker = _committed_late(50, 90)
     await log.deliver(90, 91, 90, 91, 90, 91, 92)  # Faust's own seek: the newer commit
     assert broker.asked == []
     assert log.processed == [90, 91, 92]
@@ -421,15 +428,7 @@ async def test_records_below_a_commit_that_moved_past_them_are_not_processed_aga
     """The re-reads start at 80, but the dead worker's last transaction has committed up to
     90 since the assignment's lookup: 80..89 were processed by it and are skipped, 90 on
     are processed."""
-    answers = iter([{TP0: 50}, {TP0: 90}])
-
-    async def starts_of(tps: list[object]) -> dict[object, int]:
-        return next(answers)
-
-    log = Log(Progress(gated=True), committed=None)
-    broker = Broker(offsets=list(range(100)))
-    log.progress.first_visible, log.progress.starts_of = broker.first_visible, starts_of
-    log.progress.assign([TP0])
+    log, broker = _committed_late(50, 90)
     await log.deliver(80, 81, 80, 81, 80, 81, *range(82, 93))
     assert broker.asked == []
     assert log.processed == [90, 91, 92]
