@@ -7,7 +7,10 @@ import socket
 
 from learnstream.streams.config.usererrors import UserError
 
-__all__ = ["check_broker", "check_port_free"]
+__all__ = ["PORT_TAKEN", "check_broker", "check_port_free"]
+
+#: What the error of a port another program holds says (the worker's own starter looks for it).
+PORT_TAKEN = "is already in use by another program"
 
 
 def _hosts(url: str) -> list[tuple[str, int]]:
@@ -47,10 +50,7 @@ def check_port_free(host: str, port: int, variable: str) -> None:
             sock.bind((host, port))
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise UserError(
-                    f"port {port} is already in use by another program: set {variable} "
-                    "to a free port"
-                ) from exc
+                raise UserError(f"port {port} {PORT_TAKEN}: set {variable} to a free port") from exc
             raise UserError(
                 f"cannot listen on {host}:{port} ({(exc.strerror or 'error').lower()}): "
                 f"set {variable} or LEARNSTREAM_WEB_HOST"

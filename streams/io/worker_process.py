@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from learnstream.streams.io.embedded import die_with_parent, free_port
+from learnstream.streams.io.preflight import PORT_TAKEN
 
 __all__ = ["WorkerProcess"]
 
@@ -27,6 +28,9 @@ class WorkerProcess:
         parent that starts it from its main thread (see ``die_with_parent``).
         """
         self.stop_with_parent = stop_with_parent
+        #: The web port was picked here: another program may take it before the worker binds
+        #: it (free_port only finds one free now), and then another one is picked.
+        self.own_port = "LEARNSTREAM_WEB_PORT" not in env
         self.env = {
             **os.environ,
             **env,
@@ -42,7 +46,18 @@ class WorkerProcess:
         return int(self.env["LEARNSTREAM_WEB_PORT"])
 
     def start(self, timeout: float = 90.0) -> WorkerProcess:
-        """Start the worker and wait until Faust reports it ready."""
+        """Start the worker and wait until Faust reports it ready; on a port picked here that
+        another program took meanwhile, start it again on another (at most twice)."""
+        for attempt in range(3):
+            try:
+                return self._start(timeout)
+            except RuntimeError as exc:
+                if not self.own_port or PORT_TAKEN not in str(exc) or attempt == 2:
+                    raise
+                self.env["LEARNSTREAM_WEB_PORT"] = str(free_port())
+        raise AssertionError("unreachable")
+
+    def _start(self, timeout: float) -> WorkerProcess:
         self.starts += 1
         marker = f"=== start {self.starts} ===\n"
         with open(self.log_path, "a") as log:
