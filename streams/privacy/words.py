@@ -111,6 +111,9 @@ _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
 _POSSESSIVE = re.compile(r"['’]s?$")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _CLAUSE_END = frozenset(".;:!?")
+#: What ends a clause between two words: its punctuation, or a line break.
+_BREAKS = _CLAUSE_END | {"\n"}
+_SPACE = re.compile(r"\s*")
 #: A lower-case letter then a capital inside a word: where camel-case humps join.
 _HUMP = re.compile(r"(?<=[^\W\d_])(?<=[^\W\dA-Z_])[A-Z]")
 #: Two capitals before the first lower-case letter: an acronym prefix, not a name.
@@ -129,8 +132,8 @@ class Token:
     start: int  # of the core
     end: int  # of the core, before a possessive
     possessive: bool
-    opens_clause: bool  # first word of the text or after . ; : ! ?
-    closes: bool  # punctuation after it ends a run of name words
+    opens_clause: bool  # first word of the text or of a line, or after . ; : ! ?
+    closes: bool  # punctuation or a line break after it ends a run of name words
 
 
 def tokens(text: str) -> list[Token]:
@@ -145,12 +148,13 @@ def tokens(text: str) -> list[Token]:
         possessive = bool(_POSSESSIVE.search(core)) and len(core) > 2
         if possessive:
             core = _POSSESSIVE.sub("", core)
-        opens = not out or out[-1].closes and bool(set(text[out[-1].end : start]) & _CLAUSE_END)
+        opens = not out or out[-1].closes and bool(set(text[out[-1].end : start]) & _BREAKS)
         # "Dana K. Whitfield", "Dr. Smith": an initial or an honorific does not end the name
         initial = trail == "." and (len(core) == 1 and core.isupper() or core.lower() in HONORIFICS)
-        out.append(
-            Token(core, start, start + len(core), possessive, opens, bool(trail) and not initial)
-        )
+        # a line break ends the run too: "Name: Dana Whitfield\nPhone: ..." is a form's line
+        broken = "\n" in _SPACE.match(text, m.end()).group()  # type: ignore[union-attr]
+        closes = bool(trail) and not initial or broken
+        out.append(Token(core, start, start + len(core), possessive, opens, closes))
     return out
 
 
