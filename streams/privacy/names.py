@@ -55,6 +55,7 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
+_QUOTES = "\"'«“‘"
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
@@ -96,23 +97,69 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
-    return [s for s in _merge(people) if not _common_phrase(s, words)]
+    ner = [(a, b) for entity, a, b in kept if entity == "PERSON"]
+    return [part for s in _merge(people) for part in _thing_words(s, words, text, ner)]
 
 
-def _common_phrase(span: Span, words: list[Token]) -> bool:
-    """Tell whether a PERSON span is title-cased common words only ("Dark Mode", "Robot
-    Framework"), or one letter: every name holds a word that is somewhere a name
-    (dictionary.py). ``words`` are the text's, as ``tokens`` read them."""
+def _thing_words(
+    span: Span, words: list[Token], text: str, found: list[tuple[int, int]]
+) -> list[Span]:
+    """Return a PERSON span's parts that may name a person: none when common words make
+    it a thing's name.
+
+    A span of title-cased common words only ("Dark Mode", "Robot Framework") or of one
+    letter names no one: every name holds a word that is somewhere a name (dictionary.py).
+    Nor does a span of several words one of which is never a name: the noun a product's
+    name ends in ("Alibaba Cloud", "Sphinx Extension", "Microsoft Teams") or the imperative
+    or function word a title opens with ("Write Styler", "While Cppcheck"). A common word
+    opening the text, a line or a clause is cut off first ("Meanwhile Dana Whitfield
+    said"): what is left is still a name when it is two words or more. A span is read in
+    the parts its punctuation and line breaks cut it into ("Dana Whitfield's Cautionary
+    Tales"). A lone word left after the cut is a name only where NER found it or quotes
+    set it off ("Per 'Amanda'"). ``words`` are the text's, as ``tokens`` read them;
+    ``found`` are NER's PERSON spans; other entities are returned as they are.
+    """
+
+    def quoted(t: Token) -> bool:
+        return t.start > 0 and text[t.start - 1] in _QUOTES
+
     entity, start, end = span
     if entity != "PERSON":
-        return False
-    named = [t.core for t in words if t.start < end and start < t.end]
-    named = [w for w in named if w.lower() not in PARTICLES]
+        return [span]
+    covered = [t for t in words if t.start < end and start < t.end]
+    parts: list[list[Token]] = [[]]
+    for t in covered:
+        parts[-1].append(t)
+        if t.closes or t.possessive:
+            parts.append([])
+    kept = []
+    for part in filter(None, parts):
+        if len(part) > 1 and part[0].opens_clause and _never_a_name(part[0].core):
+            part = part[1:]  # "Meanwhile Dana Whitfield", "Per 'Amanda'", "While Cppcheck"
+            if len(part) == 1 and not (
+                _inside(part[0].start, part[0].end, found) or quoted(part[0])
+            ):
+                continue  # the opener made the run: "Use Composio", "Write Styler"
+        if _may_name(part):
+            last = part[-1] is covered[-1]
+            kept.append((entity, max(start, part[0].start), end if last else part[-1].end))
+    return kept
+
+
+def _may_name(part: list[Token]) -> bool:
+    """Tell whether the words of one part of a PERSON span may be a person's name."""
+    named = [t.core for t in part if t.core.lower() not in PARTICLES]
     if not named:
-        return False
-    if len(named) == 1 and len(named[0]) == 1:
-        return True  # "C", "R": a language; an initial alone names no one
-    return all(map(is_common_word, named))
+        return True
+    if len(named) == 1:  # "C", "R": a language; an initial alone names no one
+        return len(named[0]) > 1 and not is_common_word(named[0])
+    return not any(map(_never_a_name, named))
+
+
+def _never_a_name(word: str) -> bool:
+    """Tell whether a word of a name span is an English word never given as a name (not an
+    initial or a title: "Sir", "Miss")."""
+    return len(word) > 1 and word.lower() not in HONORIFICS and is_common_word(word)
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:

@@ -72,8 +72,8 @@ def test_ner_spans_with_code_marks_are_dropped() -> None:
 
 
 def test_a_person_span_grows_over_the_name_beside_it() -> None:
-    text = "Rejected: Conor Field is on leave"
-    assert name_spans(text, [("PERSON", 16, 21)]) == [("PERSON", 10, 21)]
+    text = "Rejected: Conor Fielding is on leave"
+    assert name_spans(text, [("PERSON", 16, 24)]) == [("PERSON", 10, 24)]
 
 
 def test_ner_runs_only_where_a_name_word_does_not_open_the_text() -> None:
