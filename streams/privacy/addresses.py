@@ -42,7 +42,7 @@ _UNIT = r"(?:Flat|Studio|Apartment|Apt\.?|Suite|Unit)\s+\w{1,5}"
 #: English-speaking streets: "1777 Kramer Court", "Flat 0, Francesca Plains", and with a
 #: building's number before the house's ("083 254 Damvergi Street").
 _EN_START = (
-    rf"(?:{_UNIT},?\s+(?:{_HOUSE},?\s+)?|(?<![\w.-]){_HOUSE}(?:\s+{_HOUSE})?,?\s+)"
+    rf"(?:{_UNIT},?\s+(?:{_HOUSE},?\s+)?|(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?,?\s+)"
     r"(?:[NSEW]\.?\s+)?"
 )
 _EN = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
@@ -64,7 +64,7 @@ _ANY_WORD = r"[^\W\d_a-z][\w'’.-]*"
 #: the number closing its line or followed by a comma or a flat ("2 VMs to 3 hosts" is no
 #: street).
 _NUMBER_LAST = (
-    rf"(?<![\w.-]){_HOUSE},?\s+(?:(?i:ul|al|pl|rua|r|av|calle|via)\.?\s+)?{_ANY_WORD}"
+    rf"(?<![\w.-]){_HOUSE},?[ \t]+(?:(?i:ul|al|pl|rua|r|av|calle|via)\.?[ \t]+)?{_ANY_WORD}"
     rf"(?:[ \t]+(?:{_ANY_WORD}|d[aeiou]s?|del|la|le|van|von|der|den)){{0,3}}"
     r"[ \t]+\d{1,5}[A-Za-z]?\.?"
     rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
@@ -87,11 +87,24 @@ _TAIL = (
 )
 
 
+#: The lines of a letter's address block after its street, each a flat, or one to four
+#: capitalised words (a town, a region, a country: "Joinville", ", PA", "KOKKOLA") with a
+#: postcode after them or not ("Czech Republic 60530"): "139 Westglen Road\n Apt. 983\n
+#: Waiatarua\n New Zealand". A line holding anything else ends the block.
+_LINE = (
+    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
+    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
+)
+_LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
+
+
 class StreetAddressRecognizer(PatternRecognizer):
     """Recognize street addresses with the town and postcode that follow them."""
 
     def __init__(self) -> None:
-        streets = [rf"(?:{s})(?:{_TAIL})?" for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)]
+        streets = [
+            rf"(?:{s})(?:{_TAIL})?(?:{_LINES})?" for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
+        ]
         streets.append(_LONE_UNIT)
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]

@@ -35,8 +35,31 @@ def test_streets_with_the_number_last_and_flats_are_masked(
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "How do I change my address to 139 168 Westglen Road\n Apt. 983\n Waiatarua\n"
+            " New Zealand for post mail?",
+            "How do I change my address to <STREET_ADDRESS>\n New Zealand for post mail?",
+        ),
+        (
+            "Send: 03103 12 Timms Drive\nŽamberk\n, PA\n Czech Republic 04015",
+            "Send: <STREET_ADDRESS>",
+        ),
+        ("Meet me at 36884 Löberöd 27\n Suite 431\n ÅSARP\n Sweden", "Meet me at <STREET_ADDRESS>"),
+        ("12 Main Street\nSee the docs\n", "<STREET_ADDRESS>\nSee the docs\n"),
+    ],
+)
+def test_the_lines_of_an_address_block_go_with_its_street(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
+        "Release notes\nPostgres 16\nKafka 4",  # no street: lines alone are no address
         "Upgrade 3 Django 4 apps",
         "Move 2 VMs to 3 hosts",
         "Raise the limit from 3 Mbps to 5",
