@@ -138,12 +138,14 @@ def _same_line(words: Span, other: Token) -> bool:
 
 
 def _object_of_thing(words: Span) -> bool:
-    """Tell whether a lone word is the object of a preposition hanging from a common noun.
+    """Tell whether a lone word is the object of a preposition hanging from a noun.
 
-    "library for Ruby", "extension for Caja", "test files for Clazy": what a library, a
-    package or a file is for is a thing. A summary goes to a person and a call is with one
-    (see ``_PERSON_PREPOSITIONS``), an action is done for one ("Deploy the build for Dana":
-    the preposition hangs from the verb), and a list of names is left to the list rule.
+    "library for Ruby", "extension for Caja", "test files for Clazy", "ImageMagick API for
+    Ruby", "Better SQL in Jupyter": what a library, a package, a file or a named product
+    is for or in is a thing (the noun may be a title-cased product's, tagged NNP). A
+    summary goes to a person and a call is with one (see ``_PERSON_PREPOSITIONS``), an
+    action is done for one ("Deploy the build for Dana": the preposition hangs from the
+    verb), and a list of names is left to the list rule.
     """
     root, prep = words.root, words.root.head
     if len(words) > 1 or root.dep_ != "pobj" or prep.lower_ in _PERSON_PREPOSITIONS:
@@ -151,7 +153,7 @@ def _object_of_thing(words: Span) -> bool:
     listed = any(child.dep_ == "conj" for child in root.children)
     return (
         prep.dep_ == "prep"
-        and prep.head.tag_ in _COMMON
+        and prep.head.tag_ in _NOUNS
         and not listed
         and _same_line(words, prep.head)
     )

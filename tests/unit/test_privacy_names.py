@@ -334,3 +334,27 @@ def test_a_word_ner_calls_a_person_is_kept_as_what_a_thing_is_for(
     text = "Python client for Nacos."
     assert anonymizer.anonymize_text(text)[0] == text
     assert "Pete" not in anonymizer.anonymize_text("They sang louder than Pete")[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ImageMagick API for Ruby (documentation)",  # the preposition hangs from "API"/NNP
+        "Better SQL in Jupyter",
+    ],
+)
+def test_what_a_named_product_is_for_or_in_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Send the Q3 summary to Drodork Pulsvergind today", "Pulsvergind"),  # "to": a role
+        ("Book a call with Pulsvergind about the API", "Pulsvergind"),
+    ],
+)
+def test_a_person_after_a_role_preposition_is_still_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
