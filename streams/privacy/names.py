@@ -31,6 +31,7 @@ from learnstream.streams.privacy.words import (
     SPEECH_VERBS,
     TASK_VERBS,
     Token,
+    is_code_shaped,
     is_name_word,
     is_product,
     tokens,
@@ -117,16 +118,18 @@ def _thing_words(
     the parts its punctuation and line breaks cut it into ("Dana Whitfield's Cautionary
     Tales"). A lone word left after the cut is a name only where NER found it or quotes
     set it off ("Per 'Amanda'"). ``words`` are the text's, as ``tokens`` read them;
-    ``found`` are NER's PERSON spans; other entities are returned as they are.
+    ``found`` are NER's PERSON spans. A place of one word is dropped when the word is
+    never a name ("Segment Anything in Images"): a town's name is a name in the list.
     """
 
     def quoted(t: Token) -> bool:
         return t.start > 0 and text[t.start - 1] in _QUOTES
 
     entity, start, end = span
-    if entity != "PERSON":
-        return [span]
     covered = [t for t in words if t.start < end and start < t.end]
+    if entity != "PERSON":  # a place of one word that is never a name ("Images", "Scheme")
+        lone = len(covered) == 1 and is_common_word(covered[0].core)
+        return [] if lone else [span]
     parts: list[list[Token]] = [[]]
     for t in covered:
         parts[-1].append(t)
@@ -140,10 +143,50 @@ def _thing_words(
                 _inside(part[0].start, part[0].end, found) or quoted(part[0])
             ):
                 continue  # the opener made the run: "Use Composio", "Write Styler"
-        if _may_name(part):
+        if _may_name(part) and not _beside_code(text, part, words):
             last = part[-1] is covered[-1]
             kept.append((entity, max(start, part[0].start), end if last else part[-1].end))
     return kept
+
+
+def _beside_code(text: str, part: list[Token], words: list[Token]) -> bool:
+    """Tell whether name words stand right beside a product's or a tool's word, or in a
+    list with one: a maker's or a product's name ("Apache Airflow", "ONNX
+    Runtime", "Tuya WiFi"; "NumPy, SciPy, Matplotlib"; "PBS, Slurm, SGE or LSF")."""
+    i, j = words.index(part[0]), words.index(part[-1])
+    if i > 0 and not words[i - 1].closes and is_code_shaped(words[i - 1].core):
+        return True
+    if not part[-1].closes and j + 1 < len(words) and is_code_shaped(words[j + 1].core):
+        return True
+    listed = _listed_with(text, i, j, words)  # by shape only: "James and Cassandra"
+    return any(is_code_shaped(t.core) and not is_product(t.core) for t in listed)
+
+
+def _listed_with(text: str, i: int, j: int, words: list[Token]) -> list[Token]:
+    """Return the one-word items of the list that words [i, j] stand in ("A, B and C"), up
+    to three on each side."""
+    items: list[Token] = []
+    k = i
+    for _ in range(3):  # leftwards
+        if k >= 2 and words[k - 1].core in ("and", "or"):
+            k -= 2
+        elif k >= 1 and text[words[k - 1].end : words[k].start].strip() == ",":
+            k -= 1
+        else:
+            break
+        items.append(words[k])
+    k = j
+    for _ in range(3):  # rightwards
+        gap = text[words[k].end : words[k + 1].start].strip() if k + 1 < len(words) else "."
+        if gap == "," or (not gap and words[k + 1].core in ("and", "or")):
+            k += 2 if words[k + 1].core in ("and", "or") else 1
+        else:
+            break
+        if k >= len(words) or words[k].core in ("and", "or") and k + 1 >= len(words):
+            break
+        k += words[k].core in ("and", "or")
+        items.append(words[k])
+    return items
 
 
 def _may_name(part: list[Token]) -> bool:

@@ -26,6 +26,7 @@ __all__ = [
     "SPEECH_VERBS",
     "TASK_VERBS",
     "Token",
+    "is_code_shaped",
     "is_name_word",
     "is_product",
     "tokens",
@@ -103,6 +104,8 @@ FUNCTION_WORDS = word_set(
     "hi hello hey also then now please so but and or if"
 )
 HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
+#: Degrees and titles written after a name ("Dana Whitfield PhD", "Priya Raman MD").
+POSTNOMINALS = word_set("phd md dvm dds jr sr ii iii iv esq mba msc bsc cpa rn")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
 PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
@@ -177,3 +180,22 @@ def is_name_word(word: str) -> bool:
         return False  # SessionStore, NumPy, QtConsole: code; McDonald, DeShawn, LaToya: names
     parts = re.split(r"[-'’]", word)
     return all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) and not is_product(word)
+
+
+def is_code_shaped(word: str) -> bool:
+    """Tell whether a capitalised word is a product's or a tool's, by shape or by name.
+
+    A known product ("Airflow", "Flask"), or a capitalised word no name is shaped like: a
+    capital inside it ("EventBridge", "WiFi", "LXQt", "NumPy"), a digit, or four capitals
+    or more ("ONNX", "GNOME"). Short capitals ("IBM", "CEO", "MD") and degrees written
+    after a name ("PhD") are left: they stand beside people's names too.
+    """
+    known = word.lower() in _PRODUCTS  # not the calendar: "ask Dana today"
+    if not word[:1].isupper() or word.lower() in POSTNOMINALS or known:
+        return known
+    if word.isupper():
+        return word.isalpha() and len(word) >= 4
+    if any(map(str.isdigit, word)) or _CAPITALS_FIRST.match(word):
+        return True
+    humps = [m.start() for m in _HUMP.finditer(word)]
+    return len(humps) > 1 or bool(humps) and word[: humps[0]].lower() not in _HUMP_PREFIXES

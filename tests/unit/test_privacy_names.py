@@ -358,3 +358,36 @@ def test_a_person_after_a_role_preposition_is_still_masked(
     anonymizer: Anonymizer, text: str, name: str
 ) -> None:
     assert name not in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Provider package for Apache Airflow",  # a maker's name before a known product
+        "ONNX Runtime is a runtime accelerator",  # after four capitals
+        "Python module to interface with Tuya WiFi smart devices",  # before a camel-cased word
+        "including NumPy, SciPy, Pandas, IPython, QtConsole, Matplotlib, SymPy, and more",
+    ],
+)
+def test_name_words_beside_or_listed_with_a_tool_are_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Ask Dana Whitfield PhD to review", ("Whitfield",)),  # a degree after the name
+        ("Escalate to Priya Raman MD and Dana", ("Raman", "Dana")),
+        ("The CEO Dana Whitfield approved it", ("Whitfield",)),  # short capitals before it
+        ("Dana, Priya and Ravi approved the plan", ("Dana", "Priya", "Ravi")),
+        ("They had two: Wesley, Robert, James and Cassandra.", ("Wesley", "Robert", "James")),
+        ("I'm Fosca Gallo, originally from Toronto", ("Gallo",)),  # "I'm" is no tool
+    ],
+)
+def test_names_beside_titles_and_degrees_are_still_masked(
+    anonymizer: Anonymizer, text: str, names: tuple[str, ...]
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert not [n for n in names if n in out]
