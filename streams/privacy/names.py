@@ -269,6 +269,8 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
     if cued or labelled or titled or several or words[j - 1].possessive:
         return True
     if words[j - 1].closes:
+        if _speaker(text, words, i, j):
+            return True
         return j < len(words) and nxt.lower() == "please" and "," in text[words[j - 1].end :]
     if not words[i].opens_clause:
         return nxt in AFTER_VERBS or nxt in SPEECH_VERBS
@@ -278,6 +280,17 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
         or (nxt in DONE_VERBS and then in OBJECTS)
         or (nxt in MODALS and then in TASK_VERBS)
     )
+
+
+def _speaker(text: str, words: list[Token], i: int, j: int) -> bool:
+    """Tell whether the run [i, j) opens a line of a chat or a script as who speaks it
+    ("Dana: I'll take the pager", "Jacob: Remember me?"): the run starts the text or a line,
+    a colon follows it, and words follow on that line. A heading or a label in that place
+    is a common word ("Note:", "Rejected:"), dropped as one (``_may_name``), or a known
+    product ("Kafka: bump to 4.0")."""
+    line_start = i == 0 or "\n" in text[words[i - 1].end : words[i].start]
+    after = text[words[j - 1].end :]
+    return line_start and after.startswith(":") and bool(after[1:].split("\n", 1)[0].strip())
 
 
 def _lists(text: str, words: list[Token], runs: list[tuple[int, int]]) -> list[list[int]]:

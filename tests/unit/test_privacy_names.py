@@ -391,3 +391,31 @@ def test_names_beside_titles_and_degrees_are_still_masked(
 ) -> None:
     out = anonymizer.anonymize_text(text)[0]
     assert not [n for n in names if n in out]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Dana: I will take the pager tonight", ("Dana",)),
+        ("Carys: What a wife.\nJacob: Remember me?", ("Carys", "Jacob")),  # a script's lines
+        ("Olusegun Bakare: fine by me", ("Bakare",)),
+    ],
+)
+def test_who_speaks_a_line_of_a_chat_is_masked(
+    anonymizer: Anonymizer, text: str, names: tuple[str, ...]
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert not [n for n in names if n in out]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Note: run the tests first",  # a common word labels the line
+        "Rejected: the plan is unsafe",
+        "Kafka: bump the client to 4.0",  # a known product
+        "Summary:\nthe build is green",  # nothing after the colon on its line
+    ],
+)
+def test_labels_and_tools_opening_a_line_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
