@@ -35,6 +35,7 @@ from learnstream.streams.privacy.words import (
     is_name_word,
     is_product,
     tokens,
+    word_set,
 )
 
 __all__ = ["is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
@@ -266,7 +267,7 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
     labelled = i > 0 and prev in LABELS and text[words[i - 1].end : words[i].start].strip() == ":"
     titled = j - i >= 2 and words[i].core.lower() in HONORIFICS
     several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
-    if cued or labelled or titled or several or words[j - 1].possessive:
+    if cued or labelled or titled or several or words[j - 1].possessive or _named_so(words, i):
         return True
     if words[j - 1].closes:
         if _speaker(text, words, i, j):
@@ -280,6 +281,24 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
         or (nxt in DONE_VERBS and then in OBJECTS)
         or (nxt in MODALS and then in TASK_VERBS)
     )
+
+
+#: Words before "name is" that make it a person's name ("my name is", "her maiden name is").
+_WHOSE = word_set("my your his her their our maiden first last given family full")
+#: Verbs that give a person a name, before the person ("call me", "named him").
+_NAMING = word_set("call calls called name names named")
+
+
+def _named_so(words: list[Token], i: int) -> bool:
+    """Tell whether the words before word i give a person's name: "my name is Dana", "her
+    maiden name is Trpinc", "people call me Dana", "she named him Adrian". A thing's name
+    is given otherwise ("a tool called Zenity", "the package name is ...")."""
+    before = [t.core.lower() for t in words[max(0, i - 3) : i]]
+    if any(t.closes for t in words[max(0, i - 3) : i - 1]) or i and words[i - 1].closes:
+        return False
+    if before[-3:-2] and before[-2:] == ["name", "is"] and before[-3] in _WHOSE:
+        return True
+    return len(before) >= 2 and before[-1] in ("me", "him", "her", "them") and before[-2] in _NAMING
 
 
 def _speaker(text: str, words: list[Token], i: int, j: int) -> bool:

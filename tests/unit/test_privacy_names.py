@@ -419,3 +419,22 @@ def test_who_speaks_a_line_of_a_chat_is_masked(
 )
 def test_labels_and_tools_opening_a_line_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Her maiden name is Trpinc", "Trpinc"),
+        ("She named him Phillipp", "Phillipp"),
+        ("Sometimes people call me Oyelaran", "Oyelaran"),
+    ],
+)
+def test_a_name_given_to_a_person_is_masked(anonymizer: Anonymizer, text: str, name: str) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text", ["The package name is Requests", "Rename the module; its name is Parser now"]
+)
+def test_a_name_given_to_a_thing_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
