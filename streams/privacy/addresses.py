@@ -39,8 +39,12 @@ _COMMON = (
 _WORD = r"[A-ZÀ-Þ][\w'’.-]*"
 _HOUSE = r"\d{1,5}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?"
 _UNIT = r"(?:Flat|Studio|Apartment|Apt\.?|Suite|Unit)\s+\w{1,5}"
-#: English-speaking streets: "1777 Kramer Court", "Flat 0, Francesca Plains".
-_EN_START = rf"(?:{_UNIT},?\s+(?:{_HOUSE},?\s+)?|(?<![\w.-]){_HOUSE},?\s+)(?:[NSEW]\.?\s+)?"
+#: English-speaking streets: "1777 Kramer Court", "Flat 0, Francesca Plains", and with a
+#: building's number before the house's ("083 254 Damvergi Street").
+_EN_START = (
+    rf"(?:{_UNIT},?\s+(?:{_HOUSE},?\s+)?|(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?,?\s+)"
+    r"(?:[NSEW]\.?\s+)?"
+)
 _EN = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
 _EN_COMMON = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_COMMON})\b\.?(?:,?\s+{_UNIT})?"
 _DE_TYPES = r"straße|strasse|str\.|gasse|weg|allee|platz|damm|ufer|chaussee|ring|steig|pfad"
@@ -52,26 +56,56 @@ _FR = (
     rf"(?:(?<![\w.-]){_HOUSE}(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
     rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:\s+{_WORD}){{0,3}}"
 )
+#: A capitalised word in any script (Greek and Cyrillic capitals too), then more words.
+_ANY_WORD = r"[^\W\d_a-z][\w'’.-]*"
+#: Streets written with the house number after the name, as most of Europe and Latin
+#: America write them, behind a building or postal number: "324 Helmstok 174",
+#: "449 Πεντέλης 210", "625 ul. Asnyka Adama 82", "Rua Cidade de Maracajá 468",
+#: the number closing its line or followed by a comma or a flat ("2 VMs to 3 hosts" is no
+#: street).
+_NUMBER_LAST = (
+    rf"(?<![\w.-]){_HOUSE},?[ \t]+(?:(?i:ul|al|pl|rua|r|av|calle|via)\.?[ \t]+)?{_ANY_WORD}"
+    rf"(?:[ \t]+(?:{_ANY_WORD}|d[aeiou]s?|del|la|le|van|von|der|den)){{0,3}}"
+    r"[ \t]+\d{1,5}[A-Za-z]?\.?"
+    rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
+)
 #: P.O. boxes: "P.O. Box 1234", "PO Box 12", "Post Office Box 7", in any case.
 _PO_BOX = r"(?<![\w.])(?i:P\.?\s?O\.?|Post\s+Office)\s*(?i:Box)\s+\d{1,6}(?!\w)"
+#: A flat, suite or apartment with its number, alone ("Apt. 559" on a letter's line): the
+#: words name a dwelling in a building, written with a capital and a number only there.
+_LONE_UNIT = r"(?<![\w.])(?:Apartment|Apt\.?|Suite)\s+\d{1,5}[A-Za-z]?(?![\w.]?\d)"
 _MILITARY = rf"(?:(?:PSC|Unit)\s+\d+,?\s+Box\s+\d+|(?:USNS|USNV|USS|USCGC)\s+{_WORD})"
 _POSTCODE = (
     r"(?:[A-Z]{2}\s+)?(?:\d{5}(?:-\d{4})?|\d{6}|[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2})(?![\w])"
     r"|(?:APO|FPO|DPO)\s+A[AEP]\s+\d{5}"
 )
 #: Town and region segments after a street, up to a postcode (and the town after a
-#: continental postcode: "24158 Ochsenfurt").
+#: continental postcode: "24158 Ochsenfurt"); a flat or suite may stand among them.
 _TAIL = (
-    rf"(?:(?:,\s*|\s+)(?:{_WORD}(?:[\s-]{_WORD}){{0,3}}))" + r"{0,3}?"
+    rf"(?:(?:,\s*|\s+)(?:{_UNIT}|{_WORD}(?:[\s-]{_WORD}){{0,3}}))" + r"{0,4}?"
     rf",?\s+(?:{_POSTCODE})(?:\s+{_WORD}(?:[\s-]\w[\w'’-]*){{0,4}})?"
 )
+
+
+#: The lines of a letter's address block after its street, each a flat, or one to four
+#: capitalised words (a town, a region, a country: "Joinville", ", PA", "KOKKOLA") with a
+#: postcode after them or not ("Czech Republic 60530"): "139 Westglen Road\n Apt. 983\n
+#: Waiatarua\n New Zealand". A line holding anything else ends the block.
+_LINE = (
+    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
+    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
+)
+_LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
 
 
 class StreetAddressRecognizer(PatternRecognizer):
     """Recognize street addresses with the town and postcode that follow them."""
 
     def __init__(self) -> None:
-        streets = [rf"(?:{s})(?:{_TAIL})?" for s in (_EN, _DE, _FR, _PO_BOX)]
+        streets = [
+            rf"(?:{s})(?:{_TAIL})?(?:{_LINES})?" for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
+        ]
+        streets.append(_LONE_UNIT)
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         super().__init__(

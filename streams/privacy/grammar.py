@@ -125,22 +125,38 @@ def _modifies_thing(words: Span) -> bool:
     """Tell whether the span hangs from a common noun outside it ("the Qt frontend")."""
     root = words.root
     inside = words.start <= root.head.i < words.end
-    return root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
+    modifies = root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
+    return modifies and _same_line(words, root.head)
+
+
+def _same_line(words: Span, other: Token) -> bool:
+    """Tell whether a word stands on the span's line: the parser links words across a line
+    break ("Dana Whitfield\\n14 Harrowgate Lane\\nLeeds"), which no sentence's grammar does."""
+    doc = words.doc
+    lo, hi = min(words.start_char, other.idx), max(words.end_char, other.idx + len(other))
+    return "\n" not in doc.text[lo:hi]
 
 
 def _object_of_thing(words: Span) -> bool:
-    """Tell whether a lone word is the object of a preposition hanging from a common noun.
+    """Tell whether a lone word is the object of a preposition hanging from a noun.
 
-    "library for Ruby", "extension for Caja", "test files for Clazy": what a library, a
-    package or a file is for is a thing. A summary goes to a person and a call is with one
-    (see ``_PERSON_PREPOSITIONS``), an action is done for one ("Deploy the build for Dana":
-    the preposition hangs from the verb), and a list of names is left to the list rule.
+    "library for Ruby", "extension for Caja", "test files for Clazy", "ImageMagick API for
+    Ruby", "Better SQL in Jupyter": what a library, a package, a file or a named product
+    is for or in is a thing (the noun may be a title-cased product's, tagged NNP). A
+    summary goes to a person and a call is with one (see ``_PERSON_PREPOSITIONS``), an
+    action is done for one ("Deploy the build for Dana": the preposition hangs from the
+    verb), and a list of names is left to the list rule.
     """
     root, prep = words.root, words.root.head
     if len(words) > 1 or root.dep_ != "pobj" or prep.lower_ in _PERSON_PREPOSITIONS:
         return False
     listed = any(child.dep_ == "conj" for child in root.children)
-    return prep.dep_ == "prep" and prep.head.tag_ in _COMMON and not listed
+    return (
+        prep.dep_ == "prep"
+        and prep.head.tag_ in _NOUNS
+        and not listed
+        and _same_line(words, prep.head)
+    )
 
 
 def _all_known(words: Span, known: frozenset[str]) -> bool:

@@ -31,9 +31,11 @@ from learnstream.streams.privacy.words import (
     SPEECH_VERBS,
     TASK_VERBS,
     Token,
+    is_code_shaped,
     is_name_word,
     is_product,
     tokens,
+    word_set,
 )
 
 __all__ = ["is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
@@ -55,6 +57,7 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
+_QUOTES = "\"'«“‘"
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
@@ -96,23 +99,111 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
-    return [s for s in _merge(people) if not _common_phrase(s, words)]
+    ner = [(a, b) for entity, a, b in kept if entity == "PERSON"]
+    return [part for s in _merge(people) for part in _thing_words(s, words, text, ner)]
 
 
-def _common_phrase(span: Span, words: list[Token]) -> bool:
-    """Tell whether a PERSON span is title-cased common words only ("Dark Mode", "Robot
-    Framework"), or one letter: every name holds a word that is somewhere a name
-    (dictionary.py). ``words`` are the text's, as ``tokens`` read them."""
+def _thing_words(
+    span: Span, words: list[Token], text: str, found: list[tuple[int, int]]
+) -> list[Span]:
+    """Return a PERSON span's parts that may name a person: none when common words make
+    it a thing's name.
+
+    A span of title-cased common words only ("Dark Mode", "Robot Framework") or of one
+    letter names no one: every name holds a word that is somewhere a name (dictionary.py).
+    Nor does a span of several words one of which is never a name: the noun a product's
+    name ends in ("Alibaba Cloud", "Sphinx Extension", "Microsoft Teams") or the imperative
+    or function word a title opens with ("Write Styler", "While Cppcheck"). A common word
+    opening the text, a line or a clause is cut off first ("Meanwhile Dana Whitfield
+    said"): what is left is still a name when it is two words or more. A span is read in
+    the parts its punctuation and line breaks cut it into ("Dana Whitfield's Cautionary
+    Tales"). A lone word left after the cut is a name only where NER found it or quotes
+    set it off ("Per 'Amanda'"). ``words`` are the text's, as ``tokens`` read them;
+    ``found`` are NER's PERSON spans. A place of one word is dropped when the word is
+    never a name ("Segment Anything in Images"): a town's name is a name in the list.
+    """
+
+    def quoted(t: Token) -> bool:
+        return t.start > 0 and text[t.start - 1] in _QUOTES
+
     entity, start, end = span
-    if entity != "PERSON":
-        return False
-    named = [t.core for t in words if t.start < end and start < t.end]
-    named = [w for w in named if w.lower() not in PARTICLES]
+    covered = [t for t in words if t.start < end and start < t.end]
+    if entity != "PERSON":  # a place of one word that is never a name ("Images", "Scheme")
+        lone = len(covered) == 1 and is_common_word(covered[0].core)
+        return [] if lone else [span]
+    parts: list[list[Token]] = [[]]
+    for t in covered:
+        parts[-1].append(t)
+        if t.closes or t.possessive:
+            parts.append([])
+    kept = []
+    for part in filter(None, parts):
+        if len(part) > 1 and part[0].opens_clause and _never_a_name(part[0].core):
+            part = part[1:]  # "Meanwhile Dana Whitfield", "Per 'Amanda'", "While Cppcheck"
+            if len(part) == 1 and not (
+                _inside(part[0].start, part[0].end, found) or quoted(part[0])
+            ):
+                continue  # the opener made the run: "Use Composio", "Write Styler"
+        if _may_name(part) and not _beside_code(text, part, words):
+            last = part[-1] is covered[-1]
+            kept.append((entity, max(start, part[0].start), end if last else part[-1].end))
+    return kept
+
+
+def _beside_code(text: str, part: list[Token], words: list[Token]) -> bool:
+    """Tell whether name words stand right beside a product's or a tool's word, or in a
+    list with one: a maker's or a product's name ("Apache Airflow", "ONNX
+    Runtime", "Tuya WiFi"; "NumPy, SciPy, Matplotlib"; "PBS, Slurm, SGE or LSF")."""
+    i, j = words.index(part[0]), words.index(part[-1])
+    if i > 0 and not words[i - 1].closes and is_code_shaped(words[i - 1].core):
+        return True
+    if not part[-1].closes and j + 1 < len(words) and is_code_shaped(words[j + 1].core):
+        return True
+    listed = _listed_with(text, i, j, words)  # by shape only: "James and Cassandra"
+    return any(is_code_shaped(t.core) and not is_product(t.core) for t in listed)
+
+
+def _listed_with(text: str, i: int, j: int, words: list[Token]) -> list[Token]:
+    """Return the one-word items of the list that words [i, j] stand in ("A, B and C"), up
+    to three on each side."""
+    items: list[Token] = []
+    k = i
+    for _ in range(3):  # leftwards
+        if k >= 2 and words[k - 1].core in ("and", "or"):
+            k -= 2
+        elif k >= 1 and text[words[k - 1].end : words[k].start].strip() == ",":
+            k -= 1
+        else:
+            break
+        items.append(words[k])
+    k = j
+    for _ in range(3):  # rightwards
+        gap = text[words[k].end : words[k + 1].start].strip() if k + 1 < len(words) else "."
+        if gap == "," or (not gap and words[k + 1].core in ("and", "or")):
+            k += 2 if words[k + 1].core in ("and", "or") else 1
+        else:
+            break
+        if k >= len(words) or words[k].core in ("and", "or") and k + 1 >= len(words):
+            break
+        k += words[k].core in ("and", "or")
+        items.append(words[k])
+    return items
+
+
+def _may_name(part: list[Token]) -> bool:
+    """Tell whether the words of one part of a PERSON span may be a person's name."""
+    named = [t.core for t in part if t.core.lower() not in PARTICLES]
     if not named:
-        return False
-    if len(named) == 1 and len(named[0]) == 1:
-        return True  # "C", "R": a language; an initial alone names no one
-    return all(map(is_common_word, named))
+        return True
+    if len(named) == 1:  # "C", "R": a language; an initial alone names no one
+        return len(named[0]) > 1 and not is_common_word(named[0])
+    return not any(map(_never_a_name, named))
+
+
+def _never_a_name(word: str) -> bool:
+    """Tell whether a word of a name span is an English word never given as a name (not an
+    initial or a title: "Sir", "Miss")."""
+    return len(word) > 1 and word.lower() not in HONORIFICS and is_common_word(word)
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:
@@ -176,9 +267,11 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
     labelled = i > 0 and prev in LABELS and text[words[i - 1].end : words[i].start].strip() == ":"
     titled = j - i >= 2 and words[i].core.lower() in HONORIFICS
     several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
-    if cued or labelled or titled or several or words[j - 1].possessive:
+    if cued or labelled or titled or several or words[j - 1].possessive or _named_so(words, i):
         return True
     if words[j - 1].closes:
+        if _speaker(text, words, i, j):
+            return True
         return j < len(words) and nxt.lower() == "please" and "," in text[words[j - 1].end :]
     if not words[i].opens_clause:
         return nxt in AFTER_VERBS or nxt in SPEECH_VERBS
@@ -188,6 +281,35 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
         or (nxt in DONE_VERBS and then in OBJECTS)
         or (nxt in MODALS and then in TASK_VERBS)
     )
+
+
+#: Words before "name is" that make it a person's name ("my name is", "her maiden name is").
+_WHOSE = word_set("my your his her their our maiden first last given family full")
+#: Verbs that give a person a name, before the person ("call me", "named him").
+_NAMING = word_set("call calls called name names named")
+
+
+def _named_so(words: list[Token], i: int) -> bool:
+    """Tell whether the words before word i give a person's name: "my name is Dana", "her
+    maiden name is Trpinc", "people call me Dana", "she named him Adrian". A thing's name
+    is given otherwise ("a tool called Zenity", "the package name is ...")."""
+    before = [t.core.lower() for t in words[max(0, i - 3) : i]]
+    if any(t.closes for t in words[max(0, i - 3) : i - 1]) or i and words[i - 1].closes:
+        return False
+    if before[-3:-2] and before[-2:] == ["name", "is"] and before[-3] in _WHOSE:
+        return True
+    return len(before) >= 2 and before[-1] in ("me", "him", "her", "them") and before[-2] in _NAMING
+
+
+def _speaker(text: str, words: list[Token], i: int, j: int) -> bool:
+    """Tell whether the run [i, j) opens a line of a chat or a script as who speaks it
+    ("Dana: I'll take the pager", "Jacob: Remember me?"): the run starts the text or a line,
+    a colon follows it, and words follow on that line. A heading or a label in that place
+    is a common word ("Note:", "Rejected:"), dropped as one (``_may_name``), or a known
+    product ("Kafka: bump to 4.0")."""
+    line_start = i == 0 or "\n" in text[words[i - 1].end : words[i].start]
+    after = text[words[j - 1].end :]
+    return line_start and after.startswith(":") and bool(after[1:].split("\n", 1)[0].strip())
 
 
 def _lists(text: str, words: list[Token], runs: list[tuple[int, int]]) -> list[list[int]]:

@@ -12,6 +12,7 @@ from presidio_anonymizer import AnonymizerEngine, RecognizerResult
 
 from learnstream.streams.privacy.cache import DigestCache
 from learnstream.streams.privacy.config import NER_ENTITIES, PrivacyConfig
+from learnstream.streams.privacy.escapes import line_view
 from learnstream.streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
 from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, worth_parsing
 from learnstream.streams.privacy.lists import UserLists
@@ -111,9 +112,9 @@ class Anonymizer:
             return False
         if self._denies and self._lists.denies(text):
             return True
-        if self._ner is not None and may_hold_name(text):
+        if self._ner is not None and may_hold_name(line_view(text)):
             return True
-        return self._may_hold_pii(text) or (self._secrets and may_hold_secret(text))
+        return self._may_hold_pii(line_view(text)) or (self._secrets and may_hold_secret(text))
 
     def _may_hold_pii(self, text: str) -> bool:
         """Tell whether a configured pattern recognizer could match text at all."""
@@ -134,16 +135,16 @@ class Anonymizer:
     def ner_spans(self, text: str) -> _Spans:
         """Return the spans the NER model itself finds in text, before any check (none
         with NER off)."""
-        return self._ner.find([text])[0] if self._ner is not None else []
+        return self._ner.find([line_view(text)])[0] if self._ner is not None else []
 
     def _find(self, text: str, ahead: _Spans | None = None) -> Found:
         """Return the results to mask in text and the PII hits the allow list let through."""
-        found, analyzer = [], self._analyzer
-        if analyzer is not None and MAY_HOLD_PII.search(text) and (todo := self.candidates(text)):
-            found = analyzer.analyze(text, language="en", entities=todo)
+        found, analyzer, view = [], self._analyzer, line_view(text)
+        if analyzer is not None and MAY_HOLD_PII.search(view) and (todo := self.candidates(view)):
+            found = analyzer.analyze(view, language="en", entities=todo)
         pii = [tagged(r.entity_type, r.start, r.end, r.score, _analyzer_name(r)) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
-        pii += names_beside(pii, secrets, self._names(text, ahead))
+        pii += names_beside(pii, secrets, self._names(view, ahead))
         kept = self._lists.allowed(text, pii)  # the allow list never releases a secret
         results = self._lists.apply(text, absorb(kept, secrets) if secrets else kept)
         kept_ids = {id(r) for r in kept}
@@ -194,7 +195,7 @@ class Anonymizer:
         for text in texts:
             key = self._cache.digest(text) if may_hold_name(text) else None
             if key is not None and key not in todo and key not in self._cache:
-                todo[key] = text
+                todo[key] = line_view(text)
         if todo:
             found = self._people(self._ner, list(todo.values()))
             self._ahead = dict(zip(todo, found, strict=True))

@@ -26,6 +26,7 @@ __all__ = [
     "SPEECH_VERBS",
     "TASK_VERBS",
     "Token",
+    "is_code_shaped",
     "is_name_word",
     "is_product",
     "tokens",
@@ -103,6 +104,8 @@ FUNCTION_WORDS = word_set(
     "hi hello hey also then now please so but and or if"
 )
 HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
+#: Degrees and titles written after a name ("Dana Whitfield PhD", "Priya Raman MD").
+POSTNOMINALS = word_set("phd md dvm dds jr sr ii iii iv esq mba msc bsc cpa rn")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
 PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
@@ -111,6 +114,9 @@ _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
 _POSSESSIVE = re.compile(r"['’]s?$")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _CLAUSE_END = frozenset(".;:!?")
+#: What ends a clause between two words: its punctuation, or a line break.
+_BREAKS = _CLAUSE_END | {"\n"}
+_SPACE = re.compile(r"\s*")
 #: A lower-case letter then a capital inside a word: where camel-case humps join.
 _HUMP = re.compile(r"(?<=[^\W\d_])(?<=[^\W\dA-Z_])[A-Z]")
 #: Two capitals before the first lower-case letter: an acronym prefix, not a name.
@@ -129,8 +135,8 @@ class Token:
     start: int  # of the core
     end: int  # of the core, before a possessive
     possessive: bool
-    opens_clause: bool  # first word of the text or after . ; : ! ?
-    closes: bool  # punctuation after it ends a run of name words
+    opens_clause: bool  # first word of the text or of a line, or after . ; : ! ?
+    closes: bool  # punctuation or a line break after it ends a run of name words
 
 
 def tokens(text: str) -> list[Token]:
@@ -145,12 +151,13 @@ def tokens(text: str) -> list[Token]:
         possessive = bool(_POSSESSIVE.search(core)) and len(core) > 2
         if possessive:
             core = _POSSESSIVE.sub("", core)
-        opens = not out or out[-1].closes and bool(set(text[out[-1].end : start]) & _CLAUSE_END)
+        opens = not out or out[-1].closes and bool(set(text[out[-1].end : start]) & _BREAKS)
         # "Dana K. Whitfield", "Dr. Smith": an initial or an honorific does not end the name
         initial = trail == "." and (len(core) == 1 and core.isupper() or core.lower() in HONORIFICS)
-        out.append(
-            Token(core, start, start + len(core), possessive, opens, bool(trail) and not initial)
-        )
+        # a line break ends the run too: "Name: Dana Whitfield\nPhone: ..." is a form's line
+        broken = "\n" in _SPACE.match(text, m.end()).group()  # type: ignore[union-attr]
+        closes = bool(trail) and not initial or broken
+        out.append(Token(core, start, start + len(core), possessive, opens, closes))
     return out
 
 
@@ -173,3 +180,22 @@ def is_name_word(word: str) -> bool:
         return False  # SessionStore, NumPy, QtConsole: code; McDonald, DeShawn, LaToya: names
     parts = re.split(r"[-'’]", word)
     return all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) and not is_product(word)
+
+
+def is_code_shaped(word: str) -> bool:
+    """Tell whether a capitalised word is a product's or a tool's, by shape or by name.
+
+    A known product ("Airflow", "Flask"), or a capitalised word no name is shaped like: a
+    capital inside it ("EventBridge", "WiFi", "LXQt", "NumPy"), a digit, or four capitals
+    or more ("ONNX", "GNOME"). Short capitals ("IBM", "CEO", "MD") and degrees written
+    after a name ("PhD") are left: they stand beside people's names too.
+    """
+    known = word.lower() in _PRODUCTS  # not the calendar: "ask Dana today"
+    if not word[:1].isupper() or word.lower() in POSTNOMINALS or known:
+        return known
+    if word.isupper():
+        return word.isalpha() and len(word) >= 4
+    if any(map(str.isdigit, word)) or _CAPITALS_FIRST.match(word):
+        return True
+    humps = [m.start() for m in _HUMP.finditer(word)]
+    return len(humps) > 1 or bool(humps) and word[: humps[0]].lower() not in _HUMP_PREFIXES

@@ -9,6 +9,7 @@ import pytest
 
 from learnstream.streams.privacy.dictionary import WORDS_FILE, build, is_common_word
 from learnstream.streams.privacy.names import name_spans
+from learnstream.streams.privacy.words import is_code_shaped
 
 
 def test_the_shipped_list_holds_words_that_are_never_names() -> None:
@@ -51,9 +52,60 @@ def test_a_span_of_common_words_is_a_phrase_not_a_person(text: str, phrase: str)
 @pytest.mark.parametrize(
     ("text", "name"),
     [("Ask Grace Baker to approve", "Grace Baker"),
-     ("Rejected: Conor Field is on leave", "Conor Field"),
+     ("Rejected: Rose Hill is on leave", "Rose Hill"),
      ("Escalate to Mark Young today", "Mark Young")],
 )  # fmt: skip
 def test_a_name_with_a_word_that_is_somewhere_a_name_stays(text: str, name: str) -> None:
     at = text.index(name)
     assert name_spans(text, [("PERSON", at, at + len(name))]) == [("PERSON", at, at + len(name))]
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [("Python client for the Hetzner Cloud API", "Hetzner Cloud"),  # a product's noun
+     ("Cards package for Microsoft Teams", "Microsoft Teams")],
+)  # fmt: skip
+def test_a_span_holding_a_never_a_name_word_is_a_thing(text: str, phrase: str) -> None:
+    at = text.index(phrase)
+    assert name_spans(text, [("PERSON", at, at + len(phrase))]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Write Styler to an Excel sheet.",  # an imperative opens the title
+     "While Cppcheck is configurable, it is slow"],
+)  # fmt: skip
+def test_a_run_an_opening_common_word_made_is_no_name(text: str) -> None:
+    assert name_spans(text, []) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Meanwhile Dana Whitfield approved the plan", "Dana Whitfield"),  # the opener is cut
+     ("Name: Drergir Fondlork\nPhone: 555", "Drergir Fondlork"),  # not widened over "Phone"
+     ("the verses from Amber Whitlock's Cautionary Tales", "Amber Whitlock")],
+)  # fmt: skip
+def test_a_name_is_kept_apart_from_the_common_words_around_it(text: str, name: str) -> None:
+    at = text.index(name)
+    assert name_spans(text, [("PERSON", at, at + len(name))]) == [("PERSON", at, at + len(name))]
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "kept"),
+    [("SAM 2: Segment Anything in Images and Videos", "Images", False),  # never a name
+     ("Natural strings sorting in Go", "Go", False),
+     ("The offsite is in Leeds this year", "Leeds", True)],  # a town is a name in the list
+)  # fmt: skip
+def test_a_place_of_one_never_a_name_word_is_dropped(text: str, span: str, kept: bool) -> None:
+    at = text.index(span)
+    found = [("LOCATION", at, at + len(span))]
+    assert name_spans(text, found) == (found if kept else [])
+
+
+@pytest.mark.parametrize(
+    ("word", "shaped"),
+    [("Airflow", True), ("EventBridge", True), ("ONNX", True), ("Web3", True),
+     ("IBM", False), ("CEO", False), ("PhD", False), ("Dana", False), ("McDonald", False)],
+)  # fmt: skip
+def test_code_shaped_words(word: str, shaped: bool) -> None:
+    assert is_code_shaped(word) is shaped

@@ -1,0 +1,73 @@
+"""Street addresses written with the house number last, flats alone, and chains with a flat."""
+
+from __future__ import annotations
+
+import pytest
+
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import Anonymizer
+
+
+@pytest.fixture(scope="module")
+def anonymizer() -> Anonymizer:
+    """Build an anonymizer of pattern entities only (no NER: the address rules alone)."""
+    return Anonymizer(PrivacyConfig(ner=False))
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Send it to 324 Helmstok 174, Almere", ("Helmstok", "324", "174")),
+        ("his address: 449 Πεντέλης 210", ("Πεντέλης", "449", "210")),
+        ("625 ul. Asnyka Adama 82\nSuite 527\nRzeszów", ("Asnyka", "625", "527")),
+        ("28708 Rua Cidade de Maracajá 468\n Apt. 172", ("Maracajá", "468", "172")),
+        ("his address: 083 254 Damvergi Street", ("083", "254", "Damvergi")),
+        ("Flat on the third floor: Apt. 559", ("559",)),
+        ("3240 Meadow Drive\n Apt. 983\n Waiatarua\n Netherlands 29952", ("983", "29952")),
+    ],
+)
+def test_streets_with_the_number_last_and_flats_are_masked(
+    anonymizer: Anonymizer, text: str, private: tuple[str, ...]
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert counts["STREET_ADDRESS"] >= 1
+    assert not [p for p in private if p in out]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "How do I change my address to 139 168 Westglen Road\n Apt. 983\n Waiatarua\n"
+            " New Zealand for post mail?",
+            "How do I change my address to <STREET_ADDRESS>\n New Zealand for post mail?",
+        ),
+        (
+            "Send: 03103 12 Timms Drive\nŽamberk\n, PA\n Czech Republic 04015",
+            "Send: <STREET_ADDRESS>",
+        ),
+        ("Meet me at 36884 Löberöd 27\n Suite 431\n ÅSARP\n Sweden", "Meet me at <STREET_ADDRESS>"),
+        ("12 Main Street\nSee the docs\n", "<STREET_ADDRESS>\nSee the docs\n"),
+    ],
+)
+def test_the_lines_of_an_address_block_go_with_its_street(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Release notes\nPostgres 16\nKafka 4",  # no street: lines alone are no address
+        "Upgrade 3 Django 4 apps",
+        "Move 2 VMs to 3 hosts",
+        "Raise the limit from 3 Mbps to 5",
+        "Supports Python 3 and Qt 5",
+        "Run the suite 3 times",
+    ],
+)
+def test_numbers_around_capitalised_words_in_technical_text_are_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
