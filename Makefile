@@ -35,7 +35,7 @@ TEST_WORKERS ?= 6
 KAFKA_WORKERS ?= 2
 PYTEST := $(PY) -m pytest $(PYTEST_ARGS)
 
-test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (~5 min on 2 cores)
+test: $(STAMP) prometheus-tools  ## unit + integration tests on the embedded broker (~4.5 min on 2 cores)
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup tests/integration tests/unit
 
 test-unit: $(STAMP)  ## unit tests only (no broker, ~1.5 min on 2 cores): the edit-test loop
