@@ -478,10 +478,6 @@ def partitioned_items(table: Any) -> Iterator[tuple[Any, Any, int | None]]:
     """Yield (key, value, partition) of a table's active partitions (seam 12). A RocksDB
     iterator reads a snapshot, so the table may change while it is read; a store that keeps
     no partitions (memory://, a dict) is read from a copy, with partition None."""
-    own = getattr(table, "partitioned", None)
-    if callable(own):  # a table whose writes are held (agents/write_behind.py): its own view
-        yield from own()
-        return
     store: Any = getattr(table, "data", None)
     databases = getattr(store, "_dbs", None)
     if not isinstance(databases, dict) or not hasattr(store, "_visible_items"):

@@ -32,7 +32,6 @@ from typing import Any
 from faust.types import EventT, StreamT
 
 from learnstream.agents.runtime import Runtime
-from learnstream.agents.write_behind import BufferedTable
 from learnstream.streams.samples.executions import Execution, execution_of
 from learnstream.streams.samples.outbox import Outgoing
 from learnstream.streams.samples.pairs import (
@@ -65,8 +64,7 @@ class _Pairs:
         table = runtime.tables.pair_intents
         if table is None:  # Tables.declare leaves it out only when pairs are off
             raise RuntimeError("the pairs miner needs the pair_intents table (pairs are off)")
-        self.table = BufferedTable(table)  # an intent's plans, written once per flush
-        runtime.write_behind.add(self.table)
+        self.table = table
 
     async def mine(self, out: Outgoing, source: tuple[str, int]) -> list[Awaitable[Any] | None]:
         """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family

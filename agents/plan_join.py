@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from faust.types import EventT
+from faust.types import EventT, TableT
 
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
 from learnstream.agents.planstore import PlanStore
 from learnstream.agents.watermark import Watermark
-from learnstream.agents.write_behind import BufferedTable
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe
@@ -113,8 +112,8 @@ class Join:
 
     settings: Settings
     routes: dict[str, Route]
-    #: The ``pending`` table: one parked event per key (its writes held until a flush).
-    table: BufferedTable
+    #: The ``pending`` table: one parked event per key.
+    table: TableT[str, Any]
     plans: PlanStore
     watermark: Watermark
     emitter: Emitter

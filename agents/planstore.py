@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+import faust
+
 from learnstream.agents.faust_compat import current_partition
-from learnstream.agents.write_behind import BufferedTable
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.join.plan_state import PlanState
 
@@ -23,7 +24,7 @@ class PlanStore:
     most records (a decision, an execute) leave their plan as it was.
     """
 
-    def __init__(self, table: BufferedTable, expiry: ExpiryIndex) -> None:
+    def __init__(self, table: faust.types.TableT[str, Any], expiry: ExpiryIndex) -> None:
         self.table = table
         #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
         self.expiry = expiry

@@ -5,15 +5,19 @@ record's partition, so a count is keyed ``family|quality|source partition``: eve
 in exactly one changelog partition, and sums over workers never count a sample twice.
 
 A sample sent (an ``on_sample`` listener) is counted in memory (streams/quality/window_counts.py).
-A partition's counts are written, each window key once, when the worker's buffered writes are
-flushed (agents/write_behind.py): offsets are committed only as far as the last flush of their
-partition, so a crash replays the records whose counts were in memory. The tables, so the
-gauges and ``GET /quality``, are behind by at most a flush interval.
+A partition's counts are written, each window key once, by a *flush*: after a record of that
+partition (any input, or the sweeper's tick, so an idle one too) once ``windows.flush_interval``
+has passed since its last flush, and for every partition when a commit starts. Offsets are
+committed only as far as the last flush of their partition (``Progress.release``): a crash
+replays the records whose counts were in memory. The tables, so the gauges and ``GET
+/quality``, are behind by at most a flush interval.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +33,7 @@ from learnstream.agents.runtime import Runtime
 from learnstream.streams.io.topics import INPUTS
 from learnstream.streams.observe.lag import partition_lags
 from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.quality.window_counts import PendingCounts
 from learnstream.streams.quality.windows import (
     Counts,
@@ -56,10 +61,15 @@ class QualityWindows:
     tables: dict[str, TableT[Any, Any]]  # label -> table (keys: (key, (start, end)))
     inputs: frozenset[str]  # the co-partitioned input topics samples come from
     lagged: frozenset[str]  # the topics whose consumer lag we export
+    progress: Progress
+    flush_interval: float
     #: The pipeline's clock: windows are event time, lateness is judged against it.
     wall: Clock
+    #: Seconds for flush intervals (monotonic).
+    clock: Callable[[], float] = time.monotonic
     pending: PendingCounts = field(init=False)
-    #: partition -> the last record that counted a sample: the context of its flush
+    _flushed: dict[int, float] = field(default_factory=dict)  # partition -> last flush
+    #: partition -> the last record that counted a sample: the context of a flush at commit
     _events: dict[int, EventT[Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -79,6 +89,8 @@ class QualityWindows:
             tables.quality,
             inputs,
             lagged,
+            runtime.progress,
+            settings.windows.flush_interval,
             runtime.clock,
         )
 
@@ -98,28 +110,44 @@ class QualityWindows:
                 self.pending.add(partition, spec.label, key, ts)
         self._events[partition] = event
 
-    def partitions(self) -> set[int]:
-        """Return the partitions with counts not written yet."""
-        return set(self.pending.partitions())
+    def after_record(self, event: EventT[Any]) -> None:
+        """Flush the record's partition if ``flush_interval`` passed since its last flush."""
+        partition, moment = event.message.partition, self.clock()
+        if moment - self._flushed.setdefault(partition, moment) >= self.flush_interval:
+            self.flush(partition, moment)
 
-    def flush(self, partition: int) -> None:
-        """Write ``partition``'s pending counts, each window key once, in the stream
-        iteration of the last record that counted one (Faust writes the changelog to the
-        current record's partition)."""
-        event = self._events.pop(partition, None)
-        counted = self.pending.take(partition)
-        if event is None:
+    def flush(self, partition: int, moment: float) -> None:
+        """Write ``partition``'s pending counts, each window key once; release its offsets.
+
+        Inside stream iteration of a record of ``partition`` (Faust writes the changelog to
+        the current record's partition), or in ``processing`` of one.
+        """
+        for label, counts in self.pending.take(partition).items():
+            table = self.tables[label]
+            for window_key, n in counts.items():
+                table[window_key] += n
+        self._flushed[partition] = moment
+        self.progress.release(partition)
+
+    def flush_all(self) -> None:
+        """Flush every partition (a commit starts); skipped when the producer is stopping.
+
+        A stopping producer buffer would not send the changelog records any more: the counts
+        stay unwritten, and the offsets uncommitted, so the next owner counts those records.
+        """
+        if self.app.producer.buffer.should_stop:
             return
-        with processing(event):
-            for label, counts in counted.items():
-                table = self.tables[label]
-                for window_key, n in counts.items():
-                    table[window_key] += n
+        moment = self.clock()
+        for partition in self.pending.partitions():
+            with processing(self._events[partition]):
+                self.flush(partition, moment)
+        self.progress.release_all()
 
     def forget(self, partitions: set[int]) -> None:
         """Drop what is pending for revoked ``partitions``: their records are replayed."""
         self.pending.drop(partitions)
         for partition in partitions:
+            self._flushed.pop(partition, None)
             self._events.pop(partition, None)
 
     def active_partitions(self) -> set[int]:
@@ -169,16 +197,18 @@ def register(runtime: Runtime) -> None:
     """Declare the windowed tables, count every sample sent, serve ``/quality``."""
     quality = QualityWindows.of(runtime)
     runtime.on_sample.append(quality.record)
-    if quality.specs:
-        runtime.write_behind.add(quality)
+    if quality.specs:  # commits wait for flushes only when there is something to flush
+        runtime.after_record.append(quality.after_record)
+        runtime.progress.hold(quality.flush_all)
     app, interval = runtime.app, runtime.settings.windows.refresh_interval
 
     @app.timer(interval, name="learnstream.quality_refresh")  # type: ignore[untyped-decorator]
     async def refresh() -> None:
         quality.refresh()
 
-    def on_revoked(*_args: Any, **_kwargs: Any) -> None:
-        # Faust's commit before this signal flushed the counts (agents/write_behind.py)
+    def on_revoked(*args: Any, **_kwargs: Any) -> None:
+        # (app, revoked partitions); Faust's commit before this signal flushed them already
+        quality.forget({tp.partition for tp in args[1] if tp.topic in quality.inputs})
         quality.refresh(partitions=set())  # nothing is ours until the new assignment
 
     def on_assigned(*_args: Any, **_kwargs: Any) -> None:

@@ -26,7 +26,6 @@ from learnstream.agents.learn_stats import SkillTable
 from learnstream.agents.plan_join import Join
 from learnstream.agents.planstore import PlanStore
 from learnstream.agents.sender import Sender
-from learnstream.agents.write_behind import WriteBehind
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.consent.fence import Fence
 from learnstream.streams.consent.view import ConsentView
@@ -79,10 +78,8 @@ class Runtime:
     on_sample: list[Callable[[LearningSample], None]]
     #: Awaited with every sample sent, as written, in its source's transaction (the pairs miner).
     on_sent: list[OnSent]
-    #: Called after every record, in its stream iteration (the buffered writes' flush).
+    #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]]
-    #: The tables' writes held until the next flush, and the quality windows' counts.
-    write_behind: WriteBehind
 
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""
@@ -96,7 +93,7 @@ class Runtime:
         Skipped: a record processed before (handed over again after a seek), and one above a
         hole in its partition's offsets (it comes again once the hole is re-read). Then, still
         in the record's stream iteration, the ``after_record`` listeners run (a flush of the
-        buffered writes): the record counts as processed by then.
+        quality windows): the record counts as processed by then.
         """
         msg = event.message
         async with self.progress.record(msg.tp, msg.offset) as fresh:

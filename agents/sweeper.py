@@ -66,7 +66,7 @@ async def _expire_plans(runtime: Runtime, partition: int) -> None:
     if not index.built:
         if not index.scanning:
             # each key under the partition that holds it; deletes below may run meanwhile
-            index.start(partitioned_items(runtime.plans.table))
+            index.start(partitioned_items(runtime.tables.plan_state))
         await index.scan(SCAN_BUDGET_S)
         runtime.metrics.expiry_index_built.set(1 if index.built else 0)
     moment = runtime.clock()

@@ -42,14 +42,13 @@ from learnstream.agents.runtime import Runtime
 from learnstream.agents.sender import Sender
 from learnstream.agents.watermark import Watermark
 from learnstream.agents.window_store import WindowStore
-from learnstream.agents.write_behind import BufferedTable, WriteBehind
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.consent.fence import Fence
 from learnstream.streams.consent.view import ConsentView
 from learnstream.streams.encoding.codecs import codec_for
 from learnstream.streams.io.connection import app_connection
 from learnstream.streams.io.tables import Tables
-from learnstream.streams.io.topics import INPUTS, Topics
+from learnstream.streams.io.topics import Topics
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.join.graphs import GRAPH_SPACE, GraphState, graph_expiry
 from learnstream.streams.join.impacts import IMPACT_SPACE, ImpactState, delta_route, impact_expiry
@@ -117,13 +116,7 @@ def wire(
     )  # fmt: skip
     dead_letters = DeadLetters(topics.dlq, metrics, produce)
     expiry = ExpiryIndex(settings.topics.partitions)
-    stopping = lambda: bool(app.producer.buffer.should_stop)  # noqa: E731
-    inputs = frozenset(settings.topics.name(name) for name in INPUTS)
-    write_behind = WriteBehind(progress, settings.windows.flush_interval, stopping)
-    pending, plan_state = BufferedTable(tables.pending), BufferedTable(tables.plan_state)
-    write_behind.add(pending)
-    write_behind.add(plan_state)
-    plan_store = PlanStore(plan_state, expiry)
+    plan_store = PlanStore(tables.plan_state, expiry)
     lateness = settings.join.corrections_lateness
     watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
     timeout = settings.sessions.timeout
@@ -155,7 +148,7 @@ def wire(
         ),
     }
     join = Join(
-        settings, routes, pending, plan_store, watermark, emitter, dead_letters, metrics,
+        settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
         clock, spaces=spaces, unread=partial(unread_records, app, progress),
     )  # fmt: skip
     skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
@@ -181,8 +174,7 @@ def wire(
         skill_stats=skill_stats,
         on_sample=on_sample,
         on_sent=on_sent,
-        after_record=[write_behind.after_record],
-        write_behind=write_behind,
+        after_record=[],
     )
     for module in (
         plans,
@@ -207,8 +199,6 @@ def wire(
     def on_revoked(*args: Any, **_kwargs: Any) -> None:
         runtime.progress.forget(args[1])  # (app, revoked partitions): Faust just committed them
         join.on_revoked({tp.partition for tp in args[1]})
-        # what a flush could not write (the producer stopping): the next owner replays it
-        write_behind.forget({tp.partition for tp in args[1] if tp.topic in inputs})
 
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)

@@ -469,8 +469,8 @@ class WindowSettings(BaseModel):
     flush_interval: float = Field(
         1.0,
         ge=0,
-        description="seconds a partition's window counts and join-table writes stay in memory "
-        "before they are written (each key once); its offsets are committed only after",
+        description="seconds a partition's window counts stay in memory before they are "
+        "written (each window key once); its offsets are committed only after",
     )
 
 

@@ -65,12 +65,7 @@ class Harness:
         if field == "consent":
             for value in values:
                 self.runtime.consent.apply(key, value)
-        # on the partition Kafka's default partitioner gives the key, as a runtime's records
-        partitions = self.runtime.settings.topics.partitions
-        partition = None if key is None else partition_of(key.decode(), partitions)
-        await self.feed.put(
-            AGENT_OF[field], topic, *values, key=key, partition=partition, timestamp=timestamp
-        )
+        await self.feed.put(AGENT_OF[field], topic, *values, key=key, timestamp=timestamp)
 
     def sent(self) -> list[dict[str, Any]]:
         """Return the JSON samples sent so far, checking each key is its sample id."""
@@ -173,7 +168,6 @@ async def test_decision_before_its_plan_is_parked_then_completed(h: Harness) -> 
     await h.put("plans", js(snap), key=key_of(snap))
     assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
     assert h.runtime.join.parked(plan_id) == []
-    h.runtime.write_behind.flush_all()  # what a commit does first
     assert not list(h.runtime.tables.pending.keys())  # its table record deleted too
     assert h.runtime.plans.get(plan_id) is not None
 
@@ -201,7 +195,6 @@ async def test_entries_stored_as_one_list_under_the_plan_key_still_complete(h: H
     await h.put("plans", js(snap), key=key_of(snap))
     assert h.families() == [("pipeline_outcome", "good")]  # offset 7: its grace is over
     assert [e.offset for e in h.runtime.join.parked(plan_id)] == [8]  # offset 8 waits
-    h.runtime.write_behind.flush_all()  # what a commit does first
     stored = dict(h.runtime.tables.pending.data)
     assert plan_id not in stored  # the list is gone...
     assert [orjson.loads(v)["offset"] for v in stored.values()] == [8]  # ...8 stored alone
@@ -363,7 +356,7 @@ async def test_bad_record_is_dead_lettered_and_the_loop_goes_on(h: Harness) -> N
     assert (record.reason, record.topic, record.partition, record.offset) == (
         "invalid_json",
         "mplp.plan_approved",
-        partition_of("k1", h.runtime.settings.topics.partitions),
+        0,
         0,
     )
     assert record.error
@@ -454,7 +447,6 @@ async def test_sweep_expires_only_terminal_plans_past_the_ttl(h: Harness) -> Non
     for snap in (old_done, old_open, fresh_done):
         await tick(h, snap["plan"]["plan_id"])
     held = {s["plan"]["plan_id"] for s in (old_open, fresh_done)}
-    h.runtime.write_behind.flush_all()  # what a commit does first
     assert set(h.runtime.tables.plan_state.keys()) == held
     assert h.runtime.plans.expiry.built
     assert len(h.runtime.plans.expiry) == 1  # only fresh_done is still waiting to expire
@@ -473,9 +465,9 @@ async def test_a_plan_is_swept_on_the_partition_its_records_came_from(h: Harness
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)  # index built
     await h.feed.put("plans", topic, js(done), key=key_of(done), partition=actual)
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=guessed)
-    assert plan_id in h.runtime.plans  # not this partition's
+    assert plan_id in h.runtime.tables.plan_state  # not this partition's
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)
-    assert plan_id not in h.runtime.plans
+    assert plan_id not in h.runtime.tables.plan_state
 
 
 async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> None:
@@ -494,12 +486,11 @@ async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> N
 async def test_sweep_rebuilds_its_index_from_the_table_after_a_rebalance(h: Harness) -> None:
     done = h.sim.plan(WHEN, status="cancelled")
     await h.put("plans", js(done), key=key_of(done))
-    h.runtime.write_behind.flush_all()  # Faust commits before it revokes
     await h.app.on_partitions_revoked.send(set())  # what Faust sends when a rebalance starts
     assert not h.runtime.plans.expiry.built
     assert len(h.runtime.plans.expiry) == 0
     await tick(h, done["plan"]["plan_id"])
-    assert done["plan"]["plan_id"] not in h.runtime.plans
+    assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
 
 
 async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
@@ -512,7 +503,6 @@ async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
     for snap in done:
         await h.put("plans", js(snap), key=key_of(snap))
     plan_ids = [s["plan"]["plan_id"] for s in done]
-    h.runtime.write_behind.flush_all()  # Faust commits before it revokes
     await h.app.on_partitions_revoked.send(set())  # a restart: the index is gone
     partitions = h.runtime.settings.topics.partitions
     index = h.runtime.plans.expiry
@@ -525,7 +515,7 @@ async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
         assert index.built
         for partition in range(partitions):
             await agent.put(b"tick", partition=partition)
-    assert not any(plan_id in h.runtime.plans for plan_id in plan_ids)
+    assert not any(plan_id in h.runtime.tables.plan_state for plan_id in plan_ids)
     assert len(index) == 0
 
 
@@ -556,7 +546,7 @@ async def test_a_plan_expiry_that_fails_leaves_every_popped_plan_due_again(
     partition = partition_of(first, partitions)
     async with h.app.agents["learnstream.sweeper"].test_context() as agent:
         await agent.put(b"tick", partition=partition)  # dead-lettered; the plans stay due
-        assert all(plan_id in h.runtime.plans for plan_id in same)
+        assert all(plan_id in h.runtime.tables.plan_state for plan_id in same)
         await agent.put(b"tick", partition=partition)  # the next tick
-    assert not any(plan_id in h.runtime.plans for plan_id in same)
+    assert not any(plan_id in h.runtime.tables.plan_state for plan_id in same)
     assert sorted(calls[1:]) == sorted(same)

@@ -481,7 +481,7 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     mock_outputs(app, runtime)
     quality = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
     assert isinstance(quality, QualityWindows)
-    runtime.write_behind.clock = lambda: 0.0  # no flush interval ever passes: only commits flush
+    quality.clock = lambda: 0.0  # no flush interval ever passes: only commits flush
     feed = Feed(app)
     fresh = datetime.now(UTC) - timedelta(seconds=1)
     await _decide(runtime, feed, True, fresh, partition=2)

@@ -270,7 +270,7 @@ async def make_runtime(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> AsyncI
         app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
         runtime = wire(app, settings, ends=FakeEnds())
         mock_outputs(app, runtime)
-        runtime.write_behind.clock = Seconds(100.0)
+        windows(runtime).clock = Seconds(100.0)
         made.append(app)
         return runtime
 
@@ -334,7 +334,7 @@ async def test_samples_are_counted_by_event_time_partition_and_lateness(
     await _decide(runtime, feed, False, fresh, partition=3)
     await _decide(runtime, feed, True, fresh - timedelta(hours=3), partition=2)  # past expiry: late
     assert all(not table.data for table in quality.tables.values())  # counted in memory
-    runtime.write_behind.flush_all()  # what a commit does first
+    quality.flush_all()  # what a commit does first
     counts = quality.counts({2, 3}, fresh.timestamp())
     assert counts["5m"]["intent_resolution"] == {"good": 1, "acceptable": 0, "poor": 1}
     assert counts["1h"]["confirm_decision"] == {"good": 1, "acceptable": 0, "poor": 1}
@@ -400,7 +400,7 @@ async def test_a_flush_writes_what_counting_each_sample_wrote_once_per_key(
     assert {tp.partition for tp in processed} == {0, 1, 2, 3}
     assert all(runtime.progress.commit_offset(tp) is None for tp in processed)
 
-    runtime.write_behind.clock.now += runtime.write_behind.flush_interval
+    windows(runtime).clock.now += quality.flush_interval
     for partition in range(4):
         await tick(runtime, feed, partition)
     for label, table in quality.tables.items():
@@ -419,15 +419,13 @@ async def test_an_idle_partition_is_flushed_by_its_tick_and_a_busy_one_by_its_re
     await _decide(runtime, feed, True, fresh, partition=1)
     await tick(runtime, feed, 1)  # within the interval: still pending
     assert quality.counts({1}, fresh.timestamp())["5m"]["intent_resolution"]["good"] == 0
-    runtime.write_behind.clock.now += 0.5
+    windows(runtime).clock.now += 0.5
     await _decide(runtime, feed, False, fresh, partition=2)
-    runtime.write_behind.clock.now += (
-        0.5  # a second since partition 1 was first seen, half one for 2
-    )
+    windows(runtime).clock.now += 0.5  # a second since partition 1 was first seen, half one for 2
     await tick(runtime, feed, 1)
     counts = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
     assert counts == {"good": 1, "acceptable": 0, "poor": 0}
-    runtime.write_behind.clock.now += 0.5
+    windows(runtime).clock.now += 0.5
     # partition 2's next record (a plan snapshot) flushes its rejection; the approval that
     # follows it waits for the next flush
     await _decide(runtime, feed, True, fresh + timedelta(seconds=1), partition=2)
