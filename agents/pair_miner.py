@@ -9,7 +9,10 @@ different partitions until then. ``learnstream.replans`` matches them there, in 
 ``pair_intents`` table under the same key: plans of two projects never meet, so a pair never
 carries one project's plan under another's consent. Intents expire on ticks (a leader timer
 sends an empty record to each partition of the re-key topic, as agents/sweeper.py does) and
-when a plan finds its intent expired. Pairs leave from inside the step that made them, in its
+when a plan finds its intent expired. A tick reads only the intents due: an in-memory index
+of when each was last touched, by partition and minute (streams/join/expiry.py, as the plans'
+TTL and the MAP sessions use), rebuilt from the table in slices after a rebalance; an intent
+expires up to a minute after its TTL. Pairs leave from inside the step that made them, in its
 source's transaction.
 
 A completed execution of a plan (a pipeline_outcome of its ``execute`` stage) takes the same
@@ -26,12 +29,16 @@ findings behind the design).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
+from datetime import datetime
 from typing import Any
 
 from faust.types import EventT, StreamT
 
+from learnstream.agents.faust_compat import partitioned_items
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.window_store import SCAN_STEP
+from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.samples.executions import Execution, execution_of
 from learnstream.streams.samples.outbox import Outgoing
 from learnstream.streams.samples.pairs import (
@@ -65,6 +72,10 @@ class _Pairs:
         if table is None:  # Tables.declare leaves it out only when pairs are off
             raise RuntimeError("the pairs miner needs the pair_intents table (pairs are off)")
         self.table = table
+        #: When each intent was last touched, by partition and minute: a tick pops the due.
+        self.quiet = ExpiryIndex(runtime.settings.topics.partitions)
+        #: The minute each intent was last noted under: noted again only when it moves.
+        self._noted: dict[str, int] = {}
 
     async def mine(self, out: Outgoing, source: tuple[str, int]) -> list[Awaitable[Any] | None]:
         """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family
@@ -99,7 +110,9 @@ class _Pairs:
             return
         found, source = read_rekeyed(msg.value), (msg.topic, msg.partition)
         held, samples, pairs, reason = self.match(found, msg.partition)
-        self.table[match_key(found)] = held.model_dump(mode="json")
+        key = match_key(found)
+        self.table[key] = held.model_dump(mode="json")
+        self._note(key, held)
         if samples:
             await self.runtime.emitter.send(self.runtime.emitter.prepare(samples), source)
         for pair in pairs:
@@ -131,13 +144,36 @@ class _Pairs:
             return None
         return IntentPlans.model_validate(raw)
 
+    def _note(self, key: str, held: IntentPlans) -> None:
+        minute = self.quiet.bucket_of(held.touched)
+        if self._noted.get(key) != minute:
+            self._noted[key] = minute
+            self.quiet.note(key, held.touched, partition=held.partition)
+
     def sweep(self, partition: int) -> None:
-        """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago."""
+        """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago.
+
+        The index says which may be due; the table decides (one touched since is noted
+        again under its new minute). After a start or a rebalance the index is first
+        rebuilt, ``SCAN_STEP`` intents a tick, so a tick never holds the loop for a whole
+        table; what is known meanwhile expires."""
+        if not self.quiet.built:
+            if not self.quiet.scanning:
+                self._noted.clear()
+                self.quiet.start(_with_partitions(self.table), _touched)
+            self.quiet.step(SCAN_STEP)
         moment, ttl = self.runtime.clock(), self.runtime.settings.pairs.ttl
-        for intent_id, raw in list(self.table.items()):
-            if raw.get("partition") == partition and due(raw, moment, ttl):
-                self.table.pop(intent_id, None)
+        for key in dict.fromkeys(self.quiet.due(partition, moment, ttl)):
+            self._noted.pop(key, None)
+            raw = self.table.get(key)
+            if raw and due(raw, moment, ttl):
+                self.table.pop(key, None)
                 self.expire(raw)
+
+    def invalidate(self) -> None:
+        """Forget the index (partitions were revoked): rebuilt on the next tick."""
+        self.quiet.invalidate()
+        self._noted.clear()
 
     def expire(self, raw: dict[str, Any]) -> None:
         """Count one intent dropped, by whether any of its plans was approved."""
@@ -161,6 +197,11 @@ def register(runtime: Runtime) -> None:
     intents = runtime.topics.pair_intents
     runtime.on_sent.append(steps.mine)
 
+    def on_revoked(*_args: Any, **_kwargs: Any) -> None:
+        steps.invalidate()  # another worker may change the partitions we get back
+
+    app.on_partitions_revoked.connect(on_revoked)
+
     @app.agent(intents, name="learnstream.replans")
     async def replans(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
@@ -173,6 +214,23 @@ def register(runtime: Runtime) -> None:
         # Triggers, not data: sent outside any transaction (see agents/sweeper.py).
         for partition in range(runtime.settings.topics.partitions):
             await app.producer.send(intents.get_topic_name(), b"tick", b"", partition, None, None)
+
+
+def _touched(raw: Any) -> tuple[datetime, None] | None:
+    """Return when a stored intent was last touched (what the index is built from); None
+    for a value that says not, left out (a tick must not fail on it)."""
+    try:
+        return datetime.fromisoformat(raw["touched"]), None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _with_partitions(table: Any) -> Iterator[tuple[Any, Any, int | None]]:
+    """Yield (key, value, partition) of the table, the partition a store that keeps none
+    reports taken from the value, which names the partition whose records wrote it."""
+    for key, raw, partition in partitioned_items(table):
+        if raw:
+            yield key, raw, raw.get("partition") if partition is None else partition
 
 
 def _evaluated_by_the_system(sample: LearningSample) -> bool:

@@ -19,6 +19,7 @@ from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.io.app import create_app
+from learnstream.streams.join.expiry import EXPIRY_BUCKET
 from learnstream.streams.join.plan_state import merge_snapshot
 from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan
 from learnstream.streams.samples.builders import build_error_correction, build_intent_resolution
@@ -536,7 +537,10 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     assert set(table) == {
         f"{snap['project_id']}:{snap['intent']['intent_id']}" for snap in (first, other)
     }
-    clock.now = NOW + ttl
+    clock.now = NOW + ttl  # due, but its minute is not wholly past the ttl yet
+    await worker.rekeyed(b"", b"tick", partition=1)
+    assert len(table) == 2
+    clock.now = NOW + ttl + EXPIRY_BUCKET
     await worker.rekeyed(b"", b"tick", partition=0)  # another partition: nothing goes
     assert len(table) == 2
     await worker.rekeyed(b"", b"tick", partition=1)
@@ -548,6 +552,34 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     clock.now += ttl
     await worker.sample(s.decided(s.plan(first), True, 20))
     assert worker.pairs() == []
+    assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2
+
+
+async def test_a_tick_expires_from_the_index_and_rebuilds_it_after_a_rebalance(
+    worker: Worker,
+) -> None:
+    """A tick reads the intents due, not the table: one touched again since its first
+    minute stays; after a rebalance the index is rebuilt from the table first."""
+    s = Scenario()
+    ttl, clock = worker.runtime.settings.pairs.ttl, worker.clock
+    table: Any = worker.runtime.app.tables["pair_intents"]
+    clock.now = NOW
+    early, late = s.plan(), s.plan()
+    await worker.sample(s.decided(early, False, 0))
+    await worker.sample(s.decided(late, False, 0))
+    clock.now = NOW + 2 * EXPIRY_BUCKET
+    await worker.sample(s.decided(s.plan(late), False, 60))  # touches ``late`` again
+    clock.now = NOW + ttl + EXPIRY_BUCKET
+    await worker.rekeyed(b"", b"tick")
+    late_key = f"{late['project_id']}:{late['intent']['intent_id']}"
+    assert set(table) == {late_key}
+    steps = next(hook.__self__ for hook in worker.runtime.on_sent)
+    steps.invalidate()  # what a revocation does
+    assert not steps.quiet.built
+    clock.now = NOW + 2 * EXPIRY_BUCKET + ttl + EXPIRY_BUCKET
+    await worker.rekeyed(b"", b"tick")
+    assert steps.quiet.built
+    assert len(table) == 0
     assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2
 
 
