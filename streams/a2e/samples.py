@@ -31,7 +31,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from learnstream.streams.a2e.models import Feedback, RewardSample
+from learnstream.streams.a2e.records import FeedbackFields, RewardSample
 from learnstream.streams.samples.ids import sample_id
 from learnstream.streams.samples.pairs import PreferencePair, pair_id
 from learnstream.streams.samples.parts import PRODUCER, IdRefs, iso, present
@@ -53,7 +53,7 @@ def quality_label(score: float) -> str:
     return "poor" if score <= -1 / 3 else "acceptable"
 
 
-def _details(feedback: Feedback) -> dict[str, Any]:
+def _details(feedback: FeedbackFields) -> dict[str, Any]:
     return present(
         feedback.model_dump(
             include={"polarity", "score", "dimension", "confidence", "comment", "correction"}
@@ -62,7 +62,7 @@ def _details(feedback: Feedback) -> dict[str, Any]:
     )
 
 
-def _meta(feedback: Feedback, project_id: str | None) -> SampleMeta:
+def _meta(feedback: FeedbackFields, project_id: str | None) -> SampleMeta:
     refs = IdRefs()
     human = feedback.source == "HUMAN"
     return SampleMeta(
@@ -77,13 +77,13 @@ def _meta(feedback: Feedback, project_id: str | None) -> SampleMeta:
     )
 
 
-def _source_key(feedback: Feedback) -> str:
+def _source_key(feedback: FeedbackFields) -> str:
     parts = (feedback.correlation_id, feedback.dimension, feedback.source, feedback.annotator_id)
     return "\x1f".join(part or "" for part in parts)
 
 
 def build_dialog_response(
-    feedback: Feedback, now: datetime, *, project_id: str | None = None
+    feedback: FeedbackFields, now: datetime, *, project_id: str | None = None
 ) -> LearningSample:
     """Build the dialog_response sample of one feedback (the rated turn, if any, inside).
 
@@ -143,7 +143,7 @@ def dialog_pair(sample: LearningSample, now: datetime) -> PreferencePair | None:
     )
 
 
-def reward_of(sample: LearningSample, feedback: Feedback) -> RewardSample | None:
+def reward_of(sample: LearningSample, feedback: FeedbackFields) -> RewardSample | None:
     """Return the reward sample of ``feedback``'s dialog_response sample (after privacy), or
     None when the feedback rates no turn.
 
