@@ -320,6 +320,14 @@ class Join:
                     "join: %s key %s of partition %d: %s", name, key, partition, describe(exc)
                 )
 
+    async def delete(self, key: str, source: tuple[str, int]) -> None:
+        """End ``key`` because its state is deleted (a plan's tombstone, its TTL run out):
+        what waits under it completes or is dead-lettered now (``KeyJoin.on_delete``), so no
+        parked entry and no wait for the corrections input outlives it."""
+        async with self._held(key):
+            step = self.unit(key).on_delete(self.clock())
+            await self._apply(key, step, source, completing=True)
+
     async def complete(self, key: str, source: tuple[str, int]) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest."""
         async with self._held(key):

@@ -20,13 +20,14 @@ def register(runtime: Runtime) -> None:
 
     async def handle(event: EventT[bytes]) -> None:
         msg = event.message
+        source = (msg.topic, msg.partition)
         if msg.value is None and msg.key:  # tombstone: the runtime deleted the plan
-            runtime.plans.forget(plan_key(msg.key.decode()))
+            await runtime.join.delete(plan_key(msg.key.decode()), source)
             return
         notes = InputNotes()
         snapshot = decode_plan(msg.value, notes)
         runtime.metrics.note_input(notes)
-        key, source = plan_key(snapshot.plan.plan_id), (msg.topic, msg.partition)
+        key = plan_key(snapshot.plan.plan_id)
         await runtime.join.on_plan(key, snapshot, _event_time(event), source)
 
     @runtime.app.agent(runtime.topics.plans, name="learnstream.plans")

@@ -40,8 +40,9 @@ def register(runtime: Runtime) -> None:
 
     async def sweep(event: EventT[bytes]) -> None:
         msg = event.message
-        await runtime.join.sweep(msg.partition, (msg.topic, msg.partition))
-        await _expire_plans(runtime, msg.partition)
+        source = (msg.topic, msg.partition)
+        await runtime.join.sweep(msg.partition, source)
+        await _expire_plans(runtime, source)
 
     @runtime.app.agent(runtime.topics.join_ticks, name="learnstream.sweeper")
     async def ticks(stream: StreamT[bytes]) -> None:
@@ -56,8 +57,10 @@ def register(runtime: Runtime) -> None:
     runtime.app.on_partitions_revoked.connect(on_revoked)
 
 
-async def _expire_plans(runtime: Runtime, partition: int) -> None:
-    """Delete terminal plans of ``partition`` older than ``join.plan_ttl`` (tombstones).
+async def _expire_plans(runtime: Runtime, source: tuple[str, int]) -> None:
+    """Delete terminal plans of the tick's partition older than ``join.plan_ttl``
+    (tombstones), through the join: what still waits under such a plan ends with it
+    (agents/plan_join.py ``Join.delete``).
 
     After a start or a rebalance the index is rebuilt from the table a slice at a time:
     each tick scans for at most ``SCAN_BUDGET_S``, and expires what is known meanwhile.
@@ -69,13 +72,13 @@ async def _expire_plans(runtime: Runtime, partition: int) -> None:
             index.start(partitioned_items(runtime.tables.plan_state))
         await index.scan(SCAN_BUDGET_S)
         runtime.metrics.expiry_index_built.set(1 if index.built else 0)
-    moment = runtime.clock()
+    moment, partition = runtime.clock(), source[1]
     due = list(index.due(partition, moment, ttl))
     for done, plan_id in enumerate(due):
         try:
             state = runtime.plans.get(plan_id)  # the table decides: it may have been re-opened
             if state is not None and expired(state, moment, ttl):
-                runtime.plans.forget(plan_id)
+                await runtime.join.delete(plan_id, source)
         except BaseException:
             index.retry(partition, due[done:])  # popped: due again on the next tick
             raise

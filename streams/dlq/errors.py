@@ -18,6 +18,7 @@ Reason = Literal[
     "unknown_event_type",
     "wrong_topic",
     "plan_state_missing",
+    "plan_deleted",
     "builder_error",
 ]
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]

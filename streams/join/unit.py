@@ -17,6 +17,10 @@ The rules, in one place:
 - An entry that waited ``grace`` completes whatever the corrections input says, or, with no
   state at all, is dead-lettered as ``plan_state_missing``. One that fails is dead-lettered
   alone: it does not hold back the others.
+- A state deleted (a plan's tombstone on the plans topic, or its ``join.plan_ttl`` run out)
+  ends the key: what waits completes at once against the state as it was, as if its grace
+  were over, and what waits for a state that never came is dead-lettered as
+  ``plan_deleted``. Nothing is left parked or waiting for the corrections input behind it.
 
 Keys are not only plans: a route decides against any state type, so a window keyed by a
 session id (events accumulate into the state; a closing event, or ``expire`` on a tick once
@@ -32,7 +36,7 @@ from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from learnstream.streams.config.settings import format_duration
-from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.dlq.errors import InvalidEvent, Reason
 from learnstream.streams.join.parked import ParkedEvent, Place
 from learnstream.streams.join.rules import Outcome, Source, plan_key
 from learnstream.streams.mplp.decode import RecordOrigin
@@ -40,6 +44,7 @@ from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
+    "DELETED",
     "MISSING",
     "KeyJoin",
     "Prepare",
@@ -52,7 +57,9 @@ __all__ = [
 ]
 
 #: The dead-letter reason of an entry whose state never came within the grace.
-MISSING = "plan_state_missing"
+MISSING: Reason = "plan_state_missing"
+#: The dead-letter reason of an entry whose state was deleted before it ever came.
+DELETED: Reason = "plan_deleted"
 
 S = TypeVar("S")
 Decode = Callable[[bytes | None, RecordOrigin, InputNotes | None], Any]
@@ -212,6 +219,15 @@ class KeyJoin(Generic[S]):
         if self.state is not before:
             step.state = self.state
         return step
+
+    def on_delete(self, now: datetime) -> Step[S]:
+        """End the key because its state is deleted: complete what waits against the state
+        as it was (settled or not: nothing after the deletion will count for it), dead-letter
+        what waits for a state that never came, then close."""
+        step = self.on_tick(now, lambda _entry: True)
+        for entry in self.parked:  # only with no state: the tick completed every other
+            step.failed.append((entry, DELETED, "its state was deleted before it arrived"))
+        return self._close(step)
 
     def _close(self, step: Step[S]) -> Step[S]:
         """End the key: its state goes, and so do entries still parked (they had their say)."""

@@ -271,6 +271,40 @@ async def test_older_snapshot_is_ignored_and_tombstone_deletes(h: Harness) -> No
     assert h.dlq.await_count == 0
 
 
+async def test_a_tombstone_dead_letters_what_waited_for_its_plan(h: Harness) -> None:
+    """The runtime deleted a plan this worker never saw: the decision parked for it is
+    dead-lettered now (``plan_deleted``), not after the grace, and nothing stays parked."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    assert len(h.runtime.join.parked(plan_id)) == 1
+    await h.put("plans", None, key=key_of(snap))
+    reasons = [parse_headers(c.kwargs["headers"]).reason for c in h.dlq.await_args_list]
+    assert reasons == ["plan_deleted"]
+    assert h.runtime.join.parked(plan_id) == []
+    assert not list(h.runtime.tables.pending.keys())
+    assert h.families() == [("confirm_decision", "good")]  # sent before it parked
+
+
+async def test_a_tombstone_completes_what_waited_to_settle_and_leaves_no_wait(h: Harness) -> None:
+    """An execute waiting for an unread correction when its plan is deleted comes out at
+    once, as the plan stood; the watermark is not left waiting for the key."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plans", js(snap), key=key_of(snap))
+    corrections_end(h.runtime, lambda: 1)  # a correction on the broker, not read yet
+    await h.put("pipeline_stage", js(h.sim.stage(snap, "completed", WHEN)), key=key_of(snap))
+    assert h.families() == []
+    assert h.runtime.join.watermark.waiting_count() == 1
+    await h.put("plans", None, key=key_of(snap))
+    assert h.families() == [("pipeline_outcome", "good")]
+    assert h.runtime.join.watermark.waiting_count() == 0
+    assert h.runtime.join.parked(plan_id) == []
+    assert not list(h.runtime.tables.pending.keys())
+    assert h.runtime.plans.get(plan_id) is None
+    assert h.dlq.await_count == 0
+
+
 async def test_project_opt_out_drops_its_samples(h: Harness) -> None:
     snap = h.sim.plan(WHEN)
     consent = {"project_id": snap["project_id"], "enabled": False}
@@ -468,6 +502,33 @@ async def test_a_plan_is_swept_on_the_partition_its_records_came_from(h: Harness
     assert plan_id in h.runtime.tables.plan_state  # not this partition's
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)
     assert plan_id not in h.runtime.tables.plan_state
+
+
+async def test_a_plan_past_its_ttl_ends_what_waits_under_it(h: Harness) -> None:
+    """Expiry goes through the join as a tombstone does: an execute still waiting for
+    the corrections input comes out, and nothing stays parked for the deleted plan."""
+    done = h.sim.plan(WHEN, status="completed")
+    plan_id = done["plan"]["plan_id"]
+    partition = partition_of(plan_id, h.runtime.settings.topics.partitions)
+    topics = h.runtime.settings.topics
+    plans = AGENT_OF["plans"]
+    await h.feed.put(plans, topics.name("plans"), js(done), key=key_of(done), partition=partition)
+    corrections_end(h.runtime, lambda: 1)
+    stage = js(h.sim.stage(done, "completed", WHEN))
+    await h.feed.put(
+        AGENT_OF["pipeline_stage"],
+        topics.name("pipeline_stage"),
+        stage,
+        key=key_of(done),
+        partition=partition,
+    )
+    assert h.families() == []
+    assert h.runtime.join.watermark.waiting_count() == 1
+    await tick(h, plan_id)
+    assert plan_id not in h.runtime.tables.plan_state
+    assert h.families() == [("pipeline_outcome", "good")]
+    assert h.runtime.join.parked(plan_id) == []
+    assert h.runtime.join.watermark.waiting_count() == 0
 
 
 async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> None:

@@ -17,7 +17,7 @@ from learnstream.streams.join.parked import ParkedEvent
 from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.routes import routes
 from learnstream.streams.join.rules import plan_key
-from learnstream.streams.join.unit import MISSING, KeyJoin, Route, Step
+from learnstream.streams.join.unit import DELETED, MISSING, KeyJoin, Route, Step
 from learnstream.streams.mplp.decode import RecordOrigin, decode_plan
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.sim.simulate import Simulator
@@ -171,6 +171,39 @@ def test_an_entry_whose_plan_never_comes_is_dead_lettered_after_the_grace(feed: 
     assert [(e.offset, reason) for e, reason, _ in expired.failed] == [(entry.offset, MISSING)]
     assert "LEARNSTREAM_JOIN__GRACE (2m)" in expired.failed[0][2]
     assert expired.released == [entry]
+    assert join.parked == []
+
+
+def test_a_deleted_plan_completes_what_waits_to_settle_and_ends_the_key(feed: Feed) -> None:
+    """A tombstone or the plan's TTL: an execute waiting for the corrections input comes
+    out now, as the plan stood (its grace is as good as over), and nothing waits behind."""
+    join = unit()
+    join.on_state(feed.plan_update(), T, SETTLED)
+    join.on_event(*feed.delta(T + timedelta(minutes=1)), T)
+    _, entry = execute = feed.execute(T + timedelta(minutes=2))
+    join.on_event(*execute, T, settled=False)
+    assert join.waiting_since == entry.parked_at
+    ended = join.on_delete(T)
+    assert families(ended) == [("pipeline_outcome", "acceptable")]  # its correction counted
+    assert (ended.released, ended.failed) == ([entry], [])
+    assert ended.close
+    assert ended.state is None
+    assert (join.state, join.parked, join.waiting_since) == (None, [], None)
+
+
+def test_a_plan_deleted_before_it_came_dead_letters_what_waited_for_it(feed: Feed) -> None:
+    join = unit()
+    decision, execute = feed.decision(), feed.execute(T)
+    for record in (decision, execute):
+        assert join.on_event(*record, T).parked == [record[1]]
+    ended = join.on_delete(T)
+    assert ended.samples == []
+    assert sorted((e.topic, r) for e, r, _ in ended.failed) == sorted(
+        (entry.topic, DELETED) for _, entry in (decision, execute)
+    )
+    topics = sorted(entry.topic for _, entry in (decision, execute))
+    assert sorted(e.topic for e in ended.released) == topics
+    assert ended.close
     assert join.parked == []
 
 
