@@ -108,7 +108,7 @@ async def simulate_runtime(pub: RuntimePublisher, rate: float, seed: int = 42) -
             for event in sim.graph_updates(_now(), deltas, graph_id=graph, created=graph_new):
                 pub.publish_graph_update(event)
             graph_new = False
-        if rng.random() < 0.05:  # what a run cost (validated and counted; no sample yet)
+        if rng.random() < 0.05:  # what a run cost (naming no plan: counted as incomplete)
             usage = {"total_tokens": rng.randint(200, 8000), "budget_tokens": 10_000}
             pub.publish_core_event(sim.core_event("cost_budget", _now(), usage))
         if rng.random() < 0.02:

@@ -1,7 +1,9 @@
 """Plan state held in the ``plan_state`` table: last writer wins by the plan's own time.
 
 Beside its latest snapshot a plan keeps what its samples are built *as of*: its corrections
-(``delta_times``) and the ended stages of its pipeline (``stages``), each with its event time.
+(``delta_times``) and the ended stages of its pipeline (``stages``), each with its event time;
+and what official core events said of it: its intent and its token charges
+(streams/join/plan_facts.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, NamedTuple
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from learnstream.streams.join.plan_facts import MAX_COSTS, CostMark, IntentMark
 from learnstream.streams.mplp.models import TERMINAL_PLAN_STATUSES, PlanSnapshot, StageEvent
 
 __all__ = [
@@ -20,7 +23,9 @@ __all__ = [
     "StageMark",
     "expired",
     "merge_snapshot",
+    "record_cost",
     "record_delta",
+    "record_intent",
     "record_stage",
 ]
 
@@ -62,6 +67,10 @@ class PlanState(BaseModel):
     #: The stages seen starting (``running``), in the order they were recorded, the latest
     #: :data:`MAX_STAGES`: an end that reports no duration runs from its start (None: none).
     stage_starts: tuple[StageMark, ...] | None = None
+    #: The intent its latest IntentEvent stated (streams/join/plan_facts.py; None: none).
+    intent: IntentMark | None = None
+    #: Its CostAndBudgetEvents' charges, in the order recorded (None: none).
+    costs: tuple[CostMark, ...] | None = None
 
     @property
     def deltas(self) -> int:
@@ -135,6 +144,8 @@ def merge_snapshot(
         terminal_since=since if terminal else None,
         stages=current.stages if current else None,
         stage_starts=current.stage_starts if current else None,
+        intent=current.intent if current else None,
+        costs=current.costs if current else None,
     )
 
 
@@ -173,3 +184,19 @@ def record_stage(state: PlanState, mark: StageMark) -> PlanState:
     if any(m.event_id == mark.event_id for m in stages):
         return state
     return state.model_copy(update={"stages": (*stages, mark)[-MAX_STAGES:]})
+
+
+def record_intent(state: PlanState, mark: IntentMark) -> PlanState:
+    """Return the state with the intent ``mark`` stated, if it is the latest statement."""
+    if not mark.later_than(state.intent):
+        return state
+    return state.model_copy(update={"intent": mark})
+
+
+def record_cost(state: PlanState, mark: CostMark) -> PlanState:
+    """Return the state with the charge ``mark`` recorded (the oldest go past
+    :data:`learnstream.streams.join.plan_facts.MAX_COSTS`). Idempotent by event id."""
+    costs = state.costs or ()
+    if any(m.event_id == mark.event_id for m in costs):
+        return state
+    return state.model_copy(update={"costs": (*costs, mark)[-MAX_COSTS:]})

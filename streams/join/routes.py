@@ -4,8 +4,9 @@ One table for every input the join reads, so what a topic's record comes to is r
 nowhere else: decisions and stages *settle* (their samples count the plan's corrections,
 so they wait until the corrections input is read past them), corrections do not; MAP events
 join their session, not a plan (streams/join/sessions.py); impact analyses (core events)
-join their delta's impact window (streams/join/impacts.py); a stage that names no plan but its
-pipeline joins its run of the stage (streams/join/runs.py).
+join their delta's impact window (streams/join/impacts.py), IntentEvents and cost events
+their plan (streams/join/plan_facts.py); a stage that names no plan but its pipeline joins its
+run of the stage (streams/join/runs.py).
 """
 
 from __future__ import annotations
@@ -19,10 +20,18 @@ from learnstream.streams.join.graphs import graph_route
 from learnstream.streams.join.impacts import analysis_route
 from learnstream.streams.join.parked import ParkedEvent
 from learnstream.streams.join.plan_state import PlanState
-from learnstream.streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from learnstream.streams.join.rules import (
+    Outcome,
+    on_decision,
+    on_delta,
+    on_plan_fact,
+    on_stage,
+    plan_key,
+)
 from learnstream.streams.join.runs import decide_stage_run, execution_route, sa_route, stage_key
 from learnstream.streams.join.sessions import map_route
 from learnstream.streams.join.unit import Route
+from learnstream.streams.mplp.core_events import CoreEvent, cost_stated, intent_stated
 from learnstream.streams.mplp.decode import (
     RecordOrigin,
     decode_decision,
@@ -89,6 +98,33 @@ def _decide_stage(
     return on_stage(event, state, moment, settled=settled, stages=stages)
 
 
+_ANALYSIS = analysis_route()
+
+
+def _plan_named(event: CoreEvent) -> str | None:
+    """Return the plan an IntentEvent or a cost names (None: neither, or no plan)."""
+    fact = intent_stated(event) or cost_stated(event)
+    return None if fact is None else fact.plan_id
+
+
+def _core_key(event: CoreEvent) -> str | None:
+    """An intent or a cost joins its plan; an impact analysis its delta's impact window."""
+    plan_id = _plan_named(event)
+    return _ANALYSIS.key(event) if plan_id is None else plan_key(plan_id)
+
+
+def _decide_core(
+    event: CoreEvent,
+    state: Any,
+    moment: datetime,
+    parked: ParkedEvent | None,
+    settled: bool,
+) -> Outcome[Any]:
+    if _plan_named(event) is not None:
+        return on_plan_fact(event, state, moment)
+    return _ANALYSIS.decide(event, state, moment, parked, settled)
+
+
 def routes(
     topics: TopicSettings,
     stages: frozenset[str] | None = None,
@@ -113,5 +149,7 @@ def routes(
     table[topics.name("sa_events")] = sa_route()
     table[topics.name("runtime_executions")] = execution_route()
     table[topics.name("graph_updates")] = graph_route(graphs.threshold, graphs.window)
-    table[topics.name("core_events")] = analysis_route()
+    table[topics.name("core_events")] = Route(
+        "core_events", _ANALYSIS.decode, _decide_core, key=_core_key
+    )
     return table

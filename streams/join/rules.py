@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
+from learnstream.streams.join.plan_facts import CostMark, IntentMark
 from learnstream.streams.join.plan_state import (
     PlanState,
     StageMark,
+    record_cost,
     record_delta,
+    record_intent,
     record_stage,
     record_start,
 )
+from learnstream.streams.mplp.core_events import CoreEvent, cost_stated, intent_stated
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from learnstream.streams.samples import builders
 from learnstream.streams.samples.ids import canonical_id
@@ -35,6 +39,7 @@ __all__ = [
     "Source",
     "on_decision",
     "on_delta",
+    "on_plan_fact",
     "on_stage",
     "plan_key",
 ]
@@ -155,3 +160,26 @@ def on_stage(
         return Outcome(park=collected, new_state=changed)
     sample = builders.build_pipeline_outcome(event, recorded.as_of(event.timestamp), now)
     return Outcome(samples=[sample], new_state=changed)
+
+
+def _with_fact(event: CoreEvent, state: PlanState) -> PlanState:
+    """Return ``state`` with the intent or the charge ``event`` states recorded."""
+    intent, cost = intent_stated(event), cost_stated(event)
+    if intent is not None:
+        mark = IntentMark(intent.intent_id, intent.text, event.timestamp, event.event_id)
+        return record_intent(state, mark)
+    if cost is not None:
+        tokens = (cost.total_tokens, cost.prompt_tokens, cost.completion_tokens)
+        return record_cost(state, CostMark(event.event_id, event.timestamp, *tokens))
+    return state
+
+
+def on_plan_fact(event: CoreEvent, state: PlanState | None, now: datetime) -> Outcome[PlanState]:
+    """Record what an IntentEvent or a CostAndBudgetEvent naming its plan says of it
+    (streams/join/plan_facts.py); no sample of its own. Parked until the plan is known."""
+    if intent_stated(event) is None and cost_stated(event) is None:
+        return Outcome()
+    if state is None:
+        return Outcome(park=True)
+    recorded = _with_fact(event, state)
+    return Outcome(new_state=recorded if recorded is not state else None)

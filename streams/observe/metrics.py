@@ -45,8 +45,10 @@ VIEW_PARTIAL_REASONS = ("unassigned", "timeout", "broker_error")
 CORE_USES = (
     ("impact_analysis", "joined"),
     ("impact_analysis", "incomplete"),
-    ("intent", "counted"),
-    ("cost_budget", "counted"),
+    ("intent", "joined"),
+    ("intent", "incomplete"),
+    ("cost_budget", "joined"),
+    ("cost_budget", "incomplete"),
 )
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)

@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from learnstream.streams.export.token_usage import token_usage
+from learnstream.streams.join.plan_facts import spent_as_of
 from learnstream.streams.join.plan_state import PlanState, StageMark
 from learnstream.streams.mplp.models import (
     DecisionEvent,
@@ -335,12 +336,16 @@ def _stage_config(event: StageEvent) -> Any:
     return extra.get("stage_config", getattr(event.payload, "stage_config", None))
 
 
-def _token_usage(event: StageEvent) -> dict[str, Any] | None:
+def _token_usage(event: StageEvent, state: PlanState | None) -> dict[str, Any] | None:
     """Return the stage's token usage (``payload.token_usage``) in the common schema's shape:
     the counts, and ``by_agent`` as a list of ``{agent_id, role, tokens}``. Never as sent: a
     runtime may key ``by_agent`` by agent, and the anonymizer reads values, not keys, so an
-    agent named by an e-mail address would leave the worker as a key."""
-    return token_usage((event.payload.model_extra or {}).get("token_usage"))
+    agent named by an e-mail address would leave the worker as a key. A stage that reports
+    none has its plan's CostAndBudgetEvents' charges up to its time (plan_facts.py)."""
+    reported = token_usage((event.payload.model_extra or {}).get("token_usage"))
+    if reported is not None or state is None:
+        return reported
+    return spent_as_of(state.costs, event.timestamp)
 
 
 def outcome_quality(event: StageEvent, state: PlanState | None) -> str | None:
@@ -381,7 +386,8 @@ def build_pipeline_outcome(
     The taxonomy's recommended fields: ``input`` pipeline_id, stage_id, stage_config;
     ``output`` status, duration_ms, error_info (``payload.error``), beside ``result``, the
     stage as it was reported. A stage of a plan also carries the plan's intent (``intent_id``,
-    ``intent_text``) and ``token_usage`` when the payload reports one: what two executions of
+    ``intent_text``) and ``token_usage`` when the payload reports one (else the plan's cost
+    events up to the stage's time): what two executions of
     one intent are compared by (streams/samples/optimizations.py). ``pipeline_path`` (the
     taxonomy's "sequence of pipeline stages traversed"): the plan's ended stages up to this
     one (``PlanState.pipeline_path``); ``[stage_id]`` for a stage that names no plan.
@@ -404,7 +410,7 @@ def build_pipeline_outcome(
     outcome = {
         "status": event.status,
         "duration_ms": _duration(event, state, started_at),
-        "token_usage": _token_usage(event),
+        "token_usage": _token_usage(event, state),
     }
     return _sample(
         "pipeline_outcome",

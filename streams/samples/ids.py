@@ -6,7 +6,14 @@ import hashlib
 import re
 from functools import lru_cache
 
-__all__ = ["canonical_id", "derived_uuid", "is_uuid4", "sample_id"]
+__all__ = [
+    "canonical_id",
+    "derived_uuid",
+    "is_uuid4",
+    "normalized_objective",
+    "objective_intent_id",
+    "sample_id",
+]
 
 #: The canonical (hyphenated) form of an RFC 4122 UUID of version 4, any case.
 _UUID4 = re.compile(
@@ -60,3 +67,16 @@ def canonical_id(runtime_id: str) -> str:
     upper-case UUIDs join with what refers to them.
     """
     return runtime_id.lower() if is_uuid4(runtime_id) else derived_uuid(runtime_id)
+
+
+def normalized_objective(objective: str) -> str:
+    """Return an objective as two plans of one intent are compared by: case folded, runs of
+    whitespace as one space, no trailing full stop."""
+    return " ".join(objective.casefold().split()).rstrip(".")
+
+
+def objective_intent_id(context_id: str, objective: str) -> str:
+    """Return the intent id of a plan that names no intent: a UUID v4-shaped SHA-256 of its
+    context and normalized objective, so two plans of one context with one objective (a
+    replan, a second execution) resolve the same intent, on every worker."""
+    return _v4_from(f"intent\x1f{canonical_id(context_id)}\x1f{normalized_objective(objective)}")

@@ -2,6 +2,8 @@
 
 Where each seed-004 field comes from (absent in the input: absent in the sample):
 
+- intent input ``intent_id``, ``raw_request_summary``: the snapshot's ``intent``, else the
+  plan's latest IntentEvent, else the plan itself (``intent_of``);
 - intent input ``constraints_summary``, ``dialog_turns_count`` and intent meta
   ``clarification_rounds``, ``ambiguity_flags``: the snapshot's ``intent`` object;
 - intent state ``project_phase``, ``psg_node_count``, ``existing_plan_count``: the
@@ -27,7 +29,7 @@ from typing import Any
 
 from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.mplp.models import DeltaImpact, MplpEvent
-from learnstream.streams.samples.ids import canonical_id, is_uuid4
+from learnstream.streams.samples.ids import canonical_id, is_uuid4, objective_intent_id
 from learnstream.streams.samples.sample import SampleMeta
 
 __all__ = [
@@ -126,17 +128,23 @@ def flow_id(event: MplpEvent, state: PlanState | None) -> str | None:
 
 
 def intent_of(state: PlanState) -> tuple[str, str]:
-    """Return (intent id, intent text): the snapshot's intent, else the plan's own.
+    """Return (intent id, intent text): the snapshot's intent, else the one its latest
+    IntentEvent stated (streams/join/plan_facts.py), else the plan's own.
 
-    Without an intent object the plan stands for it: its id, and seed 000's
-    ``original_intent`` when the plan carries one, else its objective.
+    Without either the plan stands for its intent: the id its context and normalized
+    objective derive (``objective_intent_id``: two plans of one context with one objective
+    resolve one intent, so their executions compare), and seed 000's ``original_intent``
+    when the plan carries one, else its objective. An IntentEvent without a text takes that
+    text too.
     """
     snap = state.snapshot
     if snap.intent is not None:
         return snap.intent.intent_id, snap.intent.text
     original = (snap.plan.model_extra or {}).get("original_intent")
     text = original if isinstance(original, str) and original else snap.plan.objective
-    return snap.plan.plan_id, text
+    if state.intent is not None:
+        return state.intent.intent_id, state.intent.text or text
+    return objective_intent_id(snap.plan.context_id, snap.plan.objective), text
 
 
 def intent_extras(state: PlanState) -> tuple[dict[str, Any], dict[str, Any]]:

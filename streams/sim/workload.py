@@ -144,17 +144,21 @@ def _runs(w: Workload, sim: Simulator, rng: random.Random, when: datetime, plan_
 
 
 def _core_events(
-    w: Workload, sim: Simulator, rng: random.Random, delta: dict[str, Any] | None, when: datetime
+    w: Workload,
+    sim: Simulator,
+    rng: random.Random,
+    delta: dict[str, Any] | None,
+    when: datetime,
+    plan_id: str,
 ) -> None:
     """Add the impact analysis of a correction (a rollback now and then), which completes its
-    delta_impact, and an intent and a cost_budget event, which make no sample; all keyed by
-    their plan id, as the analysis must be."""
+    delta_impact, and an intent and a cost_budget event of the plan, which make no sample of
+    their own (they join the plan's state); all keyed by their plan id, as they must be."""
     if delta is not None:
         rolled_back = rng.random() < 0.3
         analysis = sim.impact_analysis(delta, when, rolled_back=rolled_back)
         w.expect("delta_impact", "poor" if rolled_back else "good", analysis)
         w.add("core_events", analysis, delta["payload"]["plan_id"])
-    plan_id = sim.uuid()
     intent = {"plan_id": plan_id, "intent_id": sim.uuid(), "text": "Summarise the backlog"}
     w.add("core_events", sim.core_event("intent", when, intent), plan_id)
     tokens = {"plan_id": plan_id, "total_tokens": rng.randint(100, 5000)}
@@ -167,7 +171,8 @@ def build_workload(
     """Return a workload of at least ``min_events`` records over as many plans as needed;
     after each plan, with probability ``sessions``, a MAP session, the steps of the single
     agent that generated the plan, a runtime execution and core events (the impact analysis
-    of the plan's correction, if it had one; an intent and a cost_budget event) too."""
+    of the plan's correction, if it had one; an intent and a cost_budget event of the plan)
+    too."""
     sim, rng, workload = Simulator(seed, pii_ratio), random.Random(seed), Workload()
     start = datetime.now(UTC)
     while len(workload.records) < min_events:
@@ -178,7 +183,7 @@ def build_workload(
             moment = start + timedelta(milliseconds=len(workload.records))
             _session(workload, sim, rng, moment)
             _runs(workload, sim, rng, moment, plan_id)
-            _core_events(workload, sim, rng, delta, moment)
+            _core_events(workload, sim, rng, delta, moment, plan_id)
     return workload
 
 

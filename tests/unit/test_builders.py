@@ -27,7 +27,12 @@ from learnstream.streams.mplp.models import (
     StageEvent,
 )
 from learnstream.streams.samples import builders
-from learnstream.streams.samples.ids import canonical_id, derived_uuid, sample_id
+from learnstream.streams.samples.ids import (
+    canonical_id,
+    derived_uuid,
+    objective_intent_id,
+    sample_id,
+)
 from learnstream.streams.samples.sample import Feedback, LearningSample, SampleMeta, family_errors
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -350,8 +355,14 @@ def test_decision_naming_no_project_waits_for_its_plan() -> None:
 
 
 def test_intent_falls_back_to_the_plan_when_the_snapshot_has_none() -> None:
-    sample = builders.build_intent_resolution(decision(), plan_state(intent=False), NOW)
-    assert sample.input["intent_id"] == PLAN_ID
+    """The plan's context and normalized objective stand for the intent it names none of."""
+    state = plan_state(intent=False)
+    sample = builders.build_intent_resolution(decision(), state, NOW)
+    plan = state.snapshot.plan
+    assert sample.input["intent_id"] == objective_intent_id(plan.context_id, plan.objective)
+    spelled = f"  {plan.objective.upper()}. "
+    assert objective_intent_id(plan.context_id, spelled) == sample.input["intent_id"]
+    assert objective_intent_id("another-context", plan.objective) != sample.input["intent_id"]
     assert sample.input["raw_request_summary"] == "Add a Redis cache in front of the orders API"
     assert family_errors(sample) == []
 

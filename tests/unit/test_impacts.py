@@ -105,14 +105,22 @@ def test_every_core_family_is_accepted_and_counted_by_use() -> None:
     notes = InputNotes()
     decode_core_event(js(analysis_of(delta)), notes=notes)
     decode_core_event(js(analysis_of(delta, delta_id=None)), notes=notes)
-    for family in ("intent", "cost_budget", "methodology"):
-        event = {**analysis_of(delta), "event_family": family, "payload": {"text": "ship it"}}
+    for family, payload in (
+        ("intent", {"text": "ship it"}),  # names no plan
+        ("cost_budget", {"plan_id": "plan-1"}),  # no token count
+        ("intent", {"text": "ship it", "plan_id": "plan-1"}),
+        ("cost_budget", {"plan_id": "plan-1", "total_tokens": 30}),
+        ("methodology", {"text": "ship it"}),
+    ):
+        event = {**analysis_of(delta), "event_family": family, "payload": payload}
         decode_core_event(js(event), notes=notes)
     assert notes.core_events == [
         ("impact_analysis", "joined"),
         ("impact_analysis", "incomplete"),
-        ("intent", "counted"),
-        ("cost_budget", "counted"),
+        ("intent", "incomplete"),
+        ("cost_budget", "incomplete"),
+        ("intent", "joined"),
+        ("cost_budget", "joined"),
         ("methodology", "ignored"),
     ]
     metrics = Metrics()
@@ -123,7 +131,7 @@ def test_every_core_family_is_accepted_and_counted_by_use() -> None:
         return metrics.registry.get_sample_value("learnstream_core_events_total", labels)
 
     assert (count("impact_analysis", "joined"), count("methodology", "ignored")) == (1, 1)
-    assert count("cost_budget", "counted") == 1
+    assert (count("cost_budget", "joined"), count("cost_budget", "incomplete")) == (1, 1)
 
 
 def test_an_analysis_is_parsed_once_on_its_way_through_the_route(

@@ -44,7 +44,7 @@ async def test_every_stream_of_the_workload_yields_what_the_verifier_expects(
         core = "learnstream_core_events_total"
         for family in ("intent", "cost_budget"):
             published = core_families[family]
-            assert h.metric(core, family=family, use="counted") == published
+            assert h.metric(core, family=family, use="joined") == published
         assert h.metric(core, family="impact_analysis", use="joined") == expected["delta_impact"]
     verdict = verify(workload.expected, samples)
     assert Counter(verdict.missing.values()) == Counter()
