@@ -47,7 +47,6 @@ from learnstream.streams.join.parked import (
     entry_key,
     parse_entries,
 )
-from learnstream.streams.join.plan_state import merge_snapshot
 from learnstream.streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
 from learnstream.streams.mplp.decode import RecordOrigin
 from learnstream.streams.mplp.fields import InputNotes
@@ -55,6 +54,7 @@ from learnstream.streams.mplp.models import PlanSnapshot
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.plan import merge_snapshot
 
 __all__ = ["Join", "KeySpace", "States", "fetched_at", "space_of"]
 

@@ -9,7 +9,7 @@ import faust
 
 from learnstream.agents.faust_compat import current_partition
 from learnstream.streams.join.expiry import ExpiryIndex
-from learnstream.streams.join.plan_state import PlanState
+from learnstream.streams.state.plan import PlanState
 
 __all__ = ["STATE_CACHE_SIZE", "PlanStore"]
 

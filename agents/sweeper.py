@@ -15,7 +15,7 @@ from faust.types import EventT, StreamT
 
 from learnstream.agents.faust_compat import partitioned_items
 from learnstream.agents.runtime import Runtime
-from learnstream.streams.join.plan_state import expired
+from learnstream.streams.state.plan import expired
 
 __all__ = ["SCAN_BUDGET_S", "register"]
 

@@ -54,12 +54,13 @@ from learnstream.streams.join.graphs import GRAPH_SPACE, GraphState, graph_expir
 from learnstream.streams.join.impacts import IMPACT_SPACE, ImpactState, delta_route, impact_expiry
 from learnstream.streams.join.routes import routes as join_routes
 from learnstream.streams.join.runs import RUN_SPACE, RunState, run_expiry
-from learnstream.streams.join.sessions import SESSION_SPACE, SessionState, session_expiry
+from learnstream.streams.join.sessions import SESSION_SPACE, session_expiry
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.privacy.config import privacy_config
 from learnstream.streams.privacy.pii import build_anonymizer
 from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.session import SessionState
 
 __all__ = ["wire"]
 

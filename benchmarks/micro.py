@@ -27,7 +27,6 @@ from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 from benchmarks.load import bench_workload, split_plans
 from learnstream.streams.config.settings import DEFAULT_PHONE_REGIONS
 from learnstream.streams.encoding.codecs import codec_for
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import Outcome, on_decision, on_delta, on_stage
 from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
 from learnstream.streams.privacy.config import PrivacyConfig
@@ -41,6 +40,7 @@ from learnstream.streams.privacy.pipeline import PAYLOAD_SECTIONS
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.samples.outbox import learning_event
 from learnstream.streams.sim.workload import Record
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 
 __all__ = ["main", "measure"]
 

@@ -37,7 +37,6 @@ from learnstream.streams.dlq.errors import InvalidEvent, describe_failure
 from learnstream.streams.dlq.record import DlqRecord, dlq_headers
 from learnstream.streams.encoding.codecs import codec_for
 from learnstream.streams.join import rules as join
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.mplp.decode import (
     RecordOrigin,
     decode_decision,
@@ -51,6 +50,7 @@ from learnstream.streams.privacy.pii import build_anonymizer
 from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.outbox import prepare
 from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 
 __all__ = ["Join", "Parked", "Peer", "complete", "main"]
 

@@ -41,12 +41,12 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
 from learnstream.streams.config.settings import TopicSettings
-from learnstream.streams.join.plan_state import merge_snapshot
 from learnstream.streams.join.rules import plan_key
 from learnstream.streams.mplp.decode import decode_plan
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.offsets.partitioner import partition_for
 from learnstream.streams.sim.workload import Record
+from learnstream.streams.state.plan import merge_snapshot
 
 __all__ = [
     "TEMPLATES",

@@ -26,7 +26,7 @@ __all__ = ["Tables"]
 class Tables:
     """The tables the agents share."""
 
-    #: plan key -> PlanState JSON bytes (streams/join/plan_state.py)
+    #: plan key -> PlanState JSON bytes (streams/state/plan.py)
     plan_state: TableT[str, Any]
     #: plan key|topic|partition|offset -> one parked event (the join's grace buffer)
     pending: TableT[str, Any]

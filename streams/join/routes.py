@@ -5,7 +5,7 @@ nowhere else: decisions and stages *settle* (their samples count the plan's corr
 so they wait until the corrections input is read past them), corrections do not; MAP events
 join their session, not a plan (streams/join/sessions.py); impact analyses (core events)
 join their delta's impact window (streams/join/impacts.py), IntentEvents and cost events
-their plan (streams/join/plan_facts.py); a stage that names no plan but its pipeline joins its
+their plan (streams/state/facts.py); a stage that names no plan but its pipeline joins its
 run of the stage (streams/join/runs.py).
 """
 
@@ -19,7 +19,6 @@ from learnstream.streams.config.settings import GraphSettings, TopicSettings
 from learnstream.streams.join.graphs import graph_route
 from learnstream.streams.join.impacts import analysis_route
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.join.rules import (
     Outcome,
     on_decision,
@@ -40,6 +39,7 @@ from learnstream.streams.mplp.decode import (
 )
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.state.plan import PlanState
 
 __all__ = ["DECISION_KINDS", "routes"]
 

@@ -17,8 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
-from learnstream.streams.join.plan_facts import CostMark, IntentMark
-from learnstream.streams.join.plan_state import (
+from learnstream.streams.mplp.core_events import CoreEvent, cost_stated, intent_stated
+from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
+from learnstream.streams.samples import builders
+from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.facts import CostMark, IntentMark
+from learnstream.streams.state.plan import (
     PlanState,
     StageMark,
     record_cost,
@@ -27,11 +32,6 @@ from learnstream.streams.join.plan_state import (
     record_stage,
     record_start,
 )
-from learnstream.streams.mplp.core_events import CoreEvent, cost_stated, intent_stated
-from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
-from learnstream.streams.samples import builders
-from learnstream.streams.samples.ids import canonical_id
-from learnstream.streams.samples.sample import LearningSample
 
 __all__ = [
     "IMPACT_ONLY_TYPE",
@@ -176,7 +176,7 @@ def _with_fact(event: CoreEvent, state: PlanState) -> PlanState:
 
 def on_plan_fact(event: CoreEvent, state: PlanState | None, now: datetime) -> Outcome[PlanState]:
     """Record what an IntentEvent or a CostAndBudgetEvent naming its plan says of it
-    (streams/join/plan_facts.py); no sample of its own. Parked until the plan is known."""
+    (streams/state/facts.py); no sample of its own. Parked until the plan is known."""
     if intent_stated(event) is None and cost_stated(event) is None:
         return Outcome()
     if state is None:

@@ -33,7 +33,6 @@ import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.join.rules import Outcome, plan_key
 from learnstream.streams.join.unit import Expire, Route
 from learnstream.streams.mplp.fields import text_of
@@ -48,6 +47,7 @@ from learnstream.streams.samples.builders import build_pipeline_outcome
 from learnstream.streams.samples.generation import build_plan_generation
 from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.run_end import RunEnd, build_run_outcome
+from learnstream.streams.state.plan import PlanState
 
 __all__ = [
     "RUN_SPACE",

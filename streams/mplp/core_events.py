@@ -6,7 +6,7 @@ The schema types only ``event_id``, ``event_type``, ``event_family`` (one of twe
 learning taxonomy and read here: ``impact_analysis`` (an ImpactAnalysisEvent completes the
 delta_impact sample of its delta, streams/join/impacts.py), ``intent`` and ``cost_budget``
 (an IntentEvent gives its plan's intent, a CostAndBudgetEvent its plan's tokens:
-streams/join/plan_facts.py). Every other family is accepted and counted as ignored: the
+streams/state/facts.py). Every other family is accepted and counted as ignored: the
 schema allows it on any stream, so it is no schema violation.
 
 An IntentEvent or a CostAndBudgetEvent joins the plan its payload names (``plan_id``): the

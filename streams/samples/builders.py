@@ -34,8 +34,6 @@ from datetime import datetime
 from typing import Any
 
 from learnstream.streams.export.token_usage import token_usage
-from learnstream.streams.join.plan_facts import spent_as_of
-from learnstream.streams.join.plan_state import PlanState, StageMark
 from learnstream.streams.mplp.models import (
     DecisionEvent,
     DecisionStatus,
@@ -59,6 +57,8 @@ from learnstream.streams.samples.parts import (
 )
 from learnstream.streams.samples.run_end import run_duration
 from learnstream.streams.samples.sample import Feedback, LearningSample
+from learnstream.streams.state.facts import spent_as_of
+from learnstream.streams.state.plan import PlanState, StageMark
 
 __all__ = [
     "CORRECTION_SCORE",
@@ -341,7 +341,7 @@ def _token_usage(event: StageEvent, state: PlanState | None) -> dict[str, Any] |
     the counts, and ``by_agent`` as a list of ``{agent_id, role, tokens}``. Never as sent: a
     runtime may key ``by_agent`` by agent, and the anonymizer reads values, not keys, so an
     agent named by an e-mail address would leave the worker as a key. A stage that reports
-    none has its plan's CostAndBudgetEvents' charges up to its time (plan_facts.py)."""
+    none has its plan's CostAndBudgetEvents' charges up to its time (streams/state/facts.py)."""
     reported = token_usage((event.payload.model_extra or {}).get("token_usage"))
     if reported is not None or state is None:
         return reported

@@ -22,14 +22,12 @@ unresolved conflict, at most 0.25 for a timed-out session, never below 0.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from learnstream.streams.samples.ids import canonical_id, sample_id
 from learnstream.streams.samples.parts import PRODUCER, IdRefs, iso, present
 from learnstream.streams.samples.sample import Feedback, LearningSample, Quality, SampleMeta
-
-if TYPE_CHECKING:
-    from learnstream.streams.join.sessions import SessionState
+from learnstream.streams.state.session import SessionState
 
 __all__ = ["FAMILY", "SessionOutcome", "build_coordination", "session_outcome"]
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.mplp.run_events import SaEvent
 from learnstream.streams.samples.ids import canonical_id, sample_id
 from learnstream.streams.samples.parts import (
@@ -34,6 +33,7 @@ from learnstream.streams.samples.parts import (
     sample_meta,
 )
 from learnstream.streams.samples.sample import Feedback, LearningSample
+from learnstream.streams.state.plan import PlanState
 
 __all__ = ["FAILED_VERDICTS", "VERDICT_FIELDS", "build_plan_generation", "evaluation_quality"]
 

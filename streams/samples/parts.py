@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from learnstream.streams.join.plan_state import PlanState
 from learnstream.streams.mplp.models import DeltaImpact, MplpEvent
 from learnstream.streams.samples.ids import canonical_id, is_uuid4, objective_intent_id
 from learnstream.streams.samples.sample import SampleMeta
+from learnstream.streams.state.plan import PlanState
 
 __all__ = [
     "IMPACT_META",
@@ -129,7 +129,7 @@ def flow_id(event: MplpEvent, state: PlanState | None) -> str | None:
 
 def intent_of(state: PlanState) -> tuple[str, str]:
     """Return (intent id, intent text): the snapshot's intent, else the one its latest
-    IntentEvent stated (streams/join/plan_facts.py), else the plan's own.
+    IntentEvent stated (streams/state/facts.py), else the plan's own.
 
     Without either the plan stands for its intent: the id its context and normalized
     objective derive (``objective_intent_id``: two plans of one context with one objective

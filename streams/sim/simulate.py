@@ -225,7 +225,7 @@ class Simulator:
         self, family: str, when: datetime, payload: dict[str, Any], project_id: str | None = None
     ) -> dict[str, Any]:
         """Return a core event of ``family`` (``mplp-event-core``), e.g. an ``intent`` or a
-        ``cost_budget`` one, which joins the plan its payload names (streams/join/plan_facts.py)."""
+        ``cost_budget`` one, which joins the plan its payload names (streams/state/facts.py)."""
         return self._event(family, f"{family}_recorded", when, project_id, payload)
 
     def stage(

@@ -19,10 +19,10 @@ from learnstream.streams.config.settings import Settings
 from learnstream.streams.io.app import create_app
 from learnstream.streams.io.tables import Tables
 from learnstream.streams.join.expiry import ExpiryIndex, partition_of, stored_plan_id
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import plan_key
 from learnstream.streams.mplp.decode import decode_plan
 from learnstream.streams.mplp.fields import InputNotes
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 
 AT = datetime(2026, 11, 26, 3, 0, 0, 123_456, tzinfo=UTC)  # no whole second: same length
 PARTITIONS = 4

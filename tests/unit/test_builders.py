@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from learnstream.streams.join.plan_state import PlanState, StageMark, merge_snapshot, record_stage
 from learnstream.streams.join.rules import (
     IMPACT_ONLY_TYPE,
     Outcome,
@@ -34,6 +33,7 @@ from learnstream.streams.samples.ids import (
     sample_id,
 )
 from learnstream.streams.samples.sample import Feedback, LearningSample, SampleMeta, family_errors
+from learnstream.streams.state.plan import PlanState, StageMark, merge_snapshot, record_stage
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 T0 = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)

@@ -32,13 +32,13 @@ from learnstream.streams.encoding.codecs import (
     decode_any,
 )
 from learnstream.streams.encoding.schemas import validate_sample
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import on_decision
 from learnstream.streams.mplp.decode import RecordOrigin, decode_decision
 from learnstream.streams.mplp.models import DecisionEvent, PlanSnapshot
 from learnstream.streams.samples.builders import TAXONOMY_DECISIONS
 from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import learning_validators, mplp_errors

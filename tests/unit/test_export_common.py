@@ -21,10 +21,10 @@ from learnstream.streams.export.common import SUCCESS, common_record
 from learnstream.streams.export.files import write_export
 from learnstream.streams.export.rows import ExportError, RowMaker, export_filter
 from learnstream.streams.join.rules import on_decision, on_delta, on_stage
-from learnstream.streams.join.sessions import SessionState
 from learnstream.streams.samples.coordination import build_coordination
 from learnstream.streams.samples.run_end import RunEnd, build_run_outcome
 from learnstream.streams.samples.sample import QUALITIES, LearningSample
+from learnstream.streams.state.session import SessionState
 from tests.conftest import mplp_schema_dir
 from tests.support.mplp_learning import format_checker
 from tests.unit import test_builders as tb

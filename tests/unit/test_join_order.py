@@ -17,7 +17,7 @@ import learnstream.agents.plan_join
 from learnstream.agents.planstore import PlanStore
 from learnstream.streams.dlq.record import parse_headers
 from learnstream.streams.join.expiry import ExpiryIndex, partition_of
-from learnstream.streams.join.plan_state import PlanState
+from learnstream.streams.state.plan import PlanState
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.outputs import corrections_end
 from tests.unit.test_agents import WHEN, Harness, harness, js, key_of

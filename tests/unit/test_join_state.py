@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from learnstream.streams.join.parked import ParkedEvent, ParkedIndex, entry_key, parse_entries
-from learnstream.streams.join.plan_state import PlanState, expired, merge_snapshot, record_delta
 from learnstream.streams.join.rules import plan_key
 from learnstream.streams.mplp.models import PlanSnapshot
 from learnstream.streams.samples.ids import derived_uuid
+from learnstream.streams.state.plan import PlanState, expired, merge_snapshot, record_delta
 
 PLAN_ID = "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"
 T = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)

@@ -14,13 +14,13 @@ import pytest
 
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.routes import routes
 from learnstream.streams.join.rules import plan_key
 from learnstream.streams.join.unit import DELETED, MISSING, KeyJoin, Route, Step
 from learnstream.streams.mplp.decode import RecordOrigin, decode_plan
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 
 T = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 GRACE = timedelta(minutes=2)

@@ -29,7 +29,6 @@ from jsonschema import Draft7Validator
 from referencing import Registry, Resource
 
 from learnstream.streams.dlq.errors import InvalidEvent
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import on_decision, on_delta, on_stage, plan_key
 from learnstream.streams.mplp.decode import RecordOrigin, decode_decision, decode_plan, decode_stage
 from learnstream.streams.mplp.fields import InputNotes
@@ -37,6 +36,7 @@ from learnstream.streams.mplp.models import DeltaIntentEvent
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.samples.collection import collection_point
 from learnstream.streams.samples.ids import canonical_id
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 from tests.support.mplp_learning import format_checker
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -1,5 +1,5 @@
 """Issue 44: what an official IntentEvent and CostAndBudgetEvent give a plan
-(streams/join/plan_facts.py), and plan_optimization from bare official Plans.
+(streams/state/facts.py), and plan_optimization from bare official Plans.
 
 Every input here is what the official MPLP v1.0 schemas define (bare Plans, core events,
 pipeline stage events naming their plan only in the payload); the join unit first, pure,
@@ -20,7 +20,6 @@ from jsonschema import Draft7Validator
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.join.expiry import partition_of
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.routes import routes
 from learnstream.streams.join.unit import MISSING, KeyJoin, Step
 from learnstream.streams.mplp.core_events import (
@@ -36,6 +35,7 @@ from learnstream.streams.samples.ids import objective_intent_id
 from learnstream.streams.samples.pairs import pair_sample
 from learnstream.streams.samples.replans import IntentPlans, match_execution
 from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.mplp_learning import format_checker, learning_validators, mplp_errors
 from tests.support.worker import RunningWorker, running_worker, sent_samples

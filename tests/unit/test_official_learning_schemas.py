@@ -24,7 +24,6 @@ from learnstream.streams.a2e.models import Feedback
 from learnstream.streams.a2e.samples import build_dialog_response
 from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec, decode_any
 from learnstream.streams.join.graphs import CREATED, decider
-from learnstream.streams.join.plan_state import merge_snapshot
 from learnstream.streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
 from learnstream.streams.join.runs import decide_execution, decide_sa
 from learnstream.streams.join.sessions import decide_map, session_expiry
@@ -43,6 +42,7 @@ from learnstream.streams.privacy.pii import build_anonymizer
 from learnstream.streams.privacy.pipeline import apply_privacy
 from learnstream.streams.samples.sample import FAMILIES, LearningSample
 from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.state.plan import merge_snapshot
 from tests.conftest import mplp_schema_dir
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import (

@@ -17,7 +17,6 @@ from learnstream.streams.config.settings import Settings
 from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
 from learnstream.streams.encoding.schemas import validate_sample
 from learnstream.streams.join.expiry import partition_of
-from learnstream.streams.join.plan_state import merge_snapshot
 from learnstream.streams.join.rules import on_stage
 from learnstream.streams.mplp.decode import decode_plan, decode_stage
 from learnstream.streams.samples.collection import collection_point
@@ -37,6 +36,7 @@ from learnstream.streams.samples.replans import (
 )
 from learnstream.streams.samples.sample import LearningSample, family_errors
 from learnstream.streams.sim.simulate import Simulator
+from learnstream.streams.state.plan import merge_snapshot
 from tests.support.avro_consumer import plain_read
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)
 from tests.support.mplp_learning import learning_validators, mplp_errors

@@ -20,7 +20,6 @@ from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.io.app import create_app
 from learnstream.streams.join.expiry import EXPIRY_BUCKET
-from learnstream.streams.join.plan_state import merge_snapshot
 from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan
 from learnstream.streams.samples.builders import build_error_correction, build_intent_resolution
 from learnstream.streams.samples.ids import is_uuid4
@@ -44,6 +43,7 @@ from learnstream.streams.samples.replans import (
 )
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.sim.simulate import PII_SAMPLES, Simulator
+from learnstream.streams.state.plan import merge_snapshot
 from tests.support.apps import close_consumer_loop
 from tests.support.clock import SettableClock
 from tests.support.isolation import isolated  # noqa: F401  (autouse fixture)

@@ -18,13 +18,6 @@ from benchmarks.peer import Join, Parked, Peer
 from learnstream.streams.config.settings import Settings, TopicSettings
 from learnstream.streams.dlq.record import DlqRecord, parse_headers
 from learnstream.streams.encoding.codecs import decode_any
-from learnstream.streams.join.plan_state import (
-    PlanState,
-    StageMark,
-    merge_snapshot,
-    record_delta,
-    record_stage,
-)
 from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from learnstream.streams.samples import builders
@@ -32,6 +25,13 @@ from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.sim.simulate import Simulator
 from learnstream.streams.sim.workload import build_workload, verify
+from learnstream.streams.state.plan import (
+    PlanState,
+    StageMark,
+    merge_snapshot,
+    record_delta,
+    record_stage,
+)
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 T0 = datetime(2026, 3, 1, 11, 0, tzinfo=UTC)

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from learnstream.streams.encoding.codecs import AvroSampleCodec, JsonSampleCodec
 from learnstream.streams.encoding.schemas import validate_sample
-from learnstream.streams.join.plan_state import MAX_STAGES, PlanState, StageMark, record_stage
 from learnstream.streams.join.rules import on_stage
 from learnstream.streams.mplp.models import StageEvent
 from learnstream.streams.samples.sample import LearningSample
+from learnstream.streams.state.plan import MAX_STAGES, PlanState, StageMark, record_stage
 from tests.support.avro_consumer import plain_read
 from tests.support.mplp_learning import learning_validators, mplp_errors
 from tests.unit.test_agents import WHEN, Harness, harness, js, key_of

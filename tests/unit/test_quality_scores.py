@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import on_decision, on_delta, on_stage
 from learnstream.streams.mplp.models import (
     DecisionEvent,
@@ -20,6 +19,7 @@ from learnstream.streams.samples import builders
 from learnstream.streams.samples.pairs import PreferencePair, correction_pair
 from learnstream.streams.samples.replans import Plan, match, plan_of
 from learnstream.streams.samples.sample import FAMILIES, LearningSample
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 from tests.conftest import mplp_schema_dir
 from tests.support.mplp_learning import learning_validators, mplp_errors
 from tests.unit import test_builders as tb

@@ -23,7 +23,6 @@ from learnstream.streams.encoding.schemas import (
     stale,
     validate_sample,
 )
-from learnstream.streams.join.plan_state import PlanState, merge_snapshot
 from learnstream.streams.join.rules import IMPACT_ONLY_TYPE, on_decision, on_delta, on_stage
 from learnstream.streams.mplp.decode import decode_plan
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
@@ -33,6 +32,7 @@ from learnstream.streams.privacy.pipeline import apply_privacy
 from learnstream.streams.samples.outbox import learning_event
 from learnstream.streams.samples.sample import FAMILIES, LearningSample, family_errors
 from learnstream.streams.sim.simulate import BAD_RECORDS, Simulator
+from learnstream.streams.state.plan import PlanState, merge_snapshot
 
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NOW = WHEN + timedelta(minutes=5)

@@ -3,7 +3,7 @@
 Beside its latest snapshot a plan keeps what its samples are built *as of*: its corrections
 (``delta_times``) and the ended stages of its pipeline (``stages``), each with its event time;
 and what official core events said of it: its intent and its token charges
-(streams/join/plan_facts.py).
+(streams/state/facts.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from learnstream.streams.join.plan_facts import MAX_COSTS, CostMark, IntentMark
 from learnstream.streams.mplp.models import TERMINAL_PLAN_STATUSES, PlanSnapshot, StageEvent
+from learnstream.streams.state.facts import MAX_COSTS, CostMark, IntentMark
 
 __all__ = [
     "MAX_STAGES",
@@ -67,7 +67,7 @@ class PlanState(BaseModel):
     #: The stages seen starting (``running``), in the order they were recorded, the latest
     #: :data:`MAX_STAGES`: an end that reports no duration runs from its start (None: none).
     stage_starts: tuple[StageMark, ...] | None = None
-    #: The intent its latest IntentEvent stated (streams/join/plan_facts.py; None: none).
+    #: The intent its latest IntentEvent stated (streams/state/facts.py; None: none).
     intent: IntentMark | None = None
     #: Its CostAndBudgetEvents' charges, in the order recorded (None: none).
     costs: tuple[CostMark, ...] | None = None
@@ -195,7 +195,7 @@ def record_intent(state: PlanState, mark: IntentMark) -> PlanState:
 
 def record_cost(state: PlanState, mark: CostMark) -> PlanState:
     """Return the state with the charge ``mark`` recorded (the oldest go past
-    :data:`learnstream.streams.join.plan_facts.MAX_COSTS`). Idempotent by event id."""
+    :data:`learnstream.streams.state.facts.MAX_COSTS`). Idempotent by event id."""
     costs = state.costs or ()
     if any(m.event_id == mark.event_id for m in costs):
         return state
