@@ -158,6 +158,7 @@ class Join:
             self.grace,
             expire=None if space is None else space.expire,
             prepare=lambda samples: self.emitter.prepare(self._with_plan_projects(key, samples)),
+            missing="no plan state arrived within LEARNSTREAM_JOIN__GRACE",
         )
 
     def _space(self, key: str) -> KeySpace | None:

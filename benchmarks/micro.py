@@ -27,7 +27,8 @@ from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 from benchmarks.load import bench_workload, split_plans
 from learnstream.streams.config.settings import DEFAULT_PHONE_REGIONS
 from learnstream.streams.encoding.codecs import codec_for
-from learnstream.streams.join.rules import Outcome, on_decision, on_delta, on_stage
+from learnstream.streams.join.outcome import Outcome
+from learnstream.streams.join.rules import on_decision, on_delta, on_stage
 from learnstream.streams.mplp.decode import decode_decision, decode_delta, decode_plan, decode_stage
 from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.gates import (

@@ -49,8 +49,8 @@ from typing import Any
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from learnstream.streams.join.outcome import Outcome
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.rules import Outcome
 from learnstream.streams.join.unit import Expire, Route
 from learnstream.streams.mplp.fields import text_of
 from learnstream.streams.mplp.graph_events import GraphUpdateEvent, decode_graph_update

@@ -36,8 +36,9 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from learnstream.streams.join.outcome import Outcome
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.rules import IMPACT_ONLY_TYPE, Outcome
+from learnstream.streams.join.rules import IMPACT_ONLY_TYPE
 from learnstream.streams.join.unit import Expire, Route
 from learnstream.streams.mplp.core_events import CoreEvent, decode_core_event, impact_of
 from learnstream.streams.mplp.decode import RecordOrigin, decode_delta

@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
-from learnstream.streams.join.rules import Source
-from learnstream.streams.mplp.models import DecisionEvent
+from learnstream.streams.join.outcome import Source
 
 __all__ = [
     "ENTRY_KEY_SEPARATOR",
@@ -59,10 +58,6 @@ class ParkedEvent(BaseModel):
     def order(self) -> tuple[datetime, str, int, int]:
         """Return the replay order: event time, then place (ties between topics are stable)."""
         return self.event_time, self.topic, self.partition, self.offset
-
-    def confirmed(self, event: DecisionEvent) -> bool:
-        """Tell whether the confirm_decision of this parked decision went out when it came."""
-        return event.project_id is not None or self.plan_known
 
     def to_table(self) -> bytes:
         """Return the JSON bytes stored in the table and its changelog."""

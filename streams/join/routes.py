@@ -18,14 +18,16 @@ from typing import Any
 from learnstream.streams.config.settings import GraphSettings, TopicSettings
 from learnstream.streams.join.graphs import graph_route
 from learnstream.streams.join.impacts import analysis_route
+from learnstream.streams.join.outcome import Outcome
 from learnstream.streams.join.parked import ParkedEvent
 from learnstream.streams.join.rules import (
-    Outcome,
+    confirmed,
     on_decision,
     on_delta,
     on_plan_fact,
     on_stage,
     plan_key,
+    plan_key_of,
 )
 from learnstream.streams.join.runs import decide_stage_run, execution_route, sa_route, stage_key
 from learnstream.streams.join.sessions import map_route
@@ -60,8 +62,8 @@ def _decide_decision(
     parked: ParkedEvent | None,
     settled: bool,
 ) -> Outcome[PlanState]:
-    confirmed = parked is not None and parked.confirmed(event)
-    return on_decision(event, state, moment, confirmed=confirmed, settled=settled)
+    known = parked is not None and confirmed(parked, event)
+    return on_decision(event, state, moment, confirmed=known, settled=settled)
 
 
 def _decode_delta(
@@ -136,14 +138,14 @@ def routes(
     graphs = graphs or GraphSettings()
     table = {
         topics.name(kind): Route(
-            "decisions", partial(_decode_decision, kind), _decide_decision, True
+            "decisions", partial(_decode_decision, kind), _decide_decision, plan_key_of, True
         )
         for kind in DECISION_KINDS
     }
-    table[topics.name("delta_intents")] = Route("deltas", _decode_delta, _decide_delta)
+    table[topics.name("delta_intents")] = Route("deltas", _decode_delta, _decide_delta, plan_key_of)
     decide_stage = partial(_decide_stage, stages)
     table[topics.name("pipeline_stage")] = Route(
-        "stages", _decode_stage, decide_stage, True, key=stage_key
+        "stages", _decode_stage, decide_stage, stage_key, True
     )
     table[topics.name("map_events")] = map_route()
     table[topics.name("sa_events")] = sa_route()

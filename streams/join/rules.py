@@ -13,15 +13,15 @@ that input catches up or ``join.grace`` has passed (agents/plan_join.py keeps th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Generic, Literal, TypeVar
+from typing import Any
 
+from learnstream.streams.join.outcome import Outcome
+from learnstream.streams.join.parked import ParkedEvent
 from learnstream.streams.mplp.core_events import CoreEvent, cost_stated, intent_stated
 from learnstream.streams.mplp.models import DecisionEvent, DeltaIntentEvent, StageEvent
 from learnstream.streams.samples import builders
 from learnstream.streams.samples.ids import canonical_id
-from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.facts import CostMark, IntentMark
 from learnstream.streams.state.plan import (
     PlanState,
@@ -35,19 +35,15 @@ from learnstream.streams.state.plan import (
 
 __all__ = [
     "IMPACT_ONLY_TYPE",
-    "Outcome",
-    "Source",
+    "confirmed",
     "on_decision",
     "on_delta",
     "on_plan_fact",
     "on_stage",
     "plan_key",
+    "plan_key_of",
 ]
 
-S = TypeVar("S")
-Source = Literal[
-    "decisions", "deltas", "stages", "map_sessions", "runs", "graphs", "core_events", "impacts"
-]
 #: A delta_intent event of this type carries only the impact analysis of an earlier delta.
 IMPACT_ONLY_TYPE = "delta_impact_analyzed"
 
@@ -61,15 +57,16 @@ def plan_key(plan_id: str) -> str:
     return canonical_id(plan_id)
 
 
-@dataclass(frozen=True)
-class Outcome(Generic[S]):
-    """What the agent must do with one event: emit samples, park it, store a new state, or
-    close the key (its state is done with: a session that ended)."""
+def plan_key_of(event: Any) -> str | None:
+    """Return the join key of an event of a plan input: its plan's (None: it names none)."""
+    plan_id = event.payload.plan_id
+    return None if plan_id is None else plan_key(plan_id)
 
-    samples: list[LearningSample] = field(default_factory=list)
-    park: bool = False
-    new_state: S | None = None
-    close: bool = False
+
+def confirmed(entry: ParkedEvent, event: DecisionEvent) -> bool:
+    """Tell whether the confirm_decision of the parked decision ``entry`` went out when it
+    came: it names its project, or its plan was known then (the project is the plan's)."""
+    return event.project_id is not None or entry.plan_known
 
 
 def on_decision(

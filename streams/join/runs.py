@@ -32,8 +32,9 @@ from typing import Any, Literal
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
+from learnstream.streams.join.outcome import Outcome
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.rules import Outcome, plan_key
+from learnstream.streams.join.rules import plan_key
 from learnstream.streams.join.unit import Expire, Route
 from learnstream.streams.mplp.fields import text_of
 from learnstream.streams.mplp.models import StageEvent

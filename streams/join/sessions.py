@@ -18,8 +18,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from learnstream.streams.join.outcome import Outcome
 from learnstream.streams.join.parked import ParkedEvent
-from learnstream.streams.join.rules import Outcome
 from learnstream.streams.join.unit import Expire, Route
 from learnstream.streams.mplp.fields import text_of
 from learnstream.streams.mplp.map_events import MapEvent, decode_map_event

@@ -37,8 +37,8 @@ from typing import Any, Generic, TypeVar
 
 from learnstream.streams.config.settings import format_duration
 from learnstream.streams.dlq.errors import InvalidEvent, Reason
+from learnstream.streams.join.outcome import Outcome, Source
 from learnstream.streams.join.parked import ParkedEvent, Place
-from learnstream.streams.join.rules import Outcome, Source, plan_key
 from learnstream.streams.mplp.decode import RecordOrigin
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.samples.sample import LearningSample
@@ -52,7 +52,6 @@ __all__ = [
     "Settled",
     "Step",
     "failure",
-    "plan_key_of",
     "waiting_since",
 ]
 
@@ -73,12 +72,6 @@ Expire = Callable[[Any, datetime], Outcome[Any] | None]
 Prepare = Callable[[list[LearningSample]], list[Any]]
 
 
-def plan_key_of(event: Any) -> str | None:
-    """Return the join key of an event of a plan input: its plan's (None: it names none)."""
-    plan_id = event.payload.plan_id
-    return None if plan_id is None else plan_key(plan_id)
-
-
 @dataclass(frozen=True)
 class Route:
     """How the records of one input topic are decoded, keyed and decided."""
@@ -86,10 +79,10 @@ class Route:
     source: Source
     decode: Decode
     decide: Decide
+    #: The key a decoded event joins under (None: it joins nothing and is decided alone).
+    key: Callable[[Any], str | None]
     #: Its samples count the plan's corrections: it waits until they are read past its time.
     settles: bool = False
-    #: The key a decoded event joins under (None: it joins nothing and is decided alone).
-    key: Callable[[Any], str | None] = plan_key_of
 
 
 @dataclass
@@ -123,6 +116,7 @@ class KeyJoin(Generic[S]):
         grace: timedelta,
         expire: Expire | None = None,
         prepare: Prepare | None = None,
+        missing: str = "no state arrived within the grace",
     ) -> None:
         self.state = state
         self.routes = routes
@@ -132,6 +126,9 @@ class KeyJoin(Generic[S]):
         #: Applied to each completed entry's samples apart, so one whose samples cannot be
         #: sent is dead-lettered alone instead of failing its key's every completion.
         self.prepare = prepare
+        #: The error an entry whose state never came is dead-lettered with (its grace is
+        #: added); the caller names the setting that sets the grace.
+        self.missing_state = missing
         self._parked: dict[Place, ParkedEvent] = {entry.place: entry for entry in parked}
 
     @property
@@ -242,8 +239,7 @@ class KeyJoin(Generic[S]):
     @property
     def missing(self) -> str:
         """Return the error of an entry dead-lettered for want of its state."""
-        grace = format_duration(self.grace)
-        return f"no plan state arrived within LEARNSTREAM_JOIN__GRACE ({grace})"
+        return f"{self.missing_state} ({format_duration(self.grace)})"
 
     def _settled(self, entry: ParkedEvent, settled: Settled) -> bool:
         route = self.routes.get(entry.topic)

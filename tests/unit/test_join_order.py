@@ -253,6 +253,8 @@ async def test_a_sweep_whose_first_key_fails_leaves_every_key_due_for_the_next_t
         ]
         assert all(h.runtime.join.parked(s["plan"]["plan_id"]) == [] for s in mine)
         assert not list(h.runtime.tables.pending.keys())
+        errors = {parse_headers(c.kwargs["headers"]).error for c in h.dlq.await_args_list[2:]}
+        assert errors == {"no plan state arrived within LEARNSTREAM_JOIN__GRACE (0s)"}
 
 
 class CountingTable(dict[str, Any]):

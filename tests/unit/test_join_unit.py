@@ -169,7 +169,9 @@ def test_an_entry_whose_plan_never_comes_is_dead_lettered_after_the_grace(feed: 
     assert join.on_tick(T + GRACE - timedelta(seconds=1), SETTLED).failed == []
     expired = join.on_tick(T + GRACE, SETTLED)
     assert [(e.offset, reason) for e, reason, _ in expired.failed] == [(entry.offset, MISSING)]
-    assert "LEARNSTREAM_JOIN__GRACE (2m)" in expired.failed[0][2]
+    assert expired.failed[0][2] == "no state arrived within the grace (2m)"
+    named = KeyJoin(None, [entry], ROUTES, GRACE, missing="no plan within X")
+    assert named.on_tick(T + GRACE, SETTLED).failed[0][2] == "no plan within X (2m)"
     assert expired.released == [entry]
     assert join.parked == []
 
@@ -280,7 +282,7 @@ def test_an_older_snapshot_changes_nothing(feed: Feed) -> None:
 def test_a_session_window_fits_the_same_unit() -> None:
     """Designed for keyed joins beyond plans: a window keyed by a session id counts its turns,
     and emits one sample when its closing event comes, or on a tick once it timed out."""
-    from learnstream.streams.join.rules import Outcome
+    from learnstream.streams.join.outcome import Outcome
 
     def decode(data: bytes | None, _origin: RecordOrigin, _notes: InputNotes | None) -> Any:
         return orjson.loads(data or b"{}")
@@ -303,7 +305,7 @@ def test_a_session_window_fits_the_same_unit() -> None:
         )  # fmt: skip
         return {"kind": kind}, entry
 
-    routes = {"map": Route("decisions", decode, decide)}
+    routes = {"map": Route("decisions", decode, decide, lambda _event: "session:s1")}
     session = KeyJoin[int](None, [], routes, GRACE, expire=timed_out)
     assert session.on_event(*record("turn", 0), T).state == 1
     assert session.on_event(*record("turn", 1), T).state == 2
