@@ -10,6 +10,14 @@ and runs.py).
 Each builds the key's unit from what the tables hold, calls it, and applies the step it
 returns. What the join decides lives in streams/join/unit.py and streams/join/rules.py.
 
+Under at_least_once a parked entry is first held in memory only: the join *pins* its record's
+offset (streams/offsets/progress.py), so no commit passes it and a crash reads it again. Most
+waits end within a second (a decision waiting for the corrections input to be read past it,
+a record read before its plan), and then the entry never costs a changelog record and its
+tombstone. One still waiting after ``join.hold_in_memory`` is written to ``pending`` on the
+next sweep of its partition and unpinned, so a crash re-reads at most that much. Exactly-once
+writes every entry: its transactions must carry the state of what they commit.
+
 Applying a step keeps one order, so a kill -9 anywhere loses nothing: a plan's state and new
 parked entries are written before anything is awaited (another agent may read the key; a key
 space's state is written once its samples are acknowledged, under the key's lock), the
@@ -25,12 +33,13 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from faust.types import EventT, TableT
+from faust.types import TP, EventT, TableT
 
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
@@ -41,6 +50,7 @@ from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe
 from learnstream.streams.join.parked import (
+    IN_MEMORY,
     ParkedEvent,
     ParkedIndex,
     Place,
@@ -56,7 +66,7 @@ from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.plan import merge_snapshot
 
-__all__ = ["Join", "KeySpace", "States", "fetched_at", "space_of"]
+__all__ = ["Join", "KeySpace", "Pins", "States", "fetched_at", "space_of"]
 
 log = logging.getLogger("learnstream")
 
@@ -80,6 +90,13 @@ class States(Protocol):
     def invalidate(self) -> None:
         """Forget what is known of when states end (a rebalance): rebuilt when next due."""
         ...
+
+
+class Pins(Protocol):
+    """Keeps commits of a partition from passing a record held in memory (Progress)."""
+
+    def pin(self, tp: TP, offset: int) -> None: ...
+    def unpin(self, tp: TP, offset: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -126,6 +143,11 @@ class Join:
     index: ParkedIndex = field(default_factory=ParkedIndex)
     #: Tell whether a (topic, partition) has records this worker has not processed yet.
     unread: Callable[[str, int], bool] = lambda _topic, _partition: False
+    #: Where entries held in memory pin their records' offsets (None: every parked entry is
+    #: written to ``pending`` at once, as exactly_once needs).
+    pins: Pins | None = None
+    #: Per partition, the entries held in memory, oldest first: (when, key, place).
+    _memory: dict[int, deque[tuple[datetime, str, Place]]] = field(default_factory=dict)
     #: Held by a step of a key-space key from reading its state to writing it: that state
     #: is written after the step's samples are acknowledged (``_apply``), and the key's
     #: agent and the sweeper must not both build on what the table held before.
@@ -139,7 +161,8 @@ class Join:
     def on_revoked(self, partitions: set[int]) -> None:
         """Forget what is known of revoked partitions: another worker may change them."""
         self.watermark.forget(partitions)
-        self.index.invalidate()
+        self.index.invalidate()  # entries held in memory go too: their records come again
+        self._memory.clear()
         for space in self.spaces.values():
             space.states.invalidate()
 
@@ -276,6 +299,7 @@ class Join:
         end the states of other key spaces whose time is up (a quiet MAP session)."""
         self._build_index()
         moment = self.clock()
+        self._spill(partition, moment)
         due = [*self.index.due(partition, moment), *self.watermark.due(partition)]
         keys = list(dict.fromkeys(due))
         for done, key in enumerate(keys):
@@ -375,8 +399,7 @@ class Join:
         if not after:
             self._store(states, key, step)
         for entry in step.parked:
-            if self.index.add(key, entry, self.grace):
-                self.table[entry_key(key, entry.place)] = entry.to_table()
+            self._park(key, entry)
         stored = {e.place: self.index.stored_under(key, e.place) for e in step.released}
         self.index.remove(key, stored)  # claimed: a concurrent completion must not replay them
         try:
@@ -393,7 +416,7 @@ class Join:
             raise
         if after:
             self._store(states, key, step)
-        self._delete(key, stored)
+        self._delete(key, stored, step.released)
         self._wake(key, source[1], completing or bool(step.parked))
         if step.parked or step.released:
             self.metrics.pending.set(len(self.index))
@@ -445,14 +468,50 @@ class Join:
         if since is not None:
             self.watermark.wait(partition, key, since)
 
-    def _delete(self, key: str, stored: dict[Place, str]) -> None:
+    def _park(self, key: str, entry: ParkedEvent) -> None:
+        """Index ``entry`` under ``key``: held in memory with its offset pinned, or written
+        to ``pending`` (exactly_once, or holding switched off). A record parked already
+        (read again) changes nothing."""
+        if self.pins is None or not self.settings.join.hold_in_memory:
+            if self.index.add(key, entry, self.grace):
+                self.table[entry_key(key, entry.place)] = entry.to_table()
+            return
+        if self.index.add(key, entry, self.grace, IN_MEMORY):
+            self.pins.pin(TP(entry.topic, entry.partition), entry.offset)
+            queue = self._memory.setdefault(entry.partition, deque())
+            queue.append((self.clock(), key, entry.place))
+
+    def _spill(self, partition: int, moment: datetime) -> None:
+        """Write the entries of ``partition`` held in memory for ``join.hold_in_memory`` to
+        ``pending`` and unpin them (on a tick of that partition: the table's changelog
+        partition is the tick's)."""
+        queue, hold = self._memory.get(partition), self.settings.join.hold_in_memory
+        while queue and moment - queue[0][0] >= hold:
+            _, key, place = queue.popleft()
+            held = self.index.held(key, place)
+            if held is None or held[1] != IN_MEMORY:  # done with meanwhile
+                continue
+            own = entry_key(key, place)
+            self.table[own] = held[0].to_table()
+            self.index.moved(key, place, own)
+            self._unpin(held[0])
+
+    def _unpin(self, entry: ParkedEvent) -> None:
+        if self.pins is not None:
+            self.pins.unpin(TP(entry.topic, entry.partition), entry.offset)
+
+    def _delete(self, key: str, stored: dict[Place, str], released: list[ParkedEvent]) -> None:
         """Delete the released entries' table records (a tombstone each).
 
         An entry read from a list of entries under the bare key (the list layout, still
         read) takes the list with it: the rest of the list is first stored again entry by
         entry, so nothing still parked is lost, whichever completion holds it.
         """
+        entries = {entry.place: entry for entry in released}
         for place, table_key in stored.items():
+            if table_key == IN_MEMORY:  # nothing stored: its record may now be committed
+                self._unpin(entries[place])
+                continue
             own = entry_key(key, place)
             if table_key != own:
                 self._split_list(key, table_key, set(stored))

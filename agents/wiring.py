@@ -151,6 +151,8 @@ def wire(
     join = Join(
         settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
         clock, spaces=spaces, unread=partial(unread_records, app, progress),
+        # at_least_once: parked entries wait in memory first, their offsets pinned
+        pins=progress if settings.processing_guarantee == "at_least_once" else None,
     )  # fmt: skip
     skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
     app.add_dependency(skill_stats.reader)

@@ -436,6 +436,12 @@ class JoinSettings(BaseModel):
         description="how long after a decision or execution is read a correction reaching "
         "the broker still counts for it; each waits this long (Kafka Streams' max.task.idle.ms)",
     )
+    hold_in_memory: Duration = Field(
+        timedelta(seconds=10),
+        description="at_least_once: how long a parked event waits in memory only, its "
+        "offset kept from commits (a crash reads it again), before it is written to the "
+        "pending table; 0s writes every one at once; exactly_once always writes",
+    )
 
     @model_validator(mode="after")
     def _lateness_within_grace(self) -> JoinSettings:

@@ -20,6 +20,7 @@ from learnstream.streams.join.outcome import Source
 
 __all__ = [
     "ENTRY_KEY_SEPARATOR",
+    "IN_MEMORY",
     "ParkedEvent",
     "ParkedIndex",
     "Place",
@@ -82,12 +83,19 @@ def parse_entries(table_key: str, raw: object) -> tuple[str, list[ParkedEvent]]:
     return table_key.split(ENTRY_KEY_SEPARATOR, 1)[0], [ParkedEvent.model_validate(value)]
 
 
+#: Where an entry held in memory only is stored: nowhere (agents/plan_join.py ``hold``).
+IN_MEMORY = ""
+
+
 class ParkedIndex:
     """Every parked entry by join key, and their grace deadlines per partition.
 
-    The table is the truth: the index is built from it once (after a restart or a rebalance)
-    and then kept in step by the one writer, the join. A deadline popped for a key whose
-    entries were completed meanwhile is skipped by the caller (:meth:`of` is then empty).
+    The table is the truth for the entries it stores: the index is built from it once (after
+    a restart or a rebalance) and then kept in step by the one writer, the join. Entries the
+    join holds in memory only (table key :data:`IN_MEMORY`) are the index's alone: a
+    rebalance drops them, and their records, never committed past, are read again. A
+    deadline popped for a key whose entries were completed meanwhile is skipped by the
+    caller (:meth:`of` is then empty).
     """
 
     def __init__(self) -> None:
@@ -112,9 +120,14 @@ class ParkedIndex:
         return [entry for entry, _ in self._entries.get(key, {}).values()]
 
     def stored_under(self, key: str, place: Place) -> str:
-        """Return the table key the entry of ``key`` at ``place`` is stored under."""
+        """Return the table key the entry of ``key`` at ``place`` is stored under
+        (:data:`IN_MEMORY`: none)."""
         held = self._entries.get(key, {}).get(place)
         return held[1] if held is not None else entry_key(key, place)
+
+    def held(self, key: str, place: Place) -> tuple[ParkedEvent, str] | None:
+        """Return the entry of ``key`` at ``place`` and where it is stored, if indexed."""
+        return self._entries.get(key, {}).get(place)
 
     def add(
         self, key: str, entry: ParkedEvent, grace: timedelta, table_key: str | None = None
@@ -126,7 +139,10 @@ class ParkedIndex:
         entries = self._entries.setdefault(key, {})
         if entry.place in entries:
             return False
-        entries[entry.place] = (entry, table_key or entry_key(key, entry.place))
+        entries[entry.place] = (
+            entry,
+            entry_key(key, entry.place) if table_key is None else table_key,
+        )
         self._count += 1
         deadlines = self._deadlines.setdefault(entry.partition, [])
         heapq.heappush(deadlines, (entry.parked_at + grace, key))

@@ -37,6 +37,10 @@ loses or duplicates records across a kill (RELIABILITY.md, findings behind the d
    the tables; a crash replays those records and they are counted then. ``before_commit``
    runs inside ``quiet``, before the offsets are picked: the windows flush everything there,
    so under exactly_once a transaction never carries samples of records it does not commit.
+4. **Some records wait in memory.** Under at_least_once the join holds a parked record in
+   memory instead of writing it to its ``pending`` table (agents/plan_join.py): it *pins*
+   the record's offset (``pin``), and no commit passes the lowest pin of a partition until
+   the record is done with (``unpin``), so a crash reads it again and it parks again.
 
 Pure: no Faust, no Kafka client; a partition is anything hashable with ``topic`` and
 ``partition`` (Faust's ``TP``).
@@ -150,6 +154,8 @@ class Progress:
         self.handed: dict[Partition, int] = {}
         self._next: dict[Partition, int] = {}  # one past the last record processed
         self._committable: dict[Partition, int] = {}  # _next as of the partition's last flush
+        #: offsets of records held in memory (``pin``): offset -> how many holds
+        self._pinned: dict[Partition, dict[int, int]] = {}
         self._rewinding: dict[Partition, _Rewinding] = {}
         self._start: dict[Partition, int] = {}  # starts_of's answers, this assignment
         self._asking: asyncio.Task[None] | None = None  # the lookup begun on the assignment
@@ -217,8 +223,34 @@ class Progress:
             )  # fmt: skip
 
     def commit_offset(self, tp: Partition) -> int | None:
-        """Return the offset a commit may take for ``tp`` (the released one when ``held``)."""
-        return self._committable.get(tp) if self.held else self._next.get(tp)
+        """Return the offset a commit may take for ``tp`` (the released one when ``held``),
+        never past a pinned record."""
+        offset = self._committable.get(tp) if self.held else self._next.get(tp)
+        pins = self._pinned.get(tp)
+        return offset if offset is None or not pins else min(offset, min(pins))
+
+    def pin(self, tp: Partition, offset: int) -> None:
+        """Keep commits of ``tp`` at or below ``offset`` until it is unpinned (the record's
+        work is held in memory; a crash must read it again)."""
+        pins = self._pinned.setdefault(tp, {})
+        pins[offset] = pins.get(offset, 0) + 1
+
+    def unpin(self, tp: Partition, offset: int) -> None:
+        """Release one pin of ``offset`` (one taken before an assignment is gone already)."""
+        pins = self._pinned.get(tp)
+        if not pins or offset not in pins:
+            return
+        if pins[offset] > 1:
+            pins[offset] -= 1
+            return
+        del pins[offset]
+        if not pins:
+            del self._pinned[tp]
+
+    def pinned(self, tp: Partition) -> int | None:
+        """Return the lowest pinned offset of ``tp`` (None: none)."""
+        pins = self._pinned.get(tp)
+        return min(pins) if pins else None
 
     def release(self, partition: int) -> None:
         """Make what was processed of every topic's ``partition`` committable (it was flushed)."""
@@ -424,4 +456,11 @@ class Progress:
 
     def _per_partition(self) -> tuple[dict[Partition, Any], ...]:
         """Return every map this keeps per partition (what a revocation or assignment drops)."""
-        return (self._next, self._committable, self._rewinding, self.handed, self._start)
+        return (
+            self._next,
+            self._committable,
+            self._rewinding,
+            self.handed,
+            self._start,
+            self._pinned,
+        )

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+from faust.types import TP
 
 import learnstream.agents.plan_join
 from learnstream.agents.planstore import PlanStore
@@ -109,11 +110,20 @@ async def test_a_later_correction_does_not_make_an_execute_acceptable(h: Harness
     assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "good")]
 
 
+@pytest.fixture
+async def written(tmp_path: Any) -> AsyncIterator[Harness]:
+    """A worker that writes every parked entry to ``pending`` at once (as exactly_once
+    does, or ``LEARNSTREAM_JOIN__HOLD_IN_MEMORY=0s``)."""
+    async with harness(tmp_path, join={"hold_in_memory": "0s"}) as built:
+        yield built
+
+
 async def test_an_entry_waiting_for_corrections_completes_on_a_tick_after_a_rebalance(
-    h: Harness,
+    written: Harness,
 ) -> None:
     """A rebalance (or a restart) drops what the watermark knew of the partitions: the entries
     the table still holds must be woken by the next tick, not wait out the whole grace."""
+    h = written
     snap = h.sim.plan(WHEN)
     plan_id = snap["plan"]["plan_id"]
     await h.put("plans", js(snap), key=key_of(snap))
@@ -128,10 +138,11 @@ async def test_an_entry_waiting_for_corrections_completes_on_a_tick_after_a_reba
     assert h.runtime.join.parked(plan_id) == []
 
 
-async def test_a_rebuild_wakes_only_entries_whose_plan_is_known(h: Harness) -> None:
+async def test_a_rebuild_wakes_only_entries_whose_plan_is_known(written: Harness) -> None:
     """After a rebalance the index is rebuilt from the table: an entry waiting for the
     corrections input is handed to the watermark; one waiting for its plan is not (the plan
     completes it), so the watermark asks no end offsets for it on every tick."""
+    h = written
     known, unknown = h.sim.plan(WHEN), h.sim.plan(WHEN)
     await h.put("plans", js(known), key=key_of(known))
     unread_corrections(h, 1)
@@ -143,6 +154,72 @@ async def test_a_rebuild_wakes_only_entries_whose_plan_is_known(h: Harness) -> N
     waiting = {plan for plans in join.watermark.waiting.values() for plan in plans}
     assert waiting == {known["plan"]["plan_id"]}
     assert [e.plan_known for e in join.parked(unknown["plan"]["plan_id"])] == [False]
+
+
+def pinned(h: Harness, field: str, partition: int = 0) -> int | None:
+    return h.runtime.progress.pinned(TP(h.runtime.settings.topics.name(field), partition))
+
+
+async def test_an_entry_waits_in_memory_with_its_offset_pinned_then_is_done_with(
+    h: Harness,
+) -> None:
+    """at_least_once: an execute waiting for the corrections input costs no pending record;
+    its offset holds the partition's commits back until it completes."""
+    snap, _, delta, execute = story(h)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plans", js(snap), key=key_of(snap))
+    unread_corrections(h, 1)
+    await h.put("pipeline_stage", js(execute), key=key_of(snap))
+    (entry,) = h.runtime.join.parked(plan_id)
+    assert not list(h.runtime.tables.pending.keys())  # in memory only
+    assert pinned(h, "pipeline_stage") == entry.offset == 0
+    caught_up(h)
+    await correct(h, delta, key_of(snap))
+    assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "acceptable")]
+    assert h.runtime.join.parked(plan_id) == []
+    assert pinned(h, "pipeline_stage") is None
+    assert not list(h.runtime.tables.pending.keys())  # never written, nothing to delete
+
+
+async def test_an_entry_held_past_the_hold_is_written_on_a_tick_and_unpinned(
+    h: Harness,
+) -> None:
+    """A decision whose plan does not come: after ``join.hold_in_memory`` the sweep writes
+    it to pending and lets commits pass it; it completes from the table as before."""
+    clock = h.runtime.join.clock
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    (entry,) = h.runtime.join.parked(plan_id)
+    topic = h.runtime.topics.join_ticks.get_topic_name()
+    await h.feed.put("sweeper", topic, b"tick", partition=entry.partition)  # within the hold
+    assert not list(h.runtime.tables.pending.keys())
+    assert pinned(h, "plan_approved") == entry.offset
+    h.runtime.join.clock = lambda: clock() + h.runtime.settings.join.hold_in_memory
+    await h.feed.put("sweeper", topic, b"tick", partition=entry.partition)
+    stored = dict(h.runtime.tables.pending.data)
+    assert [orjson.loads(v)["offset"] for v in stored.values()] == [entry.offset]
+    assert pinned(h, "plan_approved") is None
+    h.runtime.join.on_revoked({entry.partition})  # a restart: rebuilt from the table
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.feed.put("sweeper", topic, b"tick", partition=entry.partition)  # it settles
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert not list(h.runtime.tables.pending.keys())
+
+
+async def test_a_rebalance_drops_entries_held_in_memory_but_not_their_pins(h: Harness) -> None:
+    """Their records were never committed past: whoever owns the partition next reads them
+    again. The pins hold until the assignment, so the commit Faust makes as the partitions
+    go does not pass them."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    (entry,) = h.runtime.join.parked(plan_id)
+    h.runtime.join.on_revoked({entry.partition})
+    assert h.runtime.join.parked(plan_id) == []
+    assert pinned(h, "plan_approved") == entry.offset
+    h.runtime.progress.assign([])
+    assert pinned(h, "plan_approved") is None
 
 
 async def test_a_replayed_decision_counts_what_its_first_copy_counted(h: Harness) -> None:

@@ -433,3 +433,40 @@ async def test_records_below_a_commit_that_moved_past_them_are_not_processed_aga
     assert broker.asked == []
     assert log.processed == [90, 91, 92]
     assert log.progress.next_offset(TP0) == 93
+
+
+async def test_a_pinned_record_holds_commits_below_it_until_unpinned() -> None:
+    """A record whose work waits in memory: no commit passes it, whatever came after."""
+    progress = Progress(gated=False)
+    for offset in range(5, 10):
+        async with progress.record(TP0, offset):
+            pass
+    assert progress.commit_offset(TP0) == 10
+    progress.pin(TP0, 6)
+    progress.pin(TP0, 8)
+    progress.pin(TP0, 6)  # two entries of one record (two key spaces)
+    assert progress.commit_offset(TP0) == 6
+    assert progress.commit_offset(TP("plans", 1)) is None  # another partition: untouched
+    progress.unpin(TP0, 6)
+    assert progress.commit_offset(TP0) == 6  # one hold of 6 is left
+    progress.unpin(TP0, 6)
+    assert (progress.commit_offset(TP0), progress.pinned(TP0)) == (8, 8)
+    progress.unpin(TP0, 8)
+    progress.unpin(TP0, 8)  # one too many (taken before an assignment): no error
+    assert (progress.commit_offset(TP0), progress.pinned(TP0)) == (10, None)
+
+
+async def test_pins_hold_a_held_commit_too_and_go_with_the_assignment() -> None:
+    progress = Progress(gated=False)
+    progress.hold(lambda: None)
+    for offset in range(3):
+        async with progress.record(TP0, offset):
+            pass
+    progress.release_all()
+    progress.pin(TP0, 1)
+    assert progress.commit_offset(TP0) == 1
+    progress.forget([TP0])  # revoked: Faust committed it before (at the pin)
+    assert progress.pinned(TP0) is None
+    progress.pin(TP0, 2)
+    progress.assign([])
+    assert progress.pinned(TP0) is None
