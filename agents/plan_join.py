@@ -44,6 +44,7 @@ from faust.types import TP, EventT, TableT
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
+from learnstream.agents.faust_compat import partitioned_items
 from learnstream.agents.planstore import PlanStore
 from learnstream.agents.watermark import Watermark
 from learnstream.streams.config.settings import Settings
@@ -51,6 +52,7 @@ from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe
 from learnstream.streams.join.parked import (
     IN_MEMORY,
+    SCAN_SLICE,
     ParkedEvent,
     ParkedIndex,
     Place,
@@ -197,15 +199,35 @@ class Join:
         space = self._space(key)
         return self.plans if space is None else space.states
 
+    async def _index_ready(self) -> None:
+        """Index ``pending`` if a start or a rebalance dropped the index: a scan of the table,
+        ``SCAN_SLICE`` values at a time, handing the event loop back between slices (the
+        records wait for it; heartbeats, the web server and other agents' sends go on)."""
+        while not self.index.built:
+            if not self.index.scanning:
+                self.index.start(partitioned_items(self.table))  # a copy or a snapshot
+            if self.index.step(SCAN_SLICE, self.grace):
+                self._indexed()
+                return
+            await asyncio.sleep(0)
+
     def _build_index(self) -> None:
-        """Index ``pending`` (first record, or after a rebalance: one scan of the table), and
-        tell the watermark whom to wake: what it knew of the partitions went with them, and
-        an entry waiting for the corrections input would otherwise wait out the whole grace."""
+        """Finish indexing ``pending`` at once (a caller that cannot wait: ``parked``)."""
         if self.index.built:
             return
-        unreadable = self.index.rebuild(self.table.items(), self.grace)
-        if unreadable:
-            log.error("join: %d parked records of the pending table cannot be read", unreadable)
+        if not self.index.scanning:
+            self.index.start(partitioned_items(self.table))
+        while not self.index.step(SCAN_SLICE, self.grace):
+            pass
+        self._indexed()
+
+    def _indexed(self) -> None:
+        """Tell the watermark whom to wake once the index is built: what it knew of the
+        partitions went with them, and an entry waiting for the corrections input would
+        otherwise wait out the whole grace."""
+        if self.index.unreadable:
+            count = self.index.unreadable
+            log.error("join: %d parked records of the pending table cannot be read", count)
         for key in self.index:
             entries = self.index.of(key)
             since = waiting_since(key in self._states(key), entries)
@@ -214,6 +236,7 @@ class Join:
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
+        await self._index_ready()
         msg, notes = event.message, InputNotes()
         route = self.routes[msg.topic]
         decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
@@ -284,6 +307,7 @@ class Join:
         self, key: str, snapshot: PlanSnapshot, at: datetime, source: tuple[str, int]
     ) -> None:
         """Merge a plan snapshot (last writer wins), store it, complete what waited for it."""
+        await self._index_ready()
         step = self.unit(key).on_state(
             lambda state: merge_snapshot(state, snapshot, at), self.clock(), self._settled
         )
@@ -297,7 +321,7 @@ class Join:
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
         """Complete what waited ``join.grace`` on ``partition``, or is settled by now; then
         end the states of other key spaces whose time is up (a quiet MAP session)."""
-        self._build_index()
+        await self._index_ready()
         moment = self.clock()
         self._spill(partition, moment)
         due = [*self.index.due(partition, moment), *self.watermark.due(partition)]
@@ -349,12 +373,14 @@ class Join:
         """End ``key`` because its state is deleted (a plan's tombstone, its TTL run out):
         what waits under it completes or is dead-lettered now (``KeyJoin.on_delete``), so no
         parked entry and no wait for the corrections input outlives it."""
+        await self._index_ready()
         async with self._held(key):
             step = self.unit(key).on_delete(self.clock())
             await self._apply(key, step, source, completing=True)
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest."""
+        await self._index_ready()
         async with self._held(key):
             step = self.unit(key).on_tick(self.clock(), self._settled)
             await self._apply(key, step, source, completing=True)

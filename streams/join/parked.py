@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
+from typing import Any
 
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict
@@ -21,6 +22,7 @@ from learnstream.streams.join.outcome import Source
 __all__ = [
     "ENTRY_KEY_SEPARATOR",
     "IN_MEMORY",
+    "SCAN_SLICE",
     "ParkedEvent",
     "ParkedIndex",
     "Place",
@@ -83,6 +85,8 @@ def parse_entries(table_key: str, raw: object) -> tuple[str, list[ParkedEvent]]:
     return table_key.split(ENTRY_KEY_SEPARATOR, 1)[0], [ParkedEvent.model_validate(value)]
 
 
+#: Stored values a scan of the table reads before the join hands the event loop back.
+SCAN_SLICE = 2_000
 #: Where an entry held in memory only is stored: nowhere (agents/plan_join.py ``hold``).
 IN_MEMORY = ""
 
@@ -100,6 +104,9 @@ class ParkedIndex:
 
     def __init__(self) -> None:
         self.built = False
+        #: the table scan under way (``start``, ``step``) and the values it could not read
+        self._scan: Iterator[tuple[Any, ...]] | None = None
+        self.unreadable = 0
         #: join key -> place -> (entry, the table key it is stored under)
         self._entries: dict[str, dict[Place, tuple[ParkedEvent, str]]] = {}
         self._deadlines: dict[int, list[tuple[datetime, str]]] = {}
@@ -174,28 +181,52 @@ class ParkedIndex:
         while deadlines and deadlines[0][0] <= now:
             yield heapq.heappop(deadlines)[1]
 
-    def rebuild(self, items: Iterable[tuple[str, object]], grace: timedelta) -> int:
-        """Index every entry of ``items`` (table key, stored value): one scan of the table.
+    def rebuild(self, items: Iterable[tuple[Any, ...]], grace: timedelta) -> int:
+        """Index every entry of ``items`` (table key, stored value[, ...]) in one go.
 
         Return how many stored values could not be read: they are left out (one bad record
         must not stop the join of every other key).
         """
+        self.start(items)
+        while not self.step(SCAN_SLICE, grace):
+            pass
+        return self.unreadable
+
+    def start(self, items: Iterable[tuple[Any, ...]]) -> None:
+        """Forget the index and begin a scan of ``items``; ``step`` continues it."""
         self.invalidate()
-        unreadable = 0
-        for table_key, raw in items:
+        self._scan = iter(items)
+
+    @property
+    def scanning(self) -> bool:
+        """Whether a scan has begun and not finished."""
+        return self._scan is not None
+
+    def step(self, count: int, grace: timedelta) -> bool:
+        """Index up to ``count`` more stored values of the scan; return whether the index is
+        built. A value that cannot be read is left out and counted (``unreadable``)."""
+        if self._scan is None:
+            return self.built
+        for _ in range(count):
+            item = next(self._scan, None)
+            if item is None:
+                self._scan, self.built = None, True
+                break
             try:
-                key, entries = parse_entries(table_key, raw)
+                key, entries = parse_entries(item[0], item[1])
             except ValueError:
-                unreadable += 1
+                self.unreadable += 1
                 continue
             for entry in entries:
-                self.add(key, entry, grace, table_key)
-        self.built = True
-        return unreadable
+                self.add(key, entry, grace, item[0])
+        return self.built
 
     def invalidate(self) -> None:
-        """Forget everything: the next use rebuilds from the table (after a rebalance)."""
+        """Forget everything and stop any scan: the next use rebuilds from the table (after a
+        rebalance)."""
         self._entries.clear()
         self._deadlines.clear()
         self._count = 0
+        self._scan = None
+        self.unreadable = 0
         self.built = False

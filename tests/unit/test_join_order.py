@@ -6,6 +6,7 @@ crash would, and asserts the samples are identical but for ``created_at``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -397,3 +398,44 @@ async def test_captured_events_can_be_switched_off(tmp_path: Any) -> None:
         assert on.events.await_args is not None
         captured = orjson.loads(on.events.await_args.kwargs["value"])
         assert captured["event_type"] == "learning_sample_captured"
+
+
+async def test_the_parked_index_is_rebuilt_in_slices_while_records_wait(
+    written: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a rebalance the pending table is read a slice at a time, the event loop handed
+    back between slices (a consumer's heartbeat must not starve on a large table); the
+    record that asked for the index waits for all of it, and completes what it should."""
+    h = written
+    monkeypatch.setattr(learnstream.agents.plan_join, "SCAN_SLICE", 2)
+    snaps = [h.sim.plan(WHEN) for _ in range(5)]
+    for snap in snaps:
+        await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    assert len(list(h.runtime.tables.pending.keys())) == 5
+    join = h.runtime.join
+    join.on_revoked(set(range(h.runtime.settings.topics.partitions)))
+    turns = 0
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while not join.index.built:
+            turns += 1
+            await asyncio.sleep(0)
+
+    steps: list[int] = []  # the loop turns seen by each slice
+    real_step = join.index.step
+
+    def step(count: int, grace: timedelta) -> bool:
+        steps.append(turns)
+        return real_step(count, grace)
+
+    monkeypatch.setattr(join.index, "step", step)
+    counting = asyncio.ensure_future(count_turns())
+    await h.put("plans", js(snaps[-1]), key=key_of(snaps[-1]))
+    await asyncio.wait_for(counting, 5)
+    assert len(steps) == 3  # five values in slices of two
+    assert steps[0] < steps[1] < steps[2]  # the loop ran between the slices
+    assert len(join.index) == 5  # every one indexed; the plan's decision waits to settle
+    await ticks(h, snaps[-1]["plan"]["plan_id"])
+    assert len(join.index) == 4
+    assert [f for f, _ in h.families()].count("intent_resolution") == 1
