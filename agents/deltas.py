@@ -1,6 +1,6 @@
 """Agent: delta intents (user corrections) -> error_correction, delta_impact.
 
-Reading a correction also moves the join's watermark (agents/watermark.py): decisions and
+Reading a correction also moves the join's watermark (streams/join/watermark.py): decisions and
 executes waiting for the corrections made before them are completed after it.
 """
 

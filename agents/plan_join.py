@@ -3,7 +3,7 @@ decides.
 
 Every path of the join comes here: a live record (decisions, deltas, outcomes, MAP sessions,
 runs agents), the plan that completes parked records (plans agent), a correction that settles
-records waiting for the corrections input (deltas agent, agents/watermark.py) and the grace
+records waiting for the corrections input (deltas agent, streams/join/watermark.py) and the grace
 sweep (sweeper). Keys are plans', or those of another key space (``session:<id>``,
 ``run:...``: a :class:`KeySpace` with its own state store and end, streams/join/sessions.py
 and runs.py).
@@ -46,7 +46,6 @@ from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
 from learnstream.agents.faust_compat import partitioned_items
 from learnstream.agents.planstore import PlanStore
-from learnstream.agents.watermark import Watermark
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe
@@ -60,6 +59,7 @@ from learnstream.streams.join.parked import (
     parse_entries,
 )
 from learnstream.streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
+from learnstream.streams.join.watermark import Watermark
 from learnstream.streams.mplp.decode import RecordOrigin
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.mplp.models import PlanSnapshot
@@ -568,7 +568,7 @@ def _entry(
         key=msg.key.decode("utf-8", "replace") if msg.key else None,
         raw=(msg.value or b"").decode("utf-8"),
         event_time=at,
-        parked_at=since,  # fetched: ends asked for after it count (agents/watermark.py)
+        parked_at=since,  # fetched: ends asked for after it count (streams/join/watermark.py)
         plan_known=plan_known,
     )
 

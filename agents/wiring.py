@@ -40,7 +40,6 @@ from learnstream.agents.planstore import PlanStore
 from learnstream.agents.prober import Prober
 from learnstream.agents.runtime import Runtime
 from learnstream.agents.sender import Sender
-from learnstream.agents.watermark import Watermark
 from learnstream.agents.window_store import WindowStore
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.consent.fence import Fence
@@ -55,6 +54,7 @@ from learnstream.streams.join.impacts import IMPACT_SPACE, ImpactState, delta_ro
 from learnstream.streams.join.routes import routes as join_routes
 from learnstream.streams.join.runs import RUN_SPACE, RunState, run_expiry
 from learnstream.streams.join.sessions import SESSION_SPACE, session_expiry
+from learnstream.streams.join.watermark import Watermark
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.privacy.config import privacy_config

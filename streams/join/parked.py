@@ -48,7 +48,7 @@ class ParkedEvent(BaseModel):
     raw: str
     event_time: AwareDatetime
     #: When the worker fetched it: grace counts from here, and only an end of the
-    #: corrections input asked for after it can settle it (agents/watermark.py).
+    #: corrections input asked for after it can settle it (streams/join/watermark.py).
     parked_at: AwareDatetime
     #: The plan was known when the event was parked (it waited for the corrections input).
     plan_known: bool = False

@@ -1,7 +1,7 @@
 """End-offset rounds, shared by every caller (pure: the request is a callable).
 
 Both the consent fence (streams/consent/fence.py) and the corrections watermark
-(agents/watermark.py) must know what a partition held *after* a given moment: everything
+(streams/join/watermark.py) must know what a partition held *after* a given moment: everything
 written before a record came, or before an event was fetched. The end offset the consumer
 last fetched does not say that (aiokafka leaves a partition with buffered records out of
 its next fetch, so that end can be older than the moment), so they ask the broker: a

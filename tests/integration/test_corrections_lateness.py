@@ -4,7 +4,7 @@ execution but landing after the worker read it still counts, when it lands withi
 Kafka orders records within a partition only, so this happens to runtimes that send a
 correction and an execution back to back to their two topics (benchmarks/ordering.py).
 Without the lateness the worker labels such an execution ``good``: it counts what the broker
-held when it read the execution (agents/watermark.py, tests/unit/test_watermark.py).
+held when it read the execution (streams/join/watermark.py, tests/unit/test_watermark.py).
 """
 
 from __future__ import annotations

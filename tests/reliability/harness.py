@@ -56,7 +56,7 @@ def add_corrected_runs(workload: Workload, every: int, seed: int = 3) -> list[in
     counts 0 corrections and the execute is "completed after a delta" (acceptable).
 
     The correction must be on the broker before its execute is published: the worker counts
-    the corrections the broker held when it read the execute (agents/watermark.py), and
+    the corrections the broker held when it read the execute (streams/join/watermark.py), and
     Kafka orders records within a partition only. Sent back to back, up to 286 of 2,000
     such pairs reached Apache Kafka execute first (``benchmarks/ordering.py``); one of them
     failed a CI run.

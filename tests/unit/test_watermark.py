@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from learnstream.agents.clock import wall_clock as now
-from learnstream.agents.watermark import Watermark
+from learnstream.streams.join.watermark import Watermark
 from learnstream.streams.offsets.progress import Progress
 
 

@@ -30,10 +30,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
-from faust.types import TP
-
-from learnstream.agents.clock import Clock
 from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.offsets.rounds import Rounds
 
@@ -41,6 +39,15 @@ __all__ = ["Ask", "Watermark"]
 
 #: Ask the broker for the end offsets of these partitions of the corrections topic.
 Ask = Callable[[list[int]], Awaitable[Mapping[int, int]]]
+#: The time every part reads (agents/clock.py).
+Clock = Callable[[], datetime]
+
+
+class _Partition(NamedTuple):
+    """A topic partition as Progress keys them (equal to the consumer's own, Faust's TP)."""
+
+    topic: str
+    partition: int
 
 
 class Watermark:
@@ -138,7 +145,7 @@ class Watermark:
 
     def _read_to(self, partition: int) -> int:
         """Return how far this worker has read ``partition`` of the corrections topic."""
-        tp = TP(self.topic, partition)
+        tp = _Partition(self.topic, partition)
         return max(
             self._read.get(partition, 0),
             self.progress.next_offset(tp) or 0,
