@@ -5,7 +5,7 @@ Every path of the join comes here: a live record (decisions, deltas, outcomes, M
 runs agents), the plan that completes parked records (plans agent), a correction that settles
 records waiting for the corrections input (deltas agent, streams/join/watermark.py) and the grace
 sweep (sweeper). Keys are plans', or those of another key space (``session:<id>``,
-``run:...``: a :class:`KeySpace` with its own state store and end, streams/join/sessions.py
+``run:...``: a key space with its own state store and end, streams/join/spaces.py, sessions.py
 and runs.py).
 Each builds the key's unit from what the tables hold, calls it, and applies the step it
 returns. What the join decides lives in streams/join/unit.py and streams/join/rules.py.
@@ -34,7 +34,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -58,40 +58,28 @@ from learnstream.streams.join.parked import (
     entry_key,
     parse_entries,
 )
-from learnstream.streams.join.unit import MISSING, Expire, KeyJoin, Route, Step, waiting_since
+from learnstream.streams.join.spaces import (
+    UNKNOWN_PROJECT,
+    KeySpace,
+    States,
+    fan_out,
+    may_end_quiet,
+    plan_projects,
+    space_of,
+    with_plan_project,
+)
+from learnstream.streams.join.unit import MISSING, KeyJoin, Route, Step, waiting_since
 from learnstream.streams.join.watermark import Watermark
 from learnstream.streams.mplp.decode import RecordOrigin
 from learnstream.streams.mplp.fields import InputNotes
 from learnstream.streams.mplp.models import PlanSnapshot
 from learnstream.streams.observe.metrics import Metrics
-from learnstream.streams.samples.ids import canonical_id
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.plan import merge_snapshot
 
-__all__ = ["Join", "KeySpace", "Pins", "States", "fetched_at", "space_of"]
+__all__ = ["Join", "Pins", "fetched_at"]
 
 log = logging.getLogger("learnstream")
-
-
-class States(Protocol):
-    """A key space's state store: a table of states, and when each may end."""
-
-    def get(self, key: str) -> Any: ...
-    def store(self, key: str, state: Any) -> bool: ...
-    def forget(self, key: str) -> None: ...
-    def __contains__(self, key: object) -> bool: ...
-
-    def due(self, partition: int, now: datetime) -> Iterable[str]:
-        """Pop the keys of ``partition`` whose state may have ended by ``now``."""
-        ...
-
-    def retry(self, partition: int, keys: Iterable[str]) -> None:
-        """Make popped ``keys`` due again (their sweep did not finish)."""
-        ...
-
-    def invalidate(self) -> None:
-        """Forget what is known of when states end (a rebalance): rebuilt when next due."""
-        ...
 
 
 class Pins(Protocol):
@@ -99,30 +87,6 @@ class Pins(Protocol):
 
     def pin(self, tp: TP, offset: int) -> None: ...
     def unpin(self, tp: TP, offset: int) -> None: ...
-
-
-@dataclass(frozen=True)
-class KeySpace:
-    """Keys other than plans (``<space>:<id>``): where their state is, and how it ends."""
-
-    states: States
-    expire: Expire | None = None
-    #: The input topics of the space: a quiet key of a partition is not ended while one of
-    #: them has records of that partition still unread (the worker is catching up).
-    topics: tuple[str, ...] = ()
-    #: Routes of the space by topic, over the join's: a topic routed here that the join
-    #: routes elsewhere too hands each record to both, the join's route first (a delta
-    #: joins its plan, then its impact window: streams/join/impacts.py).
-    routes: Mapping[str, Route] = field(default_factory=dict)
-    #: Its keys sit on their plan's partition (their records are keyed by plan id): a sample
-    #: that names a plan but no project takes the plan's, since consent is per project.
-    plan_partitioned: bool = False
-
-
-def space_of(key: str) -> str | None:
-    """Return the key space of a join key (None: a plan's key, which has no prefix)."""
-    space, colon, _ = key.partition(":")
-    return space if colon else None
 
 
 @dataclass
@@ -271,15 +235,12 @@ class Join:
         that waits for its plan is handed on when the plan completes it (``_apply``), with the
         plan's project if it names none, so consent is decided for the plan's project."""
         origin = RecordOrigin(entry.topic, entry.partition, entry.offset, entry.event_time)
-        for space in self.spaces.values():
-            route = space.routes.get(entry.topic)
-            if route is None or route is self.routes.get(entry.topic):
-                continue
-            if space.plan_partitioned and plan is None:
-                continue
+        own = self.routes.get(entry.topic)
+        for space, route in fan_out(self.spaces, entry.topic, own, plan is not None):
             decoded = route.decode(entry.raw.encode(), origin, None)
-            if space.plan_partitioned and getattr(decoded, "project_id", None) is None:
-                decoded = self._with_plan_project(decoded, plan)
+            if space.plan_partitioned and plan is not None:
+                project = self._stored_project(plan)
+                decoded = with_plan_project(decoded, project if isinstance(project, str) else None)
             key = route.key(decoded)
             if key is None:
                 continue
@@ -288,11 +249,11 @@ class Join:
                 step = unit.on_event(decoded, entry, self.clock())
                 await self._apply(key, step, source)
 
-    def _with_plan_project(self, decoded: Any, plan: str | None) -> Any:
-        """Return ``decoded`` with the project of its stored plan, if that names one."""
-        state = self.plans.get(plan) if plan is not None else None
-        project = state.snapshot.project_id if state is not None else None
-        return decoded if project is None else decoded.model_copy(update={"project_id": project})
+    def _stored_project(self, plan: str) -> str | None | object:
+        """Return the project of the stored plan ``plan`` (None: it names none;
+        ``UNKNOWN_PROJECT``: no plan stored here)."""
+        state = self.plans.get(plan)
+        return UNKNOWN_PROJECT if state is None else state.snapshot.project_id
 
     async def _alone(self, decoded: Any, entry: ParkedEvent, source: tuple[str, int]) -> None:
         """Decide an event that joins no key: its samples go out, nothing is stored."""
@@ -350,7 +311,7 @@ class Join:
         up (after a restart, or behind) would end sessions whose next events wait for it. A
         key that fails is logged and tried again on the next tick; the others go on.
         """
-        if any(self.unread(topic, partition) for topic in space.topics):
+        if not may_end_quiet(space.topics, partition, self.unread):
             return
         try:
             ending = list(space.states.due(partition, moment))
@@ -453,27 +414,15 @@ class Join:
                     await self._also(entry, source, key)
 
     def _with_plan_projects(self, key: str, samples: list[LearningSample]) -> list[LearningSample]:
-        """Give a plan-partitioned space's samples that name a plan but no project the
-        plan's project (or none, if its stored plan has none), so consent is decided for
-        the right project. A plan not stored here has an unknown project: its samples are
-        not sent (``learnstream_opted_out_total{reason="project_unknown"}``); a
-        project that opted out must never be guessed to have consented."""
+        """Give a plan-partitioned space's samples the project of the plan they name
+        (streams/join/spaces.py ``plan_projects``); those whose plan is not stored here are
+        not sent, counted in ``learnstream_opted_out_total{reason="project_unknown"}``."""
         space = self._space(key)
         if space is None or not space.plan_partitioned:
             return samples
-        kept = []
-        for sample in samples:
-            meta = sample.meta
-            if meta.project_id is None and meta.plan_id is not None:
-                state = self.plans.get(meta.plan_id)
-                if state is None:
-                    self.metrics.child(self.metrics.opted_out, "project_unknown").inc()
-                    continue
-                project = state.snapshot.project_id
-                if project is not None:
-                    meta = meta.model_copy(update={"project_id": canonical_id(project)})
-                    sample = sample.model_copy(update={"meta": meta})
-            kept.append(sample)
+        kept, unknown = plan_projects(samples, self._stored_project)
+        if unknown:
+            self.metrics.child(self.metrics.opted_out, "project_unknown").inc(unknown)
         return kept
 
     @staticmethod

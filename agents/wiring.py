@@ -35,7 +35,7 @@ from learnstream.agents.faust_compat import (
     retry_lost_coordinators,
 )
 from learnstream.agents.learn_stats import SkillTable
-from learnstream.agents.plan_join import Join, KeySpace
+from learnstream.agents.plan_join import Join
 from learnstream.agents.planstore import PlanStore
 from learnstream.agents.prober import Prober
 from learnstream.agents.runtime import Runtime
@@ -54,6 +54,7 @@ from learnstream.streams.join.impacts import IMPACT_SPACE, ImpactState, delta_ro
 from learnstream.streams.join.routes import routes as join_routes
 from learnstream.streams.join.runs import RUN_SPACE, RunState, run_expiry
 from learnstream.streams.join.sessions import SESSION_SPACE, session_expiry
+from learnstream.streams.join.spaces import KeySpace
 from learnstream.streams.join.watermark import Watermark
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.offsets.progress import Progress
