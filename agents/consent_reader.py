@@ -2,8 +2,8 @@
 
 The reader feeds the runtime's ConsentView and Fence (streams/consent/view.py says why): it reads
 every partition from the beginning with its own consumer, outside the consumer group (a
-TopicTailer: agents/tailer.py). The fence's end offsets are asked elsewhere
-(agents/end_offsets.py). It starts with the app, before its consumer.
+TopicTailer: agents/seams/tailer.py). The fence's end offsets are asked elsewhere
+(agents/seams/end_offsets.py). It starts with the app, before its consumer.
 
 The agent stays in the consumer group only to dead-letter invalid consent records: one group
 member reads each record, so each bad record is dead-lettered once, not once per worker.
@@ -18,7 +18,7 @@ from faust.types import EventT, StreamT
 from mode import Service
 
 from learnstream.agents.runtime import Runtime
-from learnstream.agents.tailer import TopicTailer
+from learnstream.agents.seams.tailer import TopicTailer
 from learnstream.streams.consent.fence import Fence
 from learnstream.streams.consent.view import ConsentView, parse_consent
 from learnstream.streams.io.connection import Broker, app_connection

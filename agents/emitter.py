@@ -124,7 +124,7 @@ class Emitter:
         current record came; return, per project id (any spelling), whether it may be
         collected. Each refusal counts in ``learnstream_opted_out{reason="project"}``."""
         event = current_event()
-        # monotonic, stamped when the record was handed over (agents/faust_compat.py seam 11)
+        # monotonic, stamped when the record was handed over (agents/seams/faust_compat.py seam 11)
         arrived = event.message.time_in if event is not None else None
         started = time.perf_counter()
         await self.fence.wait(arrived)

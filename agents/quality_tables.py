@@ -28,8 +28,8 @@ from faust.types.tables import TableT
 from faust.web import Request, Response, View
 
 from learnstream.agents.clock import Clock
-from learnstream.agents.faust_compat import committed_offsets, processing
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.faust_compat import committed_offsets, processing
 from learnstream.streams.io.topics import INPUTS
 from learnstream.streams.observe.lag import partition_lags
 from learnstream.streams.observe.metrics import Metrics

@@ -1,9 +1,10 @@
 """What every agent shares: topics, tables, metrics, and the parts records leave through.
 
 ``Runtime`` is built whole by ``learnstream.agents.wiring.wire`` from small parts, each with one
-job: the plan-state store (agents/planstore.py), the sample emitter (privacy, encoding, the consent
-fence and verdict; agents/emitter.py), the dead letters (agents/deadletters.py), the join
-(agents/plan_join.py) and the one way a record leaves (agents/sender.py). It keeps what every
+job: the plan-state store (agents/joins/planstore.py), the sample emitter (privacy,
+encoding, the consent fence and verdict; agents/emitter.py), the dead letters
+(agents/deadletters.py), the join (agents/joins/plan_join.py) and the one way a record leaves
+(agents/sender.py). It keeps what every
 agent shares: the guard each record runs under. Nothing is set on it after it is built; the
 three lists are the hooks other agents register with (quality windows, the pairs miner).
 """
@@ -21,10 +22,10 @@ from faust.types import EventT
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, OnSent
-from learnstream.agents.end_offsets import Ends
-from learnstream.agents.learn_stats import SkillTable
-from learnstream.agents.plan_join import Join
-from learnstream.agents.planstore import PlanStore
+from learnstream.agents.joins.plan_join import Join
+from learnstream.agents.joins.planstore import PlanStore
+from learnstream.agents.learning.stats import SkillTable
+from learnstream.agents.seams.end_offsets import Ends
 from learnstream.agents.sender import Sender
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.consent.fence import Fence
@@ -63,7 +64,7 @@ class Runtime:
     consent: ConsentView
     #: Holds samples until ``consent`` has read what was written before their record came.
     fence: Fence
-    #: Where the consent and corrections topics end (agents/end_offsets.py, or a test's).
+    #: Where the consent and corrections topics end (agents/seams/end_offsets.py, or a test's).
     ends: Ends
     #: The one way a record leaves, in its source's transaction.
     produce: Sender
@@ -72,7 +73,7 @@ class Runtime:
     dead_letters: DeadLetters
     #: The join of decisions, deltas and stages with plan state.
     join: Join
-    #: The A2E skill/tool stats table (agents/learn_stats.py).
+    #: The A2E skill/tool stats table (agents/learning/stats.py).
     skill_stats: SkillTable
     #: Called with every sample sent (e.g. the windowed quality tables of agents/quality_tables.py).
     on_sample: list[Callable[[LearningSample], None]]

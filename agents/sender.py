@@ -7,7 +7,7 @@ from typing import Any
 
 import faust
 
-from learnstream.agents import faust_compat
+from learnstream.agents.seams import faust_compat
 
 __all__ = ["Sender"]
 

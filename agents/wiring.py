@@ -9,38 +9,35 @@ from typing import Any
 import faust
 from faust.types import TP
 
-from learnstream.agents import (
-    consent_reader,
-    decisions,
-    deltas,
-    learn,
-    loop_watch,
-    outcomes,
-    pair_miner,
-    plans,
-    quality_tables,
-    sensor,
-    stall_watch,
-    sweeper,
-    window_inputs,
-)
+from learnstream.agents import consent_reader, quality_tables
 from learnstream.agents.clock import Clock, wall_clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, OnSent
-from learnstream.agents.end_offsets import EndOffsets, Ends
-from learnstream.agents.faust_check import check
-from learnstream.agents.faust_compat import (
+from learnstream.agents.joins import (
+    decisions,
+    deltas,
+    outcomes,
+    pair_miner,
+    plans,
+    sweeper,
+    window_inputs,
+)
+from learnstream.agents.joins.plan_join import Join
+from learnstream.agents.joins.planstore import PlanStore
+from learnstream.agents.joins.window_store import WindowStore
+from learnstream.agents.learning import agent as learn
+from learnstream.agents.learning.stats import SkillTable
+from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams import loop_watch, sensor, stall_watch
+from learnstream.agents.seams.end_offsets import EndOffsets, Ends
+from learnstream.agents.seams.faust_check import check
+from learnstream.agents.seams.faust_compat import (
     deliver_every_record,
     guard_commits,
     retry_lost_coordinators,
 )
-from learnstream.agents.learn_stats import SkillTable
-from learnstream.agents.plan_join import Join
-from learnstream.agents.planstore import PlanStore
-from learnstream.agents.prober import Prober
-from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.prober import Prober
 from learnstream.agents.sender import Sender
-from learnstream.agents.window_store import WindowStore
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.consent.fence import Fence
 from learnstream.streams.consent.view import ConsentView

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import faust
 
-from learnstream.agents.changelogs import changelog_specs
-from learnstream.agents.ready import ReadyWorker, startup_phases
+from learnstream.agents.seams.changelogs import changelog_specs
+from learnstream.agents.seams.ready import ReadyWorker, startup_phases
 from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.config.usererrors import UserError
@@ -130,7 +130,7 @@ def prepare_topics(settings: Settings, connection: KafkaConnection) -> Settings:
 
 
 def prepare_changelogs(app: faust.App, settings: Settings, connection: KafkaConnection) -> None:
-    """Create the tables' changelogs the broker does not have yet (agents/changelogs.py)."""
+    """Create the tables' changelogs the broker does not have yet (agents/seams/changelogs.py)."""
     replication = settings.topics.replication_factor or 1
     created = asyncio.run(create_missing(connection, changelog_specs(app), replication))
     if created:

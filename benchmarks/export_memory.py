@@ -95,7 +95,7 @@ async def _publish(bootstrap: str, topic: str, count: int, embedded: bool) -> No
 
 def _child(args: list[str]) -> None:
     """Run the CLI in this process, then print its peak and final RSS as JSON."""
-    from learnstream.agents.cli import main as cli
+    from learnstream.agents.cli.main import main as cli
 
     started = time.monotonic()
     cli.main(args, prog_name="learnstream", standalone_mode=False)

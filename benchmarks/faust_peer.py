@@ -3,10 +3,10 @@
 It runs :class:`benchmarks.peer.Peer` (the same decoding, join in plain dicts, builders,
 privacy and codec) per record of one Faust agent over the five input topics, and sends
 through Faust's producer the way the worker does (``app.producer.send``, acks=all, the
-worker's app settings from ``learnstream.streams.io.app.create_app`` and its lean monitor from
-``learnstream.agents.sensor``). Like the Faust floor it does not wait for each record's acks: Faust
-acks the record when the agent moves on and commits on its timer. It has no tables, changelogs,
-consent view, corrections watermark, metrics or pairs.
+worker's app settings from ``learnstream.streams.io.app.create_app`` and its lean monitor
+from ``learnstream.agents.seams.sensor``). Like the Faust floor it does not wait for each
+record's acks: Faust acks the record when the agent moves on and commits on its timer. It
+has no tables, changelogs, consent view, corrections watermark, metrics or pairs.
 
 So it is the most a worker built of Faust agents, one step per record, can reach for the
 same samples on this machine: whatever the worker does beyond it pays for a guarantee (state
@@ -30,7 +30,7 @@ from faust.types import StreamT
 from prometheus_client import CollectorRegistry
 
 from benchmarks.peer import INPUT_FIELDS, Peer
-from learnstream.agents.sensor import install as install_lean_monitor
+from learnstream.agents.seams.sensor import install as install_lean_monitor
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.io.app import create_app
 

@@ -253,7 +253,7 @@ async def preload_run(
         restored = rss_mb(fleet.pids()[0])
         bench.progress(f"restored in {phases['restore_s']:,.0f} s, RSS {restored:,.0f} MiB")
         started = time.monotonic()
-        # The index is rebuilt a slice per tick (agents/sweeper.py): about 4 of 10 s.
+        # The index is rebuilt a slice per tick (agents/joins/sweeper.py): about 4 of 10 s.
         rebuilt = await asyncio.to_thread(wait_metric, fleet, INDEX_BUILT, 1, 600 + plans / 2_000)
         phases["index_wait_s"] = round(time.monotonic() - started, 1)
         # the ticks' processing time so far: the rebuild's slices, and a few ms of sweeps
@@ -305,9 +305,9 @@ async def preload_run(
 
 #: Seconds the restored worker is watched for rebalances once its RSS is read.
 WATCH_S = 20.0
-#: 1 once the sweeper's expiry index is rebuilt from plan_state (agents/sweeper.py).
+#: 1 once the sweeper's expiry index is rebuilt from plan_state (agents/joins/sweeper.py).
 INDEX_BUILT = "learnstream_expiry_index_built"
-#: The longest event-loop lag of the worker (agents/loop_watch.py).
+#: The longest event-loop lag of the worker (agents/seams/loop_watch.py).
 LOOP_LAG_MAX = "learnstream_event_loop_lag_max_seconds"
 #: Ticks the sweeper has finished.
 TICKS_DONE = "learnstream_event_processing_seconds_count"

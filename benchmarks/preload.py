@@ -9,7 +9,7 @@ three hours. This writes, instead, the records a worker would have written to it
   topics (streams/io/tables.py declares every table with the input topics' partition count);
 * key: the table key, ``plan_key(plan_id)``, as JSON (``"<uuid>"``, quotes included: Faust
   serializes a table's keys with its ``json`` codec, whatever the app's key serializer);
-* value: ``PlanState.to_table()``, the JSON bytes PlanStore stores (agents/planstore.py);
+* value: ``PlanState.to_table()``, the JSON bytes PlanStore stores (agents/joins/planstore.py);
 * partition: Faust writes a changelog record to the partition of the input record being
   processed, and the runtime keys a plan snapshot by its plan id: Kafka's default partitioner
   of that key (streams/offsets/partitioner.py), as the sweeper's expiry index assumes.

@@ -13,7 +13,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from benchmarks.load import Progress
-from learnstream.agents.faust_compat import refresh_metadata
+from learnstream.agents.seams.faust_compat import refresh_metadata
 from learnstream.streams.encoding.codecs import decode_any
 from learnstream.streams.io.reader import read_topic
 

@@ -1,6 +1,6 @@
 """``python -m learnstream``: the ``learnstream`` command."""
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 
 if __name__ == "__main__":
     main()

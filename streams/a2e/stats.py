@@ -31,7 +31,7 @@ highest (offset, item) applied per source topic-partition and kind (call or scor
 skips any update at or below it: Kafka delivers a partition in offset order, so a record
 replayed after a crash is exactly one at or below the mark. The memory is one mark per
 source topic-partition and kind that fed this value (a table keyed by source partition,
-as agents/learn_stats.py keys it, holds one per source topic and kind).
+as agents/learning/stats.py keys it, holds one per source topic and kind).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The skill-stats table keys an entry ``kind|name|source partition`` (:func:`stats_key`), so
 each entry has one writer. A :class:`StatsView` holds the entries read from the table's
-changelog (every partition, on every worker: agents/learn_view.py) and, at read time, the
+changelog (every partition, on every worker: agents/learning/view.py) and, at read time, the
 entries of the worker's own table, which are ahead of the changelog for the partitions it
 processes. Of two copies of an entry the one with more updates wins (counts only grow), so
 a worker answers its own writes at once and everyone else's once its reader has them.

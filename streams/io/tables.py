@@ -38,7 +38,7 @@ class Tables:
     graphs: TableT[str, Any]
     #: impact:<delta id> -> ImpactState JSON bytes, a delta and its analysis (join/impacts.py)
     delta_impacts: TableT[str, Any]
-    #: kind|name|source partition -> a skill's or tool's stats (agents/learn_stats.py)
+    #: kind|name|source partition -> a skill's or tool's stats (agents/learning/stats.py)
     skill_stats: TableT[str, Any]
     #: intent id -> the plans of one intent, for replan pairs (None: pairs are off)
     pair_intents: TableT[str, Any] | None

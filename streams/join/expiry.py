@@ -158,7 +158,7 @@ class ExpiryIndex:
         one go (small tables, tests).
 
         ``read`` says what a stored value means (default: a plan state, ``terminal_entry``;
-        a MAP session's quiet time and id: agents/window_store.py)."""
+        a MAP session's quiet time and id: agents/joins/window_store.py)."""
         self.start(items, read)
         while not self.step(SCAN_SLICE):
             pass

@@ -15,11 +15,11 @@ partition: deltas are keyed by plan id, so the analysis is published keyed by it
 plan id as well, on a co-partitioned topic (``RuntimePublisher.publish_core_event`` keys it
 by the plan its payload names, else by the ``key`` it is given). A delta reaches this key
 space besides its plan's: the join hands each delta record to the plan's route first, then
-to this space's delta route (:class:`learnstream.agents.plan_join.KeySpace` ``routes``).
+to this space's delta route (:class:`learnstream.agents.joins.plan_join.KeySpace` ``routes``).
 Nothing is re-keyed, no topic is added for it.
 
 The delta reaches this space once its plan is known, with the plan's project if it names
-none (agents/plan_join.py ``_also``): the sample's project is the delta's, else the
+none (agents/joins/plan_join.py ``_also``): the sample's project is the delta's, else the
 analysis's; halves naming two projects make no sample.
 
 A delta that carries its own ``impact`` (or is a ``delta_impact_analyzed`` event) already

@@ -87,7 +87,7 @@ def parse_entries(table_key: str, raw: object) -> tuple[str, list[ParkedEvent]]:
 
 #: Stored values a scan of the table reads before the join hands the event loop back.
 SCAN_SLICE = 2_000
-#: Where an entry held in memory only is stored: nowhere (agents/plan_join.py ``hold``).
+#: Where an entry held in memory only is stored: nowhere (agents/joins/plan_join.py ``hold``).
 IN_MEMORY = ""
 
 

@@ -8,7 +8,7 @@ What one event comes to against its plan's state: the deciders every route of th
 Samples are built from the plan *as of the event* (``PlanState.as_of``): a decision or an
 execute counts the corrections made at or before its own time. One read before the
 corrections input has been read past its time is not *settled*: it is parked too, until
-that input catches up or ``join.grace`` has passed (agents/plan_join.py keeps the watermark).
+that input catches up or ``join.grace`` has passed (agents/joins/plan_join.py keeps the watermark).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Keys are plans' or those of another key space (``session:<id>``, ``run:...``, ``graph:...``,
 ``impact:...``): a :class:`KeySpace` has its own state store and end (streams/join/sessions.py,
-runs.py, graphs.py, impacts.py). Pure: agents/plan_join.py applies what these say.
+runs.py, graphs.py, impacts.py). Pure: agents/joins/plan_join.py applies what these say.
 
 - **Fan-out** (:func:`fan_out`): a record the join has decided goes on to every space that
   also reads its topic with a route of its own; a space whose keys sit on their plan's

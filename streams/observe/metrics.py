@@ -36,7 +36,7 @@ SOURCES = (
 #: point is switched off, or it fell outside its family's sampling rate.
 SKIP_REASONS = ("point_off", "rate")
 
-#: Why a stats/adapt answer did not wait for the stats view (agents/learn_view.py): its
+#: Why a stats/adapt answer did not wait for the stats view (agents/learning/view.py): its
 #: reader holds no changelog partitions yet, the catch-up ran out of time, or the broker
 #: failed while it was asked for end offsets.
 VIEW_PARTIAL_REASONS = ("unassigned", "timeout", "broker_error")

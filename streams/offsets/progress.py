@@ -4,7 +4,7 @@ Faust picks the offsets to commit from the acks its streams give, and commits fr
 background task while the agents go on working. Two things go wrong with that, each of which
 loses or duplicates records across a kill (RELIABILITY.md, findings behind the design);
 ``Progress`` is the bookkeeping that fixes them, and
-``agents/faust_compat.py`` makes Faust's consumer use it:
+``agents/seams/faust_compat.py`` makes Faust's consumer use it:
 
 1. **Work done during a commit rides along.** Faust picks the offsets first, then commits.
    Under exactly_once the transaction then carries the outputs of every record processed
@@ -38,7 +38,7 @@ loses or duplicates records across a kill (RELIABILITY.md, findings behind the d
    runs inside ``quiet``, before the offsets are picked: the windows flush everything there,
    so under exactly_once a transaction never carries samples of records it does not commit.
 4. **Some records wait in memory.** Under at_least_once the join holds a parked record in
-   memory instead of writing it to its ``pending`` table (agents/plan_join.py): it *pins*
+   memory instead of writing it to its ``pending`` table (agents/joins/plan_join.py): it *pins*
    the record's offset (``pin``), and no commit passes the lowest pin of a partition until
    the record is done with (``unpin``), so a crash reads it again and it parks again.
 
@@ -150,7 +150,7 @@ class Progress:
         #: it, one that re-reads keep starting above is taken as not in the log.
         self.first_visible: Callable[[Partition, int], Awaitable[int | None]] | None = None
         #: One past the last record the consumer handed over, per partition (the fetch loop
-        #: notes it: agents/faust_compat.py seam 11).
+        #: notes it: agents/seams/faust_compat.py seam 11).
         self.handed: dict[Partition, int] = {}
         self._next: dict[Partition, int] = {}  # one past the last record processed
         self._committable: dict[Partition, int] = {}  # _next as of the partition's last flush

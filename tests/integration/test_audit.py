@@ -52,7 +52,7 @@ TEXT = (
 
 # The audit command as `learnstream audit` runs it, whether cli.py registers it yet or not.
 _RUN = (
-    "from learnstream.agents.cli import main; from learnstream.agents.cli_audit import audit; "
+    "from learnstream.agents.cli.main import main; from learnstream.agents.cli.audit import audit; "
     "main.add_command(audit); main(prog_name='learnstream')"
 )
 

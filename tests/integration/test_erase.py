@@ -15,8 +15,8 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from click.testing import CliRunner, Result
 
-from learnstream.agents.cli_erase import erase
-from learnstream.agents.cli_trainers import export
+from learnstream.agents.cli.erase import erase
+from learnstream.agents.cli.trainers import export
 from learnstream.streams.a2e.models import Feedback
 from learnstream.streams.a2e.samples import build_dialog_response, dialog_pair
 from learnstream.streams.config.settings import TopicSettings

@@ -19,7 +19,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from click.testing import CliRunner
 
-from learnstream.agents.cli_learn import learn
+from learnstream.agents.cli.learn import learn
 from learnstream.streams.a2e.client import LearnAPI
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.encoding.codecs import decode_any

@@ -54,7 +54,7 @@ def backwards(records, params, rng):
 
 CHECK_WHEEL = """\
 import agents, streams
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.streams.a2e.models import SkillPerformanceRecord
 from learnstream.streams.a2e.strategies import rank
 from learnstream.streams.encoding.avro import SCHEMA_DIR, load_schemas

@@ -1,5 +1,5 @@
 """The prober reads where a partition's first visible record is, from the broker itself
-(agents/prober.py): what ``Progress`` asks before it takes a hole for markers."""
+(agents/seams/prober.py): what ``Progress`` asks before it takes a hole for markers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from faust.types import TP
 
-from learnstream.agents.prober import Prober
+from learnstream.agents.seams.prober import Prober
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.io.admin import create_topics
 

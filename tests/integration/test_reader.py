@@ -1,5 +1,5 @@
 """streams/io/reader.py reads a topic to its end, a topic created after it started included,
-through aiokafka's public API only (no private client: agents/faust_compat.py)."""
+through aiokafka's public API only (no private client: agents/seams/faust_compat.py)."""
 
 from __future__ import annotations
 

@@ -10,8 +10,12 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from faust.types import TP
 
-from learnstream.agents.faust_compat import fetch_positions, log_starts, seek_on_consumer_thread
-from learnstream.agents.stall_watch import Stalls
+from learnstream.agents.seams.faust_compat import (
+    fetch_positions,
+    log_starts,
+    seek_on_consumer_thread,
+)
+from learnstream.agents.seams.stall_watch import Stalls
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.io.admin import create_topics
 from learnstream.streams.offsets.progress import Progress

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from click.testing import CliRunner
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.streams.a2e.client import LearnAPI
 from learnstream.streams.io.a2e_transport import HttpTransport
 

@@ -10,7 +10,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from faust.types import TP
 
-from learnstream.agents.prober import Prober
+from learnstream.agents.seams.prober import Prober
 from tests.support.kafka_server import ApacheKafka
 
 pytestmark = pytest.mark.kafka
@@ -114,7 +114,7 @@ def test_transactional_produce_read_committed(kafka: ApacheKafka) -> None:
 
 
 def test_the_prober_reads_past_markers_and_aborted_records(kafka: ApacheKafka) -> None:
-    """What ``Progress`` asks before it takes a hole for markers (agents/prober.py): a
+    """What ``Progress`` asks before it takes a hole for markers (agents/seams/prober.py): a
     committed transaction leaves a marker after its records, an aborted one its records and
     a marker, which a read_committed reader never sees; read_uncommitted sees the aborted."""
     topic = "smoke-probe"

@@ -18,8 +18,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from click.testing import CliRunner
 
-from learnstream.agents.cli_erase import erase
-from learnstream.agents.cli_trainers import export
+from learnstream.agents.cli.erase import erase
+from learnstream.agents.cli.trainers import export
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.encoding.codecs import decode_any
 from learnstream.streams.io.consumer import aiter_pairs, aiter_samples

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import SecretStr
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.encoding.codecs import decode_any
 from learnstream.streams.encoding.schemas import validate_sample

@@ -92,8 +92,8 @@ async def test_kill_9_exactly_once(broker, start_worker, namespace):
     """Transactions: Apache Kafka only (the embedded broker has no InitProducerId).
 
     A read_committed reader must see every sample exactly once. It took three workarounds
-    of Faust's commit path (agents/faust_compat.py, RELIABILITY.md): drain the send buffer before
-    a commit, commit only between records, and commit what was processed rather than
+    of Faust's commit path (agents/seams/faust_compat.py, RELIABILITY.md): drain the send
+    buffer before a commit, commit only between records, and commit what was processed rather than
     Faust's acks. `make test-eos` runs this test alone; `make test-kafka` includes it.
     """
     assert not broker.embedded, "exactly_once needs transactions: run with `make test-kafka`"

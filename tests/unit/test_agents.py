@@ -18,7 +18,7 @@ import faust
 import orjson
 import pytest
 
-import learnstream.agents.sweeper
+import learnstream.agents.joins.sweeper
 import learnstream.streams.join.expiry
 import learnstream.streams.join.routes
 from learnstream.agents.runtime import Runtime
@@ -558,7 +558,7 @@ async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """10M plans take two minutes to scan: a tick scans a slice and hands the loop back."""
-    monkeypatch.setattr(learnstream.agents.sweeper, "SCAN_BUDGET_S", 0.0)  # one slice a tick
+    monkeypatch.setattr(learnstream.agents.joins.sweeper, "SCAN_BUDGET_S", 0.0)  # one slice a tick
     monkeypatch.setattr(learnstream.streams.join.expiry, "SCAN_SLICE", 2)
     done = [h.sim.plan(WHEN, status="completed") for _ in range(5)]
     for snap in done:

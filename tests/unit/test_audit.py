@@ -128,7 +128,7 @@ def _record(value: bytes | None, offset: int = 0):
 
 
 async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch):
-    import learnstream.agents.cli_audit as cli_audit
+    import learnstream.agents.cli.audit as cli_audit
     from learnstream.streams.config.usererrors import UserError
 
     records = [_record(b'{"a": {"b": "x@y"}}', 3), _record(b"\xff not json x@y", 4)]
@@ -156,7 +156,7 @@ async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch
 def test_sample_scanner_counts_undecodable_and_reads_each_sample_once():
     import json
 
-    from learnstream.agents.cli_audit import _samples
+    from learnstream.agents.cli.audit import _samples
 
     report = AuditReport("samples")
     scan = _samples(_fake)
@@ -180,7 +180,7 @@ NAMED = "Refund the duplicate charge for Quillon Brevatt before the deploy windo
     ],
 )
 def test_the_audit_finds_names_as_the_worker_does_unless_told(monkeypatch, setting, flag, finds):
-    from learnstream.agents.cli_audit import _detector
+    from learnstream.agents.cli.audit import _detector
     from learnstream.streams.config.settings import Settings
 
     monkeypatch.delenv("LEARNSTREAM_PRIVACY__NER", raising=False)
@@ -193,7 +193,7 @@ def test_the_audit_finds_names_as_the_worker_does_unless_told(monkeypatch, setti
 def test_audit_help_says_where_the_ner_default_comes_from():
     from click.testing import CliRunner
 
-    from learnstream.agents.cli_audit import audit
+    from learnstream.agents.cli.audit import audit
 
     shown = CliRunner().invoke(audit, ["--help"])
     assert shown.exit_code == 0

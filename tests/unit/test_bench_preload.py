@@ -14,7 +14,7 @@ from benchmarks.memory import plan_records, restore_remaining
 from benchmarks.preload import changelog_record, changelog_topic, templates_of, varied_records
 from benchmarks.readback import changelog_table
 from benchmarks.report import _memory
-from learnstream.agents.planstore import PlanStore
+from learnstream.agents.joins.planstore import PlanStore
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.io.app import create_app
 from learnstream.streams.io.tables import Tables

@@ -1,5 +1,5 @@
 """The worker creates every table's changelog before it starts, exactly as Faust's own
-declaration would (agents/changelogs.py): same names, partitions, cleanup and retention."""
+declaration would (agents/seams/changelogs.py): same names, partitions, cleanup and retention."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from faust.transport.drivers.aiokafka import Transport
 from mode.utils.times import want_seconds
 
-from learnstream.agents.changelogs import changelog_specs
+from learnstream.agents.seams.changelogs import changelog_specs
 from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.io.app import create_app

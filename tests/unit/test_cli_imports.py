@@ -19,7 +19,7 @@ HEAVY = ("presidio_analyzer", "presidio_anonymizer", "spacy")
 PROBE = """
 import json, sys
 from click.testing import CliRunner
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 result = CliRunner().invoke(main, sys.argv[1:])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(HEAVY)))
 print(json.dumps({"code": result.exit_code, "output": result.output, "heavy": heavy}))

@@ -1,4 +1,4 @@
-"""Every Confirm decision through the decisions agent (agents/plan_join.py ``Join.process``).
+"""Every Confirm decision through the decisions agent (agents/joins/plan_join.py ``Join.process``).
 
 A decision on a context, trace, extension or other target joins no plan: its confirm_decision
 goes out at once, through the same emitter as every sample (privacy, consent, the captured

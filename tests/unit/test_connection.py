@@ -16,7 +16,7 @@ from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 from faust.types.auth import AuthProtocol, SASLMechanism
 from pydantic import SecretStr
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.config.usererrors import UserError
 from learnstream.streams.io.broker_check import handshake_problem

@@ -14,7 +14,7 @@ from aiokafka.client import CoordinationType
 from aiokafka.errors import KafkaConnectionError, KafkaError, NodeNotReadyError
 from aiokafka.producer.sender import Sender
 
-from learnstream.agents.faust_compat import retry_lost_coordinators
+from learnstream.agents.seams.faust_compat import retry_lost_coordinators
 
 
 class _Client:

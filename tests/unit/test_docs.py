@@ -111,7 +111,7 @@ def learnstream_calls(doc: Path) -> set[str]:
 
 def cli_commands() -> set[str]:
     """The top-level commands, from the click group the ``learnstream`` command runs."""
-    from learnstream.agents.cli import main
+    from learnstream.agents.cli.main import main
 
     return set(main.commands)
 

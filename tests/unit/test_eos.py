@@ -1,5 +1,5 @@
 """Offsets commit what was processed, between records, after the send buffer drained: the
-patches of agents/faust_compat.py, exercised on Faust's own App, Consumer, ProducerBuffer
+patches of agents/seams/faust_compat.py, exercised on Faust's own App, Consumer, ProducerBuffer
 and TransactionManager. Only the network is replaced: the driver's offset commit, the
 producer's flush and transaction commit, and the broker's assignment."""
 
@@ -18,7 +18,7 @@ import mode
 import pytest
 from faust.types import TP
 
-from learnstream.agents.faust_compat import (
+from learnstream.agents.seams.faust_compat import (
     DeliverAll,
     buffer_idle,
     deliver_every_record,

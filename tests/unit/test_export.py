@@ -401,7 +401,7 @@ def test_batch_quality_counts_by_event_time_and_leaves_late_samples_out() -> Non
 def test_export_help_says_the_range_is_on_the_record_timestamp() -> None:
     from click.testing import CliRunner
 
-    from learnstream.agents.cli import main
+    from learnstream.agents.cli.main import main
 
     result = CliRunner().invoke(main, ["export", "--help"])
     assert result.exit_code == 0
@@ -418,7 +418,7 @@ def test_the_progress_bar_shows_read_written_skipped_on_a_terminal() -> None:
 
     from rich.console import Console
 
-    from learnstream.agents.export_view import export_progress, summary
+    from learnstream.agents.cli.export_view import export_progress, summary
     from learnstream.streams.io.consumer import ReadStats
 
     stats, screen = ReadStats(), io.StringIO()

@@ -1,5 +1,5 @@
 """One module knows Faust's and aiokafka's internals, and a worker refuses to start on a
-Faust whose seams changed (agents/faust_compat.py, agents/faust_check.py)."""
+Faust whose seams changed (agents/seams/faust_compat.py, agents/seams/faust_check.py)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ import pytest
 from faust.transport import consumer as faust_consumer
 from faust.transport.drivers import aiokafka as faust_aiokafka
 
-from learnstream.agents.faust_check import PINNED, SEAMS, check
+from learnstream.agents.seams.faust_check import PINNED, SEAMS, check
 from learnstream.streams.config.usererrors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPAT = {ROOT / "agents" / "faust_compat.py", ROOT / "agents" / "faust_check.py"}
+COMPAT = {
+    ROOT / "agents" / "seams" / "faust_compat.py",
+    ROOT / "agents" / "seams" / "faust_check.py",
+}
 
 #: Private attributes of Faust, mode, aiokafka and asyncio objects: the seams, and others
 #: a newcomer would reach for (the app's consumer and producer, a driver's client).
@@ -45,7 +48,7 @@ def test_the_pins_are_the_checked_and_installed_versions() -> None:
 
 def test_a_missing_seam_is_named_with_the_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(faust_consumer.Consumer, "_new_offset")
-    monkeypatch.setattr("learnstream.agents.faust_check.version", lambda package: "0.16.0")
+    monkeypatch.setattr("learnstream.agents.seams.faust_check.version", lambda package: "0.16.0")
     with pytest.raises(UserError) as caught:
         check()
     assert str(caught.value) == (

@@ -1,4 +1,4 @@
-"""Samples follow event time, not the order two topics are read in (agents/plan_join.py).
+"""Samples follow event time, not the order two topics are read in (agents/joins/plan_join.py).
 
 Each case feeds the same records in two orders, or a record again as a replay after a
 crash would, and asserts the samples are identical but for ``created_at``.
@@ -15,8 +15,8 @@ import orjson
 import pytest
 from faust.types import TP
 
-import learnstream.agents.plan_join
-from learnstream.agents.planstore import PlanStore
+import learnstream.agents.joins.plan_join
+from learnstream.agents.joins.planstore import PlanStore
 from learnstream.streams.dlq.record import parse_headers
 from learnstream.streams.join.expiry import ExpiryIndex, partition_of
 from learnstream.streams.state.plan import PlanState
@@ -269,17 +269,17 @@ async def test_the_sweep_completes_a_waiting_execute_after_the_grace(tmp_path: A
 async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
     h: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real, calls = learnstream.agents.plan_join.Join.sweep, []
+    real, calls = learnstream.agents.joins.plan_join.Join.sweep, []
 
     async def flaky(
-        self: learnstream.agents.plan_join.Join, partition: int, source: tuple[str, int]
+        self: learnstream.agents.joins.plan_join.Join, partition: int, source: tuple[str, int]
     ) -> None:
         calls.append(partition)
         if len(calls) == 1:
             raise RuntimeError("boom")
         await real(self, partition, source)
 
-    monkeypatch.setattr(learnstream.agents.plan_join.Join, "sweep", flaky)
+    monkeypatch.setattr(learnstream.agents.joins.plan_join.Join, "sweep", flaky)
     done = h.sim.plan(WHEN, status="completed")  # terminal since March: expires at the sweep
     await h.put("plans", js(done), key=key_of(done))
     partition = partition_of(done["plan"]["plan_id"], h.runtime.settings.topics.partitions)
@@ -407,7 +407,7 @@ async def test_the_parked_index_is_rebuilt_in_slices_while_records_wait(
     back between slices (a consumer's heartbeat must not starve on a large table); the
     record that asked for the index waits for all of it, and completes what it should."""
     h = written
-    monkeypatch.setattr(learnstream.agents.plan_join, "SCAN_SLICE", 2)
+    monkeypatch.setattr(learnstream.agents.joins.plan_join, "SCAN_SLICE", 2)
     snaps = [h.sim.plan(WHEN) for _ in range(5)]
     for snap in snaps:
         await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))

@@ -117,7 +117,7 @@ def test_every_import_of_the_project_is_under_learnstream(path: Path) -> None:
 
 def test_the_walk_covers_the_repository() -> None:
     names = {str(p.relative_to(ROOT)) for p in EVERY_FILE}
-    assert {"learnstream/__init__.py", "agents/cli.py", "tests/conftest.py"} <= names
+    assert {"learnstream/__init__.py", "agents/cli/main.py", "tests/conftest.py"} <= names
     assert not any(n.startswith("learnstream/streams") for n in names)
 
 
@@ -127,12 +127,23 @@ def test_every_module_of_streams_sits_in_a_package() -> None:
 
 
 def test_no_module_name_is_shared_across_layers() -> None:
-    """``agents.quality`` beside ``streams.quality``: which one does a name mean?"""
+    """``agents.quality`` beside ``streams.quality``: which one does a name mean? (Inside
+    agents' own packages, ``agents.cli.audit``, a name is qualified by its concern.)"""
     streams_names = {name.rsplit(".", 1)[-1] for name in MODULES}
     agents_names = {p.stem for p in AGENTS.glob("*.py") if p.stem != "__init__"}
+    agents_names |= {p.parent.name for p in AGENTS.glob("*/__init__.py")}
     assert agents_names, "agents/ was not found"
     shared = sorted(streams_names & agents_names)
     assert not shared, f"{shared} name a module in both streams/ and agents/"
+
+
+def test_agents_are_grouped_by_concern() -> None:
+    """agents/ adapts records: its command line, the Faust and Kafka seams, the join's and the
+    learn capability's Kafka sides each in a package; only what every agent shares is loose."""
+    packages = sorted(p.parent.name for p in AGENTS.glob("*/__init__.py"))
+    assert packages == ["cli", "joins", "learning", "seams"]
+    loose = sorted(p.stem for p in AGENTS.glob("*.py") if p.stem != "__init__")
+    assert len(loose) <= 10, f"agents/ holds {loose} loose: place them by concern"
 
 
 def test_pure_modules_and_the_core_never_import_the_simulation() -> None:

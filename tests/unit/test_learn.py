@@ -20,10 +20,10 @@ from aiokafka import TopicPartition
 from aiokafka.errors import KafkaConnectionError
 from prometheus_client import generate_latest
 
-from learnstream.agents.learn import error_response, strategy_params
-from learnstream.agents.learn_samples import anonymize_record
-from learnstream.agents.learn_stats import SkillLabels
-from learnstream.agents.learn_view import StatsReader
+from learnstream.agents.learning.agent import error_response, strategy_params
+from learnstream.agents.learning.samples import anonymize_record
+from learnstream.agents.learning.stats import SkillLabels
+from learnstream.agents.learning.view import StatsReader
 from learnstream.agents.runtime import Runtime
 from learnstream.agents.wiring import wire
 from learnstream.streams.a2e.stats_view import StatsView
@@ -214,7 +214,7 @@ async def test_invalid_requests_dead_letter_without_leaking(
 
 
 def test_stats_keys_keep_names_with_bars() -> None:
-    from learnstream.agents.learn_stats import _key, _parse
+    from learnstream.agents.learning.stats import _key, _parse
 
     assert _parse(_key("tool", "a|b", 3)) == ("tool", "a|b")
 
@@ -236,7 +236,7 @@ def test_reward_of_takes_the_anonymized_turn() -> None:
 
 
 def test_replay_reads_experiences_and_counts_the_unreadable() -> None:
-    from learnstream.agents.cli_learn import read_experiences
+    from learnstream.agents.cli.learn import read_experiences
 
     good = orjson.dumps({"state": {}, "action": {}, "reward": 1.0, "next_state": {}})
     found, bad = read_experiences([good, b"{", None])

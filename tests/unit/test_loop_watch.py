@@ -1,11 +1,11 @@
-"""The event-loop lag watch (agents/loop_watch.py)."""
+"""The event-loop lag watch (agents/seams/loop_watch.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
-from learnstream.agents.loop_watch import watch
+from learnstream.agents.seams.loop_watch import watch
 from learnstream.streams.observe.metrics import Metrics
 
 

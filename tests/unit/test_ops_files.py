@@ -6,7 +6,7 @@ virtualenv without installing anything; without it the promtool tests FAIL.
 
 The metric contract below is the list of series the worker exposes on
 ``GET /metrics``; the dashboard and the alerts may use nothing else (plus
-``up`` and the few Faust sensor series agents/sensor.py exposes, prefixed ``faust_``).
+``up`` and the few Faust sensor series agents/seams/sensor.py exposes, prefixed ``faust_``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from learnstream.agents.sensor import FAUST_SERIES
+from learnstream.agents.seams.sensor import FAUST_SERIES
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.samples.pairs import NO_PAIR_REASONS, PAIR_KINDS
 from learnstream.streams.samples.sample import FAMILIES, QUALITIES
@@ -111,7 +111,7 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 JOB = "learnstream"
 
 
-#: The ``faust_*`` series the worker's sensor exposes (agents/sensor.py), by exposed name.
+#: The ``faust_*`` series the worker's sensor exposes (agents/seams/sensor.py), by exposed name.
 FAUST_METRICS = FAUST_SERIES
 
 
@@ -371,7 +371,7 @@ def test_dockerignore_keeps_what_the_build_needs() -> None:
     ]
     assert ".git" in patterns
     needed = ["pyproject.toml", "README.md", "learnstream", "learnstream/__init__.py", "streams"]
-    needed += ["agents", "agents/cli.py", "schemas"]
+    needed += ["agents", "agents/cli/main.py", "schemas"]
     for path in needed:
         hits = [
             p for p in patterns if not p.startswith("!") and fnmatch.fnmatch(path, p.lstrip("/"))

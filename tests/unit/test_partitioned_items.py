@@ -1,4 +1,4 @@
-"""Which partition holds a key of a RocksDB table (agents/faust_compat.py seam 12)."""
+"""Which partition holds a key of a RocksDB table (agents/seams/faust_compat.py seam 12)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from faust.types import TP
 
-from learnstream.agents.faust_compat import partitioned_items
+from learnstream.agents.seams.faust_compat import partitioned_items
 from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.io.app import create_app
@@ -66,8 +66,8 @@ def test_a_rebuild_puts_each_key_under_the_partition_that_holds_it() -> None:
 
 def test_a_window_index_is_rebuilt_a_step_a_tick(monkeypatch: Any) -> None:
     """A runs table can hold millions of states: a tick indexes ``SCAN_STEP`` of them."""
-    import learnstream.agents.window_store as window_store
-    from learnstream.agents.window_store import WindowStore
+    import learnstream.agents.joins.window_store as window_store
+    from learnstream.agents.joins.window_store import WindowStore
     from learnstream.streams.join.runs import RunState
 
     monkeypatch.setattr(window_store, "SCAN_STEP", 3)

@@ -8,7 +8,7 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.explain import explain, render
 from learnstream.streams.privacy.pii import Anonymizer

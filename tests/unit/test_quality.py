@@ -20,7 +20,7 @@ from faust.types import TP
 from faust.windows import HoppingWindow, TumblingWindow
 from rich.console import Console
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.agents.quality_tables import QualityWindows
 from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings, WindowSettings

@@ -1,4 +1,4 @@
-"""Faust's sensor off the per-event path (agents/sensor.py), its series still exported."""
+"""Faust's sensor off the per-event path (agents/seams/sensor.py), its series still exported."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from faust.types import TP
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from learnstream.agents.sensor import FAUST_SERIES, LeanMonitor
+from learnstream.agents.seams.sensor import FAUST_SERIES, LeanMonitor
 from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.io.app import create_app

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
 
-from learnstream.agents.cli import main
+from learnstream.agents.cli.main import main
 from learnstream.streams.config.settings import Settings
 
 

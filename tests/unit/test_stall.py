@@ -9,7 +9,7 @@ import faust
 import pytest
 from faust.types import TP
 
-from learnstream.agents.stall_watch import Stalls
+from learnstream.agents.seams.stall_watch import Stalls
 from learnstream.streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
 from learnstream.streams.offsets.progress import Progress
 from tests.support.apps import close_consumer_loop

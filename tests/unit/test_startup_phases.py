@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from learnstream.agents.ready import startup_phases
+from learnstream.agents.seams.ready import startup_phases
 from learnstream.streams.observe.startup import StartupPhases, process_age
 
 

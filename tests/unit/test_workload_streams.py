@@ -12,7 +12,7 @@ from learnstream.streams.sim.workload import build_workload, verify
 from tests.support.outputs import AGENT_OF
 from tests.unit.test_agents import harness
 
-#: Agents of the inputs that join a key space (agents/window_inputs.py) and of the rest.
+#: Agents of the inputs that join a key space (agents/joins/window_inputs.py) and of the rest.
 AGENTS = AGENT_OF | {
     "map_events": "map_sessions",
     "sa_events": "runs",

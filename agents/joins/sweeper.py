@@ -13,8 +13,8 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
-from learnstream.agents.faust_compat import partitioned_items
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.faust_compat import partitioned_items
 from learnstream.streams.state.plan import expired
 
 __all__ = ["SCAN_BUDGET_S", "register"]
@@ -60,7 +60,7 @@ def register(runtime: Runtime) -> None:
 async def _expire_plans(runtime: Runtime, source: tuple[str, int]) -> None:
     """Delete terminal plans of the tick's partition older than ``join.plan_ttl``
     (tombstones), through the join: what still waits under such a plan ends with it
-    (agents/plan_join.py ``Join.delete``).
+    (agents/joins/plan_join.py ``Join.delete``).
 
     After a start or a rebalance the index is rebuilt from the table a slice at a time:
     each tick scans for at most ``SCAN_BUDGET_S``, and expires what is known meanwhile.

@@ -1,6 +1,6 @@
 """A key space's table of windowed states (MAP sessions, runs), and when each goes quiet.
 
-The join's key spaces beside plans (agents/plan_join.py :class:`KeySpace`): the state of a
+The join's key spaces beside plans (agents/joins/plan_join.py :class:`KeySpace`): the state of a
 key (``session:<id>``, ``run:<kind>:<id>``) in its table, and an in-memory index of when each
 was last heard of, so a tick pops the keys that went quiet instead of scanning the table. The
 index is a cache: after a rebalance it is rebuilt from the table, ``SCAN_STEP`` states a
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from faust.types import TableT
 
-from learnstream.agents.faust_compat import current_partition, partitioned_items
+from learnstream.agents.seams.faust_compat import current_partition, partitioned_items
 from learnstream.streams.join.expiry import SCAN_SLICE, ExpiryIndex
 
 __all__ = ["SCAN_STEP", "WindowState", "WindowStore"]

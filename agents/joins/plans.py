@@ -1,4 +1,4 @@
-"""Agent: plan snapshots -> plan_state (last writer wins, agents/plan_join.py), then complete
+"""Agent: plan snapshots -> plan_state (last writer wins, agents/joins/plan_join.py), then complete
 parked joins."""
 
 from __future__ import annotations

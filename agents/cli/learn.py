@@ -10,7 +10,7 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
-from learnstream.agents.cli_common import connection_of_settings, settings_or_fail
+from learnstream.agents.cli.common import connection_of_settings, settings_or_fail
 from learnstream.streams.a2e.models import Experience
 from learnstream.streams.a2e.replay import REPLAY_STRATEGIES, sample
 from learnstream.streams.io.connection import Broker

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from learnstream.agents.cli_common import settings_or_fail
+from learnstream.agents.cli.common import settings_or_fail
 from learnstream.streams.config.usererrors import UserError
 
 __all__ = ["privacy"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import faust
 
-from learnstream.agents.faust_compat import current_partition
+from learnstream.agents.seams.faust_compat import current_partition
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.state.plan import PlanState
 
@@ -26,7 +26,7 @@ class PlanStore:
 
     def __init__(self, table: faust.types.TableT[str, Any], expiry: ExpiryIndex) -> None:
         self.table = table
-        #: Terminal plans by expiry time, for the sweeper (agents/sweeper.py).
+        #: Terminal plans by expiry time, for the sweeper (agents/joins/sweeper.py).
         self.expiry = expiry
         self._states: OrderedDict[str, tuple[Any, PlanState]] = OrderedDict()
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import click
 
-from learnstream.agents.cli_audit import audit
-from learnstream.agents.cli_common import connection_of_settings, settings_or_fail
-from learnstream.agents.cli_erase import erase
-from learnstream.agents.cli_learn import learn
-from learnstream.agents.cli_privacy import privacy
-from learnstream.agents.cli_trainers import export, quality
+from learnstream.agents.cli.audit import audit
+from learnstream.agents.cli.common import connection_of_settings, settings_or_fail
+from learnstream.agents.cli.erase import erase
+from learnstream.agents.cli.learn import learn
+from learnstream.agents.cli.privacy import privacy
+from learnstream.agents.cli.trainers import export, quality
 from learnstream.streams.config.usererrors import UserError
 
 __all__ = ["main"]

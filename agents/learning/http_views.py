@@ -10,7 +10,7 @@ the request on ``a2e.learn.requests`` and awaits its response, read by a
 The body answered is the learn/*/resp message; 504 when none came within
 ``a2e.response_timeout``. ``GET /learn/stats`` answers on the worker asked, without the
 round trip (it sends nothing), from every partition's stats once its changelog reader has
-caught up (agents/learn_view.py).
+caught up (agents/learning/view.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Refuse to start on a Faust or aiokafka whose private seams are not the ones we patch.
 
-Each seam of ``agents/faust_compat.py`` (numbered as in its docstring) is checked where it
+Each seam of ``agents/seams/faust_compat.py`` (numbered as in its docstring) is checked where it
 lives: a method by its parameter names, an attribute by the code that creates it, a call
 Faust makes into a patched method by the caller's source text. pyproject.toml pins both
 packages to ``PINNED``; another version passes if its seams are unchanged.

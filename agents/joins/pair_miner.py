@@ -8,7 +8,7 @@ keyed by its project and intent (``match_key``): two plans of one intent come fr
 different partitions until then. ``learnstream.replans`` matches them there, in the
 ``pair_intents`` table under the same key: plans of two projects never meet, so a pair never
 carries one project's plan under another's consent. Intents expire on ticks (a leader timer
-sends an empty record to each partition of the re-key topic, as agents/sweeper.py does) and
+sends an empty record to each partition of the re-key topic, as agents/joins/sweeper.py does) and
 when a plan finds its intent expired. A tick reads only the intents due: an in-memory index
 of when each was last touched, by partition and minute (streams/join/expiry.py, as the plans'
 TTL and the MAP sessions use), rebuilt from the table in slices after a rebalance; an intent
@@ -35,9 +35,9 @@ from typing import Any
 
 from faust.types import EventT, StreamT
 
-from learnstream.agents.faust_compat import partitioned_items
+from learnstream.agents.joins.window_store import SCAN_STEP
 from learnstream.agents.runtime import Runtime
-from learnstream.agents.window_store import SCAN_STEP
+from learnstream.agents.seams.faust_compat import partitioned_items
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.samples.executions import Execution, execution_of
 from learnstream.streams.samples.outbox import Outgoing
@@ -211,7 +211,7 @@ def register(runtime: Runtime) -> None:
 
     @app.timer(interval, on_leader=True, name="learnstream.pair_tick")  # type: ignore[untyped-decorator]
     async def tick() -> None:
-        # Triggers, not data: sent outside any transaction (see agents/sweeper.py).
+        # Triggers, not data: sent outside any transaction (see agents/joins/sweeper.py).
         for partition in range(runtime.settings.topics.partitions):
             await app.producer.send(intents.get_topic_name(), b"tick", b"", partition, None, None)
 

@@ -1,12 +1,12 @@
 """Agent: A2E learn requests (``a2e.learn.requests``) -> samples, stats, rankings, responses.
 
 Every request is answered on ``a2e.learn.responses`` keyed by its correlation id. Feedback
-and experience writes are in agents/learn_samples.py, the skill stats in
-agents/learn_stats.py, the HTTP views in agents/learn_http.py. An invalid request goes to
-the DLQ (``runtime.guarded``) and, when its correlation id is readable, gets an error
-response too; so does one whose strategy is unknown (that one is no DLQ matter).
+and experience writes are in agents/learning/samples.py, the skill stats in
+agents/learning/stats.py, the HTTP views in agents/learning/http_views.py. An invalid
+request goes to the DLQ (``runtime.guarded``) and, when its correlation id is readable, gets
+an error response too; so does one whose strategy is unknown (that one is no DLQ matter).
 
-Stats and adapt answer from every partition's stats (agents/learn_view.py), once the
+Stats and adapt answer from every partition's stats (agents/learning/view.py), once the
 worker's reader has caught up with the changelog. ``adapt`` ranks by the rolling success
 rate as of the request's ``as_of``, else its record's Kafka timestamp (the wiring's clock
 only for a record without one), with the request's seed or one derived from its correlation
@@ -22,9 +22,9 @@ from typing import Any, cast
 import orjson
 from faust.types import EventT, StreamT
 
-from learnstream.agents import learn_http
-from learnstream.agents.learn_samples import LearnWriter
-from learnstream.agents.learn_stats import SkillTable
+from learnstream.agents.learning import http_views as learn_http
+from learnstream.agents.learning.samples import LearnWriter
+from learnstream.agents.learning.stats import SkillTable
 from learnstream.agents.runtime import Runtime
 from learnstream.streams.a2e.messages import (
     RESPONSE_OF,

@@ -3,7 +3,7 @@
 Faust writes a table change to the current record's partition, so a key is
 ``kind|name|source partition`` (kind ``skill`` or ``tool``), as agents/quality_tables.py keys its
 counts: every key lives in one changelog partition. Reads go through the
-:class:`~learnstream.streams.a2e.stats_view.StatsView` that agents/learn_view.py fills from the
+:class:`~learnstream.streams.a2e.stats_view.StatsView` that agents/learning/view.py fills from the
 table's changelog on every worker, so any worker answers for every partition. Each update passes
 its event time (rolling stats) and its source record, so a record processed again after a
 crash is not counted twice (streams/a2e/stats.py).
@@ -18,7 +18,7 @@ from typing import Any
 from faust.streams import current_event
 from faust.types import TableT
 
-from learnstream.agents.learn_view import StatsReader
+from learnstream.agents.learning.view import StatsReader
 from learnstream.streams.a2e.messages import StatsQuery, StatsResult
 from learnstream.streams.a2e.models import SkillPerformanceRecord
 from learnstream.streams.a2e.stats import SkillStats, SourceRecord

@@ -22,8 +22,8 @@ import time
 import faust
 from faust.types import TP
 
-from learnstream.agents.faust_compat import fetch_positions, log_starts
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.faust_compat import fetch_positions, log_starts
 from learnstream.streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
 from learnstream.streams.offsets.progress import Progress
 

@@ -15,7 +15,7 @@ from aiokafka import AIOKafkaProducer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from learnstream.agents.cli_common import When, connection_of_settings, settings_or_fail
+from learnstream.agents.cli.common import When, connection_of_settings, settings_or_fail
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.config.usererrors import UserError
 from learnstream.streams.io.connection import Broker, connection_of

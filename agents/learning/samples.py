@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from faust.streams import current_event
 
-from learnstream.agents.learn_stats import SkillTable
+from learnstream.agents.learning.stats import SkillTable
 from learnstream.agents.runtime import Runtime
 from learnstream.streams.a2e.messages import ExperienceResult, FeedbackResult
 from learnstream.streams.a2e.models import Experience, Feedback, RewardSample

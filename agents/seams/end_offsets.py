@@ -17,8 +17,8 @@ from typing import Protocol
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
-from learnstream.agents.faust_compat import refresh_metadata
-from learnstream.agents.tailer import partitions_of
+from learnstream.agents.seams.faust_compat import refresh_metadata
+from learnstream.agents.seams.tailer import partitions_of
 from learnstream.streams.consent.fence import Offsets
 from learnstream.streams.io.connection import Broker, connection_of
 

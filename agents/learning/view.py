@@ -3,7 +3,7 @@
 Why a changelog reader and not a fan-out over HTTP: the table already writes every change to
 its compacted changelog, so reading it on every worker (as agents/consent_reader.py reads
 the consent topic: every partition from the beginning, outside the consumer group; both are
-a TopicTailer, agents/tailer.py) adds no record per feedback and no peer discovery; a
+a TopicTailer, agents/seams/tailer.py) adds no record per feedback and no peer discovery; a
 fan-out would need every worker's address and would fail, or answer partially, whenever one
 is slow or rebalancing. The cost is a read of each change by every worker (one changelog
 record per skill or tool a feedback or stage names, per worker) and, per stats or adapt
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
-from learnstream.agents.faust_compat import refresh_metadata
-from learnstream.agents.tailer import TopicTailer
+from learnstream.agents.seams.faust_compat import refresh_metadata
+from learnstream.agents.seams.tailer import TopicTailer
 from learnstream.streams.a2e.stats_view import StatsView, decode_entry
 from learnstream.streams.io.connection import Broker
 

@@ -11,7 +11,7 @@ from typing import TypeAlias
 import click
 from aiokafka import ConsumerRecord
 
-from learnstream.agents.cli_common import When, connection_of_settings, settings_or_fail
+from learnstream.agents.cli.common import When, connection_of_settings, settings_or_fail
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.config.usererrors import UserError
 from learnstream.streams.io.connection import Broker

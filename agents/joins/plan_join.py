@@ -44,8 +44,8 @@ from faust.types import TP, EventT, TableT
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
-from learnstream.agents.faust_compat import partitioned_items
-from learnstream.agents.planstore import PlanStore
+from learnstream.agents.joins.planstore import PlanStore
+from learnstream.agents.seams.faust_compat import partitioned_items
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe

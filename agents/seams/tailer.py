@@ -1,7 +1,7 @@
 """A worker's own reader of a whole topic: every partition, from the beginning, outside the group.
 
 Both the consent reader (agents/consent_reader.py) and the stats changelog reader
-(agents/learn_view.py) read this way, on every worker, so each worker holds what every
+(agents/learning/view.py) read this way, on every worker, so each worker holds what every
 partition holds. :class:`TopicTailer` connects its consumer, waits until the topic exists,
 assigns every partition from its first offset and reads until stopped, retrying after any
 error with a warning; a subclass says what each record does (:meth:`TopicTailer._apply`)
@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
-from learnstream.agents.faust_compat import refresh_metadata
+from learnstream.agents.seams.faust_compat import refresh_metadata
 from learnstream.streams.io.connection import Broker, connection_of
 
 __all__ = ["TopicTailer"]

@@ -2,9 +2,9 @@
 
 learnstream depends on parts of faust-streaming and aiokafka that are not public API. Each
 seam is listed below: what we use, where it lives, why, and what breaks without it.
-``check()`` (``agents/faust_check.py``, run by ``learnstream.agents.wiring.wire`` before a worker
-starts) verifies each against the installed packages, and pyproject.toml pins both to the
-versions checked.
+``check()`` (``agents/seams/faust_check.py``, run by ``learnstream.agents.wiring.wire``
+before a worker starts) verifies each against the installed packages, and pyproject.toml
+pins both to the versions checked.
 The bookkeeping the commit seams feed is pure: ``streams/offsets/progress.py``.
 
 faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
@@ -55,8 +55,9 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     behind the design). ``seek_on_consumer_thread`` runs the seek on the consumer's own
     loop instead; ``fetch_positions`` and ``log_starts`` read the
     consumer's fetch positions and the partitions' first offsets there too (the stall watch,
-    ``agents/stall_watch.py``), and ``starts_on_consumer_thread`` asks where partitions' records
-    start for ``Progress`` (public aiokafka ``committed`` / ``beginning_offsets``).
+    ``agents/seams/stall_watch.py``), and ``starts_on_consumer_thread`` asks where
+    partitions' records start for ``Progress`` (public aiokafka ``committed`` /
+    ``beginning_offsets``).
 
 11. ``Consumer._to_message(tp, record)`` (the aiokafka driver), which ``getmany`` reads
     (``to_message = self._to_message``) each time it hands fetched records over, is wrapped
@@ -67,7 +68,7 @@ faust-streaming (``faust/transport/consumer.py`` unless said otherwise):
     instead of one round per record. The wrap also notes the offset handed over last, per
     partition (``Progress.handed``): records fetched and never handed over (``getmany``
     stops a batch early) are found by comparing it with the fetch position
-    (``agents/stall_watch.py``).
+    (``agents/seams/stall_watch.py``).
 
 12. The RocksDB store (``faust/stores/rocksdb.py``): ``Store._dbs`` (partition -> database,
     made in ``__init__``), ``Store._visible_items(db)`` and the base store's ``_decode_key`` /
@@ -443,7 +444,7 @@ def retry_lost_coordinators() -> None:
     if getattr(original, "learnstream_retries", False):
         return
 
-    # wraps: the seam check (agents/faust_check.py) still reads aiokafka's own function
+    # wraps: the seam check (agents/seams/faust_check.py) still reads aiokafka's own function
     @functools.wraps(original)
     async def find_coordinator(self: Any, coordinator_type: Any, coordinator_key: str) -> Any:
         deadline = time.monotonic() + COORDINATOR_RETRY_S

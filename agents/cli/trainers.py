@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from learnstream.agents.cli_common import When, connection_of_settings, settings_or_fail
+from learnstream.agents.cli.common import When, connection_of_settings, settings_or_fail
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.config.usererrors import UserError
 from learnstream.streams.export.rows import FORMATS
@@ -89,7 +89,7 @@ def export(
     """
     from rich.console import Console
 
-    from learnstream.agents.export_view import export_progress, summary
+    from learnstream.agents.cli.export_view import export_progress, summary
     from learnstream.streams.export.formatters import (
         FormatterError,
         default_formatter,
