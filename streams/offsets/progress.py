@@ -331,10 +331,11 @@ class Progress:
                 self._rewinding[tp] = _Rewinding(trigger=offset, last=offset, starts=starts)
                 await self.seek_to(tp, expected)
                 return False
-            log.info(
-                "%s[%d]: offsets %d..%d are not in the log (compacted or markers)",
-                tp.topic, tp.partition, expected, offset - 1,
-            )  # fmt: skip
+            if moved is None:  # else the commit moved up to this record (logged there)
+                log.info(
+                    "%s[%d]: offsets %d..%d are not in the log (compacted or markers)",
+                    tp.topic, tp.partition, expected, offset - 1,
+                )  # fmt: skip
         else:
             log.warning(
                 "%s[%d]: records %d..%d had been skipped by the consumer: read them again",
