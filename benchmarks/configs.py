@@ -81,6 +81,10 @@ class Sizes:
     memory: tuple[str, ...]
     suites: tuple[str, ...]
     max_workers: int = 2
+    #: Before each throughput round, wait (up to ``quiet_wait`` seconds) for the 1-minute load
+    #: average to fall to this (None: do not wait; the load at each round is reported anyway).
+    quiet_load: float | None = None
+    quiet_wait: float = 180.0
     #: One worker's input events/s with PII on, for the latency phase at half of it (None:
     #: the throughput suite's figure of the same run, if it ran and ``half_capacity``).
     capacity: float | None = None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,24 @@ def commit() -> str:
 def load_average() -> float:
     """Return the 1-minute load average (other work on the box skews the figures)."""
     return os.getloadavg()[0]
+
+
+async def wait_quiet(
+    limit: float,
+    longest: float,
+    *,
+    load: Callable[[], float] = load_average,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    every: float = 5.0,
+) -> tuple[float, bool]:
+    """Wait until the 1-minute load average is at most ``limit``, up to ``longest`` seconds;
+    return the load then and whether it was quiet (a run starts either way: the report says
+    which rounds began on a busy machine)."""
+    waited = 0.0
+    while (now := load()) > limit and waited < longest:
+        await sleep(every)
+        waited += every
+    return now, now <= limit
 
 
 def describe() -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 __all__ = ["render"]
@@ -72,7 +73,33 @@ def _throughput(section: dict[str, Any], events: int) -> list[str]:
             lines.append(f"| {row['label']} | {row['status']}: `{row['install']}` ||||||||| ")
             continue
         lines.append(_config_line(key, row))
-    return [*lines, "", *_changelogs(section)]
+    return [*lines, "", *_paired(section), *_changelogs(section)]
+
+
+def _paired(section: dict[str, Any]) -> list[str]:
+    """Return what the worker did against the Faust peer round by round, and how busy the
+    machine was as each round began (empty for results recorded before they were kept)."""
+    lines = []
+    for row in section.values():
+        ratios = row.get("fpeer_rounds") if isinstance(row, dict) else None
+        if ratios:
+            each = ", ".join(f"{r:.2f}" for r in ratios)
+            lines.append(
+                f"- {row['label']}, × Faust peer paired round by round: median "
+                f"{median(ratios):.2f}, spread {min(ratios):.2f}–{max(ratios):.2f} ({each})."
+            )
+    rounds = section.get("rounds")
+    if rounds:
+        loads = ", ".join(f"{r['load']:.2f}" for r in rounds)
+        limit = rounds[0].get("limit")
+        waited = (
+            f"; waited for at most {limit} before each: "
+            f"{sum(1 for r in rounds if r['quiet'])} of {len(rounds)} rounds began quiet"
+            if limit is not None
+            else " (no quiet wait asked: `--quiet-load`)"
+        )
+        lines.append(f"- 1-minute load average as each round began: {loads}{waited}.")
+    return [*lines, ""] if lines else []
 
 
 #: What the changelog figures count (issue 31), printed under their table.

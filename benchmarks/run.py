@@ -78,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         help=f"throughput configurations, of: {' '.join(CONFIGS)}",
     )
     add("--repeats", type=int, help="runs per figure (the median is reported; full: 3)")
+    add(
+        "--quiet-load",
+        type=float,
+        metavar="LOAD",
+        help="before each throughput round, wait for the 1-minute load average to fall to "
+        "LOAD (up to --quiet-wait seconds); the load at each round's start is reported",
+    )
+    add("--quiet-wait", type=float, metavar="S", help="longest wait for --quiet-load (180)")
     add("--events", type=int, help="input events per throughput run (full: 20000)")
     add("--plans", type=int, help="plans loaded for the memory figure (full: 100000)")
     add(
@@ -132,6 +140,8 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "memory": tuple(args.stores) if args.stores else None,
         "capacity": args.capacity,
         "preload": args.preload,
+        "quiet_load": args.quiet_load,
+        "quiet_wait": args.quiet_wait,
     }
     return replace(sizes, **{k: v for k, v in overrides.items() if v is not None})
 

@@ -14,6 +14,7 @@ from benchmarks.configs import CONFIGS, MEMORY, Config, MemoryVariant, Sizes
 from benchmarks.context import Bench
 from benchmarks.latency import latency_run
 from benchmarks.load import bench_workload, split_plans
+from benchmarks.machine import load_average, wait_quiet
 from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
 from benchmarks.ner import NER_INSTALL, ner_environment
 from benchmarks.profiling import hot_spots
@@ -83,7 +84,14 @@ async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
     """Measure the baseline and every configuration on pre-loaded topics."""
     runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "faust-floor": []}
     envs = {key: _env(bench, CONFIGS[key]) for key in sizes.configs}
+    rounds: list[dict[str, Any]] = []
     for r in range(sizes.repeats):
+        if sizes.quiet_load is None:
+            rounds.append({"load": load_average(), "quiet": None})
+        else:
+            bench.step = f"throughput round {r + 1}/{sizes.repeats}: waiting for a quiet machine"
+            load, quiet = await wait_quiet(sizes.quiet_load, sizes.quiet_wait)
+            rounds.append({"load": load, "quiet": quiet, "limit": sizes.quiet_load})
         bench.step = f"throughput round {r + 1}/{sizes.repeats} baseline"
         baseline_events = BASELINE_FACTOR * sizes.events  # it is fast: a longer timed window
         runs["baseline"].append(await baseline_run(bench, baseline_events, SEED + r))
@@ -106,7 +114,9 @@ async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
                 runs.setdefault(f"fpeer:{key}", []).append(
                     await peer_run(bench, f"fpeer-{key}", env, events, SEED + r, module=FPEER)
                 )
-    return _throughput_section(runs, envs)
+    section = _throughput_section(runs, envs)
+    section["rounds"] = rounds
+    return section
 
 
 def _throughput_section(
@@ -156,8 +166,20 @@ def _throughput_section(
             row["floor_ratio"] = _ratio(rate, floor_rate)
             row["peer_ratio"] = _ratio(rate, peers.get(key))
             row["changelog"] = changelog_summary(runs[key])
+            if f"fpeer:{key}" in runs:  # round by round: the same workload, seed and load
+                row["fpeer_rounds"] = paired_ratios(runs[key], runs[f"fpeer:{key}"])
         section[key] = row
     return section
+
+
+def paired_ratios(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> list[float]:
+    """Return, round by round, our events/s over theirs (rounds either did not complete in
+    are left out): the spread of these says how far one run's ratio can be trusted."""
+    return [
+        a["events_per_s"] / b["events_per_s"]
+        for a, b in zip(ours, theirs, strict=False)
+        if a.get("complete") and b.get("complete") and b.get("events_per_s")
+    ]
 
 
 def _ratio(rate: float | None, other: float | None) -> float | None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.machine import wait_quiet
 from benchmarks.readback import changelog_table
-from benchmarks.report import CHANGELOG_NOTE, _throughput
-from benchmarks.suites import changelog_summary
+from benchmarks.report import CHANGELOG_NOTE, _paired, _throughput
+from benchmarks.suites import changelog_summary, paired_ratios
 
 
 def test_a_changelog_topic_names_its_table_only_for_its_own_app() -> None:
@@ -79,3 +80,41 @@ def test_results_recorded_before_the_count_render_without_it() -> None:
     text = "\n".join(_throughput(_section(**{"pii-off": _row("PII off", None)}), 1000))
     assert "| – | 1/1 |" in text
     assert CHANGELOG_NOTE not in text
+
+
+def test_the_worker_is_paired_with_the_faust_peer_round_by_round() -> None:
+    ours = [
+        {"complete": True, "events_per_s": 300.0},
+        {"complete": False, "events_per_s": 900.0},  # a round that did not complete: out
+        {"complete": True, "events_per_s": 450.0},
+    ]
+    theirs = [{"complete": True, "events_per_s": 600.0}] * 2 + [
+        {"complete": True, "events_per_s": 500.0}
+    ]
+    assert paired_ratios(ours, theirs) == [0.5, 0.9]
+    section = {
+        "pii-on": {"label": "PII on", "fpeer_rounds": [0.5, 0.9, 0.7]},
+        "rounds": [
+            {"load": 0.4, "quiet": True, "limit": 1.0},
+            {"load": 1.7, "quiet": False, "limit": 1.0},
+        ],
+    }
+    assert _paired(section) == [
+        "- PII on, × Faust peer paired round by round: median 0.70, spread 0.50–0.90 "
+        "(0.50, 0.90, 0.70).",
+        "- 1-minute load average as each round began: 0.40, 1.70; waited for at most 1.0 "
+        "before each: 1 of 2 rounds began quiet.",
+        "",
+    ]
+
+
+async def test_the_quiet_check_waits_for_the_load_to_fall_or_gives_up() -> None:
+    loads, slept = iter([3.0, 2.0, 0.8, 0.5]), []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    assert await wait_quiet(1.0, 60, load=lambda: next(loads), sleep=sleep) == (0.8, True)
+    assert slept == [5.0, 5.0]
+    busy = await wait_quiet(1.0, 10, load=lambda: 4.0, sleep=sleep)
+    assert busy == (4.0, False)
