@@ -85,6 +85,9 @@ class Sizes:
     #: average to fall to this (None: do not wait; the load at each round is reported anyway).
     quiet_load: float | None = None
     quiet_wait: float = 180.0
+    #: Publish each throughput run's workload at this many events/s to a running worker
+    #: (live traffic) instead of pre-loading it; the peers are not run then (None: pre-load).
+    paced: float | None = None
     #: One worker's input events/s with PII on, for the latency phase at half of it (None:
     #: the throughput suite's figure of the same run, if it ran and ``half_capacity``).
     capacity: float | None = None

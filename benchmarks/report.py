@@ -49,7 +49,7 @@ GOALS: dict[str, tuple[float | None, float | None, float | None]] = {
 def _throughput(section: dict[str, Any], events: int) -> list[str]:
     base = section["baseline"]["median"].get("events_per_s")
     lines = [
-        f"### Throughput — {events:,} input events pre-loaded, first→last output timestamp",
+        f"### Throughput — {events:,} input events {_fed(section)}, first→last output timestamp",
         "",
         "| configuration | input events/s | samples/s | × baseline | × Faust floor | × peer "
         "| CPU ms/event | changelog records/event | runs ok | target |",
@@ -76,6 +76,12 @@ def _throughput(section: dict[str, Any], events: int) -> list[str]:
     return [*lines, "", *_paired(section), *_changelogs(section)]
 
 
+def _fed(section: dict[str, Any]) -> str:
+    """Say how the workers were fed: pre-loaded, or published at a rate to a running one."""
+    paced = section.get("baseline", {}).get("paced")
+    return "pre-loaded" if paced is None else f"published at {paced:g}/s to a ready worker"
+
+
 def _paired(section: dict[str, Any]) -> list[str]:
     """Return what the worker did against the Faust peer round by round, and how busy the
     machine was as each round began (empty for results recorded before they were kept)."""
@@ -88,7 +94,7 @@ def _paired(section: dict[str, Any]) -> list[str]:
                 f"- {row['label']}, × Faust peer paired round by round: median "
                 f"{median(ratios):.2f}, spread {min(ratios):.2f}–{max(ratios):.2f} ({each})."
             )
-    rounds = section.get("rounds")
+    rounds = section.get("baseline", {}).get("rounds")
     if rounds:
         loads = ", ".join(f"{r['load']:.2f}" for r in rounds)
         limit = rounds[0].get("limit")

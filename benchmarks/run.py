@@ -86,6 +86,14 @@ def _parser() -> argparse.ArgumentParser:
         "LOAD (up to --quiet-wait seconds); the load at each round's start is reported",
     )
     add("--quiet-wait", type=float, metavar="S", help="longest wait for --quiet-load (180)")
+    add(
+        "--paced",
+        type=float,
+        metavar="EVENTS_PER_S",
+        help="throughput: publish each worker's workload at this rate once it is ready (live "
+        "traffic, e.g. half its capacity) instead of pre-loading it; no peers are run, and "
+        "the figure of interest is the changelog records per event",
+    )
     add("--events", type=int, help="input events per throughput run (full: 20000)")
     add("--plans", type=int, help="plans loaded for the memory figure (full: 100000)")
     add(
@@ -142,6 +150,7 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "preload": args.preload,
         "quiet_load": args.quiet_load,
         "quiet_wait": args.quiet_wait,
+        "paced": args.paced,
     }
     return replace(sizes, **{k: v for k, v in overrides.items() if v is not None})
 

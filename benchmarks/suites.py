@@ -103,9 +103,11 @@ async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
             config, bench.step = CONFIGS[key], f"throughput round {r + 1}/{sizes.repeats} {key}"
             events = sizes.ner_events if config.ner else sizes.events
             runs.setdefault(key, []).append(
-                await learnstream_run(bench, key, env, events, SEED + r, unique=config.unique_texts)
+                await learnstream_run(
+                    bench, key, env, events, SEED + r, unique=config.unique_texts, paced=sizes.paced
+                )
             )
-            if config.peer:  # right after its worker: the same workload, seed and load
+            if config.peer and sizes.paced is None:  # right after its worker: same load
                 bench.step = f"throughput round {r + 1}/{sizes.repeats} peer {key}"
                 runs.setdefault(f"peer:{key}", []).append(
                     await peer_run(bench, f"peer-{key}", env, events, SEED + r)
@@ -115,7 +117,10 @@ async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
                     await peer_run(bench, f"fpeer-{key}", env, events, SEED + r, module=FPEER)
                 )
     section = _throughput_section(runs, envs)
-    section["rounds"] = rounds
+    # how the rounds ran, kept with the baseline's row (the section's keys are its rows)
+    section["baseline"]["rounds"] = rounds
+    if sizes.paced is not None:
+        section["baseline"]["paced"] = sizes.paced
     return section
 
 

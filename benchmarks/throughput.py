@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.context import Bench
-from benchmarks.load import bench_workload, publish_fast
+from benchmarks.load import bench_workload, publish_fast, publish_paced
 from benchmarks.machine import load_average
 from benchmarks.readback import (
     OutRecord,
@@ -194,10 +194,18 @@ async def learnstream_run(
     *,
     unique: bool = True,
     profile_to: Path | None = None,
+    paced: float | None = None,
 ) -> dict[str, Any]:
-    """Run one worker over a pre-loaded workload; verify every expected sample came out."""
+    """Run one worker over a pre-loaded workload; verify every expected sample came out.
+
+    ``paced``: publish the workload at that many events per second once the worker is ready
+    instead (live traffic: a caught-up worker, what its tables write then)."""
     place = bench.place(name)
-    topics, workload = await _preload(bench, place, events, seed, unique)
+    if paced is None:
+        topics, workload = await _preload(bench, place, events, seed, unique)
+    else:
+        topics = await bench.create_topics(place)
+        workload = bench_workload(events, seed, unique=unique)
     if profile_to is not None:
         env = profiled(env, profile_to)
     fleet = Fleet(place, bench.broker, env, 1)
@@ -207,6 +215,13 @@ async def learnstream_run(
         ready_cpu = cpu_seconds(fleet.pids()[0])
         if profile_to is not None:
             os.kill(fleet.pids()[0], signal.SIGPROF)
+        if paced is not None:
+            bench.progress(f"publishing {len(workload.records):,} events at {paced:g}/s")
+            publishing = asyncio.ensure_future(
+                publish_paced(
+                    bench.broker.bootstrap, topics, workload.records, paced, bench.broker.embedded
+                )
+            )
         done = await wait_for_records(
             bench.broker.bootstrap,
             topics.name("samples"),
@@ -214,6 +229,8 @@ async def learnstream_run(
             _drain_timeout(events),
             bench.progress,
         )
+        if paced is not None:
+            await publishing
         wall, cpu = time.monotonic() - started, cpu_seconds(fleet.pids()[0]) - ready_cpu
         # Work left after the last sample (pairs, window flushes) is the events' work too.
         settled = await asyncio.to_thread(settled_cpu, fleet.pids()[0]) - ready_cpu

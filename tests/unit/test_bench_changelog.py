@@ -93,11 +93,14 @@ def test_the_worker_is_paired_with_the_faust_peer_round_by_round() -> None:
     ]
     assert paired_ratios(ours, theirs) == [0.5, 0.9]
     section = {
+        "baseline": {
+            "label": "baseline",
+            "rounds": [
+                {"load": 0.4, "quiet": True, "limit": 1.0},
+                {"load": 1.7, "quiet": False, "limit": 1.0},
+            ],
+        },
         "pii-on": {"label": "PII on", "fpeer_rounds": [0.5, 0.9, 0.7]},
-        "rounds": [
-            {"load": 0.4, "quiet": True, "limit": 1.0},
-            {"load": 1.7, "quiet": False, "limit": 1.0},
-        ],
     }
     assert _paired(section) == [
         "- PII on, × Faust peer paired round by round: median 0.70, spread 0.50–0.90 "
