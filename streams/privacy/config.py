@@ -10,10 +10,10 @@ from learnstream.streams.config.settings import (
     PiiOperator,
     Settings,
 )
-from learnstream.streams.privacy.lists import DENY_ENTITY
 from learnstream.streams.privacy.secrets import SECRET_ENTITIES
 
 __all__ = [
+    "DENY_ENTITY",
     "privacy_config",
     "DEFAULT_ENTITIES",
     "NER_ENTITIES",
@@ -22,6 +22,9 @@ __all__ = [
     "Operator",
     "PrivacyConfig",
 ]
+
+#: The entity a user's deny list masks as (streams/privacy/lists.py).
+DENY_ENTITY = "DENY_LIST"
 
 Operator = PiiOperator
 

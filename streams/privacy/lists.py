@@ -12,14 +12,14 @@ span, under its entity.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # Presidio loads spaCy: not at import time, see streams/privacy/__init__.py
-    from presidio_anonymizer import RecognizerResult
+from presidio_anonymizer import RecognizerResult
+
+from learnstream.streams.privacy.config import DENY_ENTITY
+from learnstream.streams.privacy.results import tagged
 
 __all__ = ["DENY_ENTITY", "REGEX_PREFIX", "UserLists", "compile_items"]
 
-DENY_ENTITY = "DENY_LIST"
 REGEX_PREFIX = "re:"
 
 
@@ -81,8 +81,6 @@ def _with_denied(results: list[RecognizerResult], deny: RecognizerResult) -> lis
 
 def _denied(start: int, end: int) -> RecognizerResult:
     """Return the result that masks [start, end) as a denied match."""
-    from learnstream.streams.privacy.results import tagged
-
     return tagged(DENY_ENTITY, start, end, 1.0, "deny list")
 
 

@@ -161,3 +161,80 @@ def test_pure_modules_and_the_core_never_import_the_simulation() -> None:
         if is_under(i, ("learnstream.streams.sim",))
     )
     assert not bad, f"the worker must not need the demo or simulation code: {bad}"
+
+
+def _graph(names: dict[str, Path]) -> dict[str, set[str]]:
+    """Return each module's imports among ``names`` (a package counts as its __init__)."""
+    graph = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        graph[name] = {m for m in file_imports(path, package) if m in names and m != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return the strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+ALL_MODULES = {
+    module_name(path): path for folder in (STREAMS, AGENTS) for path in sorted(folder.rglob("*.py"))
+}
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """A circle of imports (lazy or for type checking too) makes two modules one."""
+    assert circles(_graph(ALL_MODULES)) == []
+
+
+def test_the_circle_check_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_join_and_the_sample_builders_do_not_need_each_other() -> None:
+    """streams/join/ builds samples; streams/samples/ reads the state it keeps
+    (streams/state/), never the join itself."""
+
+    def package(module: str) -> str:
+        return ".".join(module.split(".")[:3])
+
+    samples_reach = {
+        package(m)
+        for name in MODULES
+        if package(name) == "learnstream.streams.samples"
+        for m in imports(name)
+    }
+    assert "learnstream.streams.join" not in samples_reach
+    assert "learnstream.streams.join" not in {
+        package(m)
+        for name in MODULES
+        if package(name) == "learnstream.streams.state"
+        for m in imports(name)
+    }
