@@ -320,6 +320,48 @@ def _profile(section: dict[str, Any], top: int = 12) -> list[str]:
         lines.append(
             f"| `{row['function']}` | {row['calls']:,} | {row['cum_s']} | {row['cum_pct']} |"
         )
+    return [*lines, "", *_above_peer(section)]
+
+
+def _above_peer(section: dict[str, Any]) -> list[str]:
+    """Return the worker's self time per event by package beside the Faust peer's, both under
+    cProfile on the same workload: where the worker's CPU goes beyond the bound."""
+    peer = section.get("faust_peer") or {}
+    if "packages" not in peer:
+        return []
+    ours_n, theirs_n = section["run"]["events"], peer["run"]["events"]
+
+    def per_event(rows: list[dict[str, Any]], n: int) -> dict[str, float]:
+        return {r["package"]: 1000 * r["self_s"] / n for r in rows}
+
+    ours, theirs = per_event(section["packages"], ours_n), per_event(peer["packages"], theirs_n)
+    idle = "idle: epoll wait"
+    rows = sorted(
+        (p for p in {*ours, *theirs} if p != idle),
+        key=lambda p: (theirs.get(p, 0.0) - ours.get(p, 0.0), p),  # most above the peer first
+    )
+    lines = [
+        "Self time per input event by package, the worker beside the Faust peer "
+        f"(benchmarks/faust_peer.py, {peer['run']['events_per_s']:,.0f} events/s under "
+        "cProfile), both profiled on the same workload (the top packages of each; idle "
+        "left out):",
+        "",
+        "| package | worker ms/event | Faust peer ms/event | worker − peer |",
+        "|---|---:|---:|---:|",
+    ]
+    for name in rows:
+        a, b = ours.get(name), theirs.get(name)
+        diff = (a or 0.0) - (b or 0.0)
+        lines.append(
+            f"| {name} | {_num(a, 3) if a is not None else _NA} | "
+            f"{_num(b, 3) if b is not None else _NA} | {diff:+.3f} |"
+        )
+    busy_ours = sum(v for k, v in ours.items() if k != idle)
+    busy_theirs = sum(v for k, v in theirs.items() if k != idle)
+    lines.append(
+        f"| **total (these packages)** | {busy_ours:.3f} | {busy_theirs:.3f} | "
+        f"{busy_ours - busy_theirs:+.3f} |"
+    )
     return [*lines, ""]
 
 

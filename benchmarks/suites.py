@@ -295,7 +295,16 @@ async def run_profile(bench: Bench, sizes: Sizes, stats_path: Path) -> dict[str,
     """Profile one worker (PII on, default config) over a pre-loaded workload."""
     bench.step = "profile"
     result = await learnstream_run(bench, "profile", {}, sizes.events, SEED, profile_to=stats_path)
-    return _profile_section(result, stats_path)
+    section = _profile_section(result, stats_path)
+    # The Faust peer on the same workload: where the worker's time goes beyond it.
+    bench.step = "profile faust peer"
+    peer_stats = stats_path.with_name("faust-peer.prof")
+    env = dict(CONFIGS["pii-on"].env)
+    peer = await peer_run(
+        bench, "profile-fpeer", env, sizes.events, SEED, module=FPEER, profile_to=peer_stats
+    )
+    section["faust_peer"] = _profile_section(peer, peer_stats)
+    return section
 
 
 def _profile_section(result: dict[str, Any], stats_path: Path) -> dict[str, Any]:

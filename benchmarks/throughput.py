@@ -112,6 +112,7 @@ async def peer_run(
     *,
     unique: bool = True,
     module: str = "benchmarks.peer",
+    profile_to: Path | None = None,
 ) -> dict[str, Any]:
     """Run a peer (``module``: benchmarks/peer.py, or faust_peer.py, the same pipeline in one
     Faust agent) with a worker's ``env``; verify it like a worker.
@@ -122,6 +123,8 @@ async def peer_run(
     place = bench.place(name)
     topics, workload = await _preload(bench, place, events, seed, unique)
     env = {**env, "LEARNSTREAM_DATA_DIR": str(place.workdir / "data")}  # Faust's, if any
+    if profile_to is not None:
+        env = profiled(env, profile_to)
     with (place.workdir / "peer.log").open("ab") as log:
         proc = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", module),
@@ -137,6 +140,8 @@ async def peer_run(
         if line.strip() != b"ready":
             raise RuntimeError(f"the peer did not start: see {place.workdir / 'peer.log'}")
         started, ready_cpu = time.monotonic(), cpu_seconds(proc.pid)
+        if profile_to is not None:
+            os.kill(proc.pid, signal.SIGPROF)
         done = await wait_for_records(
             bench.broker.bootstrap,
             topics.name("samples"),

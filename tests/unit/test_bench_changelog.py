@@ -6,7 +6,7 @@ from typing import Any
 
 from benchmarks.machine import wait_quiet
 from benchmarks.readback import changelog_table
-from benchmarks.report import CHANGELOG_NOTE, _paired, _throughput
+from benchmarks.report import CHANGELOG_NOTE, _above_peer, _paired, _throughput
 from benchmarks.suites import changelog_summary, paired_ratios
 
 
@@ -121,3 +121,27 @@ async def test_the_quiet_check_waits_for_the_load_to_fall_or_gives_up() -> None:
     assert slept == [5.0, 5.0]
     busy = await wait_quiet(1.0, 10, load=lambda: 4.0, sleep=sleep)
     assert busy == (4.0, False)
+
+
+def test_the_profile_puts_the_worker_beside_the_faust_peer_per_event() -> None:
+    def packages(**self_s: float) -> list[dict[str, Any]]:
+        return [{"package": name, "self_s": s, "self_pct": 0.0} for name, s in self_s.items()]
+
+    section = {
+        "run": {"events": 1000, "events_per_s": 100.0},
+        "packages": packages(faust=3.0, streams=2.0, aiokafka=1.0),
+        "faust_peer": {
+            "run": {"events": 2000, "events_per_s": 250.0},
+            "packages": packages(faust=2.0, streams=2.0, presidio=1.0),
+        },
+    }
+    lines = _above_peer(section)
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| package")]
+    assert rows == [
+        "| faust | 3.000 | 1.000 | +2.000 |",
+        "| aiokafka | 1.000 | – | +1.000 |",
+        "| streams | 2.000 | 1.000 | +1.000 |",
+        "| presidio | – | 0.500 | -0.500 |",
+        "| **total (these packages)** | 6.000 | 2.500 | +3.500 |",
+    ]
+    assert _above_peer({"run": {"events": 1}, "packages": []}) == []
