@@ -95,6 +95,8 @@ ENTITY_EXAMPLES = [
     ("mail dana@ops.acme.local now", "mail <EMAIL_ADDRESS> now", "EMAIL_ADDRESS"),
     ("card 2223 0031 2200 3222 ok", "card <CREDIT_CARD> ok", "CREDIT_CARD"),
     ("amex 3714-496353-98431 ok", "amex <CREDIT_CARD> ok", "CREDIT_CARD"),
+    ("jcb 180012345678905 ok", "jcb <CREDIT_CARD> ok", "CREDIT_CARD"),
+    ("card 213112345678904 ok", "card <CREDIT_CARD> ok", "CREDIT_CARD"),
     ("mac 00:1a:2b:3c:4d:5e up", "mac <MAC_ADDRESS> up", "MAC_ADDRESS"),
     ("host 2001:db8::1 up", "host <IP_ADDRESS> up", "IP_ADDRESS"),
     ("nino AB 12 34 56 C ok", "nino <UK_NINO> ok", "UK_NINO"),

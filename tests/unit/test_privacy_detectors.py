@@ -66,6 +66,8 @@ CLEAN = [
     "revert 3f2a9c1d4e5b6a7980f1e2d3c4b5a69788796a5b and retry",
     "upgrade presidio to 2.2.366 and spacy to v3.8.0",
     "charge 4111 1111 1111 1112 failed: Luhn-invalid",
+    "charge 180012345678906 failed: a JCB prefix, Luhn-invalid",
+    "trace 180000000000002345 spans 18 digits, no 15-digit JCB",
     "order 1714567890123 shipped",
     "deploy on 2024-05-01 at 12:00:00Z",
     "created 2024-05-01T12:00:00+00:00 by the scheduler",
