@@ -80,6 +80,11 @@ CLEAN = [
     "run 3 smoke tests then merge",
     "image nginx@sha256:0123456789abcdef",
     'traceback: File "app.py", line 12, in main',
+    "the table has 10 000 000 rows and 250 000 columns",
+    "released 2024-05-01, tagged 2024.10.15, due 01.05.2025",
+    "phone home: build 2024-05-01 12:00 shipped",
+    "call it with 2 4 8 16 32 as the widths",  # a cue, but single digits are no phone groups
+    "the office moved 1234 5678 files",  # a label word, not beside the number
 ]
 
 
