@@ -22,9 +22,11 @@ __all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer"]
 
 #: What a text needs before a username can be found in it (the gate, lower-cased text).
 USERNAME_CUES = re.compile(r"@|user|login|owner|author|committer|sudo|invalid user| for \S+ from ")
-#: A key whose value names an account: user, username, user_name, login, login_name, and a
-#: file's or a repository's owner (``chown``-style ``owner=``, Ansible's, GitHub's).
-USER_KEY = r"(?<![\w-])(?:user(?:_?name)?|login(?:_?name)?|owner)"
+#: A key whose value names an account: user, username, user_name, login, login_name.
+USER_KEY = r"(?<![\w-])(?:user(?:_?name)?|login(?:_?name)?)"
+#: A file's or a repository's owner assigned (Ansible's ``owner=``, GitHub's): an account.
+#: "Owner: platform team" is a label in prose, not a key.
+_OWNER_KEY = r"(?<![\w-])owner"
 #: A handle may hold dots between its parts (Instagram's, Mastodon's local part: ``@eric.durr``)
 #: and follow any character but a word's, a path's, a backtick or an rST substitution's bar
 #: (``}}@x`` and ``"@x"`` are handles; ``|@composite|`` is not).
@@ -35,7 +37,7 @@ _HANDLE = (
 #: The value of ``user=…`` / ``user: …``; after a colon, not a class in a type hint
 #: (``user: User = …``, ``user: Optional[str]``).
 _KEYED = (
-    rf"(?<=(?i:{USER_KEY})[\"']?\s*=\s*[\"']?)"
+    rf"(?<=(?i:{USER_KEY}|{_OWNER_KEY})[\"']?\s*=\s*[\"']?)"
     r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])",
     rf"(?<=(?i:{USER_KEY})[\"']?\s*:\s*[\"']?)(?![A-Z][\w.]*(?:\s*[=,)\]|]|\[))"
     r"[A-Za-z0-9][A-Za-z0-9._@-]{1,63}(?![\w.@(-])",
