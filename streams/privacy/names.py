@@ -31,6 +31,7 @@ from learnstream.streams.privacy.words import (
     SPEECH_VERBS,
     TASK_VERBS,
     Token,
+    is_caseless,
     is_code_shaped,
     is_name_word,
     is_product,
@@ -58,17 +59,25 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
 _QUOTES = "\"'«“‘"
+#: A letter beyond the Latin alphabets (a script with or without capitals), wherever it
+#: stands: a name in Han or Arabic needs no space or capital before it.
+_OTHER_SCRIPT = re.compile(r"[^\W\d_\u0000-\u024f]")
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
 def may_hold_name(text: str) -> bool:
-    """Tell cheaply whether text could hold a name span: a capital after its first word.
+    """Tell cheaply whether text could hold a name span: a capital after its first word, or
+    a letter of another script.
 
     Every span ``name_spans`` keeps holds a name word that is not the text's first word (a
     lone first word is an imperative as often as a name) unless a verb of speech follows
     it, so most agent strings ("Collect deploy logs") skip the name step whole.
     """
-    return _LATER_CAPITAL.search(text) is not None or _SPEAKER.match(text) is not None
+    return (
+        _LATER_CAPITAL.search(text) is not None
+        or _SPEAKER.match(text) is not None
+        or _OTHER_SCRIPT.search(text) is not None
+    )
 
 
 def worth_ner(text: str) -> bool:
@@ -99,8 +108,68 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
+    dotted = [(a, b) for a, b in code if not is_caseless(_letters(text[a:b]))]  # के.सी.
+    people += [
+        ("PERSON", a, b) for a, b in _caseless_runs(text, words) if not _inside(a, b, dotted)
+    ]
     ner = [(a, b) for entity, a, b in kept if entity == "PERSON"]
-    return [part for s in _merge(people) for part in _thing_words(s, words, text, ner)]
+    spans = [part for s in _merge(people) for part in _thing_words(s, words, text, ner)]
+    return [s for s in spans if not _glossed(text, s[1], s[2])]
+
+
+#: Words that make a run of another script in English text a sample of that script or
+#: language, not a name: "the 中文 locale", "renders 日本語 text", "Arabic (العربية) UI".
+_GLOSS = re.compile(
+    r"(?i)(?<![^\W\d_])(?:languages?|locales?|translat\w*|i18n|l10n|scripts?|characters?|"
+    r"words?|phrases?|terms?|means|meaning|spelt|spelled|"
+    r"glyphs?|fonts?|encod\w*|unicode|utf-?\d+|input|keyboards?|ime|transliterat\w*|"
+    r"chinese|japanese|korean|arabic|hindi|urdu|persian|farsi|nepali|marathi|sanskrit|"
+    r"hebrew|thai|mandarin|cantonese|kanji|hanzi|hangul|hiragana|katakana|kana|devanagari)"
+    r"(?![^\W\d_])"
+)
+
+
+_GLOSS_REACH = 30
+_PUNCTUATION = "{}()[]<>\"'«»“”‘’.,;:!?*_~`|"
+
+
+def _caseless_runs(text: str, words: list[Token]) -> list[tuple[int, int]]:
+    """Return the runs of words of a script without capitals in text written in Latin
+    letters: such a run is a name ("ask 김서준", "佐藤 shouted at 素珍", "They had 3: مأمون,
+    مهيب and كندة").
+
+    No capital marks a name in Han, Hangul, kana, Arabic or Devanagari, and English text
+    switches script for little else than a name; it does for a language's own words
+    ("the 中文 locale"), so a run near a word for a language, a script or its input is
+    kept. Text with fewer than half as many Latin words as such words is the language
+    itself, not English around a name.
+    """
+    caseless = [i for i, t in enumerate(words) if is_caseless(_letters(t.core))]
+    latin = sum(1 for t in words if t.core.isascii() and any(c.isalpha() for c in t.core))
+    if not caseless or 2 * latin < len(caseless):
+        return []
+    runs: list[tuple[int, int]] = []
+    for i in caseless:
+        t = words[i]
+        start = t.start + t.core.index(_letters(t.core))
+        if runs and i - 1 in caseless and not words[i - 1].closes:
+            runs[-1] = (runs[-1][0], t.end)
+        else:
+            runs.append((start, t.end))
+    return runs
+
+
+def _glossed(text: str, start: int, end: int) -> bool:
+    """Tell whether a span of words without capitals stands near a word for a language, a
+    script or its input: a sample of the language, not a name ("the 中文 locale")."""
+    if not all(is_caseless(_letters(w)) for w in text[start:end].split()):
+        return False
+    return _GLOSS.search(text[max(0, start - _GLOSS_REACH) : end + _GLOSS_REACH]) is not None
+
+
+def _letters(word: str) -> str:
+    """Return word without the punctuation around its letters (``}}赵华`` -> ``赵华``)."""
+    return word.strip(_PUNCTUATION)
 
 
 def _thing_words(
@@ -196,7 +265,8 @@ def _may_name(part: list[Token]) -> bool:
     if not named:
         return True
     if len(named) == 1:  # "C", "R": a language; an initial alone names no one
-        return len(named[0]) > 1 and not is_common_word(named[0])
+        one_letter = len(named[0]) == 1 and not is_caseless(named[0])  # 郭: a surname
+        return not one_letter and not is_common_word(named[0])
     return not any(map(_never_a_name, named))
 
 

@@ -438,3 +438,39 @@ def test_a_name_given_to_a_person_is_masked(anonymizer: Anonymizer, text: str, n
 )
 def test_a_name_given_to_a_thing_is_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ask 김서준 to review the PR", "ask <PERSON> to review the PR"),
+        ("林淑玲 will be talking at the review", "<PERSON> will be talking at the review"),
+        ("They had 3: 秀珍, 滕 and 明宏.", "They had 3: <PERSON>, <PERSON> and <PERSON>."),
+        ("مأمون shouted at كندة again", "<PERSON> shouted at <PERSON> again"),
+        ("What's your name? निमेश के.सी", "What's your name? <PERSON>"),
+        ("Ms. 佐藤 舞 approved it", "<PERSON> approved it"),
+    ],
+)
+def test_a_name_in_a_script_without_capitals_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """Han, Hangul, kana, Arabic and Devanagari have no capitals to mark a name: in English
+    text a run of such words is a name, single characters (a surname) and initials too."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add the 简体中文 translation to the docs",
+        "Render 日本語 text with the Noto font",
+        "The word 你好 is a greeting",
+        "Set the Arabic locale (العربية) as default",
+        "यह एक पूरा हिंदी वाक्य है, with one English word",
+        "为 Kafka 和 Redis 添加监控告警规则",
+    ],
+)
+def test_words_of_a_language_not_a_name_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    """A run near a word for a language, a script or its input, and text mostly in that
+    script, is the language itself."""
+    assert anonymizer.anonymize_text(text)[0] == text
