@@ -61,13 +61,18 @@ _SPEAKER = re.compile(
 _QUOTES = "\"'«“‘"
 #: A letter beyond the Latin alphabets (a script with or without capitals), wherever it
 #: stands: a name in Han or Arabic needs no space or capital before it.
+#: What may stand before a name written all in lower case or capitals (``_uncapitalised``).
+_UNCAPITALISED_CUE = re.compile(
+    rf"(?i)(?<!\w)(?:(?:{_alt(HONORIFICS)})\.?\s|name\W|(?:call|calls|called|name|names|"
+    r"named)\s+(?:me|him|her|them)\s)"
+)
 _OTHER_SCRIPT = re.compile(r"[^\W\d_\u0000-\u024f]")
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
 def may_hold_name(text: str) -> bool:
-    """Tell cheaply whether text could hold a name span: a capital after its first word, or
-    a letter of another script.
+    """Tell cheaply whether text could hold a name span: a capital after its first word, a
+    letter of another script, or a cue a name in one case may follow ("ms.", "name is").
 
     Every span ``name_spans`` keeps holds a name word that is not the text's first word (a
     lone first word is an imperative as often as a name) unless a verb of speech follows
@@ -77,6 +82,7 @@ def may_hold_name(text: str) -> bool:
         _LATER_CAPITAL.search(text) is not None
         or _SPEAKER.match(text) is not None
         or _OTHER_SCRIPT.search(text) is not None
+        or _UNCAPITALISED_CUE.search(text) is not None
     )
 
 
@@ -108,6 +114,7 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
+    people += [("PERSON", a, b) for a, b in _uncapitalised(text, words) if not _inside(a, b, code)]
     dotted = [(a, b) for a, b in code if not is_caseless(_letters(text[a:b]))]  # के.सी.
     people += [
         ("PERSON", a, b) for a, b in _caseless_runs(text, words) if not _inside(a, b, dotted)
@@ -165,6 +172,56 @@ def _glossed(text: str, start: int, end: int) -> bool:
     if not all(is_caseless(_letters(w)) for w in text[start:end].split()):
         return False
     return _GLOSS.search(text[max(0, start - _GLOSS_REACH) : end + _GLOSS_REACH]) is not None
+
+
+_LETTERS_ONLY = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def _uncapitalised(text: str, words: list[Token]) -> list[tuple[int, int]]:
+    """Return names written all in lower case or all in capitals right after a cue that
+    only a person's name follows: an honorific ("ms. dana whitfield", "Mr. WHITFIELD"),
+    words giving a name ("my name is dana", "call me DANA") or a person's name asked for
+    ("What's your last name? whitfield", "under my partner's name dana whitfield").
+
+    Such a case hides the capital the other rules read, and words in it are as often
+    commands, tools or shouting, so nothing but these cues reads them; and a word the
+    dictionary gives as English only ("ms. manager", "call me maybe") or a product is
+    none.
+    """
+    found: list[tuple[int, int]] = []
+    i = 0
+    while i < len(words):
+        j = i
+        while j < len(words) and j - i < 3 and _uncapitalised_word(words[j].core):
+            j += 1
+            if words[j - 1].closes:
+                break
+        if j > i and _person_cue(text, words, i):
+            found.append((words[i].start, words[j - 1].end))
+        i = max(j, i + 1)
+    return found
+
+
+def _uncapitalised_word(word: str) -> bool:
+    """Tell whether a word in one case may be a name: letters, not English, not a tool."""
+    if len(word) < 2 or not (word.islower() or word.isupper()):
+        return False
+    if not _LETTERS_ONLY.fullmatch(word) or word.lower() in FUNCTION_WORDS | HONORIFICS:
+        return False
+    return not is_common_word(word) and not is_product(word)
+
+
+def _person_cue(text: str, words: list[Token], i: int) -> bool:
+    """Tell whether the words before word i call for a person's name."""
+    if i == 0 or words[i - 1].closes and words[i - 1].core.lower() != "name":
+        return _named_so(words, i) if i else False
+    prev = words[i - 1].core.lower().rstrip(".")
+    if prev in HONORIFICS or _named_so(words, i):
+        return True
+    if prev != "name" or text[words[i - 1].end : words[i].start].strip() not in ("", ":", "?"):
+        return False
+    owner = words[i - 2] if i >= 2 else None
+    return owner is None or owner.possessive or owner.core.lower() in _WHOSE
 
 
 def _letters(word: str) -> str:

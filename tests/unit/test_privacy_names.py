@@ -474,3 +474,40 @@ def test_words_of_a_language_not_a_name_are_kept(anonymizer: Anonymizer, text: s
     """A run near a word for a language, a script or its input, and text mostly in that
     script, is the language itself."""
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My name is dana whitfield", "My name is <PERSON>"),
+        ("join accounts with ms. dana whitfield", "join accounts with ms. <PERSON>"),
+        ("What's your last name? whitfield", "What's your last name? <PERSON>"),
+        ("It's under my partner's name DANA WHITFIELD", "It's under my partner's name <PERSON>"),
+        ("Hello, this is Mr. WHITFIELD. Who are you?", "Hello, this is Mr. <PERSON>. Who are you?"),
+        ("She named him ADRIAN", "She named him <PERSON>"),
+        ("Sometimes people call me dana", "Sometimes people call me <PERSON>"),
+    ],
+)
+def test_a_name_in_one_case_after_a_person_cue_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """Lower case and capitals hide the capital the other rules read: only a cue that a
+    person's name alone follows (an honorific, "my name is", "call me") reads them."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call me maybe",
+        "the package name is requests",
+        "set the bucket name mybucket now",
+        "Name: kafka-consumer",
+        "My name is root",
+        "Mr. manager will see you",
+        "ask kubectl for the pods and ping GRAFANA",
+        "WARNING: the NOTE below says TODO",
+    ],
+)
+def test_words_in_one_case_without_a_person_cue_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
