@@ -216,12 +216,22 @@ def _person_cue(text: str, words: list[Token], i: int) -> bool:
     if i == 0 or words[i - 1].closes and words[i - 1].core.lower() != "name":
         return _named_so(words, i) if i else False
     prev = words[i - 1].core.lower().rstrip(".")
-    if prev in HONORIFICS or _named_so(words, i):
+    if prev in HONORIFICS and _titles(text, words, i - 1):
+        return True
+    if _named_so(words, i):
         return True
     if prev != "name" or text[words[i - 1].end : words[i].start].strip() not in ("", ":", "?"):
         return False
     owner = words[i - 2] if i >= 2 else None
     return owner is None or owner.possessive or owner.core.lower() in _WHOSE
+
+
+def _titles(text: str, words: list[Token], k: int) -> bool:
+    """Tell whether the honorific word k titles a person: capitalised or with its period
+    ("Ms whitfield", "ms. whitfield"), and not a unit after a number ("137 ms at")."""
+    if k and any(c.isdigit() for c in words[k - 1].core):
+        return False
+    return words[k].core[0].isupper() or text[words[k].end : words[k].end + 1] == "."
 
 
 def _letters(word: str) -> str:
