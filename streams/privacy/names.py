@@ -181,7 +181,8 @@ def _uncapitalised(text: str, words: list[Token]) -> list[tuple[int, int]]:
     """Return names written all in lower case or all in capitals right after a cue that
     only a person's name follows: an honorific ("ms. dana whitfield", "Mr. WHITFIELD"),
     words giving a name ("my name is dana", "call me DANA") or a person's name asked for
-    ("What's your last name? whitfield", "under my partner's name dana whitfield").
+    ("What's your last name? whitfield", "under my partner's name dana whitfield", a
+    form's "Name:" line).
 
     Such a case hides the capital the other rules read, and words in it are as often
     commands, tools or shouting, so nothing but these cues reads them; and a word the
@@ -223,7 +224,9 @@ def _person_cue(text: str, words: list[Token], i: int) -> bool:
     if prev != "name" or text[words[i - 1].end : words[i].start].strip() not in ("", ":", "?"):
         return False
     owner = words[i - 2] if i >= 2 else None
-    return owner is None or owner.possessive or owner.core.lower() in _WHOSE
+    if owner is not None and (owner.possessive or owner.core.lower() in _WHOSE):
+        return True
+    return words[i - 1].core == "Name" and words[i - 1].opens_clause  # a form's "Name:" line
 
 
 def _titles(text: str, words: list[Token], k: int) -> bool:
@@ -405,6 +408,8 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
     titled = j - i >= 2 and words[i].core.lower() in HONORIFICS
     several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
     if cued or labelled or titled or several or words[j - 1].possessive or _named_so(words, i):
+        return True
+    if _person_cue(text, words, i):  # "What's your last name? Chládek", "Name: Dana"
         return True
     if words[j - 1].closes:
         if _speaker(text, words, i, j):

@@ -513,3 +513,27 @@ def test_a_name_in_one_case_after_a_person_cue_is_masked(
 )
 def test_words_in_one_case_without_a_person_cue_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What's your last name? Chládek", "What's your last name? <PERSON>"),
+        (
+            "Date: 2014-02-19\nName: Juliane Amsel\nPhone: 1",
+            "Date: 2014-02-19\nName: <PERSON>\nPhone: 1",
+        ),
+        ("Name:    Paul Tipton\nAddress: x", "Name:    <PERSON>\nAddress: x"),
+    ],
+)
+def test_a_name_asked_for_or_on_a_forms_name_line_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["name: Deploy to Production", "Name: Kafka Connect", "the package name? Requests"]
+)
+def test_a_things_name_line_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
