@@ -39,7 +39,7 @@ from learnstream.streams.privacy.words import (
     word_set,
 )
 
-__all__ = ["is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
+__all__ = ["addressee", "is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
@@ -103,6 +103,25 @@ def is_whole_name(text: str) -> bool:
     if not 0 < len(words) <= 4 or words[0].core.lower() in FUNCTION_WORDS or _CODE.search(text):
         return False
     return all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in words)
+
+
+def addressee(text: str) -> Span | None:
+    """Return the first line of a contact block when it is a person's name alone: two to
+    four name words heading a text in which a street address or a phone number was found
+    (a letter's, a signature's, a vCard's: "Nusa Márkus\n\n5277 Algade 60\n…").
+
+    The caller says an address or a phone was found; a heading of common words ("Billing
+    Address", "Head Office") is none, as every name holds a word that is somewhere a name.
+    """
+    line = text.split("\n", 1)[0]
+    core = line.strip().lstrip("}?*>#-").strip()
+    words = tokens(core)
+    if not 2 <= len(words) <= 4 or not is_whole_name(core):
+        return None
+    if any(_never_a_name(t.core) for t in words if t.core.lower() not in PARTICLES):
+        return None
+    start = line.index(core)
+    return ("PERSON", start, start + len(core))
 
 
 def name_spans(text: str, found: list[Span]) -> list[Span]:

@@ -537,3 +537,40 @@ def test_a_name_asked_for_or_on_a_forms_name_line_is_masked(
 )
 def test_a_things_name_line_is_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Nusa Márkus\n\n5277 Algade 60\n Apt. 789\n Hammel",
+            "<PERSON>\n\n<STREET_ADDRESS>",
+        ),
+        (
+            "Christiane S. de Vaan\nAcme Corporation III\n+1 415-555-0132 office",
+            "<PERSON>\nAcme Corporation III\n<PHONE_NUMBER> office",
+        ),
+    ],
+)
+def test_the_name_heading_a_contact_block_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """A letter's, a signature's or a vCard's first line, alone, names who it is for."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Billing Address\n1777 Kramer Court, Johnsonfurt, NE 80119",
+            "Billing Address\n<STREET_ADDRESS>",
+        ),
+        ("Release Notes\ncall +1 415-555-0132", "Release Notes\ncall <PHONE_NUMBER>"),
+        ("Kafka Connect\nsee the runbook", "Kafka Connect\nsee the runbook"),
+    ],
+)
+def test_a_heading_of_common_words_or_without_contact_is_kept(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
