@@ -168,7 +168,7 @@ class Anonymizer:
         )
         return out.text, tuple(Counter(item.entity_type for item in out.items).items())
 
-    def _addressee(self, text: str, pii: list[AnalyzerResult]) -> _Spans:
+    def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
         """Return the name heading a contact block in which an address or a phone was found."""
         if self._ner is None or not any(r.entity_type in _CONTACT for r in pii):
             return []
