@@ -98,14 +98,24 @@ _LINE = (
 _LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
 
 
+#: The town and country written after a flat on the street's own line, up to the line's or
+#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"):
+#: only after a flat, so a street in prose keeps the words after it.
+_UNIT_TOWN = (
+    rf"(?:(?<={_UNIT})[ \t]+{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}"
+    r"(?=[ \t]*(?:[?.!,;:)\r\n]|$)))?"
+)
+
+
 class StreetAddressRecognizer(PatternRecognizer):
     """Recognize street addresses with the town and postcode that follow them."""
 
     def __init__(self) -> None:
         streets = [
-            rf"(?:{s})(?:{_TAIL})?(?:{_LINES})?" for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
+            rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL})?(?:{_LINES})?"
+            for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
         ]
-        streets.append(_LONE_UNIT)
+        streets.append(_LONE_UNIT + _UNIT_TOWN)
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         super().__init__(

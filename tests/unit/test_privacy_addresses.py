@@ -71,3 +71,25 @@ def test_numbers_around_capitalised_words_in_technical_text_are_kept(
     anonymizer: Anonymizer, text: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "sent to 84251 Hadikgasse 49 Apt. 542 KÖTTMANNSDORF Austria?",
+            "sent to <STREET_ADDRESS>?",
+        ),
+        ("located at 1006 Skoanveien 226 Suite 626 FAUSKE Norway", "located at <STREET_ADDRESS>"),
+        (
+            "ship to 1777 Kramer Court, Apt. 5 Then We Deploy it",
+            "ship to <STREET_ADDRESS> Then We Deploy it",
+        ),
+    ],
+)
+def test_the_town_after_a_flat_on_the_streets_line_goes_with_it(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """A town and a country after a flat close the street's line; words before more prose
+    do not."""
+    assert anonymizer.anonymize_text(text)[0] == expected
