@@ -89,11 +89,13 @@ _TAIL = (
 
 #: The lines of a letter's address block after its street, each a flat, or one to four
 #: capitalised words (a town, a region, a country: "Joinville", ", PA", "KOKKOLA") with a
-#: postcode after them or not ("Czech Republic 60530"): "139 Westglen Road\n Apt. 983\n
-#: Waiatarua\n New Zealand". A line holding anything else ends the block.
+#: postcode after them or not ("Czech Republic 60530"), or a postcode alone ("…\n, QLD\n
+#: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
+#: anything else ends the block.
 _LINE = (
     rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
-    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
+    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?"
+    r"|\d{4,6}(?:-\d{4})?)"
 )
 _LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
 

@@ -93,3 +93,21 @@ def test_the_town_after_a_flat_on_the_streets_line_goes_with_it(
     """A town and a country after a flat close the street's line; words before more prose
     do not."""
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "to 3348 84 Cassinia Street\nKARARA\n, QLD\n 92893. Call me",
+            "to <STREET_ADDRESS>. Call me",
+        ),
+        ("build 4411 finished\n20240 rows", "build 4411 finished\n20240 rows"),
+    ],
+)
+def test_a_postcode_alone_on_its_line_ends_an_address_block(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """A postcode on a line of its own goes with the block above it; with no street above,
+    digits on a line are left."""
+    assert anonymizer.anonymize_text(text)[0] == expected
