@@ -100,12 +100,23 @@ _LINE = (
 _LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
 
 
+#: A town's word: a capital in any script, no period (the sentence's stays outside).
+_TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
 #: The town and country written after a flat on the street's own line, up to the line's or
 #: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"):
 #: only after a flat, so a street in prose keeps the words after it.
 _UNIT_TOWN = (
-    rf"(?:(?<={_UNIT})[ \t]+{_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}"
+    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
     r"(?=[ \t]*(?:[?.!,;:)\r\n]|$)))?"
+)
+
+
+#: A town and a country after a street, comma by comma, closing the line or the sentence
+#: with no postcode ("71236 Mühle 77 Suite 160, BODØ, Norway"): each segment one to three
+#: capitalised words, so a street in prose keeps the clause after it.
+_COMMA_TOWNS = (
+    rf"(?:,[ \t]*{_TOWN_WORD}(?:[ \t-]+{_TOWN_WORD}){{0,2}}){{1,3}}"
+    r"(?=[ \t]*(?:[?.!;)\r\n]|$))"
 )
 
 
@@ -114,7 +125,7 @@ class StreetAddressRecognizer(PatternRecognizer):
 
     def __init__(self) -> None:
         streets = [
-            rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL})?(?:{_LINES})?"
+            rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL}|{_COMMA_TOWNS})?(?:{_LINES})?"
             for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
         ]
         streets.append(_LONE_UNIT + _UNIT_TOWN)

@@ -111,3 +111,22 @@ def test_a_postcode_alone_on_its_line_ends_an_address_block(
     """A postcode on a line of its own goes with the block above it; with no street above,
     digits on a line are left."""
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sent to 71236 Mühle 77 Suite 160, BODØ, Norway", "sent to <STREET_ADDRESS>"),
+        ("it is 137 Tavcarjeva 44, Kangilinnguit, Greenland.", "it is <STREET_ADDRESS>."),
+        (
+            "meet at 1777 Kramer Court, then Deploy, Test and Ship",
+            "meet at <STREET_ADDRESS>, then Deploy, Test and Ship",
+        ),
+    ],
+)
+def test_a_town_and_country_after_commas_close_the_street(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """Capitalised segments after a street, comma by comma, up to the line's or sentence's
+    end, are its town and country; a clause going on after it is not."""
+    assert anonymizer.anonymize_text(text)[0] == expected
