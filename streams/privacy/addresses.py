@@ -120,6 +120,16 @@ _COMMA_TOWNS = (
 )
 
 
+#: The streets of a corner, with or without their numbers: "the corner of 262 Thisseos
+#: Avenue and Semmens Greens", "at the corner of Via Pisanelli 89 St. and Růžena Junctions
+#: St.": capitalised words, numbers and the words joining them, after "corner of".
+_CORNER_WORD = rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|\d{{1,5}}[A-Za-z]?)"
+_CORNER = (
+    rf"(?<=(?i:\bcorner\s+of)\s+)(?:the\s+)?{_CORNER_WORD}"
+    rf"(?:[ \t]+(?:(?:and|&|de|del|la|le|da|do|y|à)[ \t]+)*{_CORNER_WORD}){{1,9}}"
+)
+
+
 class StreetAddressRecognizer(PatternRecognizer):
     """Recognize street addresses with the town and postcode that follow them."""
 
@@ -128,7 +138,7 @@ class StreetAddressRecognizer(PatternRecognizer):
             rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL}|{_COMMA_TOWNS})?(?:{_LINES})?"
             for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
         ]
-        streets.append(_LONE_UNIT + _UNIT_TOWN)
+        streets += [_LONE_UNIT + _UNIT_TOWN, _CORNER]
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         super().__init__(

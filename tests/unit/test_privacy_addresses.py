@@ -130,3 +130,26 @@ def test_a_town_and_country_after_commas_close_the_street(
     """Capitalised segments after a street, comma by comma, up to the line's or sentence's
     end, are its town and country; a clause going on after it is not."""
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "change it to the corner of 262 Thisseos Avenue and Semmens Greens for mail",
+            "change it to the corner of <STREET_ADDRESS> for mail",
+        ),
+        (
+            "located at the corner of Tverråsveien 128 and Yonis Village. It serves food.",
+            "located at the corner of <STREET_ADDRESS>. It serves food.",
+        ),
+        ("a corner of the API and the CLI", "a corner of the API and the CLI"),
+        ("it cuts a corner of Kafka's design", "it cuts a corner of Kafka's design"),
+    ],
+)
+def test_the_streets_of_a_corner_are_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """After "corner of", capitalised words and numbers name the streets that meet, with
+    or without their numbers; lower-case words or one word after it are no corner."""
+    assert anonymizer.anonymize_text(text)[0] == expected
