@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
-from presidio_analyzer import Pattern, PatternRecognizer
+from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
+from presidio_analyzer.nlp_engine import NlpArtifacts
+
+from learnstream.streams.privacy.dictionary import is_common_word
 
 __all__ = ["StreetAddressRecognizer"]
 
@@ -91,13 +94,17 @@ _TAIL = (
 #: capitalised words (a town, a region, a country: "Joinville", ", PA", "KOKKOLA") with a
 #: postcode after them or not ("Czech Republic 60530"), or a postcode alone ("…\n, QLD\n
 #: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
-#: anything else ends the block.
+#: anything else ends the block; prose going on after the last line ("…\n Brazil for post
+#: mail?") is not the block's.
 _LINE = (
     rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
-    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?"
-    r"|\d{4,6}(?:-\d{4})?)"
+    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
-_LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
+_LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
+_LINES = (
+    rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*(?:{_LINE}(?:{_LINE_END}|(?=[ \t]+[a-z]))"
+    rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}))+"
+)
 
 
 #: A town's word: a capital in any script, no period (the sentence's stays outside).
@@ -144,3 +151,32 @@ class StreetAddressRecognizer(PatternRecognizer):
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
+
+    def analyze(
+        self,
+        text: str,
+        entities: list[str],
+        nlp_artifacts: NlpArtifacts | None = None,
+        regex_flags: int | None = None,
+    ) -> list[RecognizerResult]:
+        """Return the addresses, each without a last line that opens a sentence going on."""
+        found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        for r in found:
+            r.end = _without_prose_line(text, r.start, r.end)
+        return found
+
+
+def _without_prose_line(text: str, start: int, end: int) -> int:
+    """Return where an address ends once a last line that opens prose is cut off.
+
+    A block's last line may have its sentence go on after it ("…\n Iceland for post
+    mail?"), but a line whose first word is an English word never given as a name is the
+    next sentence, not a town ("12 Main Street\nSee the docs").
+    """
+    if not text[end : end + 2].strip(" \t")[:1].islower():
+        return end
+    cut = text.rfind("\n", start, end)
+    if cut < 0:
+        return end
+    first = text[cut:end].split(None, 1)[0].lstrip(",")
+    return len(text[:cut].rstrip(" \t\r")) if is_common_word(first) else end

@@ -153,3 +153,24 @@ def test_the_streets_of_a_corner_are_masked(
     """After "corner of", capitalised words and numbers name the streets that meet, with
     or without their numbers; lower-case words or one word after it are no corner."""
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "change it to 621 Hrisateigur 32\n Apt. 427\n Húsavík\n Iceland for post mail?",
+            "change it to <STREET_ADDRESS> for post mail?",
+        ),
+        (
+            "office at 1777 Kramer Court\n2024 budget approved",
+            "office at <STREET_ADDRESS>\n2024 budget approved",
+        ),
+    ],
+)
+def test_prose_after_an_address_blocks_last_line_is_not_the_blocks(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """The block's last line may have the sentence go on after it; a number opening prose
+    on the next line is no postcode."""
+    assert anonymizer.anonymize_text(text)[0] == expected
