@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
-from presidio_analyzer import Pattern, PatternRecognizer
+from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
+from presidio_analyzer.nlp_engine import NlpArtifacts
+
+from learnstream.streams.privacy.dictionary import is_common_word
 
 __all__ = ["StreetAddressRecognizer"]
 
@@ -89,13 +92,49 @@ _TAIL = (
 
 #: The lines of a letter's address block after its street, each a flat, or one to four
 #: capitalised words (a town, a region, a country: "Joinville", ", PA", "KOKKOLA") with a
-#: postcode after them or not ("Czech Republic 60530"): "139 Westglen Road\n Apt. 983\n
-#: Waiatarua\n New Zealand". A line holding anything else ends the block.
+#: postcode after them or not ("Czech Republic 60530"), or a postcode alone ("…\n, QLD\n
+#: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
+#: anything else ends the block; prose going on after the last line ("…\n Brazil for post
+#: mail?") is not the block's.
 _LINE = (
     rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
     r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
-_LINES = rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*{_LINE}(?=[ \t]*(?:\r?\n|$|[.,])))+"
+_LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
+_LINES = (
+    rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*(?:{_LINE}(?:{_LINE_END}|(?=[ \t]+[a-z]))"
+    rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}))+"
+)
+
+
+#: A town's word: a capital in any script, no period (the sentence's stays outside).
+_TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
+#: The town and country written after a flat on the street's own line, up to the line's or
+#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"):
+#: only after a flat, so a street in prose keeps the words after it.
+_UNIT_TOWN = (
+    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
+    r"(?=[ \t]*(?:[?.!,;:)\r\n]|$)))?"
+)
+
+
+#: A town and a country after a street, comma by comma, closing the line or the sentence
+#: with no postcode ("71236 Mühle 77 Suite 160, BODØ, Norway"): each segment one to three
+#: capitalised words, so a street in prose keeps the clause after it.
+_COMMA_TOWNS = (
+    rf"(?:,[ \t]*{_TOWN_WORD}(?:[ \t-]+{_TOWN_WORD}){{0,2}}){{1,3}}"
+    r"(?=[ \t]*(?:[?.!;)\r\n]|$))"
+)
+
+
+#: The streets of a corner, with or without their numbers: "the corner of 262 Thisseos
+#: Avenue and Semmens Greens", "at the corner of Via Pisanelli 89 St. and Růžena Junctions
+#: St.": capitalised words, numbers and the words joining them, after "corner of".
+_CORNER_WORD = rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|\d{{1,5}}[A-Za-z]?)"
+_CORNER = (
+    rf"(?<=(?i:\bcorner\s+of)\s+)(?:the\s+)?{_CORNER_WORD}"
+    rf"(?:[ \t]+(?:(?:and|&|de|del|la|le|da|do|y|à)[ \t]+)*{_CORNER_WORD}){{1,9}}"
+)
 
 
 class StreetAddressRecognizer(PatternRecognizer):
@@ -103,11 +142,41 @@ class StreetAddressRecognizer(PatternRecognizer):
 
     def __init__(self) -> None:
         streets = [
-            rf"(?:{s})(?:{_TAIL})?(?:{_LINES})?" for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
+            rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL}|{_COMMA_TOWNS})?(?:{_LINES})?"
+            for s in (_EN, _DE, _FR, _PO_BOX, _NUMBER_LAST)
         ]
-        streets.append(_LONE_UNIT)
+        streets += [_LONE_UNIT + _UNIT_TOWN, _CORNER]
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
+
+    def analyze(
+        self,
+        text: str,
+        entities: list[str],
+        nlp_artifacts: NlpArtifacts | None = None,
+        regex_flags: int | None = None,
+    ) -> list[RecognizerResult]:
+        """Return the addresses, each without a last line that opens a sentence going on."""
+        found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        for r in found:
+            r.end = _without_prose_line(text, r.start, r.end)
+        return found
+
+
+def _without_prose_line(text: str, start: int, end: int) -> int:
+    """Return where an address ends once a last line that opens prose is cut off.
+
+    A block's last line may have its sentence go on after it ("…\n Iceland for post
+    mail?"), but a line whose first word is an English word never given as a name is the
+    next sentence, not a town ("12 Main Street\nSee the docs").
+    """
+    if not text[end : end + 2].strip(" \t")[:1].islower():
+        return end
+    cut = text.rfind("\n", start, end)
+    if cut < 0:
+        return end
+    first = text[cut:end].split(None, 1)[0].lstrip(",")
+    return len(text[:cut].rstrip(" \t\r")) if is_common_word(first) else end

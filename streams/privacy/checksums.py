@@ -49,10 +49,13 @@ def card_ok(text: str) -> bool:
     """Tell whether text is a card number: 12-19 digits, a network's prefix, Luhn-valid.
 
     Prefixes: Mastercard 51-55 and 2221-2720, Visa 4, Amex 34/37, Diners 30/36/38/39, JCB
-    35, Discover/UnionPay/Maestro 6, Maestro 50 and 56-59. Numbers starting 1, 7, 8, 9 or 0
-    (epoch milliseconds, order numbers) are not cards.
+    35, Discover/UnionPay/Maestro 6, Maestro 50 and 56-59, and JCB's original 15-digit
+    cards, 1800 and 2131 (in the IIN tables validators and test-card generators follow). Other
+    numbers starting 1, 7, 8, 9 or 0 (epoch milliseconds, order numbers) are not cards.
     """
     number = digits(text)
+    if len(number) == 15 and number[:4] in ("1800", "2131"):
+        return luhn_ok(number)
     if not 12 <= len(number) <= 19 or number[0] not in "23456":
         return False
     if number[0] == "2" and not 2221 <= int(number[:4]) <= 2720:

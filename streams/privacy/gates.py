@@ -18,9 +18,9 @@ __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
 #: Safe for every pattern entity: emails need "@", scheme URLs ":" and ".", phone / card /
 #: national ids / IBAN / IPv4 / addresses / dates need digits, IPv6 ":", a MAC ":", "-" or
-#: ".", a username "@" or the ":" / "=" after its key. Names and places are NER's, gated by
-#: ``names.worth_ner`` instead.
-MAY_HOLD_PII = re.compile(r"[\d@:.=-]")
+#: ".", a username "@", the ":" / "=" after its key or the "." / "_" / digits of a login
+#: after "user". Names and places are NER's, gated by ``names.worth_ner`` instead.
+MAY_HOLD_PII = re.compile(r"[\d@:.=_-]")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")
 _PASSPORT = re.compile(rf"(?i)(?<!\w)(?:{PASSPORT_WORDS})(?!\w)")

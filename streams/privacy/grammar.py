@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from learnstream.streams.privacy.words import HONORIFICS, PARTICLES
+from learnstream.streams.privacy.words import HONORIFICS, PARTICLES, is_caseless
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -61,10 +61,13 @@ def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
 def without_leading_verb(doc: Doc, span: Found) -> Found:
     """Return the span without a verb opening it: the run of capitalised words found in a
     title ("Refund Quillon Brevatt at ...") takes in its imperative, and a verb in a span
-    would call the whole of it a thing; the name after the verb is still a name."""
+    would call the whole of it a thing; the name after the verb is still a name. A word of
+    a script without capitals is no English verb, whatever tag the model guesses for it."""
     entity, start, end = span
     words = doc.char_span(start, end, alignment_mode="expand")
     if words is None or len(words) < 2 or not words[0].tag_.startswith("VB"):
+        return span
+    if is_caseless(words[0].text):
         return span
     return entity, max(start, words[1].idx), end
 

@@ -31,6 +31,7 @@ from learnstream.streams.privacy.words import (
     SPEECH_VERBS,
     TASK_VERBS,
     Token,
+    is_caseless,
     is_code_shaped,
     is_name_word,
     is_product,
@@ -38,7 +39,7 @@ from learnstream.streams.privacy.words import (
     word_set,
 )
 
-__all__ = ["is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
+__all__ = ["addressee", "is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
@@ -58,17 +59,31 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
 _QUOTES = "\"'«“‘"
+#: A letter beyond the Latin alphabets (a script with or without capitals), wherever it
+#: stands: a name in Han or Arabic needs no space or capital before it.
+#: What may stand before a name written all in lower case or capitals (``_uncapitalised``).
+_UNCAPITALISED_CUE = re.compile(
+    rf"(?i)(?<!\w)(?:(?:{_alt(HONORIFICS)})\.?\s|name\W|(?:call|calls|called|name|names|"
+    r"named)\s+(?:me|him|her|them)\s)"
+)
+_OTHER_SCRIPT = re.compile(r"[^\W\d_\u0000-\u024f]")
 _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
 def may_hold_name(text: str) -> bool:
-    """Tell cheaply whether text could hold a name span: a capital after its first word.
+    """Tell cheaply whether text could hold a name span: a capital after its first word, a
+    letter of another script, or a cue a name in one case may follow ("ms.", "name is").
 
     Every span ``name_spans`` keeps holds a name word that is not the text's first word (a
     lone first word is an imperative as often as a name) unless a verb of speech follows
     it, so most agent strings ("Collect deploy logs") skip the name step whole.
     """
-    return _LATER_CAPITAL.search(text) is not None or _SPEAKER.match(text) is not None
+    return (
+        _LATER_CAPITAL.search(text) is not None
+        or _SPEAKER.match(text) is not None
+        or _OTHER_SCRIPT.search(text) is not None
+        or _UNCAPITALISED_CUE.search(text) is not None
+    )
 
 
 def worth_ner(text: str) -> bool:
@@ -90,6 +105,25 @@ def is_whole_name(text: str) -> bool:
     return all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in words)
 
 
+def addressee(text: str) -> Span | None:
+    """Return the first line of a contact block when it is a person's name alone: two to
+    four name words heading a text in which a street address or a phone number was found
+    (a letter's, a signature's, a vCard's: "Nusa Márkus\n\n5277 Algade 60\n…").
+
+    The caller says an address or a phone was found; a heading of common words ("Billing
+    Address", "Head Office") is none, as every name holds a word that is somewhere a name.
+    """
+    line = text.split("\n", 1)[0]
+    core = line.strip().lstrip("}?*>#-").strip()
+    words = tokens(core)
+    if not 2 <= len(words) <= 4 or not is_whole_name(core):
+        return None
+    if any(_never_a_name(t.core) for t in words if t.core.lower() not in PARTICLES):
+        return None
+    start = line.index(core)
+    return ("PERSON", start, start + len(core))
+
+
 def name_spans(text: str, found: list[Span]) -> list[Span]:
     """Return NER's spans that pass the shape checks, widened and joined by context finds."""
     words = tokens(text)
@@ -99,8 +133,132 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
+    people += [("PERSON", a, b) for a, b in _uncapitalised(text, words) if not _inside(a, b, code)]
+    dotted = [(a, b) for a, b in code if not is_caseless(_letters(text[a:b]))]  # के.सी.
+    people += [
+        ("PERSON", a, b) for a, b in _caseless_runs(text, words) if not _inside(a, b, dotted)
+    ]
     ner = [(a, b) for entity, a, b in kept if entity == "PERSON"]
-    return [part for s in _merge(people) for part in _thing_words(s, words, text, ner)]
+    spans = [part for s in _merge(people) for part in _thing_words(s, words, text, ner)]
+    return [s for s in spans if not _glossed(text, s[1], s[2])]
+
+
+#: Words that make a run of another script in English text a sample of that script or
+#: language, not a name: "the 中文 locale", "renders 日本語 text", "Arabic (العربية) UI".
+_GLOSS = re.compile(
+    r"(?i)(?<![^\W\d_])(?:languages?|locales?|translat\w*|i18n|l10n|scripts?|characters?|"
+    r"words?|phrases?|terms?|means|meaning|spelt|spelled|"
+    r"glyphs?|fonts?|encod\w*|unicode|utf-?\d+|input|keyboards?|ime|transliterat\w*|"
+    r"chinese|japanese|korean|arabic|hindi|urdu|persian|farsi|nepali|marathi|sanskrit|"
+    r"hebrew|thai|mandarin|cantonese|kanji|hanzi|hangul|hiragana|katakana|kana|devanagari)"
+    r"(?![^\W\d_])"
+)
+
+
+_GLOSS_REACH = 30
+_PUNCTUATION = "{}()[]<>\"'«»“”‘’.,;:!?*_~`|"
+
+
+def _caseless_runs(text: str, words: list[Token]) -> list[tuple[int, int]]:
+    """Return the runs of words of a script without capitals in text written in Latin
+    letters: such a run is a name ("ask 김서준", "佐藤 shouted at 素珍", "They had 3: مأمون,
+    مهيب and كندة").
+
+    No capital marks a name in Han, Hangul, kana, Arabic or Devanagari, and English text
+    switches script for little else than a name; it does for a language's own words
+    ("the 中文 locale"), so a run near a word for a language, a script or its input is
+    kept. Text with fewer than half as many Latin words as such words is the language
+    itself, not English around a name.
+    """
+    caseless = [i for i, t in enumerate(words) if is_caseless(_letters(t.core))]
+    latin = sum(1 for t in words if t.core.isascii() and any(c.isalpha() for c in t.core))
+    if not caseless or 2 * latin < len(caseless):
+        return []
+    runs: list[tuple[int, int]] = []
+    for i in caseless:
+        t = words[i]
+        start = t.start + t.core.index(_letters(t.core))
+        if runs and i - 1 in caseless and not words[i - 1].closes:
+            runs[-1] = (runs[-1][0], t.end)
+        else:
+            runs.append((start, t.end))
+    return runs
+
+
+def _glossed(text: str, start: int, end: int) -> bool:
+    """Tell whether a span of words without capitals stands near a word for a language, a
+    script or its input: a sample of the language, not a name ("the 中文 locale")."""
+    if not all(is_caseless(_letters(w)) for w in text[start:end].split()):
+        return False
+    return _GLOSS.search(text[max(0, start - _GLOSS_REACH) : end + _GLOSS_REACH]) is not None
+
+
+_LETTERS_ONLY = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def _uncapitalised(text: str, words: list[Token]) -> list[tuple[int, int]]:
+    """Return names written all in lower case or all in capitals right after a cue that
+    only a person's name follows: an honorific ("ms. dana whitfield", "Mr. WHITFIELD"),
+    words giving a name ("my name is dana", "call me DANA") or a person's name asked for
+    ("What's your last name? whitfield", "under my partner's name dana whitfield", a
+    form's "Name:" line).
+
+    Such a case hides the capital the other rules read, and words in it are as often
+    commands, tools or shouting, so nothing but these cues reads them; and a word the
+    dictionary gives as English only ("ms. manager", "call me maybe") or a product is
+    none.
+    """
+    found: list[tuple[int, int]] = []
+    i = 0
+    while i < len(words):
+        j = i
+        while j < len(words) and j - i < 3 and _uncapitalised_word(words[j].core):
+            j += 1
+            if words[j - 1].closes:
+                break
+        if j > i and _person_cue(text, words, i):
+            found.append((words[i].start, words[j - 1].end))
+        i = max(j, i + 1)
+    return found
+
+
+def _uncapitalised_word(word: str) -> bool:
+    """Tell whether a word in one case may be a name: letters, not English, not a tool."""
+    if len(word) < 2 or not (word.islower() or word.isupper()):
+        return False
+    if not _LETTERS_ONLY.fullmatch(word) or word.lower() in FUNCTION_WORDS | HONORIFICS:
+        return False
+    return not is_common_word(word) and not is_product(word)
+
+
+def _person_cue(text: str, words: list[Token], i: int) -> bool:
+    """Tell whether the words before word i call for a person's name."""
+    if i == 0 or words[i - 1].closes and words[i - 1].core.lower() != "name":
+        return _named_so(words, i) if i else False
+    prev = words[i - 1].core.lower().rstrip(".")
+    if prev in HONORIFICS and _titles(text, words, i - 1):
+        return True
+    if _named_so(words, i):
+        return True
+    if prev != "name" or text[words[i - 1].end : words[i].start].strip() not in ("", ":", "?"):
+        return False
+    owner = words[i - 2] if i >= 2 else None
+    if owner is not None and (owner.possessive or owner.core.lower() in _WHOSE):
+        return True
+    return words[i - 1].core == "Name" and words[i - 1].opens_clause  # a form's "Name:" line
+
+
+def _titles(text: str, words: list[Token], k: int) -> bool:
+    """Tell whether the honorific word k titles a person: capitalised or with its period
+    ("Ms whitfield", "ms. whitfield"), and not a unit after a number ("137 ms at")."""
+    if k and any(c.isdigit() for c in words[k - 1].core):
+        return False
+    return words[k].core[0].isupper() or text[words[k].end : words[k].end + 1] == "."
+
+
+def _letters(word: str) -> str:
+    """Return word without the punctuation around its letters (``}}赵华`` -> ``赵华``)."""
+    return word.strip(_PUNCTUATION)
 
 
 def _thing_words(
@@ -196,7 +354,8 @@ def _may_name(part: list[Token]) -> bool:
     if not named:
         return True
     if len(named) == 1:  # "C", "R": a language; an initial alone names no one
-        return len(named[0]) > 1 and not is_common_word(named[0])
+        one_letter = len(named[0]) == 1 and not is_caseless(named[0])  # 郭: a surname
+        return not one_letter and not is_common_word(named[0])
     return not any(map(_never_a_name, named))
 
 
@@ -268,6 +427,8 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
     titled = j - i >= 2 and words[i].core.lower() in HONORIFICS
     several = j - i >= 2 and (nxt.islower() or not words[i].opens_clause)
     if cued or labelled or titled or several or words[j - 1].possessive or _named_so(words, i):
+        return True
+    if _person_cue(text, words, i):  # "What's your last name? Chládek", "Name: Dana"
         return True
     if words[j - 1].closes:
         if _speaker(text, words, i, j):

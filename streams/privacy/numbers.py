@@ -27,6 +27,30 @@ _SSN_CUES = re.compile(
 _NEAR = 60
 
 
+#: A number written in groups as people write phones: an optional ``+`` and country code, an
+#: optional trunk or area code in brackets, then two to five groups of 2-4 digits joined by
+#: one space, dash or dot, or an area code and the subscriber's 5-8 digits (``96 466712``,
+#: ``(72) 583-350``, ``20-33-70-48``, ``189.490.5807``).
+_GROUPED = re.compile(
+    r"(?<![\w.+/#=:-])(?:\+\d{8,15}|(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?"
+    r"\d{2,4}(?:[ .-]\d{2,4}){1,4}|\d{2,4}[ .-]\d{5,8})(?!\w|[.-]\d|:\d)"
+)
+#: Words that say a number is dialled: Presidio's phone context words, the TEL types of vCard
+#: (RFC 6350: text, voice, fax, cell, video, pager, textphone, work, home) and the verbs and
+#: labels of calling and texting.
+_PHONE_CUES = re.compile(
+    r"(?i)(?<!\w)(?:phones?|telephone|tel|mobile|cell(?:phone)?|call(?:ed|ing)?|fax|pager|"
+    r"textphone|sms|texts?|messages?|whatsapp|dial(?:led)?|reach)(?!\w)"
+)
+#: A vCard-like label right before (``Office: …``) or right after (``… office``) the number.
+_LABEL_BEFORE = re.compile(r"(?i)(?<!\w)(?:office|desk|home|work|voice)\s*:?\s*\Z")
+_LABEL_AFTER = re.compile(r"(?i)\A\s*[-,]?\s*(?:office|desk|home|work|voice)(?!\w)")
+#: A date or a calendar version in groups (2024-05-01, 01.05.2024), never a phone.
+_DATE = re.compile(r"(?:19|20)\d\d[ .-]\d\d[ .-]\d\d|\d\d[ .-]\d\d[ .-](?:19|20)\d\d")
+_BEFORE, _AFTER = 32, 12
+_CUED_DIGITS, _BARE_DIGITS = 6, 8
+
+
 class DialablePhoneRecognizer(PhoneRecognizer):
     """Find phone numbers, leaving short digit runs and path segments alone."""
 
@@ -36,9 +60,46 @@ class DialablePhoneRecognizer(PhoneRecognizer):
         entities: list[str],
         nlp_artifacts: NlpArtifacts = None,  # type: ignore[assignment]  # Presidio's default
     ) -> list[RecognizerResult]:
-        """Return phonenumbers' matches that are separated or long enough to dial."""
+        """Return phonenumbers' matches that are separated or long enough to dial, and
+        numbers grouped as phones that phonenumbers does not read for the configured regions
+        (another country's, or a local number without its area code)."""
         found = super().analyze(text, entities, nlp_artifacts)
-        return [r for r in found if _dialable(text, r.start, r.end)]
+        found = [r for r in found if _dialable(text, r.start, r.end)]
+        for m in _GROUPED.finditer(text):
+            start, end = m.span()
+            taken = any(r.start < end and start < r.end for r in found)
+            if not taken and _grouped_phone(text, start, end):
+                found.append(RecognizerResult("PHONE_NUMBER", start, end, 0.5))
+        return found
+
+
+def _grouped_phone(text: str, start: int, end: int) -> bool:
+    """Tell whether a grouped number is a phone: written with its country code or an area
+    code in brackets, or with enough digits beside a word that says it is dialled (a phone
+    label, "call", "fax").
+
+    A grouped number alone is as often a count with thousands spaces (``1 000 000``), a
+    date or a dotted version, so only the ``+`` of an international number or a bracketed
+    area code stands alone.
+    """
+    value = text[start:end]
+    count = sum(c.isdigit() for c in value)
+    if count > 15 or _DATE.search(value) or _dotted_quad(value):
+        return False
+    if value.startswith(("+", "(")):
+        return count >= _BARE_DIGITS
+    before, after = text[max(0, start - _BEFORE) : start], text[end : end + _AFTER]
+    if count < _CUED_DIGITS:
+        return False
+    if _LABEL_BEFORE.search(before) or _LABEL_AFTER.search(after):
+        return True
+    return _PHONE_CUES.search(f"{before} {after}") is not None
+
+
+def _dotted_quad(value: str) -> bool:
+    """Tell whether value is four dotted groups of up to three digits (an IPv4 address)."""
+    parts = value.split(".")
+    return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 for p in parts)
 
 
 def _dialable(text: str, start: int, end: int) -> bool:

@@ -16,7 +16,13 @@ from learnstream.streams.privacy.escapes import line_view
 from learnstream.streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
 from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, worth_parsing
 from learnstream.streams.privacy.lists import UserLists
-from learnstream.streams.privacy.names import is_whole_name, may_hold_name, name_spans, worth_ner
+from learnstream.streams.privacy.names import (
+    addressee,
+    is_whole_name,
+    may_hold_name,
+    name_spans,
+    worth_ner,
+)
 from learnstream.streams.privacy.ner import NerDetector
 from learnstream.streams.privacy.recognizers import build_analyzer
 from learnstream.streams.privacy.results import Found, absorb, names_beside, operator, tagged
@@ -31,6 +37,8 @@ __all__ = ["CACHE_SIZE", "Anonymizer", "build_anonymizer"]
 CACHE_SIZE = 10_000
 _Counts = tuple[tuple[str, int], ...]
 _Spans = list[tuple[str, int, int]]
+#: What a contact block holds besides the name heading it (``names.addressee``).
+_CONTACT = frozenset({"STREET_ADDRESS", "PHONE_NUMBER"})
 
 
 def _overlaps(span: tuple[str, int, int], others: list[tuple[int, int]]) -> bool:
@@ -144,7 +152,7 @@ class Anonymizer:
             found = analyzer.analyze(view, language="en", entities=todo)
         pii = [tagged(r.entity_type, r.start, r.end, r.score, _analyzer_name(r)) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
-        pii += names_beside(pii, secrets, self._names(view, ahead))
+        pii += names_beside(pii, secrets, self._names(view, ahead) + self._addressee(view, pii))
         kept = self._lists.allowed(text, pii)  # the allow list never releases a secret
         results = self._lists.apply(text, absorb(kept, secrets) if secrets else kept)
         kept_ids = {id(r) for r in kept}
@@ -159,6 +167,13 @@ class Anonymizer:
             text, results, operators=self._operators, merge_entities_with_spaces=False
         )
         return out.text, tuple(Counter(item.entity_type for item in out.items).items())
+
+    def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
+        """Return the name heading a contact block in which an address or a phone was found."""
+        if self._ner is None or not any(r.entity_type in _CONTACT for r in pii):
+            return []
+        head = addressee(text)
+        return [head] if head is not None else []
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""

@@ -8,6 +8,7 @@ is kept only when nothing about its shape says it is code, an id or a product.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 __all__ = [
@@ -167,8 +168,28 @@ def is_product(word: str) -> bool:
     return low in _PRODUCTS or low in _CALENDAR
 
 
+def is_caseless(word: str) -> bool:
+    """Tell whether a word is written in a script that has no capitals: its letters are
+    neither upper nor lower case (Unicode's "other letter"), its marks and zero-width
+    joiners go with them, and dots may part initials."""
+    if not word or word[0].isascii():
+        return False
+    parts = word.rstrip(".").split(".")  # initials: के.सी.
+    return all(p and _caseless_part(p) for p in parts)
+
+
+def _caseless_part(word: str) -> bool:
+    """Tell whether word is caseless letters, their marks and the joiners between them."""
+    kinds = [unicodedata.category(c) for c in word]
+    return kinds[0] == "Lo" and all(k in ("Lo", "Cf") or k[0] == "M" for k in kinds)
+
+
 def is_name_word(word: str) -> bool:
-    """Tell whether a word is shaped like a name: capitalised letters, no code or id marks."""
+    """Tell whether a word is shaped like a name: capitalised letters, no code or id marks,
+    or a word of a script without capitals (Han, Hangul, kana, Arabic, Devanagari): there
+    no capital can mark a name, so its use alone decides, as for a capitalised word."""
+    if is_caseless(word):
+        return True
     if not word or not word[0].isupper() or not _NAME_WORD.fullmatch(word):
         return False
     if word.isupper() and len(word) > 1:  # HTTP, INC, SLA: acronyms, not names

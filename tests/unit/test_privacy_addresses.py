@@ -71,3 +71,106 @@ def test_numbers_around_capitalised_words_in_technical_text_are_kept(
     anonymizer: Anonymizer, text: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "sent to 84251 Hadikgasse 49 Apt. 542 KÖTTMANNSDORF Austria?",
+            "sent to <STREET_ADDRESS>?",
+        ),
+        ("located at 1006 Skoanveien 226 Suite 626 FAUSKE Norway", "located at <STREET_ADDRESS>"),
+        (
+            "ship to 1777 Kramer Court, Apt. 5 Then We Deploy it",
+            "ship to <STREET_ADDRESS> Then We Deploy it",
+        ),
+    ],
+)
+def test_the_town_after_a_flat_on_the_streets_line_goes_with_it(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """A town and a country after a flat close the street's line; words before more prose
+    do not."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "to 3348 84 Cassinia Street\nKARARA\n, QLD\n 92893. Call me",
+            "to <STREET_ADDRESS>. Call me",
+        ),
+        ("build 4411 finished\n20240 rows", "build 4411 finished\n20240 rows"),
+    ],
+)
+def test_a_postcode_alone_on_its_line_ends_an_address_block(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """A postcode on a line of its own goes with the block above it; with no street above,
+    digits on a line are left."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sent to 71236 Mühle 77 Suite 160, BODØ, Norway", "sent to <STREET_ADDRESS>"),
+        ("it is 137 Tavcarjeva 44, Kangilinnguit, Greenland.", "it is <STREET_ADDRESS>."),
+        (
+            "meet at 1777 Kramer Court, then Deploy, Test and Ship",
+            "meet at <STREET_ADDRESS>, then Deploy, Test and Ship",
+        ),
+    ],
+)
+def test_a_town_and_country_after_commas_close_the_street(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """Capitalised segments after a street, comma by comma, up to the line's or sentence's
+    end, are its town and country; a clause going on after it is not."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "change it to the corner of 262 Thisseos Avenue and Semmens Greens for mail",
+            "change it to the corner of <STREET_ADDRESS> for mail",
+        ),
+        (
+            "located at the corner of Tverråsveien 128 and Yonis Village. It serves food.",
+            "located at the corner of <STREET_ADDRESS>. It serves food.",
+        ),
+        ("a corner of the API and the CLI", "a corner of the API and the CLI"),
+        ("it cuts a corner of Kafka's design", "it cuts a corner of Kafka's design"),
+    ],
+)
+def test_the_streets_of_a_corner_are_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """After "corner of", capitalised words and numbers name the streets that meet, with
+    or without their numbers; lower-case words or one word after it are no corner."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "change it to 621 Hrisateigur 32\n Apt. 427\n Húsavík\n Iceland for post mail?",
+            "change it to <STREET_ADDRESS> for post mail?",
+        ),
+        (
+            "office at 1777 Kramer Court\n2024 budget approved",
+            "office at <STREET_ADDRESS>\n2024 budget approved",
+        ),
+    ],
+)
+def test_prose_after_an_address_blocks_last_line_is_not_the_blocks(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """The block's last line may have the sentence go on after it; a number opening prose
+    on the next line is no postcode."""
+    assert anonymizer.anonymize_text(text)[0] == expected

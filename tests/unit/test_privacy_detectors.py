@@ -66,6 +66,8 @@ CLEAN = [
     "revert 3f2a9c1d4e5b6a7980f1e2d3c4b5a69788796a5b and retry",
     "upgrade presidio to 2.2.366 and spacy to v3.8.0",
     "charge 4111 1111 1111 1112 failed: Luhn-invalid",
+    "charge 180012345678906 failed: a JCB prefix, Luhn-invalid",
+    "trace 180000000000002345 spans 18 digits, no 15-digit JCB",
     "order 1714567890123 shipped",
     "deploy on 2024-05-01 at 12:00:00Z",
     "created 2024-05-01T12:00:00+00:00 by the scheduler",
@@ -78,6 +80,11 @@ CLEAN = [
     "run 3 smoke tests then merge",
     "image nginx@sha256:0123456789abcdef",
     'traceback: File "app.py", line 12, in main',
+    "the table has 10 000 000 rows and 250 000 columns",
+    "released 2024-05-01, tagged 2024.10.15, due 01.05.2025",
+    "phone home: build 2024-05-01 12:00 shipped",
+    "call it with 2 4 8 16 32 as the widths",  # a cue, but single digits are no phone groups
+    "the office moved 1234 5678 files",  # a label word, not beside the number
 ]
 
 

@@ -438,3 +438,139 @@ def test_a_name_given_to_a_person_is_masked(anonymizer: Anonymizer, text: str, n
 )
 def test_a_name_given_to_a_thing_is_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ask 김서준 to review the PR", "ask <PERSON> to review the PR"),
+        ("林淑玲 will be talking at the review", "<PERSON> will be talking at the review"),
+        ("They had 3: 秀珍, 滕 and 明宏.", "They had 3: <PERSON>, <PERSON> and <PERSON>."),
+        ("مأمون shouted at كندة again", "<PERSON> shouted at <PERSON> again"),
+        ("What's your name? निमेश के.सी", "What's your name? <PERSON>"),
+        ("Ms. 佐藤 舞 approved it", "<PERSON> approved it"),
+    ],
+)
+def test_a_name_in_a_script_without_capitals_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """Han, Hangul, kana, Arabic and Devanagari have no capitals to mark a name: in English
+    text a run of such words is a name, single characters (a surname) and initials too."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add the 简体中文 translation to the docs",
+        "Render 日本語 text with the Noto font",
+        "The word 你好 is a greeting",
+        "Set the Arabic locale (العربية) as default",
+        "यह एक पूरा हिंदी वाक्य है, with one English word",
+        "为 Kafka 和 Redis 添加监控告警规则",
+    ],
+)
+def test_words_of_a_language_not_a_name_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    """A run near a word for a language, a script or its input, and text mostly in that
+    script, is the language itself."""
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My name is dana whitfield", "My name is <PERSON>"),
+        ("join accounts with ms. dana whitfield", "join accounts with ms. <PERSON>"),
+        ("What's your last name? whitfield", "What's your last name? <PERSON>"),
+        ("It's under my partner's name DANA WHITFIELD", "It's under my partner's name <PERSON>"),
+        ("Hello, this is Mr. WHITFIELD. Who are you?", "Hello, this is Mr. <PERSON>. Who are you?"),
+        ("She named him ADRIAN", "She named him <PERSON>"),
+        ("Sometimes people call me dana", "Sometimes people call me <PERSON>"),
+    ],
+)
+def test_a_name_in_one_case_after_a_person_cue_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """Lower case and capitals hide the capital the other rules read: only a cue that a
+    person's name alone follows (an honorific, "my name is", "call me") reads them."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call me maybe",
+        "the package name is requests",
+        "set the bucket name mybucket now",
+        "Name: kafka-consumer",
+        "My name is root",
+        "Mr. manager will see you",
+        "ask kubectl for the pods and ping GRAFANA",
+        "WARNING: the NOTE below says TODO",
+        "Keep orders-api under 137 ms at 231 req/s",  # a unit after a number, no title
+        "wait 5 m before a retry",
+    ],
+)
+def test_words_in_one_case_without_a_person_cue_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What's your last name? Chládek", "What's your last name? <PERSON>"),
+        (
+            "Date: 2014-02-19\nName: Juliane Amsel\nPhone: 1",
+            "Date: 2014-02-19\nName: <PERSON>\nPhone: 1",
+        ),
+        ("Name:    Paul Tipton\nAddress: x", "Name:    <PERSON>\nAddress: x"),
+    ],
+)
+def test_a_name_asked_for_or_on_a_forms_name_line_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["name: Deploy to Production", "Name: Kafka Connect", "the package name? Requests"]
+)
+def test_a_things_name_line_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Nusa Márkus\n\n5277 Algade 60\n Apt. 789\n Hammel",
+            "<PERSON>\n\n<STREET_ADDRESS>",
+        ),
+        (
+            "Christiane S. de Vaan\nAcme Corporation III\n+1 415-555-0132 office",
+            "<PERSON>\nAcme Corporation III\n<PHONE_NUMBER> office",
+        ),
+    ],
+)
+def test_the_name_heading_a_contact_block_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    """A letter's, a signature's or a vCard's first line, alone, names who it is for."""
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Billing Address\n1777 Kramer Court, Johnsonfurt, NE 80119",
+            "Billing Address\n<STREET_ADDRESS>",
+        ),
+        ("Release Notes\ncall +1 415-555-0132", "Release Notes\ncall <PHONE_NUMBER>"),
+        ("Kafka Connect\nsee the runbook", "Kafka Connect\nsee the runbook"),
+    ],
+)
+def test_a_heading_of_common_words_or_without_contact_is_kept(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
