@@ -45,7 +45,8 @@ from faust.types import TP, EventT, TableT
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
-from learnstream.agents.joins.planstore import Pins, PlanStore
+from learnstream.agents.joins.held import Pins
+from learnstream.agents.joins.planstore import PlanStore
 from learnstream.agents.seams.faust_compat import current_record, partitioned_items
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
