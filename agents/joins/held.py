@@ -5,10 +5,10 @@ A held value is safe the way a parked entry held in memory is (agents/joins/plan
 records whose effect it carries keep their offsets *pinned* (streams/offsets/progress.py), so
 no commit passes them until the value is in the table, and a kill -9 reads them again
 against what the table held. ``flush`` writes the values of a partition held ``hold`` or
-longer; call it while a record of that partition is processed (a sweep tick), as Faust
-sends a table write to the changelog partition of the record under way (a key is on the
-same partition number in every co-partitioned topic). A rebalance drops what is held: the
-records come again. Exactly-once holds nothing (no pins): a transaction must carry every
+longer; call it while a record of that partition is processed (a sweep tick; ``put`` does it
+for its own partition), as Faust sends a table write to the changelog partition of the
+record under way (a key is on the same partition number in every co-partitioned topic). A
+rebalance drops what is held: the records come again. Exactly-once holds nothing (no pins): a transaction must carry every
 write of the records it commits.
 """
 
@@ -73,11 +73,13 @@ class HeldWrites:
     ) -> int | None:
         """Hold ``raw`` for ``key`` with ``records`` pinned, or write it at once when it
         cannot be held (no hold, no records, no record under way); return the partition
-        it is held under (None: written)."""
+        it is held under (None: written). What of that partition was held long enough is
+        written first: a busy partition needs no tick for it."""
         pinned, partition = list(records), current_partition()
         if self.pins is None or not pinned or partition is None:
             self.write(key, raw)
             return None
+        self.flush(partition, now)
         held = self._held.get(key)
         if held is None:
             held = self._held[key] = _Held(raw, now, partition)

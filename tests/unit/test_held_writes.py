@@ -150,3 +150,12 @@ def test_a_rebalance_drops_what_is_held_but_leaves_the_pins(
         ("p", "written before", None),
         ("r", "other partition", 2),
     ]
+
+
+def test_a_put_writes_what_its_partition_held_long_enough(on_partition: list[int | None]) -> None:
+    writes, table, pins = build()
+    writes.put("a", "A", [(PLANS, 1)], T0)
+    writes.put("b", "B", [(PLANS, 2)], T0 + timedelta(seconds=4))
+    writes.put("c", "C", [(PLANS, 3)], T0 + HOLD)  # a busy partition: no tick needed
+    assert table.log == [("a", "A")]
+    assert set(pins.held) == {(PLANS, 2), (PLANS, 3)}
