@@ -8,8 +8,8 @@ against what the table held. ``flush`` writes the values of a partition held ``h
 longer; call it while a record of that partition is processed (a sweep tick; ``put`` does it
 for its own partition), as Faust sends a table write to the changelog partition of the
 record under way (a key is on the same partition number in every co-partitioned topic). A
-rebalance drops what is held: the records come again. Exactly-once holds nothing (no pins): a transaction must carry every
-write of the records it commits.
+rebalance drops what is held: the records come again. Exactly-once holds nothing (no pins):
+a transaction must carry every write of the records it commits.
 """
 
 from __future__ import annotations

@@ -196,7 +196,8 @@ class Join:
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         msg, notes = event.message, InputNotes()
         route = self.routes[msg.topic]
         decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
@@ -264,7 +265,8 @@ class Join:
         self, key: str, snapshot: PlanSnapshot, at: datetime, source: tuple[str, int]
     ) -> None:
         """Merge a plan snapshot (last writer wins), store it, complete what waited for it."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         step = self.unit(key).on_state(
             lambda state: merge_snapshot(state, snapshot, at), self.clock(), self._settled
         )
@@ -278,7 +280,8 @@ class Join:
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
         """Complete what waited ``join.grace`` on ``partition``, or is settled by now; then
         end the states of other key spaces whose time is up (a quiet MAP session)."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         moment = self.clock()
         self._spill(partition, moment)
         self.plans.flush(partition, moment)
@@ -331,14 +334,16 @@ class Join:
         """End ``key`` because its state is deleted (a plan's tombstone, its TTL run out):
         what waits under it completes or is dead-lettered now (``KeyJoin.on_delete``), so no
         parked entry and no wait for the corrections input outlives it."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         async with self._held(key):
             step = self.unit(key).on_delete(self.clock())
             await self._apply(key, step, source, completing=True)
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         async with self._held(key):
             step = self.unit(key).on_tick(self.clock(), self._settled)
             await self._apply(key, step, source, completing=True)
