@@ -119,6 +119,7 @@ def wire(
     # records' offsets pinned (exactly_once's transactions must carry every write)
     pins = progress if settings.processing_guarantee == "at_least_once" else None
     plan_store = PlanStore(tables.plan_state, expiry, pins, settings.join.hold_in_memory)
+    metrics.held_writes.labels("plan_state").set_function(plan_store.held)
     lateness = settings.join.corrections_lateness
     watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
     timeout = settings.sessions.timeout

@@ -77,6 +77,7 @@ class _Pairs:
         at_least_once = runtime.settings.processing_guarantee == "at_least_once"
         pins = runtime.progress if at_least_once else None
         self.writes = HeldWrites(table, pins, runtime.settings.join.hold_in_memory)
+        self.metrics.held_writes.labels("pair_intents").set_function(self.writes.count)
         #: When each intent was last touched, by partition and minute: a tick pops the due.
         self.quiet = ExpiryIndex(runtime.settings.topics.partitions)
         #: The minute each intent was last noted under: noted again only when it moves.

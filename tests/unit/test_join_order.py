@@ -284,7 +284,10 @@ async def test_a_plan_changed_many_times_within_the_hold_is_written_once(
         0,
     )
     assert h.runtime.plans.held(0) == 1
+    registry, labels = h.runtime.metrics.registry, {"table": "plan_state"}
+    assert registry.get_sample_value("learnstream_held_writes", labels) == 1
     await hold_passes(h, 0)
+    assert registry.get_sample_value("learnstream_held_writes", labels) == 0
     assert writes == [plan_id]
     assert PlanState.from_table(h.runtime.tables.plan_state[plan_id]) == state
     assert (pinned(h, "plans"), pinned(h, "delta_intents"), pinned(h, "pipeline_stage")) == (
