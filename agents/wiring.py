@@ -115,7 +115,11 @@ def wire(
     )  # fmt: skip
     dead_letters = DeadLetters(topics.dlq, metrics, produce)
     expiry = ExpiryIndex(settings.topics.partitions)
-    plan_store = PlanStore(tables.plan_state, expiry)
+    # at_least_once: parked entries and changed plan states wait in memory first, their
+    # records' offsets pinned (exactly_once's transactions must carry every write)
+    pins = progress if settings.processing_guarantee == "at_least_once" else None
+    plan_store = PlanStore(tables.plan_state, expiry, pins, settings.join.hold_in_memory)
+    metrics.held_writes.labels("plan_state").set_function(plan_store.held)
     lateness = settings.join.corrections_lateness
     watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
     timeout = settings.sessions.timeout
@@ -149,8 +153,7 @@ def wire(
     join = Join(
         settings, routes, tables.pending, plan_store, watermark, emitter, dead_letters, metrics,
         clock, spaces=spaces, unread=partial(unread_records, app, progress),
-        # at_least_once: parked entries wait in memory first, their offsets pinned
-        pins=progress if settings.processing_guarantee == "at_least_once" else None,
+        pins=pins,
     )  # fmt: skip
     skill_stats = SkillTable(tables.skill_stats, settings, metrics, broker)
     app.add_dependency(skill_stats.reader)

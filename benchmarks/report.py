@@ -113,9 +113,12 @@ CHANGELOG_NOTE = (
     "Changelog records per input event: the records of every changelog topic of the run's "
     "app id (`<app id>-<table>-changelog`), read back from the broker once the process has "
     "stopped, tombstones included and transaction markers not; the median of the complete "
-    "runs. End offsets (the breakdown's last column) count record batches on the embedded "
-    "broker, and transaction markers too under exactly_once. A peer shows 0.00 when its "
-    "process writes no changelog (it has no tables)."
+    "runs. A value the worker still held in memory when it was stopped (at_least_once, "
+    "`learnstream_held_writes`) counts as the record it becomes once written: in its table's "
+    'column and the total, and on its own under "held at stop". End offsets (the '
+    "breakdown's last column) count record batches on the embedded broker, and transaction "
+    "markers too under exactly_once. A peer shows 0.00 when its process writes no changelog "
+    "(it has no tables)."
 )
 
 
@@ -134,8 +137,8 @@ def _changelogs(section: dict[str, Any]) -> list[str]:
     tables = sorted({table for key in keys for table in counted[key]["changelog"]["tables"]})
     lines = [
         "| configuration | " + " | ".join(f"`{t}`" for t in tables) + " | total "
-        "| of which tombstones | end offsets |",
-        "|---|" + "---:|" * (len(tables) + 3),
+        "| of which held at stop | of which tombstones | end offsets |",
+        "|---|" + "---:|" * (len(tables) + 4),
     ]
     for key in keys:
         row, counts = counted[key], counted[key]["changelog"]
@@ -143,7 +146,8 @@ def _changelogs(section: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {row['label']} | "
             + " | ".join([*cells, f"**{_num(counts['total'], 3)}**"])
-            + f" | {_num(counts['tombstones'], 3)} | {_num(counts['offsets'], 3)} |"
+            + f" | {_num(counts.get('held', 0.0), 3)} | {_num(counts['tombstones'], 3)} "
+            f"| {_num(counts['offsets'], 3)} |"
         )
     return [*lines, "", CHANGELOG_NOTE, ""]
 

@@ -60,8 +60,9 @@ _RATE_KEYS = ("events_per_s", "outputs_per_s", "window_s", "cpu_s", "events")
 
 def changelog_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Return the median over complete runs of the changelog records per input event, per
-    table and in all (and of the end offsets, which count batches on the embedded broker);
-    None when no complete run counted them (a table a run did not write counts 0)."""
+    table and in all, the values a worker held in memory at its stop counted as the records
+    they become (and of the end offsets, which count batches on the embedded broker); None
+    when no complete run counted them (a table a run did not write counts 0)."""
     good = [r for r in runs if r.get("complete") and "changelog" in r and r.get("events")]
     if not good:
         return None
@@ -72,9 +73,14 @@ def changelog_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         chosen = counts.values() if table is None else [counts.get(table, {})]
         return float(sum(c.get(field, 0) for c in chosen) / run["events"])
 
+    def written(run: dict[str, Any], table: str | None = None) -> float:
+        """Records, and the values held at the stop that become records once written."""
+        return per_event(run, "records", table) + per_event(run, "held", table)
+
     return {
-        "tables": {t: median(per_event(r, "records", t) for r in good) for t in tables},
-        "total": median(per_event(r, "records") for r in good),
+        "tables": {t: median(written(r, t) for r in good) for t in tables},
+        "total": median(written(r) for r in good),
+        "held": median(per_event(r, "held") for r in good),
         "tombstones": median(per_event(r, "tombstones") for r in good),
         "offsets": median(per_event(r, "offsets") for r in good),
     }

@@ -36,6 +36,8 @@ from learnstream.streams.sim.workload import Workload, verify
 __all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run"]
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The tables whose changed values a worker may hold in memory (``learnstream_held_writes``).
+HELD_TABLES = ("plan_state", "pair_intents")
 
 
 def _drain_timeout(events: int) -> float:
@@ -166,12 +168,20 @@ async def _verified(
     wall: float,
     cpu: float,
     settled: float | None = None,
+    held: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Read the samples and the tables' changelogs back (the process has stopped: nothing
-    more comes), check the samples against the workload, drop the run's topics."""
+    more comes), check the samples against the workload, drop the run's topics.
+
+    ``held``: per table, the values the worker still held in memory when it was stopped
+    (agents/joins/held.py), each a changelog record once written (after the restart that
+    reads their records again): counted with the table's records as ``held``."""
     out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
     dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
     changelog = await changelog_counts(bench.broker.bootstrap, place.app_id)
+    for table, count in (held or {}).items():
+        empty = {"records": 0, "tombstones": 0, "offsets": 0}
+        changelog.setdefault(table, empty)["held"] = int(count)
     await bench.drop_topics(place)
     verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
     return _rates(
@@ -239,6 +249,8 @@ async def learnstream_run(
         wall, cpu = time.monotonic() - started, cpu_seconds(fleet.pids()[0]) - ready_cpu
         # Work left after the last sample (pairs, window flushes) is the events' work too.
         settled = await asyncio.to_thread(settled_cpu, fleet.pids()[0]) - ready_cpu
+        # Values still held in memory are writes to come: counted as the records they become.
+        held = {t: fleet.metric("learnstream_held_writes", table=t) for t in HELD_TABLES}
     finally:
         fleet.stop()
-    return await _verified(bench, place, topics, workload, done, wall, cpu, settled)
+    return await _verified(bench, place, topics, workload, done, wall, cpu, settled, held)

@@ -33,11 +33,11 @@ from collections.abc import Awaitable, Iterator
 from datetime import datetime
 from typing import Any
 
-from faust.types import EventT, StreamT
+from faust.types import TP, EventT, StreamT
 
+from learnstream.agents.joins.held import HeldWrites
 from learnstream.agents.joins.window_store import SCAN_STEP
 from learnstream.agents.runtime import Runtime
-from learnstream.agents.seams.faust_compat import partitioned_items
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.samples.executions import Execution, execution_of
 from learnstream.streams.samples.outbox import Outgoing
@@ -72,6 +72,12 @@ class _Pairs:
         if table is None:  # Tables.declare leaves it out only when pairs are off
             raise RuntimeError("the pairs miner needs the pair_intents table (pairs are off)")
         self.table = table
+        # at_least_once: an intent's changes wait in memory, each re-keyed record pinned,
+        # and are written once on a tick after join.hold_in_memory (agents/joins/held.py)
+        at_least_once = runtime.settings.processing_guarantee == "at_least_once"
+        pins = runtime.progress if at_least_once else None
+        self.writes = HeldWrites(table, pins, runtime.settings.join.hold_in_memory)
+        self.metrics.held_writes.labels("pair_intents").set_function(self.writes.count)
         #: When each intent was last touched, by partition and minute: a tick pops the due.
         self.quiet = ExpiryIndex(runtime.settings.topics.partitions)
         #: The minute each intent was last noted under: noted again only when it moves.
@@ -110,8 +116,8 @@ class _Pairs:
             return
         found, source = read_rekeyed(msg.value), (msg.topic, msg.partition)
         held, samples, pairs, reason = self.match(found, msg.partition)
-        key = match_key(found)
-        self.table[key] = held.model_dump(mode="json")
+        key, record = match_key(found), (TP(msg.topic, msg.partition), msg.offset)
+        self.writes.put(key, held.model_dump(mode="json"), [record], self.runtime.clock())
         self._note(key, held)
         if samples:
             await self.runtime.emitter.send(self.runtime.emitter.prepare(samples), source)
@@ -134,9 +140,9 @@ class _Pairs:
         return held, samples, [], reason
 
     def held(self, key: str) -> IntentPlans | None:
-        """Return what the table holds for an intent (``match_key``); an expired one counts
-        and is gone."""
-        raw = self.table.get(key)
+        """Return what is stored for an intent (``match_key``); an expired one counts and is
+        gone."""
+        raw = self.writes.get(key)
         if not raw:
             return None
         if due(raw, self.runtime.clock(), self.runtime.settings.pairs.ttl):
@@ -151,27 +157,31 @@ class _Pairs:
             self.quiet.note(key, held.touched, partition=held.partition)
 
     def sweep(self, partition: int) -> None:
-        """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago.
+        """Write the intents of ``partition`` held long enough; drop those whose last plan
+        came ``pairs.ttl`` ago.
 
-        The index says which may be due; the table decides (one touched since is noted
-        again under its new minute). After a start or a rebalance the index is first
+        The index says which may be due; the stored value decides (one touched since is
+        noted again under its new minute). After a start or a rebalance the index is first
         rebuilt, ``SCAN_STEP`` intents a tick, so a tick never holds the loop for a whole
         table; what is known meanwhile expires."""
+        moment, ttl = self.runtime.clock(), self.runtime.settings.pairs.ttl
+        self.writes.flush(partition, moment)
         if not self.quiet.built:
             if not self.quiet.scanning:
                 self._noted.clear()
-                self.quiet.start(_with_partitions(self.table), _touched)
+                self.quiet.start(_with_partitions(self.writes.items()), _touched)
             self.quiet.step(SCAN_STEP)
-        moment, ttl = self.runtime.clock(), self.runtime.settings.pairs.ttl
         for key in dict.fromkeys(self.quiet.due(partition, moment, ttl)):
             self._noted.pop(key, None)
-            raw = self.table.get(key)
+            raw = self.writes.get(key)
             if raw and due(raw, moment, ttl):
-                self.table.pop(key, None)
+                self.writes.delete(key)
                 self.expire(raw)
 
-    def invalidate(self) -> None:
-        """Forget the index (partitions were revoked): rebuilt on the next tick."""
+    def invalidate(self, partitions: set[int]) -> None:
+        """Forget the index and what is held for revoked ``partitions`` (their records come
+        again): the index is rebuilt on the next tick."""
+        self.writes.drop(partitions)
         self.quiet.invalidate()
         self._noted.clear()
 
@@ -197,8 +207,9 @@ def register(runtime: Runtime) -> None:
     intents = runtime.topics.pair_intents
     runtime.on_sent.append(steps.mine)
 
-    def on_revoked(*_args: Any, **_kwargs: Any) -> None:
-        steps.invalidate()  # another worker may change the partitions we get back
+    def on_revoked(*args: Any, **_kwargs: Any) -> None:
+        # (app, revoked partitions): another worker may change the partitions we get back
+        steps.invalidate({tp.partition for tp in args[1]})
 
     app.on_partitions_revoked.connect(on_revoked)
 
@@ -225,10 +236,12 @@ def _touched(raw: Any) -> tuple[datetime, None] | None:
         return None
 
 
-def _with_partitions(table: Any) -> Iterator[tuple[Any, Any, int | None]]:
-    """Yield (key, value, partition) of the table, the partition a store that keeps none
-    reports taken from the value, which names the partition whose records wrote it."""
-    for key, raw, partition in partitioned_items(table):
+def _with_partitions(
+    items: Iterator[tuple[Any, Any, int | None]],
+) -> Iterator[tuple[Any, Any, int | None]]:
+    """Yield (key, value, partition) of the stored intents, the partition a store that keeps
+    none reports taken from the value, which names the partition whose records wrote it."""
+    for key, raw, partition in items:
         if raw:
             yield key, raw, raw.get("partition") if partition is None else partition
 

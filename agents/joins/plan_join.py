@@ -31,21 +31,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from faust.types import TP, EventT, TableT
 
 from learnstream.agents.clock import Clock
 from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
+from learnstream.agents.joins.held import Pins
 from learnstream.agents.joins.planstore import PlanStore
-from learnstream.agents.seams.faust_compat import partitioned_items
+from learnstream.agents.seams.faust_compat import current_record, partitioned_items
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe
@@ -80,13 +82,6 @@ from learnstream.streams.state.plan import merge_snapshot
 __all__ = ["Join", "Pins", "fetched_at"]
 
 log = logging.getLogger("learnstream")
-
-
-class Pins(Protocol):
-    """Keeps commits of a partition from passing a record held in memory (Progress)."""
-
-    def pin(self, tp: TP, offset: int) -> None: ...
-    def unpin(self, tp: TP, offset: int) -> None: ...
 
 
 @dataclass
@@ -129,6 +124,7 @@ class Join:
         self.watermark.forget(partitions)
         self.index.invalidate()  # entries held in memory go too: their records come again
         self._memory.clear()
+        self.plans.on_revoked(partitions)
         for space in self.spaces.values():
             space.states.invalidate()
 
@@ -200,7 +196,8 @@ class Join:
 
     async def process(self, event: EventT[bytes]) -> None:
         """Join one live record of an input topic with its plan's state."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         msg, notes = event.message, InputNotes()
         route = self.routes[msg.topic]
         decoded = route.decode(msg.value, RecordOrigin.of(msg), notes)
@@ -268,7 +265,8 @@ class Join:
         self, key: str, snapshot: PlanSnapshot, at: datetime, source: tuple[str, int]
     ) -> None:
         """Merge a plan snapshot (last writer wins), store it, complete what waited for it."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         step = self.unit(key).on_state(
             lambda state: merge_snapshot(state, snapshot, at), self.clock(), self._settled
         )
@@ -282,9 +280,11 @@ class Join:
     async def sweep(self, partition: int, source: tuple[str, int]) -> None:
         """Complete what waited ``join.grace`` on ``partition``, or is settled by now; then
         end the states of other key spaces whose time is up (a quiet MAP session)."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         moment = self.clock()
         self._spill(partition, moment)
+        self.plans.flush(partition, moment)
         due = [*self.index.due(partition, moment), *self.watermark.due(partition)]
         keys = list(dict.fromkeys(due))
         for done, key in enumerate(keys):
@@ -334,14 +334,16 @@ class Join:
         """End ``key`` because its state is deleted (a plan's tombstone, its TTL run out):
         what waits under it completes or is dead-lettered now (``KeyJoin.on_delete``), so no
         parked entry and no wait for the corrections input outlives it."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         async with self._held(key):
             step = self.unit(key).on_delete(self.clock())
             await self._apply(key, step, source, completing=True)
 
     async def complete(self, key: str, source: tuple[str, int]) -> None:
         """Complete the parked entries of ``key`` that can be, in event order; keep the rest."""
-        await self._index_ready()
+        if not self.index.built:  # a coroutine per record is not free
+            await self._index_ready()
         async with self._held(key):
             step = self.unit(key).on_tick(self.clock(), self._settled)
             await self._apply(key, step, source, completing=True)
@@ -383,11 +385,11 @@ class Join:
         # of losing them. (A plan's state only merges snapshots and corrections: replayed
         # records emit their samples again whatever it holds.)
         states, after = self._states(key), self._space(key) is not None and bool(step.samples)
+        stored = {e.place: self.index.stored_under(key, e.place) for e in step.released}
         if not after:
-            self._store(states, key, step)
+            self._store(states, key, step, stored)
         for entry in step.parked:
             self._park(key, entry)
-        stored = {e.place: self.index.stored_under(key, e.place) for e in step.released}
         self.index.remove(key, stored)  # claimed: a concurrent completion must not replay them
         try:
             await self.emitter.send(ready, source, wait=bool(step.released) or after)
@@ -402,7 +404,7 @@ class Join:
                 self.index.add(key, entry, self.grace, stored[entry.place])
             raise
         if after:
-            self._store(states, key, step)
+            self._store(states, key, step, stored)
         self._delete(key, stored, step.released)
         self._wake(key, source[1], completing or bool(step.parked))
         if step.parked or step.released:
@@ -425,12 +427,36 @@ class Join:
             self.metrics.child(self.metrics.opted_out, "project_unknown").inc(unknown)
         return kept
 
-    @staticmethod
-    def _store(states: States | PlanStore, key: str, step: Step[Any]) -> None:
-        if step.state is not None:
+    def _store(
+        self, states: States | PlanStore, key: str, step: Step[Any], stored: dict[Place, str]
+    ) -> None:
+        if step.state is None:
+            if step.close:
+                states.forget(key)
+        elif states is self.plans:
+            self.plans.store(key, step.state, self._carried(step, stored), self.clock())
+        else:
             states.store(key, step.state)
-        elif step.close:
-            states.forget(key)
+
+    def _carried(self, step: Step[Any], stored: dict[Place, str]) -> list[tuple[TP, int]]:
+        """Return the records whose effect a plan's new state carries, to pin while it is
+        held in memory (agents/joins/planstore.py); none when it must be written now.
+
+        That is the record under way, if it is an input's (not a sweep tick), and the
+        entries the step completes. A completed entry stored in ``pending`` forbids holding:
+        its tombstone must not reach the broker before the state does."""
+        if not self.plans.holds or any(where != IN_MEMORY for where in stored.values()):
+            return []
+        records = [(TP(e.topic, e.partition), e.offset) for e in step.released]
+        current = current_record()
+        if current is not None and current[0].topic in self._inputs:
+            records.append(current)
+        return records
+
+    @functools.cached_property
+    def _inputs(self) -> frozenset[str]:
+        """The topics whose records the join reads (a tick's topic is not among them)."""
+        return frozenset({*self.routes, self.settings.topics.name("plans")})
 
     def _wake(self, key: str, partition: int, changed: bool) -> None:
         """Tell the watermark whether ``key`` waits for the corrections input, from what the

@@ -14,7 +14,6 @@ from typing import Any
 from faust.types import EventT, StreamT
 
 from learnstream.agents.runtime import Runtime
-from learnstream.agents.seams.faust_compat import partitioned_items
 from learnstream.streams.state.plan import expired
 
 __all__ = ["SCAN_BUDGET_S", "register"]
@@ -69,7 +68,7 @@ async def _expire_plans(runtime: Runtime, source: tuple[str, int]) -> None:
     if not index.built:
         if not index.scanning:
             # each key under the partition that holds it; deletes below may run meanwhile
-            index.start(partitioned_items(runtime.tables.plan_state))
+            index.start(runtime.plans.stored_items())
         await index.scan(SCAN_BUDGET_S)
         runtime.metrics.expiry_index_built.set(1 if index.built else 0)
     moment, partition = runtime.clock(), source[1]

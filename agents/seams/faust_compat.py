@@ -498,3 +498,12 @@ def current_partition() -> int | None:
     """Return the partition of the record being processed (where a table write goes)."""
     event = faust_streams.current_event()
     return None if event is None else event.message.partition
+
+
+def current_record() -> tuple[TP, int] | None:
+    """Return the (topic partition, offset) of the record being processed, if any."""
+    event = faust_streams.current_event()
+    if event is None:
+        return None
+    msg = event.message
+    return TP(msg.topic, msg.partition), msg.offset

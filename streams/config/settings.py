@@ -438,9 +438,10 @@ class JoinSettings(BaseModel):
     )
     hold_in_memory: Duration = Field(
         timedelta(seconds=10),
-        description="at_least_once: how long a parked event waits in memory only, its "
-        "offset kept from commits (a crash reads it again), before it is written to the "
-        "pending table; 0s writes every one at once; exactly_once always writes",
+        description="at_least_once: how long a parked event, or a changed plan state, waits "
+        "in memory only, the records it carries kept from commits (a crash reads them again), "
+        "before it is written to the pending or plan_state table; 0s writes at once; "
+        "exactly_once always writes at once",
     )
 
     @model_validator(mode="after")

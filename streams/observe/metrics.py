@@ -141,6 +141,13 @@ class Metrics:
         self.pending = Gauge(
             "learnstream_pending_joins", "Events parked for their plan", registry=r
         )
+        self.held_writes = Gauge(
+            "learnstream_held_writes",
+            "Changed table values held in memory, their records' offsets not committed yet "
+            "(at_least_once; each is one changelog record when written)",
+            ["table"],
+            registry=r,
+        )
         self.waiting_corrections = Gauge(
             "learnstream_join_waiting_corrections",
             "Plans whose parked events wait for the corrections input to be read past them",

@@ -465,6 +465,14 @@ async def test_too_deeply_nested_delta_is_dead_lettered_not_lost(h: Harness) -> 
 # --- the sweeper: terminal plans expire after plan_ttl ---------------------------------------
 
 
+async def put_plan(h: Harness, snap: dict[str, Any]) -> None:
+    """Deliver ``snap`` on the partition Kafka's default partitioner gives its plan id, as a
+    runtime would (``Harness.put`` delivers on partition 0): its state is held there."""
+    partition = partition_of(snap["plan"]["plan_id"], h.runtime.settings.topics.partitions)
+    topic = h.runtime.settings.topics.name("plans")
+    await h.feed.put(AGENT_OF["plans"], topic, js(snap), key=key_of(snap), partition=partition)
+
+
 async def tick(h: Harness, plan_id: str) -> None:
     """Deliver one sweep tick for the partition that holds ``plan_id``."""
     partition = partition_of(plan_id, h.runtime.settings.topics.partitions)
@@ -477,11 +485,12 @@ async def test_sweep_expires_only_terminal_plans_past_the_ttl(h: Harness) -> Non
     old_open = h.sim.plan(WHEN, status="in_progress")
     fresh_done = h.sim.plan(datetime.now(UTC), status="failed")
     for snap in (old_done, old_open, fresh_done):
-        await h.put("plans", js(snap), key=key_of(snap))
+        await put_plan(h, snap)
     for snap in (old_done, old_open, fresh_done):
         await tick(h, snap["plan"]["plan_id"])
     held = {s["plan"]["plan_id"] for s in (old_open, fresh_done)}
-    assert set(h.runtime.tables.plan_state.keys()) == held
+    stored = {s["plan"]["plan_id"] for s in (old_done, old_open, fresh_done)}
+    assert {plan_id for plan_id in stored if plan_id in h.runtime.plans} == held
     assert h.runtime.plans.expiry.built
     assert len(h.runtime.plans.expiry) == 1  # only fresh_done is still waiting to expire
 
@@ -499,9 +508,9 @@ async def test_a_plan_is_swept_on_the_partition_its_records_came_from(h: Harness
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)  # index built
     await h.feed.put("plans", topic, js(done), key=key_of(done), partition=actual)
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=guessed)
-    assert plan_id in h.runtime.tables.plan_state  # not this partition's
+    assert plan_id in h.runtime.plans  # not this partition's
     await h.feed.put("sweeper", ticks.get_topic_name(), b"tick", partition=actual)
-    assert plan_id not in h.runtime.tables.plan_state
+    assert plan_id not in h.runtime.plans
 
 
 async def test_a_plan_past_its_ttl_ends_what_waits_under_it(h: Harness) -> None:
@@ -525,7 +534,7 @@ async def test_a_plan_past_its_ttl_ends_what_waits_under_it(h: Harness) -> None:
     assert h.families() == []
     assert h.runtime.join.watermark.waiting_count() == 1
     await tick(h, plan_id)
-    assert plan_id not in h.runtime.tables.plan_state
+    assert plan_id not in h.runtime.plans
     assert h.families() == [("pipeline_outcome", "good")]
     assert h.runtime.join.parked(plan_id) == []
     assert h.runtime.join.watermark.waiting_count() == 0
@@ -533,11 +542,11 @@ async def test_a_plan_past_its_ttl_ends_what_waits_under_it(h: Harness) -> None:
 
 async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> None:
     done = h.sim.plan(WHEN, status="completed")
-    await h.put("plans", js(done), key=key_of(done))
+    await put_plan(h, done)
     reopened = orjson.loads(js(done))
     reopened["plan"]["status"] = "in_progress"
     reopened["plan"]["meta"]["updated_at"] = "2026-03-01T13:00:00Z"
-    await h.put("plans", js(reopened), key=key_of(done))
+    await put_plan(h, reopened)
     await tick(h, done["plan"]["plan_id"])
     state = h.runtime.plans.get(done["plan"]["plan_id"])
     assert state is not None
@@ -546,12 +555,12 @@ async def test_sweep_skips_a_plan_reopened_after_it_was_indexed(h: Harness) -> N
 
 async def test_sweep_rebuilds_its_index_from_the_table_after_a_rebalance(h: Harness) -> None:
     done = h.sim.plan(WHEN, status="cancelled")
-    await h.put("plans", js(done), key=key_of(done))
+    await put_plan(h, done)
     await h.app.on_partitions_revoked.send(set())  # what Faust sends when a rebalance starts
     assert not h.runtime.plans.expiry.built
     assert len(h.runtime.plans.expiry) == 0
     await tick(h, done["plan"]["plan_id"])
-    assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
+    assert done["plan"]["plan_id"] not in h.runtime.plans
 
 
 async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
@@ -562,7 +571,7 @@ async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
     monkeypatch.setattr(learnstream.streams.join.expiry, "SCAN_SLICE", 2)
     done = [h.sim.plan(WHEN, status="completed") for _ in range(5)]
     for snap in done:
-        await h.put("plans", js(snap), key=key_of(snap))
+        await put_plan(h, snap)
     plan_ids = [s["plan"]["plan_id"] for s in done]
     await h.app.on_partitions_revoked.send(set())  # a restart: the index is gone
     partitions = h.runtime.settings.topics.partitions
@@ -576,7 +585,7 @@ async def test_the_index_is_rebuilt_a_slice_per_tick_and_expires_as_it_goes(
         assert index.built
         for partition in range(partitions):
             await agent.put(b"tick", partition=partition)
-    assert not any(plan_id in h.runtime.tables.plan_state for plan_id in plan_ids)
+    assert not any(plan_id in h.runtime.plans for plan_id in plan_ids)
     assert len(index) == 0
 
 
@@ -588,7 +597,7 @@ async def test_a_plan_expiry_that_fails_leaves_every_popped_plan_due_again(
     partitions = h.runtime.settings.topics.partitions
     done = [h.sim.plan(WHEN, status="completed") for _ in range(12)]
     for snap in done:
-        await h.put("plans", js(snap), key=key_of(snap))
+        await put_plan(h, snap)
     first = done[0]["plan"]["plan_id"]
     same = [
         s["plan"]["plan_id"]
@@ -607,7 +616,7 @@ async def test_a_plan_expiry_that_fails_leaves_every_popped_plan_due_again(
     partition = partition_of(first, partitions)
     async with h.app.agents["learnstream.sweeper"].test_context() as agent:
         await agent.put(b"tick", partition=partition)  # dead-lettered; the plans stay due
-        assert all(plan_id in h.runtime.tables.plan_state for plan_id in same)
+        assert all(plan_id in h.runtime.plans for plan_id in same)
         await agent.put(b"tick", partition=partition)  # the next tick
-    assert not any(plan_id in h.runtime.tables.plan_state for plan_id in same)
+    assert not any(plan_id in h.runtime.plans for plan_id in same)
     assert sorted(calls[1:]) == sorted(same)

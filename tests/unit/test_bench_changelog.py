@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from benchmarks.machine import wait_quiet
 from benchmarks.readback import changelog_table
 from benchmarks.report import CHANGELOG_NOTE, _above_peer, _paired, _throughput
@@ -39,6 +41,18 @@ def test_the_summary_is_the_median_per_input_event_of_the_complete_runs() -> Non
     assert summary["offsets"] == 1.5
 
 
+def test_values_held_at_the_stop_count_as_the_records_they_become() -> None:
+    run = _run(100, plan_state=(30, 0, 30), pair_intents=(10, 0, 10))
+    run["changelog"]["plan_state"]["held"] = 5
+    run["changelog"]["pair_intents"]["held"] = 3
+    summary = changelog_summary([run])
+    assert summary is not None
+    assert summary["tables"] == pytest.approx({"pair_intents": 0.13, "plan_state": 0.35})
+    assert summary["total"] == pytest.approx(0.48)
+    assert summary["held"] == pytest.approx(0.08)
+    assert summary["offsets"] == 0.4  # what the broker holds: no held value in it
+
+
 def test_no_summary_without_a_complete_counted_run() -> None:
     assert changelog_summary([_run(100, complete=False, plan_state=(1, 0, 1))]) is None
     assert changelog_summary([{"events": 100, "complete": True}]) is None
@@ -70,8 +84,11 @@ def test_the_report_gives_the_total_per_row_and_the_worker_tables_with_what_is_c
     assert "| Faust peer | 100 | 80 |" in text
     assert "| 0.00 | 1/1 |" in text
     assert "| 2.40 | 1/1 |" in text
-    assert "| configuration | `pending` | `plan_state` | total | of which tombstones |" in text
-    assert "| PII off | 0.800 | 1.200 | **2.400** | 0.400 | 2.400 |" in text
+    assert (
+        "| configuration | `pending` | `plan_state` | total | of which held at stop "
+        "| of which tombstones |" in text
+    )
+    assert "| PII off | 0.800 | 1.200 | **2.400** | 0.000 | 0.400 | 2.400 |" in text
     assert "| Faust peer | 0.000" not in text  # no tables: no breakdown line
     assert CHANGELOG_NOTE in text
 

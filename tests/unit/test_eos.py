@@ -474,7 +474,11 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     from tests.support.outputs import Feed, mock_outputs
     from tests.unit.test_quality import _decide
 
-    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+    # the plan's state written at once, not held in memory (agents/joins/planstore.py)
+    settings = Settings(
+        store="memory://", sample_format="json", data_dir=str(tmp_path),
+        join={"hold_in_memory": "0s"},
+    )  # fmt: skip
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     apps.append(app)
     runtime = wire(app, settings, ends=FakeEnds())

@@ -113,8 +113,8 @@ async def test_a_later_correction_does_not_make_an_execute_acceptable(h: Harness
 
 @pytest.fixture
 async def written(tmp_path: Any) -> AsyncIterator[Harness]:
-    """A worker that writes every parked entry to ``pending`` at once (as exactly_once
-    does, or ``LEARNSTREAM_JOIN__HOLD_IN_MEMORY=0s``)."""
+    """A worker that writes every parked entry and every changed plan state at once (as
+    exactly_once does, or ``LEARNSTREAM_JOIN__HOLD_IN_MEMORY=0s``)."""
     async with harness(tmp_path, join={"hold_in_memory": "0s"}) as built:
         yield built
 
@@ -157,6 +157,14 @@ async def test_a_rebuild_wakes_only_entries_whose_plan_is_known(written: Harness
     assert [e.plan_known for e in join.parked(unknown["plan"]["plan_id"])] == [False]
 
 
+async def hold_passes(h: Harness, partition: int) -> None:
+    """Move the join's clock past ``join.hold_in_memory`` and tick ``partition``."""
+    clock = h.runtime.join.clock
+    h.runtime.join.clock = lambda: clock() + h.runtime.settings.join.hold_in_memory
+    topic = h.runtime.topics.join_ticks.get_topic_name()
+    await h.feed.put("sweeper", topic, b"tick", partition=partition)
+
+
 def pinned(h: Harness, field: str, partition: int = 0) -> int | None:
     return h.runtime.progress.pinned(TP(h.runtime.settings.topics.name(field), partition))
 
@@ -178,8 +186,16 @@ async def test_an_entry_waits_in_memory_with_its_offset_pinned_then_is_done_with
     await correct(h, delta, key_of(snap))
     assert h.families() == [("error_correction", "acceptable"), ("pipeline_outcome", "acceptable")]
     assert h.runtime.join.parked(plan_id) == []
-    assert pinned(h, "pipeline_stage") is None
     assert not list(h.runtime.tables.pending.keys())  # never written, nothing to delete
+    # The plan's state now records the ended stage: held in memory, it carries the execute's
+    # record, which stays pinned until a tick past the hold writes the state.
+    assert pinned(h, "pipeline_stage") == entry.offset
+    assert plan_id not in h.runtime.tables.plan_state
+    assert h.runtime.plans.get(plan_id).stages  # type: ignore[union-attr]
+    await hold_passes(h, entry.partition)
+    assert pinned(h, "pipeline_stage") is None
+    assert pinned(h, "plans") is None
+    assert PlanState.from_table(h.runtime.tables.plan_state[plan_id]).stages
 
 
 async def test_an_entry_held_past_the_hold_is_written_on_a_tick_and_unpinned(
@@ -221,6 +237,111 @@ async def test_a_rebalance_drops_entries_held_in_memory_but_not_their_pins(h: Ha
     assert pinned(h, "plan_approved") == entry.offset
     h.runtime.progress.assign([])
     assert pinned(h, "plan_approved") is None
+
+
+def table_writes(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Return the list the plan_state table's writes are noted in from now on."""
+    writes: list[str] = []
+    table_type = type(h.runtime.plans.table)
+    real = table_type.__setitem__
+
+    def counting(table: Any, key: str, value: Any) -> None:
+        if table is h.runtime.plans.table:
+            writes.append(key)
+        real(table, key, value)
+
+    monkeypatch.setattr(table_type, "__setitem__", counting)
+    return writes
+
+
+async def test_a_plan_changed_many_times_within_the_hold_is_written_once(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """at_least_once: the snapshot, a correction and a stage's end each change the plan;
+    the state waits in memory with their three records pinned, and the tick after the hold
+    writes it once."""
+    writes = table_writes(h, monkeypatch)
+    snap, decision, delta, done = story(h)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plans", js(snap), key=key_of(snap))
+    await h.put("plan_approved", js(decision), key=key_of(snap))
+    await correct(h, delta, key_of(snap))
+    await h.put("pipeline_stage", js(done), key=key_of(snap))
+    assert h.families() == [
+        ("confirm_decision", "good"),
+        ("intent_resolution", "good"),
+        ("error_correction", "acceptable"),
+        ("pipeline_outcome", "acceptable"),
+    ]
+    state = h.runtime.plans.get(plan_id)
+    assert state is not None  # read from memory
+    assert state.delta_ids
+    assert state.stages
+    assert writes == []
+    assert (pinned(h, "plans"), pinned(h, "delta_intents"), pinned(h, "pipeline_stage")) == (
+        0,
+        0,
+        0,
+    )
+    assert h.runtime.plans.held(0) == 1
+    registry, labels = h.runtime.metrics.registry, {"table": "plan_state"}
+    assert registry.get_sample_value("learnstream_held_writes", labels) == 1
+    await hold_passes(h, 0)
+    assert registry.get_sample_value("learnstream_held_writes", labels) == 0
+    assert writes == [plan_id]
+    assert PlanState.from_table(h.runtime.tables.plan_state[plan_id]) == state
+    assert (pinned(h, "plans"), pinned(h, "delta_intents"), pinned(h, "pipeline_stage")) == (
+        None,
+        None,
+        None,
+    )
+    assert h.runtime.plans.held() == 0
+
+
+async def test_a_plan_that_completes_a_stored_entry_is_written_at_once(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision that waited past the hold is in ``pending``: the plan that completes it
+    deletes that record, so the plan's state goes to the table first, not into memory."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    (entry,) = h.runtime.join.parked(plan_id)
+    await hold_passes(h, entry.partition)
+    assert list(h.runtime.tables.pending.keys())  # spilled
+    writes = table_writes(h, monkeypatch)
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert writes == [plan_id]
+    assert h.runtime.plans.held() == 0
+    assert pinned(h, "plans") is None
+    assert not list(h.runtime.tables.pending.keys())
+
+
+async def test_a_rebalance_drops_held_plan_states_and_their_records_come_again(
+    h: Harness,
+) -> None:
+    """A held state was never written: after a revocation the store no longer has it, the
+    pins hold until the assignment, and the plan's record read again stores it again."""
+    snap = h.sim.plan(WHEN)
+    plan_id = snap["plan"]["plan_id"]
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert plan_id in h.runtime.plans
+    h.runtime.join.on_revoked({0})
+    assert plan_id not in h.runtime.plans
+    assert h.runtime.plans.get(plan_id) is None
+    assert pinned(h, "plans") == 0
+    h.runtime.progress.assign([])
+    assert pinned(h, "plans") is None
+
+
+async def test_exactly_once_writes_every_changed_plan_state(tmp_path: Any) -> None:
+    async with harness(tmp_path, processing_guarantee="exactly_once") as h:
+        assert not h.runtime.plans.holds
+        snap = h.sim.plan(WHEN)
+        await h.put("plans", js(snap), key=key_of(snap))
+        assert snap["plan"]["plan_id"] in h.runtime.tables.plan_state
+        assert h.runtime.plans.held() == 0
 
 
 async def test_a_replayed_decision_counts_what_its_first_copy_counted(h: Harness) -> None:
@@ -281,8 +402,9 @@ async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
 
     monkeypatch.setattr(learnstream.agents.joins.plan_join.Join, "sweep", flaky)
     done = h.sim.plan(WHEN, status="completed")  # terminal since March: expires at the sweep
-    await h.put("plans", js(done), key=key_of(done))
     partition = partition_of(done["plan"]["plan_id"], h.runtime.settings.topics.partitions)
+    plans = h.runtime.settings.topics.name("plans")
+    await h.feed.put("plans", plans, js(done), key=key_of(done), partition=partition)
     async with h.app.agents["learnstream.sweeper"].test_context() as agent:
         await agent.put(b"tick", partition=partition)
         assert h.dlq.await_args is not None
@@ -290,11 +412,11 @@ async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
         assert record.reason == "builder_error"
         assert record.topic == h.runtime.topics.join_ticks.get_topic_name()
         assert "boom" not in record.error
-        assert done["plan"]["plan_id"] in h.runtime.tables.plan_state  # the sweep did nothing
+        assert done["plan"]["plan_id"] in h.runtime.plans  # the sweep did nothing
         await agent.put(b"tick", partition=partition)  # the next tick, not the same one again
         await agent.put(b"tick", partition=partition)
     assert calls == [partition, partition, partition]
-    assert done["plan"]["plan_id"] not in h.runtime.tables.plan_state
+    assert done["plan"]["plan_id"] not in h.runtime.plans
 
 
 async def test_a_sweep_whose_first_key_fails_leaves_every_key_due_for_the_next_tick(
@@ -359,8 +481,9 @@ async def test_plan_state_is_written_only_when_it_changed(h: Harness) -> None:
 
 
 async def test_a_decision_leaves_plan_state_unwritten_and_a_stage_writes_it_once(
-    h: Harness, monkeypatch: pytest.MonkeyPatch
+    written: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    h = written
     snap, decision, _, done = story(h)
     await h.put("plans", js(snap), key=key_of(snap))
     writes: list[str] = []

@@ -75,6 +75,7 @@ CONTRACT: dict[str, tuple[str, tuple[str, ...]]] = {
     "learnstream_event_loop_lag_max_seconds": ("gauge", ()),
     "learnstream_expiry_index_built": ("gauge", ()),
     "learnstream_join_waiting_corrections": ("gauge", ()),
+    "learnstream_held_writes": ("gauge", ("table",)),
 }
 # Known label values (a matcher with another value is a typo).
 LABEL_VALUES: dict[str, tuple[str, ...]] = {
@@ -85,6 +86,7 @@ LABEL_VALUES: dict[str, tuple[str, ...]] = {
     "quality": QUALITIES,
     "kind": PAIR_KINDS,
     "window": ("5m", "1h"),
+    "table": ("plan_state", "pair_intents"),
 }
 # Values used only to synthesize test series (open-ended label sets).
 SYNTHETIC_VALUES: dict[str, tuple[str, ...]] = {

@@ -3,6 +3,7 @@ patches, expiry, and the two agents through ``test_context`` (no broker)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from unittest.mock import AsyncMock
 import faust
 import orjson
 import pytest
+from faust.types import TP
 
 from learnstream.agents.runtime import Runtime
 from learnstream.agents.sender import Sender
@@ -443,15 +445,51 @@ class Worker:
         return self.runtime.metrics.registry.get_sample_value(name, labels)
 
 
-@pytest.fixture
-async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
-    settings = Settings(store="memory://", sample_format="json", data_dir=str(tmp_path))
+@contextlib.asynccontextmanager
+async def running(tmp_path: Any, **settings_: Any) -> AsyncIterator[Worker]:
+    settings = Settings(
+        store="memory://", sample_format="json", data_dir=str(tmp_path), **settings_
+    )
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
     clock = SettableClock()
     runtime = wire(app, settings, ends=FakeEnds(), clock=clock)
     mocks = mock_outputs(app, runtime, "preference_pairs", "pair_intents")
     yield Worker(app, runtime, mocks, Feed(app), clock)
     close_consumer_loop(app)
+
+
+@pytest.fixture
+async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
+    """A worker whose intents are written at once (the table shows every step); holding
+    them in memory is tested on its own below."""
+    async with running(tmp_path, join={"hold_in_memory": "0s"}) as built:
+        yield built
+
+
+async def test_an_intent_changed_within_the_hold_is_written_once_on_a_tick(
+    tmp_path: Any,
+) -> None:
+    """at_least_once: two plans of one intent change it twice; it waits in memory with both
+    re-keyed records pinned, pairs as if written, and a tick after the hold writes it once."""
+    async with running(tmp_path) as worker:
+        s = Scenario()
+        worker.clock.now = NOW
+        first = s.plan()
+        await worker.sample(s.decided(first, False, 0))
+        await worker.sample(s.decided(s.plan(first), True, 20))
+        assert len(worker.pairs()) == 1  # matched against the intent held in memory
+        table: Any = worker.runtime.app.tables["pair_intents"]
+        assert len(table) == 0
+        topic = worker.runtime.topics.pair_intents.get_topic_name()
+        progress = worker.runtime.progress
+        pinned = {tp.partition: progress.pinned(tp) for tp in progress.partitions()
+                  if tp.topic == topic}  # fmt: skip
+        assert list(pinned.values()) == [0]  # the first re-keyed record, and the second
+        (partition,) = pinned
+        worker.clock.now = NOW + worker.runtime.settings.join.hold_in_memory
+        await worker.rekeyed(b"", b"tick", partition=partition)
+        assert set(table) == {f"{first['project_id']}:{first['intent']['intent_id']}"}
+        assert progress.pinned(TP(topic, partition)) is None
 
 
 async def test_plans_of_one_intent_id_in_two_projects_never_pair(worker: Worker) -> None:
@@ -574,7 +612,7 @@ async def test_a_tick_expires_from_the_index_and_rebuilds_it_after_a_rebalance(
     late_key = f"{late['project_id']}:{late['intent']['intent_id']}"
     assert set(table) == {late_key}
     steps = next(hook.__self__ for hook in worker.runtime.on_sent)
-    steps.invalidate()  # what a revocation does
+    steps.invalidate(set(range(worker.runtime.settings.topics.partitions)))  # a revocation
     assert not steps.quiet.built
     clock.now = NOW + 2 * EXPIRY_BUCKET + ttl + EXPIRY_BUCKET
     await worker.rekeyed(b"", b"tick")
