@@ -39,6 +39,8 @@ _NOUNS = _PROPER | _COMMON
 _NEUTRAL = frozenset({"POS", "HYPH", ",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
 #: Tags of function words a span may have taken in before its name ("Per 'Amanda'").
 _LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
+#: Articles a capitalised run may open with ("A Pulumi package"): no part of a name.
+_ARTICLES = frozenset({"a", "an", "the"})
 #: Prepositions naming a recipient, a companion, an author, an owner or a peer compared:
 #: roles people take.
 _PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of", "than"})
@@ -51,10 +53,14 @@ def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
 
     A PERSON span of two words or more that NER found is kept by every rule here but a
     verb or adjective inside it or a determiner before it, which names in agent text do not
-    take; the parse costs as much as NER, so such a span is not parsed for.
+    take; the parse costs as much as NER, so such a span is not parsed for. An article
+    opening the span is not one of its words.
     """
     entity, start, end = span
-    full = entity == "PERSON" and " " in text[start:end].strip()
+    words = text[start:end].split()
+    if words and words[0].lower() in _ARTICLES:
+        words = words[1:]  # "A Pulumi package": an article, then one word
+    full = entity == "PERSON" and len(words) > 1
     return not (full and any(e == "PERSON" and a < end and start < b for e, a, b in found))
 
 
@@ -87,11 +93,23 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
     nouns = named or (len(words) == 1 and words.root.dep_ == "nsubj")  # "Brindelle/NN will"
     if _not_proper(words, _NOUNS if nouns else _PROPER, known):
         return True
-    if _modifies_thing(words) and not (named and len(words) > 1):
+    if _modifies_thing(words) and not (named and _name_length(words) > 1):
         return True
     if _object_of_thing(words) or (not named and _heading(words) and _all_known(words, known)):
         return True
     return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
+
+
+def _name_length(words: Span) -> int:
+    """Return how many words of the span follow the function words leading it: "A Pulumi"
+    is one word of a name, as "Per Amanda" is; "Cecilie Josefsen" two."""
+    return sum(1 for w in words[_first_named(words) - words.start :] if w.tag_ not in _NEUTRAL)
+
+
+def _first_named(words: Span) -> int:
+    """Return the index in the doc of the span's first word not leading it as a function
+    word (its end when all are)."""
+    return next((w.i for w in words if w.tag_ not in _LEADING), words.end)
 
 
 def _numbered(words: Span) -> bool:
@@ -106,7 +124,7 @@ def _not_proper(words: Span, names: frozenset[str], known: frozenset[str]) -> bo
     written in title case are often tagged by what the word is ("Open/JJ Source/NN").
     Function words leading the span ("Per 'Amanda'") are not the name's.
     """
-    first = next((w.i for w in words if w.tag_ not in _LEADING), words.end)
+    first = _first_named(words)
     for word in words:
         if word.i < first or _untagged(word) or word.lower_ not in known:
             continue
