@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     AFTER_VERBS,
     CONNECTORS,
@@ -276,7 +277,9 @@ def _thing_words(
     said"): what is left is still a name when it is two words or more. A span is read in
     the parts its punctuation and line breaks cut it into ("Dana Whitfield's Cautionary
     Tales"). A lone word left after the cut is a name only where NER found it or quotes
-    set it off ("Per 'Amanda'"). ``words`` are the text's, as ``tokens`` read them;
+    set it off ("Per 'Amanda'"). A lone word, or a span of words only, that many
+    software packages' names hold ("Pylint", "Qiskit Runtime"; ``technology.py``) names a
+    tool; a full name keeps its words. ``words`` are the text's, as ``tokens`` read them;
     ``found`` are NER's PERSON spans. A place of one word is dropped when the word is
     never a name ("Segment Anything in Images"): a town's name is a name in the list.
     """
@@ -287,7 +290,9 @@ def _thing_words(
     entity, start, end = span
     covered = [t for t in words if t.start < end and start < t.end]
     if entity != "PERSON":  # a place of one word that is never a name ("Images", "Scheme")
-        lone = len(covered) == 1 and is_common_word(covered[0].core)
+        lone = len(covered) == 1 and (
+            is_common_word(covered[0].core) or is_tech_word(covered[0].core)
+        )
         return [] if lone else [span]
     parts: list[list[Token]] = [[]]
     for t in covered:
@@ -355,8 +360,8 @@ def _may_name(part: list[Token]) -> bool:
         return True
     if len(named) == 1:  # "C", "R": a language; an initial alone names no one
         one_letter = len(named[0]) == 1 and not is_caseless(named[0])  # 郭: a surname
-        return not one_letter and not is_common_word(named[0])
-    return not any(map(_never_a_name, named))
+        return not one_letter and not is_common_word(named[0]) and not is_tech_word(named[0])
+    return not any(map(_never_a_name, named)) and not all(map(is_tech_word, named))
 
 
 def _never_a_name(word: str) -> bool:
