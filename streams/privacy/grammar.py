@@ -7,7 +7,8 @@ say that
 
 - a word of it that the model knows is tagged other than a proper noun (a verb, an
   adjective, a common noun: "Return True", "Open Source", "Write Styler");
-- it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format");
+- it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format"),
+  directly or through a chain of proper nouns ("the Ismene VPN gateway");
 - a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
 - it is one word that a common noun's preposition takes ("library for Ruby"; not "to",
   "with", "by", "of", "than", which name people's roles), or, NER not finding it, it heads
@@ -44,6 +45,8 @@ _ARTICLES = frozenset({"a", "an", "the"})
 #: Prepositions naming a recipient, a companion, an author, an owner or a peer compared:
 #: roles people take.
 _PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of", "than"})
+#: How many proper nouns a modifier's chain may pass on its way to a common noun.
+_CHAIN = 3
 #: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
 _MODIFIER = frozenset({"compound", "nmod", "amod"})
 
@@ -143,11 +146,17 @@ def _untagged(word: Token) -> bool:
 
 
 def _modifies_thing(words: Span) -> bool:
-    """Tell whether the span hangs from a common noun outside it ("the Qt frontend")."""
+    """Tell whether the span hangs from a common noun outside it ("the Qt frontend"), or
+    from a chain of proper nouns that does ("the Kestrel HTTP server": Kestrel modifies
+    HTTP, which modifies server)."""
     root = words.root
-    inside = words.start <= root.head.i < words.end
-    modifies = root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
-    return modifies and _same_line(words, root.head)
+    if root.dep_ not in _MODIFIER:
+        return False
+    head, hops = root.head, 0
+    while head.tag_ in _PROPER and head.dep_ == "compound" and hops < _CHAIN:
+        head, hops = head.head, hops + 1
+    inside = words.start <= head.i < words.end
+    return head.tag_ in _COMMON and not inside and _same_line(words, head)
 
 
 def _same_line(words: Span, other: Token) -> bool:

@@ -1,4 +1,4 @@
-"""Words of software packages' names, and hyphenated compounds of things.
+"""Words of software packages' names, hyphenated compounds of things, and modifier chains.
 
 The sentences are written for these tests; none comes from a benchmark corpus.
 """
@@ -89,3 +89,23 @@ def test_a_hyphenated_word_of_things_is_left_in_text(anonymizer: Anonymizer) -> 
 def test_is_tech_word_ignores_case() -> None:
     assert is_tech_word("Pylint")
     assert is_tech_word("PYLINT")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Logs from the Ismene VPN gateway",  # Ismene -> VPN -> gateway
+        "Plugins for the Tamsin KDE mail libraries",
+    ],
+)
+def test_a_word_modifying_a_noun_through_proper_nouns_is_a_thing(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    "text", ["Ask the Dana Whitfield team to sign off.", "I met a Cecilie Josefsen fan."]
+)
+def test_a_full_name_modifying_a_noun_stays_a_name(anonymizer: Anonymizer, text: str) -> None:
+    assert "<PERSON>" in anonymizer.anonymize_text(text)[0]
