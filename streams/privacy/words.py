@@ -76,7 +76,7 @@ CONNECTORS = frozenset({",", "and", "or", "&", ", and", ", or"})
 #: Lower-case words that, right after a name, say it is a person acting.
 AFTER_VERBS = word_set(
     "approved rejected said says asked asks wrote writes owns owned wants wanted confirmed "
-    "reported requested signed agreed declined is was has had will can should already "
+    "reported requested signed agreed declined is was were has had have will can should already "
     "joined left reviewed merged opened"
 )
 #: Verbs of speech: after a lone capitalised word opening a clause, only a person fits

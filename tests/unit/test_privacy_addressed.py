@@ -67,3 +67,23 @@ def test_a_titled_name_before_a_flat_is_masked(
 def test_a_titled_name_keeps_the_words_after_it(anonymizer: Anonymizer) -> None:
     out = anonymizer.anonymize_text("Ms. Olga Pettersen Reports are due")[0]
     assert out == "<PERSON> Reports are due"
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Quorlin and Brevatt were on call that night.", "Brevatt"),
+        ("In the end Quorlin and Brevatt have signed it.", "Quorlin"),
+    ],
+)
+def test_names_listed_before_a_plural_verb_are_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text", ["Storage and Compute were scaled up.", "Kafka and Redis were restarted."]
+)
+def test_things_listed_before_a_plural_verb_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
