@@ -1,4 +1,4 @@
-"""An article opening a capitalised run is no word of a name: "A Kubeflow package" is one
+"""An article opening a capitalised run is no word of a name: "A Gallagher package" is one
 word modifying a common noun, which the grammar reads as a thing's name."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def anonymizer() -> Anonymizer:
 @pytest.mark.parametrize(
     ("text", "span", "worth"),
     [
-        ("A Kubeflow package for training", "A Kubeflow", True),  # an article, one word
+        ("A Gallagher package for training", "A Gallagher", True),  # an article, one word
         ("The Zorbel plugin", "The Zorbel", True),
         ("Ask Dana Whitfield first", "Dana Whitfield", False),  # a full name NER found
         ("Ask Dr Dana Whitfield first", "Dr Dana Whitfield", False),
@@ -31,8 +31,16 @@ def test_an_article_is_not_counted_as_a_word_of_a_name(text: str, span: str, wor
     assert worth_parsing(text, ("PERSON", at, at + len(span)), found) is worth
 
 
-def test_a_lone_word_after_an_article_modifying_a_noun_is_a_thing(anonymizer: Anonymizer) -> None:
-    text = "A Kubeflow package for training models on clusters."
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A Gallagher package for creating and managing cloud resources.",
+        "A Pettersen package for creating and managing storage buckets.",
+    ],
+)  # NER calls each word a person; without the rule it is masked with its article
+def test_a_lone_word_after_an_article_modifying_a_noun_is_a_thing(
+    anonymizer: Anonymizer, text: str
+) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
 
 
