@@ -286,7 +286,9 @@ def _thing_words(
     ``found`` are NER's PERSON spans. A span an honorific opens is a person's: English
     words closing it are cut off instead ("Dr. Dana Whitfield Apt. 4", the flat's word
     after the name on an envelope's line). A place of one word is dropped when the word is
-    never a name ("Segment Anything in Images"): a town's name is a name in the list.
+    never a name ("Segment Anything in Images"): a town's name is a name in the list; and
+    when it stands beside a product's word or is listed with one, as a maker's or a
+    product's name does ("the GIMP (Portugal)", "NetBSD, Chile and OpenBSD").
     """
 
     def quoted(t: Token) -> bool:
@@ -298,6 +300,8 @@ def _thing_words(
         lone = len(covered) == 1 and (
             is_common_word(covered[0].core) or is_tech_word(covered[0].core)
         )
+        # … or listed with a product's word ("LiteOn, NEC and Brevik")
+        lone = lone or len(covered) == 1 and _beside_code(text, covered, words)
         return [] if lone else [span]
     parts: list[list[Token]] = [[]]
     for t in covered:

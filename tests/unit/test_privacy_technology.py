@@ -1,4 +1,4 @@
-"""Words of software packages' names, hyphenated compounds of things, and modifier chains.
+"""Software words, hyphenated compounds of things, modifier chains, places beside products.
 
 The sentences are written for these tests; none comes from a benchmark corpus.
 """
@@ -109,3 +109,21 @@ def test_a_word_modifying_a_noun_through_proper_nouns_is_a_thing(
 )
 def test_a_full_name_modifying_a_noun_stays_a_name(anonymizer: Anonymizer, text: str) -> None:
     assert "<PERSON>" in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Manuals for the GIMP (Portugal)",  # beside four capitals
+        "Translations for the GNOME (Brazil) desktop",
+        "Ports for NetBSD, Chile and OpenBSD",  # listed with camel-case names
+    ],
+)
+def test_a_one_word_place_beside_or_listed_with_a_products_word_is_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_a_place_in_prose_is_still_masked(anonymizer: Anonymizer) -> None:
+    assert "<LOCATION>" in anonymizer.anonymize_text("Ask Dana in Berlin about it.")[0]
