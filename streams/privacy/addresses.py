@@ -95,14 +95,19 @@ _TAIL = (
 #: postcode after them or not ("Czech Republic 60530"), or a postcode alone ("…\n, QLD\n
 #: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
 #: anything else ends the block; prose going on after the last line ("…\n Brazil for post
-#: mail?") is not the block's.
+#: mail?") is not the block's. A line may open with a mark (``_QUOTED``).
 _LINE = (
     rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
     r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
 _LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
+#: The marks a line may open with before an address block's line: a quoted e-mail's ``>``
+#: ("> Apt. 876"), a list's bullet, a template's braces, characters lost to an encoding
+#: (``}}``, ``???``): the marks ``names.addressee`` reads before a block's name line too.
+_LEAD_MARKS = "}?*>#-"
+_QUOTED = r"(?:[}?*>#-]+[ \t]*)?"
 _LINES = (
-    rf"(?:[ \t]*\r?\n[ \t]*,?[ \t]*(?:{_LINE}(?:{_LINE_END}|(?=[ \t]+[a-z]))"
+    rf"(?:[ \t]*\r?\n[ \t]*{_QUOTED},?[ \t]*(?:{_LINE}(?:{_LINE_END}|(?=[ \t]+[a-z]))"
     rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}))+"
 )
 
@@ -178,5 +183,5 @@ def _without_prose_line(text: str, start: int, end: int) -> int:
     cut = text.rfind("\n", start, end)
     if cut < 0:
         return end
-    first = text[cut:end].split(None, 1)[0].lstrip(",")
+    first = text[cut:end].lstrip(" \t\r\n" + _LEAD_MARKS).split(None, 1)[0].lstrip(",")
     return len(text[:cut].rstrip(" \t\r")) if is_common_word(first) else end

@@ -7,7 +7,8 @@ say that
 
 - a word of it that the model knows is tagged other than a proper noun (a verb, an
   adjective, a common noun: "Return True", "Open Source", "Write Styler");
-- it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format");
+- it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format"),
+  directly or through a chain of proper nouns ("the Ismene VPN gateway");
 - a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
 - it is one word that a common noun's preposition takes ("library for Ruby"; not "to",
   "with", "by", "of", "than", which name people's roles), or, NER not finding it, it heads
@@ -39,9 +40,13 @@ _NOUNS = _PROPER | _COMMON
 _NEUTRAL = frozenset({"POS", "HYPH", ",", ".", ":", "``", "''", "-LRB-", "-RRB-"})
 #: Tags of function words a span may have taken in before its name ("Per 'Amanda'").
 _LEADING = frozenset({"DT", "IN", "CC", "TO", "PRP$", "``", "''"})
+#: Articles a capitalised run may open with ("A Pulumi package"): no part of a name.
+_ARTICLES = frozenset({"a", "an", "the"})
 #: Prepositions naming a recipient, a companion, an author, an owner or a peer compared:
 #: roles people take.
 _PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of", "than"})
+#: How many proper nouns a modifier's chain may pass on its way to a common noun.
+_CHAIN = 3
 #: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
 _MODIFIER = frozenset({"compound", "nmod", "amod"})
 
@@ -51,10 +56,14 @@ def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
 
     A PERSON span of two words or more that NER found is kept by every rule here but a
     verb or adjective inside it or a determiner before it, which names in agent text do not
-    take; the parse costs as much as NER, so such a span is not parsed for.
+    take; the parse costs as much as NER, so such a span is not parsed for. An article
+    opening the span is not one of its words.
     """
     entity, start, end = span
-    full = entity == "PERSON" and " " in text[start:end].strip()
+    words = text[start:end].split()
+    if words and words[0].lower() in _ARTICLES:
+        words = words[1:]  # "A Pulumi package": an article, then one word
+    full = entity == "PERSON" and len(words) > 1
     return not (full and any(e == "PERSON" and a < end and start < b for e, a, b in found))
 
 
@@ -87,11 +96,23 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
     nouns = named or (len(words) == 1 and words.root.dep_ == "nsubj")  # "Brindelle/NN will"
     if _not_proper(words, _NOUNS if nouns else _PROPER, known):
         return True
-    if _modifies_thing(words) and not (named and len(words) > 1):
+    if _modifies_thing(words) and not (named and _name_length(words) > 1):
         return True
     if _object_of_thing(words) or (not named and _heading(words) and _all_known(words, known)):
         return True
     return entity == "PERSON" and _determined(words)  # "the Netherlands" is a place
+
+
+def _name_length(words: Span) -> int:
+    """Return how many words of the span follow the function words leading it: "A Pulumi"
+    is one word of a name, as "Per Amanda" is; "Cecilie Josefsen" two."""
+    return sum(1 for w in words[_first_named(words) - words.start :] if w.tag_ not in _NEUTRAL)
+
+
+def _first_named(words: Span) -> int:
+    """Return the index in the doc of the span's first word not leading it as a function
+    word (its end when all are)."""
+    return next((w.i for w in words if w.tag_ not in _LEADING), words.end)
 
 
 def _numbered(words: Span) -> bool:
@@ -106,7 +127,7 @@ def _not_proper(words: Span, names: frozenset[str], known: frozenset[str]) -> bo
     written in title case are often tagged by what the word is ("Open/JJ Source/NN").
     Function words leading the span ("Per 'Amanda'") are not the name's.
     """
-    first = next((w.i for w in words if w.tag_ not in _LEADING), words.end)
+    first = _first_named(words)
     for word in words:
         if word.i < first or _untagged(word) or word.lower_ not in known:
             continue
@@ -125,11 +146,17 @@ def _untagged(word: Token) -> bool:
 
 
 def _modifies_thing(words: Span) -> bool:
-    """Tell whether the span hangs from a common noun outside it ("the Qt frontend")."""
+    """Tell whether the span hangs from a common noun outside it ("the Qt frontend"), or
+    from a chain of proper nouns that does ("the Kestrel HTTP server": Kestrel modifies
+    HTTP, which modifies server)."""
     root = words.root
-    inside = words.start <= root.head.i < words.end
-    modifies = root.dep_ in _MODIFIER and root.head.tag_ in _COMMON and not inside
-    return modifies and _same_line(words, root.head)
+    if root.dep_ not in _MODIFIER:
+        return False
+    head, hops = root.head, 0
+    while head.tag_ in _PROPER and head.dep_ == "compound" and hops < _CHAIN:
+        head, hops = head.head, hops + 1
+    inside = words.start <= head.i < words.end
+    return head.tag_ in _COMMON and not inside and _same_line(words, head)
 
 
 def _same_line(words: Span, other: Token) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     AFTER_VERBS,
     CONNECTORS,
@@ -52,9 +53,12 @@ def _alt(words: frozenset[str]) -> str:
 
 
 #: A text opening with a lone word its use marks as a person's: "Dana said", "Dana wants",
-#: "Jürgen approved it", "Olusegun will review", "Dana's call", "Dana, please ship it".
+#: "Jürgen approved it", "Olusegun will review", "Dana's call", "Dana, please ship it",
+#: "Dana, could you rerun it?" (``_addressed``).
 _SPEAKER = re.compile(
-    rf"(?i)\W*[^\W\d_]+(?:['’]s(?!\w)|,\s+please(?!\w)|\s+(?:{_alt(PERSON_VERBS)})(?!\w)"
+    rf"(?i)\W*[^\W\d_]+(?:['’]s(?!\w)|,\s+(?:please|you)(?!\w)"
+    r"|,\s+(?:can|could|would|will|may|shall|do|did|are|have)\s+(?:i|you|we)(?!\w)"
+    rf"|\s+(?:{_alt(PERSON_VERBS)})(?!\w)"
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
@@ -276,9 +280,15 @@ def _thing_words(
     said"): what is left is still a name when it is two words or more. A span is read in
     the parts its punctuation and line breaks cut it into ("Dana Whitfield's Cautionary
     Tales"). A lone word left after the cut is a name only where NER found it or quotes
-    set it off ("Per 'Amanda'"). ``words`` are the text's, as ``tokens`` read them;
-    ``found`` are NER's PERSON spans. A place of one word is dropped when the word is
-    never a name ("Segment Anything in Images"): a town's name is a name in the list.
+    set it off ("Per 'Amanda'"). A lone word, or a span of words only, that many
+    software packages' names hold ("Pylint", "Qiskit Runtime"; ``technology.py``) names a
+    tool; a full name keeps its words. ``words`` are the text's, as ``tokens`` read them;
+    ``found`` are NER's PERSON spans. A span an honorific opens is a person's: English
+    words closing it are cut off instead ("Dr. Dana Whitfield Apt. 4", the flat's word
+    after the name on an envelope's line). A place of one word is dropped when the word is
+    never a name ("Segment Anything in Images"): a town's name is a name in the list; and
+    when it stands beside a product's word or is listed with one, as a maker's or a
+    product's name does ("the GIMP (Portugal)", "NetBSD, Chile and OpenBSD").
     """
 
     def quoted(t: Token) -> bool:
@@ -287,7 +297,11 @@ def _thing_words(
     entity, start, end = span
     covered = [t for t in words if t.start < end and start < t.end]
     if entity != "PERSON":  # a place of one word that is never a name ("Images", "Scheme")
-        lone = len(covered) == 1 and is_common_word(covered[0].core)
+        lone = len(covered) == 1 and (
+            is_common_word(covered[0].core) or is_tech_word(covered[0].core)
+        )
+        # … or listed with a product's word ("LiteOn, NEC and Brevik")
+        lone = lone or len(covered) == 1 and _beside_code(text, covered, words)
         return [] if lone else [span]
     parts: list[list[Token]] = [[]]
     for t in covered:
@@ -302,10 +316,17 @@ def _thing_words(
                 _inside(part[0].start, part[0].end, found) or quoted(part[0])
             ):
                 continue  # the opener made the run: "Use Composio", "Write Styler"
+        while len(part) > 2 and _titled(part) and _never_a_name(part[-1].core):
+            part = part[:-1]  # "Dr. Dana Whitfield Apt. 4": a title makes it a person's
         if _may_name(part) and not _beside_code(text, part, words):
             last = part[-1] is covered[-1]
             kept.append((entity, max(start, part[0].start), end if last else part[-1].end))
     return kept
+
+
+def _titled(part: list[Token]) -> bool:
+    """Tell whether an honorific opens the words ("Dr. Dana Whitfield")."""
+    return part[0].core.lower().rstrip(".") in HONORIFICS
 
 
 def _beside_code(text: str, part: list[Token], words: list[Token]) -> bool:
@@ -355,8 +376,8 @@ def _may_name(part: list[Token]) -> bool:
         return True
     if len(named) == 1:  # "C", "R": a language; an initial alone names no one
         one_letter = len(named[0]) == 1 and not is_caseless(named[0])  # 郭: a surname
-        return not one_letter and not is_common_word(named[0])
-    return not any(map(_never_a_name, named))
+        return not one_letter and not is_common_word(named[0]) and not is_tech_word(named[0])
+    return not any(map(_never_a_name, named)) and not all(map(is_tech_word, named))
 
 
 def _never_a_name(word: str) -> bool:
@@ -433,7 +454,7 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
     if words[j - 1].closes:
         if _speaker(text, words, i, j):
             return True
-        return j < len(words) and nxt.lower() == "please" and "," in text[words[j - 1].end :]
+        return _addressed(text, words, i, j)
     if not words[i].opens_clause:
         return nxt in AFTER_VERBS or nxt in SPEECH_VERBS
     then = words[j + 1].core.lower() if j + 1 < len(words) else ""
@@ -442,6 +463,23 @@ def _named(text: str, words: list[Token], i: int, j: int) -> bool:
         or (nxt in DONE_VERBS and then in OBJECTS)
         or (nxt in MODALS and then in TASK_VERBS)
     )
+
+
+#: Who a question or a request put to someone names: "Dana, can I …", "Dana, could you …".
+_ASKERS = word_set("can could would will may shall do did are have")
+_ASKED = word_set("i you we")
+
+
+def _addressed(text: str, words: list[Token], i: int, j: int) -> bool:
+    """Tell whether the run [i, j) opens its clause as the person spoken to, a comma after
+    it: a request ("Dana, please", "Dana, you …") or a question put to them ("Dana, can I
+    take the pager?", "Dana, could you rerun it?"). A step or a tool is not spoken to."""
+    if j >= len(words) or not words[i].opens_clause:
+        return False
+    if text[words[j - 1].end : words[j].start].strip() != ",":
+        return False
+    nxt, then = words[j].core.lower(), words[j + 1].core.lower() if j + 1 < len(words) else ""
+    return nxt in ("please", "you") or (nxt in _ASKERS and then in _ASKED)
 
 
 #: Words before "name is" that make it a person's name ("my name is", "her maiden name is").

@@ -11,6 +11,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.technology import is_tech_word
+
 __all__ = [
     "word_set",
     "AFTER_VERBS",
@@ -73,7 +76,7 @@ CONNECTORS = frozenset({",", "and", "or", "&", ", and", ", or"})
 #: Lower-case words that, right after a name, say it is a person acting.
 AFTER_VERBS = word_set(
     "approved rejected said says asked asks wrote writes owns owned wants wanted confirmed "
-    "reported requested signed agreed declined is was has had will can should already "
+    "reported requested signed agreed declined is was were has had have will can should already "
     "joined left reviewed merged opened"
 )
 #: Verbs of speech: after a lone capitalised word opening a clause, only a person fits
@@ -200,7 +203,19 @@ def is_name_word(word: str) -> bool:
     if len(humps) > 1 or (humps and word[: humps[0]].lower() not in _HUMP_PREFIXES):
         return False  # SessionStore, NumPy, QtConsole: code; McDonald, DeShawn, LaToya: names
     parts = re.split(r"[-'’]", word)
-    return all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) and not is_product(word)
+    if not all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) or is_product(word):
+        return False
+    return not _compound_of_things(word)
+
+
+def _compound_of_things(word: str) -> bool:
+    """Tell whether a hyphenated word joins words none of which is a name: English words
+    and software words ("Font-Awesome", "Python-Markdown", "Open-Source"). A double name
+    holds a word that is somewhere a name ("Smith-Jones", "Anne-Sophie")."""
+    parts = word.split("-")
+    if len(parts) < 2:
+        return False
+    return all(is_product(p) or is_common_word(p) or is_tech_word(p) for p in parts)
 
 
 def is_code_shaped(word: str) -> bool:

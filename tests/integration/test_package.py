@@ -165,7 +165,9 @@ def test_the_wheel_installs_one_name_beside_a_package_owning_agents(tmp_path: Pa
     assert tops == {"learnstream", "learnstream-0.1.0.dist-info"}
     assert [f for f in files if f.startswith("..")] == ["../../../bin/learnstream"]
     data = ("learnstream/streams/privacy/data/common_words.txt.gz",
-            "learnstream/streams/privacy/data/SCOWL-COPYRIGHT")  # fmt: skip
+            "learnstream/streams/privacy/data/SCOWL-COPYRIGHT",
+            "learnstream/streams/privacy/data/tech_words.txt.gz",
+            "learnstream/streams/privacy/data/TECH-WORDS-SOURCE")  # fmt: skip
     for needed in ("learnstream/py.typed", "learnstream/streams/py.typed", *data):
         assert needed in files
     shipped = {f.removeprefix("learnstream/schemas/") for f in files if "/schemas/" in f}

@@ -174,3 +174,29 @@ def test_prose_after_an_address_blocks_last_line_is_not_the_blocks(
     """The block's last line may have the sentence go on after it; a number opening prose
     on the next line is no postcode."""
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "town"),
+    [
+        ("> Dana Whitfield\n> 14 Harrowgate Lane\n> Apt. 3\n> LEEDS\n> United Kingdom 12345",
+         "LEEDS"),
+        ("}}Priya Raman\n}}2204 Lindevej 48\n}}Suite 12\n}}ODENSE\n}}Denmark 50210", "ODENSE"),
+        ("- 88 Orchard Road\n- Flat 2\n- Bristol", "Bristol"),
+    ],
+)  # fmt: skip
+def test_the_lines_of_a_block_that_open_with_a_mark_go_with_its_street(
+    anonymizer: Anonymizer, text: str, town: str
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert town not in out
+    assert "<STREET_ADDRESS>" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["12 Main Street\n> Deploy the canary first", "12 Main Street\n- Run the smoke tests"],
+)
+def test_a_marked_line_of_prose_after_a_street_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert out.endswith(text.split("\n", 1)[1])
