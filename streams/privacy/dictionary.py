@@ -22,20 +22,21 @@ import sys
 from functools import cache
 from pathlib import Path
 
-__all__ = ["WORDS_FILE", "build", "is_common_word"]
+__all__ = ["WORDS_FILE", "build", "is_common_word", "read_word_list", "write_word_list"]
 
 WORDS_FILE = Path(__file__).parent / "data" / "common_words.txt.gz"
 
 
 @cache
-def _words() -> frozenset[str]:
-    with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as f:
+def read_word_list(path: Path) -> frozenset[str]:
+    """Return the words of a shipped gzip word list (one read per process)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
         return frozenset(f.read().split())
 
 
 def is_common_word(word: str) -> bool:
     """Tell whether ``word`` is an English word that the list never gives as a name."""
-    return word.lower() in _words()
+    return word.lower() in read_word_list(WORDS_FILE)
 
 
 def build(source: Path, out: Path = WORDS_FILE) -> int:
@@ -46,10 +47,15 @@ def build(source: Path, out: Path = WORDS_FILE) -> int:
         for w in listed
         if w.isalpha() and w.islower() and w.capitalize() not in listed and w.upper() not in listed
     )
-    # mtime 0: the same list gives the same bytes
+    return write_word_list(common, out)
+
+
+def write_word_list(words: list[str], out: Path) -> int:
+    """Write ``words`` one per line, gzipped, to ``out``; return how many. The same words
+    give the same bytes (no time stamp in the gzip header)."""
     with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-        f.write(("\n".join(common) + "\n").encode("utf-8"))
-    return len(common)
+        f.write(("\n".join(words) + "\n").encode("utf-8"))
+    return len(words)
 
 
 if __name__ == "__main__":

@@ -28,13 +28,13 @@ Rebuild it (the package lists are the registries' own name lists, one package a 
 from __future__ import annotations
 
 import csv
-import gzip
 import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from functools import cache
 from pathlib import Path
+
+from learnstream.streams.privacy.dictionary import read_word_list, write_word_list
 
 __all__ = ["MIN_PACKAGES", "TECH_FILE", "build", "is_tech_word"]
 
@@ -45,15 +45,9 @@ _PART = re.compile(r"[a-z]{3,}")
 _SPLIT = re.compile(r"[-_./]")
 
 
-@cache
-def _words() -> frozenset[str]:
-    with gzip.open(TECH_FILE, "rt", encoding="utf-8") as f:
-        return frozenset(f.read().split())
-
-
 def is_tech_word(word: str) -> bool:
     """Tell whether ``word`` is a part of the names of many software packages."""
-    return word.lower() in _words()
+    return word.lower() in read_word_list(TECH_FILE)
 
 
 def _names(path: Path, skip_ranked: bool) -> Iterator[str]:
@@ -82,10 +76,7 @@ def build(python: Path, npm: Path, word_list: Path, out: Path = TECH_FILE) -> in
     listed = {w.lower() for w in word_list.read_text(encoding="utf-8").split()}
     counts = parts([*_names(python, skip_ranked=True), *_names(npm, skip_ranked=False)])
     words = sorted(w for w, n in counts.items() if n >= MIN_PACKAGES and w not in listed)
-    # mtime 0: the same lists give the same bytes
-    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-        f.write(("\n".join(words) + "\n").encode("utf-8"))
-    return len(words)
+    return write_word_list(words, out)
 
 
 if __name__ == "__main__":
