@@ -7,18 +7,26 @@ in exactly one changelog partition, and sums over workers never count a sample t
 A sample sent (an ``on_sample`` listener) is counted in memory (streams/quality/window_counts.py).
 A partition's counts are written, each window key once, by a *flush*: after a record of that
 partition (any input, or the sweeper's tick, so an idle one too) once ``windows.flush_interval``
-has passed since its last flush, and for every partition when a commit starts. Offsets are
-committed only as far as the last flush of their partition (``Progress.release``): a crash
-replays the records whose counts were in memory. The tables, so the gauges and ``GET
-/quality``, are behind by at most a flush interval.
+has passed since its last flush. Offsets are committed only as far as the last flush of their
+partition (``Progress.release``): a crash replays the records whose counts were in memory.
+
+What a commit flushes depends on the guarantee. Under exactly_once a transaction must carry
+the counts of every record it commits, so every partition is flushed when a commit starts.
+Under at_least_once a commit flushes only the partitions that are due, and all of them while
+a rebalance is under way (their next owner would count the records again); a commit every few
+seconds would otherwise write every window key that often, whatever the interval.
+
+The gauges and ``GET /quality`` add the counts still in memory to the tables, so they are
+current whatever the interval; the tables themselves are behind by up to one interval.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import faust
@@ -129,6 +137,23 @@ class QualityWindows:
         self._flushed[partition] = moment
         self.progress.release(partition)
 
+    def flush_due(self) -> None:
+        """What a commit flushes under at_least_once: the partitions whose interval passed
+        (every one during a rebalance); the offsets of those with nothing in memory are
+        released as they are."""
+        if self.app.rebalancing:
+            self.flush_all()
+            return
+        if self.app.producer.buffer.should_stop:
+            return
+        moment, waiting = self.clock(), set(self.pending.partitions())
+        for partition in waiting | {tp.partition for tp in self.progress.partitions()}:
+            if partition not in waiting:
+                self.progress.release(partition)
+            elif moment - self._flushed.setdefault(partition, moment) >= self.flush_interval:
+                with processing(self._events[partition]):
+                    self.flush(partition, moment)
+
     def flush_all(self) -> None:
         """Flush every partition (a commit starts); skipped when the producer is stopping.
 
@@ -155,14 +180,18 @@ class QualityWindows:
         actives = self.app.assignor.assigned_actives()
         return {tp.partition for tp in actives if tp.topic in self.inputs}
 
-    def counts(self, partitions: set[int], moment: float) -> dict[str, Counts]:
-        """Return {window label: counts of the current window over ``partitions``}."""
-        return {
-            spec.label: window_counts(
-                self.tables[spec.label].data.items(), spec.start_of(moment), partitions
-            )
-            for spec in self.specs
-        }
+    def counts(
+        self, partitions: set[int], moment: float, *, unwritten: bool = True
+    ) -> dict[str, Counts]:
+        """Return {window label: counts of the current window over ``partitions``}: what the
+        tables hold, plus what is counted in memory unless ``unwritten`` is false."""
+        counts = {}
+        for spec in self.specs:
+            items: Iterable[tuple[Any, Any]] = self.tables[spec.label].data.items()
+            if unwritten:
+                items = chain(items, self.pending.peek(spec.label, partitions).items())
+            counts[spec.label] = window_counts(items, spec.start_of(moment), partitions)
+        return counts
 
     def refresh(self, partitions: set[int] | None = None) -> None:
         """Update the window gauges and consumer lag; forget expired windows.
@@ -197,9 +226,13 @@ def register(runtime: Runtime) -> None:
     """Declare the windowed tables, count every sample sent, serve ``/quality``."""
     quality = QualityWindows.of(runtime)
     runtime.on_sample.append(quality.record)
+    for label, table in quality.tables.items():
+        held = runtime.metrics.held_writes.labels(table.name)
+        held.set_function(lambda label=label: quality.pending.writes(label))
     if quality.specs:  # commits wait for flushes only when there is something to flush
         runtime.after_record.append(quality.after_record)
-        runtime.progress.hold(quality.flush_all)
+        exact = runtime.progress.gated  # exactly_once: a transaction carries every count
+        runtime.progress.hold(quality.flush_all if exact else quality.flush_due)
     app, interval = runtime.app, runtime.settings.windows.refresh_interval
 
     @app.timer(interval, name="learnstream.quality_refresh")  # type: ignore[untyped-decorator]

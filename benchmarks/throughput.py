@@ -37,7 +37,7 @@ __all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The tables whose changed values a worker may hold in memory (``learnstream_held_writes``).
-HELD_TABLES = ("plan_state", "pair_intents")
+HELD_TABLES = ("plan_state", "pair_intents", "quality_5m", "quality_1h")
 
 
 def _drain_timeout(events: int) -> float:

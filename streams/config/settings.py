@@ -474,10 +474,11 @@ class WindowSettings(BaseModel):
         2.0, gt=0, description="seconds between window-gauge and consumer-lag refreshes"
     )
     flush_interval: float = Field(
-        1.0,
+        10.0,
         ge=0,
         description="seconds a partition's window counts stay in memory before they are "
-        "written (each window key once); its offsets are committed only after",
+        "written (each window key once); its offsets are committed only after, so a crash "
+        "replays up to this much (the gauges and /quality include what is in memory)",
     )
 
 

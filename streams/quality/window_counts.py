@@ -41,6 +41,23 @@ class PendingCounts:
                 sums[(key, window)] += n
         return by_label
 
+    def peek(self, label: str, partitions: set[int]) -> Counter[WindowKey]:
+        """Return what ``take`` would, summed over ``partitions``, for window size ``label``,
+        without removing it (what the gauges add to the tables)."""
+        sums: Counter[WindowKey] = Counter()
+        spec = self.specs[label]
+        for partition in partitions & self._counts.keys():
+            for (counted, key, bucket), n in self._counts[partition].items():
+                if counted == label:
+                    for window in spec.ranges(bucket):
+                        sums[(key, window)] += n
+        return sums
+
+    def writes(self, label: str) -> int:
+        """Return how many table writes (changelog records) flushing every partition would
+        make for window size ``label``: its window keys, per partition."""
+        return sum(len(self.peek(label, {partition})) for partition in self._counts)
+
     def partitions(self) -> list[int]:
         """Return the partitions with counts not yet taken."""
         return list(self._counts)

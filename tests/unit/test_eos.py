@@ -464,9 +464,9 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     apps: list[faust.App], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker's own commit path (wired runtime, Faust's consumer and producer buffer):
-    a commit flushes the quality windows first and commits after their changelog records
-    went out; when it cannot flush (the producer is stopping), it commits nothing the
-    windows have not written."""
+    a commit flushes the quality windows that are due first and commits after their
+    changelog records went out; when it cannot flush (the producer is stopping) or the
+    partition is not due, it commits nothing the windows have not written."""
     from learnstream.agents.quality_tables import QualityWindows
     from learnstream.agents.wiring import wire
     from learnstream.streams.config.settings import Settings
@@ -485,7 +485,8 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     mock_outputs(app, runtime)
     quality = next(f.__self__ for f in runtime.on_sample if hasattr(f, "__self__"))
     assert isinstance(quality, QualityWindows)
-    quality.clock = lambda: 0.0  # no flush interval ever passes: only commits flush
+    now = [0.0]
+    quality.clock = lambda: now[0]  # the flush interval passes only when the test says
     feed = Feed(app)
     fresh = datetime.now(UTC) - timedelta(seconds=1)
     await _decide(runtime, feed, True, fresh, partition=2)
@@ -503,6 +504,12 @@ async def test_commits_never_pass_a_record_whose_window_counts_are_unwritten(
     assert quality.pending.partitions() == [2]
 
     await slow_publisher(app, network.log, delay=0)
+    assert not await app.consumer.force_commit()  # at_least_once: the partition is not due
+    assert [entry for entry in network.log if isinstance(entry, tuple)] == []
+    assert quality.pending.partitions() == [2]
+    network.log.clear()
+
+    now[0] += quality.flush_interval
     assert await app.consumer.force_commit()
     sent = [entry for entry in network.log if str(entry).startswith("sent")]
     # the plan's plan_state, then intent_resolution and confirm_decision in the 5m and 1h windows

@@ -416,23 +416,89 @@ async def test_an_idle_partition_is_flushed_by_its_tick_and_a_busy_one_by_its_re
     runtime: Any,
 ) -> None:
     quality, feed = windows(runtime), Feed(runtime.app)
+    half = quality.flush_interval / 2
     fresh = datetime.now(UTC) - timedelta(seconds=1)
+
+    def written() -> dict[str, int]:
+        return quality.counts({1, 2}, fresh.timestamp(), unwritten=False)["5m"]["intent_resolution"]
+
     await _decide(runtime, feed, True, fresh, partition=1)
     await tick(runtime, feed, 1)  # within the interval: still pending
-    assert quality.counts({1}, fresh.timestamp())["5m"]["intent_resolution"]["good"] == 0
-    windows(runtime).clock.now += 0.5
+    assert written()["good"] == 0
+    windows(runtime).clock.now += half
     await _decide(runtime, feed, False, fresh, partition=2)
-    windows(runtime).clock.now += 0.5  # a second since partition 1 was first seen, half one for 2
+    windows(runtime).clock.now += half  # an interval since partition 1 was first seen, half for 2
     await tick(runtime, feed, 1)
-    counts = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
-    assert counts == {"good": 1, "acceptable": 0, "poor": 0}
-    windows(runtime).clock.now += 0.5
+    assert written() == {"good": 1, "acceptable": 0, "poor": 0}
+    windows(runtime).clock.now += half
     # partition 2's next record (a plan snapshot) flushes its rejection; the approval that
     # follows it waits for the next flush
     await _decide(runtime, feed, True, fresh + timedelta(seconds=1), partition=2)
-    counts = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
-    assert counts == {"good": 1, "acceptable": 0, "poor": 1}
+    assert written() == {"good": 1, "acceptable": 0, "poor": 1}
     assert quality.pending.partitions() == [2]
+    # what the gauges and /quality show: the tables and what is in memory
+    current = quality.counts({1, 2}, fresh.timestamp())["5m"]["intent_resolution"]
+    assert current == {"good": 2, "acceptable": 0, "poor": 1}
+    assert quality.counts({1}, fresh.timestamp())["5m"]["intent_resolution"]["good"] == 1
+
+
+def _released(runtime: Any, partition: int) -> list[bool | None]:
+    """Tell, for each processed topic partition ``partition``, whether a commit may take
+    everything processed (up to a record the join holds in memory); None: nothing of it."""
+    progress = runtime.progress
+    tps = [tp for tp in progress.partitions() if tp.partition == partition]
+    assert tps
+    found: list[bool | None] = []
+    for tp in tps:
+        offset, processed, pinned = (
+            progress.commit_offset(tp),
+            progress.next_offset(tp),
+            progress.pinned(tp),
+        )
+        upto = processed if pinned is None else min(processed, pinned)
+        found.append(None if offset is None else offset == upto)
+    return found
+
+
+async def test_an_at_least_once_commit_flushes_only_the_partitions_that_are_due(
+    runtime: Any,
+) -> None:
+    quality, feed = windows(runtime), Feed(runtime.app)
+    fresh = datetime.now(UTC) - timedelta(seconds=1)
+    await _decide(runtime, feed, True, fresh, partition=1)
+    windows(runtime).clock.now += quality.flush_interval
+    await _decide(runtime, feed, False, fresh, partition=2)  # flushes nothing: 2 just seen
+    await tick(runtime, feed, 3)  # nothing counted on 3
+    assert quality.pending.partitions() == [1, 2]
+
+    runtime.progress.before_commit()  # what a commit runs first
+    assert quality.pending.partitions() == [2]
+    written = quality.counts({1, 2}, fresh.timestamp(), unwritten=False)["5m"]
+    assert written["intent_resolution"] == {"good": 1, "acceptable": 0, "poor": 0}
+    assert _released(runtime, 1) == [True, True]
+    assert _released(runtime, 3) == [True]  # nothing counted: released as it is
+    assert _released(runtime, 2) == [None, None]
+
+    runtime.app.rebalancing = True  # a rebalance's commit: everything goes out
+    try:
+        runtime.progress.before_commit()
+    finally:
+        runtime.app.rebalancing = False
+    assert quality.pending.partitions() == []
+    assert _released(runtime, 2) == [True, True]
+
+
+async def test_an_exactly_once_commit_flushes_every_partition(make_runtime: Make) -> None:
+    runtime = await make_runtime(processing_guarantee="exactly_once")
+    quality, feed = windows(runtime), Feed(runtime.app)
+    fresh = datetime.now(UTC) - timedelta(seconds=1)
+    await _decide(runtime, feed, True, fresh, partition=1)
+    assert quality.pending.partitions() == [1]
+    runtime.progress.before_commit()  # a transaction carries the counts of what it commits
+    assert quality.pending.partitions() == []
+    written = quality.counts({1}, fresh.timestamp(), unwritten=False)["5m"]
+    assert written["intent_resolution"]["good"] == 1
+    assert _released(runtime, 1) == [True, True]
 
 
 async def test_revoked_partitions_forget_their_pending_counts(runtime: Any) -> None:
