@@ -29,6 +29,8 @@ from learnstream.streams.privacy.words import (
     OBJECTS,
     PARTICLES,
     PERSON_VERBS,
+    PERSONAL,
+    SPEAKING,
     SPEECH_VERBS,
     TASK_VERBS,
     Token,
@@ -40,7 +42,7 @@ from learnstream.streams.privacy.words import (
     word_set,
 )
 
-__all__ = ["addressee", "is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
+__all__ = ["CODE", "addressee", "is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
@@ -62,6 +64,12 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
+#: A text opening with a name-shaped word whose clause holds a verb of speaking or a
+#: person's pronoun: its subject may be a person by its role (``roles.py``: "Kinsey listed
+#: his songs", "Dana whispered").
+_ROLE_OPENER = re.compile(
+    rf"\W*[^\W\d_a-z][^\s.;:!?]*[^.;:!?\n]*?(?<!\w)(?i:{_alt(SPEAKING | PERSONAL)})(?!\w)"
+)
 _QUOTES = "\"'«“‘"
 #: A letter beyond the Latin alphabets (a script with or without capitals), wherever it
 #: stands: a name in Han or Arabic needs no space or capital before it.
@@ -71,7 +79,7 @@ _UNCAPITALISED_CUE = re.compile(
     r"named)\s+(?:me|him|her|them)\s)"
 )
 _OTHER_SCRIPT = re.compile(r"[^\W\d_\u0000-\u024f]")
-_CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
+CODE = _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
 def may_hold_name(text: str) -> bool:
@@ -85,6 +93,7 @@ def may_hold_name(text: str) -> bool:
     return (
         _LATER_CAPITAL.search(text) is not None
         or _SPEAKER.match(text) is not None
+        or _ROLE_OPENER.match(text) is not None
         or _OTHER_SCRIPT.search(text) is not None
         or _UNCAPITALISED_CUE.search(text) is not None
     )

@@ -26,6 +26,7 @@ from learnstream.streams.privacy.names import (
 from learnstream.streams.privacy.ner import NerDetector
 from learnstream.streams.privacy.recognizers import build_analyzer
 from learnstream.streams.privacy.results import Found, absorb, names_beside, operator, tagged
+from learnstream.streams.privacy.roles import may_take_role, role_spans
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.privacy.walk import sample_strings, walk_sample
 
@@ -185,8 +186,9 @@ class Anonymizer:
     def _people(ner: NerDetector, texts: list[str]) -> list[_Spans]:
         """Return, per text, its person and place spans that the grammar does not call things.
 
-        NER's spans, checked, and those found by use; NER and the parse each run once over
-        all the texts (``nlp.pipe``), the parse only over those holding a span.
+        NER's spans, checked, and those found by use, then the names the parse gives a
+        person's role (``roles.py``); NER and the parse each run once over all the texts
+        (``nlp.pipe``), the parse only over those holding a span or a role's word.
         """
         worth = [t for t in texts if worth_ner(t)]
         found = dict(zip(worth, ner.find(worth), strict=True))
@@ -194,12 +196,16 @@ class Anonymizer:
         held = [
             t
             for t, s in zip(texts, spans, strict=True)
-            if any(worth_parsing(t, x, found.get(t, [])) for x in s)
+            if any(worth_parsing(t, x, found.get(t, [])) for x in s) or may_take_role(t)
         ]
         docs = dict(zip(held, ner.parse(held), strict=True))
-        return [
+        kept = [
             _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
             for t, s in zip(texts, spans, strict=True)
+        ]
+        return [
+            s + role_spans(t, doc, s) if (doc := docs.get(t)) is not None else s
+            for t, s in zip(texts, kept, strict=True)
         ]
 
     def _read_names_ahead(self, texts: list[str]) -> None:

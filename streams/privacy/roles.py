@@ -1,0 +1,144 @@
+"""Names found by the roles the parse gives them: roles only a person takes in a sentence.
+
+A lone capitalised word is a name as often as a tool's ("Zenity", "Hunspell"), and where no
+cue, title or second name word marks it, only the sentence's grammar can: some roles are
+taken by people and not by programs. The tagger and parser (``ner.py``'s ``parse``) give
+each word its role; a name-shaped word the model tags a proper noun (any tag for a word of
+another script, whose tag is a guess) is a person's name when it is
+
+- the subject of a verb of a manner of speaking or of saying that only a person does
+  ("Sophia shouted at John", "said Hans"): Levin's verb classes 37.3 and 37.7 (English Verb
+  Classes and Alternations, 1993), without the verbs machines and programs do too
+  ("report", "explain", "state", "ask", "reply", "complain", "hum", "roar");
+- the object of "at", "to" or "with" hanging from such a verb ("shouted at John", "said
+  Hans to Kíra");
+- the indirect object of a verb of giving or telling (Levin 13.1, 37.1) whose subject is a
+  person: "he", "she", "they" or a name ("Richard had given Maja his address"; not "It
+  sends Hunspell the word list", nor the imperative "Give Zorbel more memory");
+- the subject of a clause in which "his", "her", "him", "himself" or "herself" stands
+  ("Kinsey listed his top 20 songs", "Marrero began writing, publishing her first story"):
+  a person's pronoun, which programs never take ("its").
+
+A word that is English (``dictionary.py``), a software package's name (``technology.py``)
+or a known product is none, whatever its role.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.names import CODE
+from learnstream.streams.privacy.technology import is_tech_word
+from learnstream.streams.privacy.words import (
+    GIVING,
+    PERSONAL,
+    SPEAKING,
+    is_caseless,
+    is_name_word,
+    is_product,
+    tokens,
+    word_set,
+)
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+__all__ = ["may_take_role", "role_spans"]
+
+Span = tuple[str, int, int]
+
+
+#: Prepositions taking the person spoken to or with ("shouted at John", "said to Kíra").
+_SPOKEN_TO = word_set("at to with")
+#: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
+#: program what it needs: "you can pass Zenity the path").
+_PEOPLE = word_set("he she they")
+_PROPER = frozenset({"NNP", "NNPS"})
+#: Dependencies by which a word's clause goes on without a subject of its own.
+_SAME_CLAUSE = frozenset(
+    {"dobj", "dative", "prep", "pobj", "xcomp", "advcl", "poss", "attr", "acomp", "npadvmod"}
+)
+_TRIGGER = re.compile(
+    r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | GIVING | PERSONAL)) + r")(?![\w-])"
+)
+
+
+def may_take_role(text: str) -> bool:
+    """Tell cheaply whether a role rule could apply: a name-shaped word, and a verb or a
+    pronoun of the rules, in text."""
+    if _TRIGGER.search(text) is None:
+        return False
+    return any(is_name_word(t.core) for t in tokens(text))
+
+
+def _candidate(word: Token) -> bool:
+    """Tell whether a word may be a name: shaped so, tagged a proper noun (any tag in a
+    script without capitals), not English, not a tool's or a product's."""
+    text = word.text
+    if not is_name_word(text) or is_product(text) or is_tech_word(text):
+        return False
+    if is_caseless(text) or not text.isascii():
+        return not is_common_word(text) and not word.tag_.startswith("VB")
+    return word.tag_ in _PROPER and not is_common_word(text)
+
+
+def _name(word: Token) -> Token | None:
+    """Return the word heading the name (``word`` itself) when its words may be a name."""
+    parts = [c for c in word.children if c.dep_ == "compound" and c.i < word.i] + [word]
+    return word if all(_candidate(p) for p in parts) else None
+
+
+def _span(word: Token) -> Span:
+    first = min([word] + [c for c in word.children if c.dep_ == "compound" and c.i < word.i])
+    return ("PERSON", first.idx, word.idx + len(word.text))
+
+
+def _personal_in_clause(verb: Token) -> bool:
+    """Tell whether a person's pronoun stands in the verb's clause (not in a clause with a
+    subject of its own)."""
+    todo = list(verb.children)
+    while todo:
+        w = todo.pop()
+        if w.lower_ in PERSONAL and w.tag_ in ("PRP", "PRP$"):
+            return True
+        if w.dep_ in _SAME_CLAUSE and not any(c.dep_ in ("nsubj", "nsubjpass") for c in w.children):
+            todo.extend(w.children)
+    return False
+
+
+def _personal_subject(verb: Token) -> bool:
+    """Tell whether the verb's subject is a person: a personal pronoun or a name."""
+    for c in verb.children:
+        if c.dep_ == "nsubj":
+            return c.lower_ in _PEOPLE or _name(c) is not None
+    return False
+
+
+def _role(word: Token) -> bool:
+    """Tell whether the word's role in its sentence is one only a person takes."""
+    head = word.head
+    if word.dep_ == "nsubj" and head.tag_.startswith("VB"):
+        return head.lower_ in SPEAKING or _personal_in_clause(head)
+    if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
+        return head.head.lower_ in SPEAKING
+    if word.dep_ == "dative" and head.lower_ in GIVING:
+        return _personal_subject(head)
+    return False
+
+
+def role_spans(text: str, doc: Doc, taken: list[Span]) -> list[Span]:
+    """Return the PERSON spans of names their roles mark in the parsed text, but for those
+    ``taken`` overlaps and those in code, a URL or a pathed word."""
+    found: list[Span] = []
+    code = [("CODE", *m.span()) for m in CODE.finditer(text)]
+    for word in doc:
+        if _name(word) is None or not _role(word):
+            continue
+        span = _span(word)
+        if "\n" in text[span[1] : span[2]]:
+            continue
+        if not any(a < span[2] and span[1] < b for _, a, b in taken + found + code):
+            found.append(span)
+    return found
