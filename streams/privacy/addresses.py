@@ -15,6 +15,8 @@ from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.technology import is_tech_word
+from learnstream.streams.privacy.words import is_product
 
 __all__ = ["StreetAddressRecognizer"]
 
@@ -71,6 +73,36 @@ _NUMBER_LAST = (
     rf"(?:[ \t]+(?:{_ANY_WORD}|d[aeiou]s?|del|la|le|van|von|der|den)){{0,3}}"
     r"[ \t]+\d{1,5}[A-Za-z]?\.?"
     rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
+)
+#: Lower-case words inside a street's name written with the house number last ("Pernilles
+#: vei 115", "Kase põik 91", "Gosposka ulica 53"): a street type of its language, never an
+#: English function word ("2 Pods to 3").
+_INNER_LOWER = (
+    r"(?!(?:to|of|and|or|in|on|at|for|from|with|by|the|a|an|is|are|was|per|vs|via|into)"
+    r"(?![\w'’-]))[^\W\d_A-Z][\w'’-]*"
+)
+#: Streets with the house number last and lower-case words in their name, behind a
+#: building or postal number, the number closing the line or followed by a comma or a
+#: flat: "74485 Pernilles vei 115 Suite 086", "021 Kase põik 91".
+_NUMBER_LAST_LOWER = (
+    rf"(?<![\w.-]){_HOUSE},?[ \t]+{_ANY_WORD}"
+    rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{1,3}}"
+    r"[ \t]+\d{1,5}[A-Za-z]?\.?"
+    rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
+)
+#: Streets written with the house number last and an English street type after it, behind
+#: a building number ("6889 Lumbyholmvej 46 St.", "2925 Tyršova 1808 St.").
+_NUMBER_THEN_TYPE = (
+    rf"(?<![\w.-]){_HOUSE},?[ \t]+{_ANY_WORD}(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
+    r"[ \t]+\d{1,5}[A-Za-z]?[ \t]+(?:Street|St|Avenue|Ave|Road|Rd|Str)\b\.?"
+)
+#: A street named without a house number, by its type written out after one to three
+#: capitalised words of any script and, as many write it, its number: "Smit Mills Street",
+#: "Dobrovského 1394 street", "Ποσειδώνος 54 street". A name of English words only ("Wall
+#: Street", "Main Road") is left (``_named_street``).
+_NAMED = (
+    rf"(?<![\w.-]){_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}(?:[ \t]+\d{{1,5}}[A-Za-z]?)?"
+    r"[ \t]+(?i:street|avenue|road|boulevard)(?![\w-])(?![ \t]+[^\W\d_a-z])"
 )
 #: P.O. boxes: "P.O. Box 1234", "PO Box 12", "Post Office Box 7", in any case.
 _PO_BOX = r"(?<![\w.])(?i:P\.?\s?O\.?|Post\s+Office)\s*(?i:Box)\s+\d{1,6}(?!\w)"
@@ -152,7 +184,10 @@ class StreetAddressRecognizer(PatternRecognizer):
         ]
         streets += [_LONE_UNIT + _UNIT_TOWN, _CORNER]
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
+        streets += [rf"(?:{s}){_UNIT_TOWN}(?:{_COMMA_TOWNS})?" for s in (_NUMBER_LAST_LOWER,)]
+        streets += [_NUMBER_THEN_TYPE]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
+        patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
@@ -166,9 +201,31 @@ class StreetAddressRecognizer(PatternRecognizer):
     ) -> list[RecognizerResult]:
         """Return the addresses, each without a last line that opens a sentence going on."""
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        found = [r for r in found if _pattern(r) != _NAMED_STREET or _named_street(text, r)]
         for r in found:
             r.end = _without_prose_line(text, r.start, r.end)
         return found
+
+
+#: The pattern of streets named without a house number (``_NAMED``).
+_NAMED_STREET = "named street"
+
+
+def _pattern(result: RecognizerResult) -> str | None:
+    """Return the name of the pattern that found result."""
+    explanation = result.analysis_explanation
+    return explanation.pattern_name if explanation is not None else None
+
+
+def _named_street(text: str, result: RecognizerResult) -> bool:
+    """Tell whether a street named without a house number holds a word that is somewhere a
+    name: one of English words, software's or products' names only ("Wall Street", "The
+    Python Road") names no one's street."""
+    words = [w.strip(".,'’") for w in text[result.start : result.end].split()[:-1]]
+    return any(
+        not w.isdigit() and not is_common_word(w) and not is_tech_word(w) and not is_product(w)
+        for w in words
+    )
 
 
 def _without_prose_line(text: str, start: int, end: int) -> int:

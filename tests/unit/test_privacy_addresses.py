@@ -200,3 +200,49 @@ def test_the_lines_of_a_block_that_open_with_a_mark_go_with_its_street(
 def test_a_marked_line_of_prose_after_a_street_is_kept(anonymizer: Anonymizer, text: str) -> None:
     out = anonymizer.anonymize_text(text)[0]
     assert out.endswith(text.split("\n", 1)[1])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Shows on Sille Ranch Street were important.",
+            "Shows on <STREET_ADDRESS> were important.",
+        ),
+        ("Mika lives on Dobrovského 1394 street.", "Mika lives on <STREET_ADDRESS>."),
+        ("It refers to Ποσειδώνος 54 street.", "It refers to <STREET_ADDRESS>."),
+    ],
+)
+def test_a_street_named_by_its_type_written_out_needs_no_house_number(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Drop it at 6889 Lumbyholmvej 46 St.", "Drop it at <STREET_ADDRESS>"),
+        ("Return to 74485 Pernilles vei 115 Suite 086", "Return to <STREET_ADDRESS>"),
+        ("??? 021 Kase põik 91\n??? Tallinn", "??? <STREET_ADDRESS>\n??? Tallinn"),
+    ],
+)
+def test_streets_with_the_number_last_take_lower_case_types_and_an_english_type_after(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Python Road Map for 2025",  # a product's word, then a capitalised word
+        "It is on Main Road and The Road.",  # English words only
+        "Take the road to the main street.",  # no capitalised name
+        "Scale from 1 Worker to 4, then stop.",  # an English function word inside
+        "Resize 2 Pods to 3\nthen wait.",
+        "Run 3 Python 3 tests on Street View.",
+    ],
+)
+def test_technical_text_of_the_same_shapes_is_no_street(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
