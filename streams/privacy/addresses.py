@@ -30,7 +30,7 @@ _SUFFIXES = (
     "Lodge|Manors?|Meadows?|Mews|Mills?|Motorway|Mount|Mountains?|Nagar|Marg|Neck|Orchard|"
     "Oval|Overpass|Parkways?|Passage|Pike|Pines?|Place|Pl|Plains?|Plaza|Prairie|Ranch|"
     "Rapids?|Ridges?|Rise|River|Roads?|Rd|Route|Row|Shoals?|Shores?|Skyway|Springs?|"
-    "Squares?|Sq|Stravenue|Streets?|St|Terrace|Throughway|Trafficway|Trail|Tunnel|Turnpike|"
+    "Squares?|Sq|Stravenue|Streets?|St|Str|Terrace|Throughway|Trafficway|Trail|Tunnel|Turnpike|"
     "Underpass|Vale|Valleys?|Via|Viaduct|Villages?|Ville|Vista|Wharf"
 )
 #: Street types that are also everyday words in agent text ("3 Smoke Tests Pass"): a street
@@ -58,7 +58,7 @@ _DE = rf"(?:{_WORD}[\s-])*(?=[A-ZÀ-Þ])[\w'-]*(?i:{_DE_TYPES})\s+{_HOUSE}(?![\w
 _FR_TYPES = r"rue|avenue|av\.|boulevard|bd|allée|impasse|quai|chemin|place|route|cours|square"
 #: French streets: "5, avenue Samson", "87, rue de Barre", "avenue Julie Ledoux".
 _FR = (
-    rf"(?:(?<![\w.-]){_HOUSE}(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
+    rf"(?:(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
     rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:\s+{_WORD}){{0,3}}"
 )
 #: A capitalised word in any script (Greek and Cyrillic capitals too), then more words.
@@ -104,6 +104,17 @@ _NAMED = (
     rf"(?<![\w.-]){_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}(?:[ \t]+\d{{1,5}}[A-Za-z]?)?"
     r"[ \t]+(?i:street|avenue|road|boulevard)(?![\w-])(?![ \t]+[^\W\d_a-z])"
 )
+#: A street written with the house number last and no number before it, where a place
+#: is named: after "on", "at", "of", "in", "to", "from" or "near", closing its clause
+#: ("The bus station is on Midhraun 10", "the north side of Strepestraat 143."). A
+#: product's or a tool's name with its version ("on Windows 10", "in Python 3") is none
+#: (``_numbered_street``), and a number of one digit is a version more often than a house's.
+_PLACED_NUMBER_LAST = (
+    r"(?<=(?<![\w-])(?:[Oo]n|[Aa]t|[Oo]f|[Ii]n|[Tt]o|[Ff]rom|[Nn]ear)[ \t]+)"
+    rf"(?:(?:ul|al|pl|r|av|avda)\.[ \t]+)?{_ANY_WORD}"
+    rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
+    r"[ \t]+\d{2,5}[A-Za-z]?\.?(?=[ \t]*(?:[,;!?\r\n]|\.(?!\w)|$))"
+)
 #: P.O. boxes: "P.O. Box 1234", "PO Box 12", "Post Office Box 7", in any case.
 _PO_BOX = r"(?<![\w.])(?i:P\.?\s?O\.?|Post\s+Office)\s*(?i:Box)\s+\d{1,6}(?!\w)"
 #: A flat, suite or apartment with its number, alone ("Apt. 559" on a letter's line): the
@@ -146,12 +157,18 @@ _LINES = (
 
 #: A town's word: a capital in any script, no period (the sentence's stays outside).
 _TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
+#: A word in capitals, as the post writes a town ("GRIMSTAD", "LI").
+_CAPITALS = r"[^\W\d_a-z]{2,}(?![\w'’-])"
 #: The town and country written after a flat on the street's own line, up to the line's or
-#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"):
-#: only after a flat, so a street in prose keeps the words after it.
+#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"),
+#: or, with a word in capitals as the post writes a town, up to the next lower-case word
+#: ("… Suite 717 Thohoyandou LI for post mail"): only after a flat, so a street in prose
+#: keeps the words after it ("…, Apt. 5 Then We Deploy it").
 _UNIT_TOWN = (
-    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
-    r"(?=[ \t]*(?:[?.!,;:)\r\n]|$)))?"
+    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}"
+    r"(?=[ \t]*(?:[?.!,;:)\r\n]|$))"
+    rf"|(?<={_UNIT})[ \t]+(?:{_TOWN_WORD}[ \t]+){{0,2}}{_CAPITALS}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
+    r"(?=[ \t]+[^\W\d_A-Z]))?"
 )
 
 
@@ -188,6 +205,7 @@ class StreetAddressRecognizer(PatternRecognizer):
         streets += [_NUMBER_THEN_TYPE]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
+        patterns.append(Pattern(_NUMBERED_STREET, _PLACED_NUMBER_LAST, 0.6))
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
@@ -202,13 +220,19 @@ class StreetAddressRecognizer(PatternRecognizer):
         """Return the addresses, each without a last line that opens a sentence going on."""
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
         found = [r for r in found if _pattern(r) != _NAMED_STREET or _named_street(text, r)]
+        found = [r for r in found if _pattern(r) != _NUMBERED_STREET or _numbered_street(text, r)]
         for r in found:
             r.end = _without_prose_line(text, r.start, r.end)
+            if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
+                r.start = before.start()  # "36231 <23 Rue …>": the building's number
         return found
 
 
-#: The pattern of streets named without a house number (``_NAMED``).
-_NAMED_STREET = "named street"
+#: The pattern of streets named without a house number (``_NAMED``), and of streets with
+#: the number last and none before (``_PLACED_NUMBER_LAST``).
+_NAMED_STREET, _NUMBERED_STREET = "named street", "numbered street"
+#: A building's or a postal number right before a street found ("14386 <street>").
+_BUILDING = re.compile(r"(?<![\w.,:/-])\d{1,6}[ \t]+\Z")
 
 
 def _pattern(result: RecognizerResult) -> str | None:
@@ -226,6 +250,16 @@ def _named_street(text: str, result: RecognizerResult) -> bool:
         not w.isdigit() and not is_common_word(w) and not is_tech_word(w) and not is_product(w)
         for w in words
     )
+
+
+def _numbered_street(text: str, result: RecognizerResult) -> bool:
+    """Tell whether a street with its number last names a street: a word of it is somewhere
+    a name, and none is a product's or a software package's name or an acronym."""
+    words = [w.strip(".,'’") for w in text[result.start : result.end].split()[:-1]]
+    named = [w for w in words if w[:1].isupper()]
+    if any(is_tech_word(w) or is_product(w) or w.isupper() for w in named):
+        return False  # "Windows 10", "Python 3", a standard's acronym: "RFC 2231", "ISO 8601"
+    return any(not is_common_word(w) for w in named)
 
 
 def _without_prose_line(text: str, start: int, end: int) -> int:

@@ -246,3 +246,55 @@ def test_streets_with_the_number_last_take_lower_case_types_and_an_english_type_
 )
 def test_technical_text_of_the_same_shapes_is_no_street(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The bus station is on Midhraun 10", "The bus station is on <STREET_ADDRESS>"),
+        (
+            "He lives on the north side of Strepestraat 143.",
+            "He lives on the north side of <STREET_ADDRESS>",
+        ),
+        ("It is on ul. Biskupa Bogedaina 118", "It is on <STREET_ADDRESS>"),
+    ],
+)
+def test_a_street_with_its_number_last_is_masked_where_a_place_is_named(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It runs on Windows 10 and Python 3.",  # products and their versions
+        "The strategy defined in RFC 2231.",  # a standard's acronym
+        "Read about it in Section 12.",  # English words
+        "Released in March 2024.",
+        "Upgrade to Zorbel 2.",  # a version of one digit
+    ],
+)
+def test_a_product_or_a_standard_with_its_number_is_no_street(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "it is 36231 23 Rue Abderrahmen Ziad Suite 658 Tebaga Tunisia",
+            "it is <STREET_ADDRESS>",
+        ),
+        (
+            "Change it to 8742 209 Stanza Bopape St Suite 717 Thohoyandou LI for post mail?",
+            "Change it to <STREET_ADDRESS> for post mail?",
+        ),
+    ],
+)
+def test_a_building_number_before_and_the_town_after_a_flat_go_with_the_street(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
