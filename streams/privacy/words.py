@@ -154,7 +154,9 @@ POSTNOMINALS = word_set("phd md dvm dds jr sr ii iii iv esq mba msc bsc cpa rn")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
 PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
-_WORD = re.compile(r"\S+")
+#: A run between spaces, cut after a colon a quotation opens right after, as a chat or a
+#: script writes who speaks a line ('Vanessa:"I'm her daughter"').
+_WORD = re.compile(r"\S+?:(?=[\"“«])|\S+")
 _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
 _POSSESSIVE = re.compile(r"['’]s?$")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")

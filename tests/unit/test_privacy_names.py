@@ -399,6 +399,7 @@ def test_names_beside_titles_and_degrees_are_still_masked(
         ("Dana: I will take the pager tonight", ("Dana",)),
         ("Carys: What a wife.\nJacob: Remember me?", ("Carys", "Jacob")),  # a script's lines
         ("Olusegun Bakare: fine by me", ("Bakare",)),
+        ('Carys: "Who are you?"\nVanessa:"I\'m her daughter".', ("Carys", "Vanessa")),  # no space
     ],
 )
 def test_who_speaks_a_line_of_a_chat_is_masked(
@@ -415,6 +416,8 @@ def test_who_speaks_a_line_of_a_chat_is_masked(
         "Rejected: the plan is unsafe",
         "Kafka: bump the client to 4.0",  # a known product
         "Summary:\nthe build is green",  # nothing after the colon on its line
+        'Note:"run the tests first"',  # a quote right after the colon
+        '{"name":"Deploy","status":"Ready"}',  # JSON keys and values
     ],
 )
 def test_labels_and_tools_opening_a_line_are_kept(anonymizer: Anonymizer, text: str) -> None:
