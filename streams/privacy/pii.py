@@ -204,7 +204,7 @@ class Anonymizer:
             for t, s in zip(texts, spans, strict=True)
         ]
         return [
-            s + role_spans(t, doc, s) if (doc := docs.get(t)) is not None else s
+            s + role_spans(t, doc, s, ner.known) if (doc := docs.get(t)) is not None else s
             for t, s in zip(texts, kept, strict=True)
         ]
 

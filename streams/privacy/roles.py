@@ -16,8 +16,11 @@ another script, whose tag is a guess) is a person's name when it is
   person: "he", "she", "they" or a name ("Richard had given Maja his address"; not "It
   sends Hunspell the word list", nor the imperative "Give Zorbel more memory");
 - the subject of a clause in which "his", "her", "him", "himself" or "herself" stands
-  ("Kinsey listed his top 20 songs", "Marrero began writing, publishing her first story"):
-  a person's pronoun, which programs never take ("its").
+  ("Kinsey listed his top 20 songs", "Marrero began writing, publishing her first story"),
+  or of a sentence the next one refers to with such a pronoun ("Cintia is very reliable.
+  You can always depend on him."): a person's pronoun, which programs never take ("its").
+  "He" and "she" are not read in the next sentence: they open a sentence about someone
+  else as often ("Zorbel is a parser. Its author says he wrote it").
 
 A word that is English (``dictionary.py``), a software package's name (``technology.py``)
 or a known product is none, whatever its role.
@@ -55,7 +58,7 @@ _SPOKEN_TO = word_set("at to with")
 #: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
 #: program what it needs: "you can pass Zenity the path").
 _PEOPLE = word_set("he she they")
-_PROPER = frozenset({"NNP", "NNPS"})
+_PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
 #: Dependencies by which a word's clause goes on without a subject of its own.
 _SAME_CLAUSE = frozenset(
     {"dobj", "dative", "prep", "pobj", "xcomp", "advcl", "poss", "attr", "acomp", "npadvmod"}
@@ -73,21 +76,23 @@ def may_take_role(text: str) -> bool:
     return any(is_name_word(t.core) for t in tokens(text))
 
 
-def _candidate(word: Token) -> bool:
-    """Tell whether a word may be a name: shaped so, tagged a proper noun (any tag in a
-    script without capitals), not English, not a tool's or a product's."""
+def _candidate(word: Token, known: frozenset[str]) -> bool:
+    """Tell whether a word may be a name: shaped so, tagged a proper noun (a noun will do
+    for a word the model does not know, whose tag is a guess; any tag but a verb's in
+    another script), not English, not a tool's or a product's."""
     text = word.text
     if not is_name_word(text) or is_product(text) or is_tech_word(text):
         return False
     if is_caseless(text) or not text.isascii():
         return not is_common_word(text) and not word.tag_.startswith("VB")
-    return word.tag_ in _PROPER and not is_common_word(text)
+    nouns = _PROPER if word.lower_ in known else _PROPER | _COMMON
+    return word.tag_ in nouns and not is_common_word(text)
 
 
-def _name(word: Token) -> Token | None:
-    """Return the word heading the name (``word`` itself) when its words may be a name."""
+def _name(word: Token, known: frozenset[str]) -> bool:
+    """Tell whether the word and the compound words before it may be a name."""
     parts = [c for c in word.children if c.dep_ == "compound" and c.i < word.i] + [word]
-    return word if all(_candidate(p) for p in parts) else None
+    return all(_candidate(p, known) for p in parts)
 
 
 def _span(word: Token) -> Span:
@@ -108,33 +113,47 @@ def _personal_in_clause(verb: Token) -> bool:
     return False
 
 
-def _personal_subject(verb: Token) -> bool:
+def _referred_to(word: Token) -> bool:
+    """Tell whether the subject of a sentence's main verb, the sentence's only subject, is
+    referred to in the next sentence by a person's pronoun ("Cintia is very reliable. You
+    can always depend on him."; not "Zorbel is fast. It scales.")."""
+    sentence = word.sent
+    if word.head != sentence.root or sentence.end >= len(word.doc):
+        return False
+    if any(w.dep_ == "nsubj" and w.i != word.i for w in sentence):
+        return False
+    after = word.doc[sentence.end].sent
+    return any(w.lower_ in PERSONAL and w.tag_ in ("PRP", "PRP$") for w in after)
+
+
+def _personal_subject(verb: Token, known: frozenset[str]) -> bool:
     """Tell whether the verb's subject is a person: a personal pronoun or a name."""
     for c in verb.children:
         if c.dep_ == "nsubj":
-            return c.lower_ in _PEOPLE or _name(c) is not None
+            return c.lower_ in _PEOPLE or _name(c, known)
     return False
 
 
-def _role(word: Token) -> bool:
+def _role(word: Token, known: frozenset[str]) -> bool:
     """Tell whether the word's role in its sentence is one only a person takes."""
     head = word.head
     if word.dep_ == "nsubj" and head.tag_.startswith("VB"):
-        return head.lower_ in SPEAKING or _personal_in_clause(head)
+        return head.lower_ in SPEAKING or _personal_in_clause(head) or _referred_to(word)
     if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
         return head.head.lower_ in SPEAKING
     if word.dep_ == "dative" and head.lower_ in GIVING:
-        return _personal_subject(head)
+        return _personal_subject(head, known)
     return False
 
 
-def role_spans(text: str, doc: Doc, taken: list[Span]) -> list[Span]:
+def role_spans(text: str, doc: Doc, taken: list[Span], known: frozenset[str]) -> list[Span]:
     """Return the PERSON spans of names their roles mark in the parsed text, but for those
-    ``taken`` overlaps and those in code, a URL or a pathed word."""
+    ``taken`` overlaps and those in code, a URL or a pathed word. ``known`` holds the
+    (lower-cased) words the model knows."""
     found: list[Span] = []
     code = [("CODE", *m.span()) for m in CODE.finditer(text)]
     for word in doc:
-        if _name(word) is None or not _role(word):
+        if not _name(word, known) or not _role(word, known):
             continue
         span = _span(word)
         if "\n" in text[span[1] : span[2]]:

@@ -40,6 +40,10 @@ def test_who_speaks_and_who_is_spoken_to_are_people(
         ("Richard had given Maja his address.", "<PERSON> had given <PERSON> his address."),
         ("Kinsey listed his top 20 songs.", "<PERSON> listed his top 20 songs."),
         (
+            "Cintia is very reliable. You can always depend on him.",  # the next sentence's
+            "<PERSON> is very reliable. You can always depend on him.",
+        ),
+        (
             "Marrero began writing as a teenager, publishing her first story in 1999.",
             "<PERSON> began writing as a teenager, publishing her first story in 1999.",
         ),
@@ -59,6 +63,8 @@ def test_a_persons_giving_and_pronouns_mark_names(
         "Zenity shows a dialog and returns the answer.",  # not a verb of speaking
         "Zorbel reports its status to Prometheus.",  # "its": a thing's pronoun
         "Deploy is blocked until Zorbel passes.",
+        "Zorbel is fast. It scales to many nodes.",
+        "Zorbel is a parser. Its author says he wrote it in C.",  # "he": someone else
         "Zorbel complained about a missing key at startup.",  # compilers complain
     ],
 )
