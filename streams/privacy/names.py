@@ -64,11 +64,11 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
-#: A text opening with a name-shaped word whose clause holds a verb of speaking or a
-#: person's pronoun: its subject may be a person by its role (``roles.py``: "Kinsey listed
-#: his songs", "Dana whispered").
+#: A text opening with a word whose clause holds a verb of speaking or a person's pronoun:
+#: its subject may be a person by its role (``roles.py``: "Kinsey listed his songs", "dana
+#: whispered").
 _ROLE_OPENER = re.compile(
-    rf"\W*[^\W\d_a-z][^\s.;:!?]*[^.;:!?\n]*?(?<!\w)(?i:{_alt(SPEAKING | PERSONAL)})(?!\w)"
+    rf"\W*[^\W\d_][^\s.;:!?]*[^.;:!?\n]*?(?<!\w)(?i:{_alt(SPEAKING | PERSONAL)})(?!\w)"
 )
 _QUOTES = "\"'«“‘"
 #: A letter beyond the Latin alphabets (a script with or without capitals), wherever it

@@ -35,7 +35,9 @@ from learnstream.streams.privacy.dictionary import is_common_word
 from learnstream.streams.privacy.names import CODE
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
+    FUNCTION_WORDS,
     GIVING,
+    HONORIFICS,
     PERSONAL,
     SPEAKING,
     is_caseless,
@@ -58,6 +60,7 @@ _SPOKEN_TO = word_set("at to with")
 #: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
 #: program what it needs: "you can pass Zenity the path").
 _PEOPLE = word_set("he she they")
+_ONE_CASE = re.compile(r"[^\W\d_]{2,}(?:['’-][^\W\d_]+)*")
 _PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
 #: Dependencies by which a word's clause goes on without a subject of its own.
 _SAME_CLAUSE = frozenset(
@@ -73,7 +76,19 @@ def may_take_role(text: str) -> bool:
     pronoun of the rules, in text."""
     if _TRIGGER.search(text) is None:
         return False
-    return any(is_name_word(t.core) for t in tokens(text))
+    return any(is_name_word(t.core) or _one_case(t.core) for t in tokens(text))
+
+
+def _one_case(word: str) -> bool:
+    """Tell whether a word written all in lower case or all in capitals may be a name:
+    letters, not English, not a tool's or a product's, no function word or title."""
+    if not (word.islower() or word.isupper()) or not _ONE_CASE.fullmatch(word):
+        return False
+    if word.isupper() and (len(word) < 3 or not set(word) & set("AEIOUY")):
+        return False  # an acronym: "HTTP", "SQL", "CI"
+    if word.lower() in FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE:
+        return False
+    return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
 
 
 def _candidate(word: Token, known: frozenset[str]) -> bool:
@@ -81,6 +96,8 @@ def _candidate(word: Token, known: frozenset[str]) -> bool:
     for a word the model does not know, whose tag is a guess; any tag but a verb's in
     another script), not English, not a tool's or a product's."""
     text = word.text
+    if _one_case(text):  # "sophia", "SOPHIA": any noun's tag, as the model reads neither
+        return word.tag_ in _PROPER | _COMMON
     if not is_name_word(text) or is_product(text) or is_tech_word(text):
         return False
     if is_caseless(text) or not text.isascii():
@@ -90,7 +107,10 @@ def _candidate(word: Token, known: frozenset[str]) -> bool:
 
 
 def _name(word: Token, known: frozenset[str]) -> bool:
-    """Tell whether the word and the compound words before it may be a name."""
+    """Tell whether the word and the compound words before it may be a name: a name takes
+    no determiner and no number ("the RFC 2231 says", "the API told him")."""
+    if any(c.dep_ in ("det", "nummod") for c in word.children):
+        return False
     parts = [c for c in word.children if c.dep_ == "compound" and c.i < word.i] + [word]
     return all(_candidate(p, known) for p in parts)
 

@@ -79,3 +79,34 @@ def test_the_verbs_come_in_every_form_and_gate_the_parse() -> None:
     assert may_take_role("Dana whispered to Priya")
     assert not may_take_role("Dana approved it")  # no verb or pronoun of the rules
     assert not may_take_role("the build shouted")  # no name-shaped word
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sophia shouted at tomasz: what?", "<PERSON> shouted at <PERSON>: what?"),
+        ("SOPHIA shouted at TOMASZ: what?", "<PERSON> shouted at <PERSON>: what?"),
+        ("richard had given maja his address", "<PERSON> had given <PERSON> his address"),
+    ],
+)
+def test_a_role_marks_a_name_in_lower_case_or_capitals(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP said no",  # an acronym: no vowel
+        "The RFC says so",  # a determiner: no name takes one
+        "RFC 2231 says so",  # nor a number
+        "The API told him no.",
+        "the server told zorbel to stop",  # an object told, not a recipient given
+        "update his profile photo",  # no name-shaped word in a role
+    ],
+)
+def test_acronyms_and_words_in_one_case_elsewhere_are_left(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
