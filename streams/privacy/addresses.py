@@ -59,7 +59,7 @@ _FR_TYPES = r"rue|avenue|av\.|boulevard|bd|allée|impasse|quai|chemin|place|rout
 #: French streets: "5, avenue Samson", "87, rue de Barre", "avenue Julie Ledoux".
 _FR = (
     rf"(?:(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
-    rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:\s+{_WORD}){{0,3}}"
+    rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:[ \t]+{_WORD}){{0,3}}"
 )
 #: A capitalised word in any script (Greek and Cyrillic capitals too), then more words.
 _ANY_WORD = r"[^\W\d_a-z][\w'’.-]*"
@@ -139,8 +139,14 @@ _TAIL = (
 #: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
 #: anything else ends the block; prose going on after the last line ("…\n Brazil for post
 #: mail?") is not the block's. A line may open with a mark (``_QUOTED``).
+#: A short lower-case word between two capitalised ones in a town's name ("Bystré u
+#: Policky", "Šmartno ob Paki", "Ústí nad Labem"), never an English function word.
+_LINE_PARTICLE = (
+    r"(?!(?:to|of|and|or|in|on|at|for|by|the|a|an|is)(?![\w'’-]))[^\W\d_A-Z]{1,3}"
+    r"(?=[ \t]+[^\W\d_a-z])"
+)
 _LINE = (
-    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
+    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}"
     r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
 _LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
@@ -201,8 +207,10 @@ class StreetAddressRecognizer(PatternRecognizer):
         ]
         streets += [_LONE_UNIT + _UNIT_TOWN, _CORNER]
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
-        streets += [rf"(?:{s}){_UNIT_TOWN}(?:{_COMMA_TOWNS})?" for s in (_NUMBER_LAST_LOWER,)]
-        streets += [_NUMBER_THEN_TYPE]
+        streets += [
+            rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL}|{_COMMA_TOWNS})?(?:{_LINES})?"
+            for s in (_NUMBER_LAST_LOWER, _NUMBER_THEN_TYPE)
+        ]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
         patterns.append(Pattern(_NUMBERED_STREET, _PLACED_NUMBER_LAST, 0.6))

@@ -224,7 +224,7 @@ def test_a_street_named_by_its_type_written_out_needs_no_house_number(
     [
         ("Drop it at 6889 Lumbyholmvej 46 St.", "Drop it at <STREET_ADDRESS>"),
         ("Return to 74485 Pernilles vei 115 Suite 086", "Return to <STREET_ADDRESS>"),
-        ("??? 021 Kase põik 91\n??? Tallinn", "??? <STREET_ADDRESS>\n??? Tallinn"),
+        ("??? 021 Kase põik 91\n??? Tallinn", "??? <STREET_ADDRESS>"),
     ],
 )
 def test_streets_with_the_number_last_take_lower_case_types_and_an_english_type_after(
@@ -298,3 +298,25 @@ def test_a_building_number_before_and_the_town_after_a_flat_go_with_the_street(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("64535 Svépomoc 219\n Apt. 181\n Bystré u Policky\n Czech Republic 70048", "Policky"),
+        ("14386 137 Avenue Teboulbi\n Suite 322\n Ennajah\n Tunisia 62496", "Ennajah"),
+    ],
+)
+def test_the_lines_of_a_block_go_with_the_street(
+    anonymizer: Anonymizer, text: str, private: str
+) -> None:
+    """A town's name may hold a short lower-case word; a French street's name ends its line."""
+    out = anonymizer.anonymize_text(text)[0]
+    assert out == "<STREET_ADDRESS>"
+    assert private not in out
+
+
+def test_a_lower_case_word_after_a_blocks_town_is_prose() -> None:
+    anonymizer = Anonymizer(PrivacyConfig(ner=False))
+    text = "12 Kramer Court\n Brazil for post mail?"
+    assert "for post mail?" in anonymizer.anonymize_text(text)[0]
