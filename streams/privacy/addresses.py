@@ -115,6 +115,19 @@ _PLACED_NUMBER_LAST = (
     rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
     r"[ \t]+\d{2,5}[A-Za-z]?\.?(?=[ \t]*(?:[,;!?\r\n]|\.(?!\w)|$))"
 )
+#: The value of a form's or a letter's address line: what follows a label "Address:"
+#: opening its line (a home, postal, billing, shipping or mailing one too), on the same
+#: line or the next, to the end of that line ("Address:     772 Republica de Chile 7715
+#: Suite 228"). It holds a digit and a capitalised word; a memory address, a URL, an
+#: e-mail or a network address (digits, dots and colons) is none ("Address: 0x7ffd",
+#: "IP Address: 10.0.0.1": a label word before "Address" other than those is none).
+_LABELLED = (
+    r"(?<=^[ \t]*(?:(?:[Hh]ome|[Pp]ostal|[Bb]illing|[Ss]hipping|[Mm]ailing)[ \t]+)?"
+    r"[Aa]ddress[ \t]*:[ \t]*(?:\r?\n[ \t]*)?)"
+    r"(?![^\n]*(?:0x|://|@))(?![\d.:\[\]/ \t]+(?:\r?\n|$))"
+    r"(?=[^\n]*\d)(?=[^\n]*[^\W\d_a-z][^\W\d_A-Z])"
+    r"[^\W_][^\n]*?(?=[ \t]*\.?[ \t]*(?:\r?\n|$))"
+)
 #: P.O. boxes: "P.O. Box 1234", "PO Box 12", "Post Office Box 7", in any case.
 _PO_BOX = r"(?<![\w.])(?i:P\.?\s?O\.?|Post\s+Office)\s*(?i:Box)\s+\d{1,6}(?!\w)"
 #: A flat, suite or apartment with its number, alone ("Apt. 559" on a letter's line): the
@@ -214,6 +227,7 @@ class StreetAddressRecognizer(PatternRecognizer):
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
         patterns.append(Pattern(_NUMBERED_STREET, _PLACED_NUMBER_LAST, 0.6))
+        patterns.append(Pattern("labelled address", rf"(?:{_LABELLED})(?:{_LINES})?", 0.6))
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )

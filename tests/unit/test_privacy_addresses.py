@@ -320,3 +320,33 @@ def test_a_lower_case_word_after_a_blocks_town_is_prose() -> None:
     anonymizer = Anonymizer(PrivacyConfig(ner=False))
     text = "12 Kramer Court\n Brazil for post mail?"
     assert "for post mail?" in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Name: Liberata Ceja\nAddress:     Pernille and Siikasaarentie 19",
+            "Name: Liberata Ceja\nAddress:     <STREET_ADDRESS>",
+        ),
+        ("Address:\nDemocracia 4098 Reid Radial", "Address:\n<STREET_ADDRESS>"),
+        ("Billing address: Kerman and 3240 Meadow", "Billing address: <STREET_ADDRESS>"),
+    ],
+)
+def test_the_value_of_an_address_line_is_an_address(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Address: 0x7ffd1234",  # a memory address
+        "MAC Address: 00:11:22",  # another label's address
+        "Address: see the docs",  # no digit
+        "The address is 12 bytes wide.",  # no label opening the line
+    ],
+)
+def test_other_address_lines_are_left(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
