@@ -25,7 +25,14 @@ from learnstream.streams.privacy.names import (
 )
 from learnstream.streams.privacy.ner import NerDetector
 from learnstream.streams.privacy.recognizers import build_analyzer
-from learnstream.streams.privacy.results import Found, absorb, names_beside, operator, tagged
+from learnstream.streams.privacy.results import (
+    Found,
+    absorb,
+    logins_in_names,
+    names_beside,
+    operator,
+    tagged,
+)
 from learnstream.streams.privacy.roles import may_take_role, role_spans
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.privacy.walk import sample_strings, walk_sample
@@ -153,7 +160,9 @@ class Anonymizer:
             found = analyzer.analyze(view, language="en", entities=todo)
         pii = [tagged(r.entity_type, r.start, r.end, r.score, _analyzer_name(r)) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
-        pii += names_beside(pii, secrets, self._names(view, ahead) + self._addressee(view, pii))
+        names = self._names(view, ahead) + self._addressee(view, pii)
+        pii = logins_in_names(pii, names)
+        pii += names_beside(pii, secrets, names)
         kept = self._lists.allowed(text, pii)  # the allow list never releases a secret
         results = self._lists.apply(text, absorb(kept, secrets) if secrets else kept)
         kept_ids = {id(r) for r in kept}

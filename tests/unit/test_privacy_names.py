@@ -577,3 +577,17 @@ def test_a_heading_of_common_words_or_without_contact_is_kept(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("User: Dana Whitfield", "User: <PERSON>"),  # the login rule reads "Dana" alone
+        ("user: dwhitfield", "user: <USERNAME>"),
+        ("User dana72 logged in", "User <USERNAME> logged in"),
+    ],
+)
+def test_a_name_written_out_after_user_is_masked_whole(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
