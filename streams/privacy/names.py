@@ -42,7 +42,15 @@ from learnstream.streams.privacy.words import (
     word_set,
 )
 
-__all__ = ["CODE", "addressee", "is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
+__all__ = [
+    "CODE",
+    "addressee",
+    "recipient",
+    "is_whole_name",
+    "may_hold_name",
+    "name_spans",
+    "worth_ner",
+]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
@@ -71,6 +79,8 @@ _ROLE_OPENER = re.compile(
     rf"\W*[^\W\d_][^\s.;:!?]*[^.;:!?\n]*?(?<!\w)(?i:{_alt(SPEAKING | PERSONAL)})(?!\w)"
 )
 _QUOTES = "\"'«“‘"
+#: Marks a line may open with before a contact block's line (``addresses._LEAD_MARKS``).
+_LEAD_MARKS = "}?*>#-"
 #: A letter beyond the Latin alphabets (a script with or without capitals), wherever it
 #: stands: a name in Han or Arabic needs no space or capital before it.
 #: What may stand before a name written all in lower case or capitals (``_uncapitalised``).
@@ -135,6 +145,39 @@ def addressee(text: str) -> Span | None:
         return None
     start = line.index(core)
     return ("PERSON", start, start + len(core))
+
+
+#: A label opening a line before the value on it ("Billing address: ", "Name: ").
+_LINE_LABEL = re.compile(r"[^\W\d_][\w -]{0,30}:[ \t]*")
+
+
+def recipient(text: str, street: int) -> Span | None:
+    """Return the line above a street address when it is a person's name alone: two to four
+    name words, after a mark or a label or not ("Billing address: Alina Abakumova\n    14
+    Harrowgate Lane", "}}Saša Horvatinčić\n}}5778 Kramer Court"), blank lines between them
+    or not; as on an envelope, the name written above the street is its recipient's.
+
+    ``street`` is where the street found starts; a line of common words ("Head Office")
+    names no one.
+    """
+    line_start = text.rfind("\n", 0, street) + 1
+    if text[line_start:street].strip(" \t" + _LEAD_MARKS):
+        return None  # the street does not open its line
+    above = text[:line_start].rstrip(" \t\r\n")
+    if not above:
+        return None
+    start = above.rfind("\n") + 1
+    line = above[start:]
+    core = line.lstrip(" \t" + _LEAD_MARKS)
+    if label := _LINE_LABEL.match(core):
+        core = core[label.end() :]
+    words = tokens(core)
+    if not 2 <= len(words) <= 4 or not is_whole_name(core):
+        return None
+    if any(_never_a_name(t.core) for t in words if t.core.lower() not in PARTICLES):
+        return None
+    at = start + line.rindex(core)
+    return ("PERSON", at, at + len(core))
 
 
 def name_spans(text: str, found: list[Span]) -> list[Span]:

@@ -21,6 +21,7 @@ from learnstream.streams.privacy.names import (
     is_whole_name,
     may_hold_name,
     name_spans,
+    recipient,
     worth_ner,
 )
 from learnstream.streams.privacy.ner import NerDetector
@@ -179,11 +180,16 @@ class Anonymizer:
         return out.text, tuple(Counter(item.entity_type for item in out.items).items())
 
     def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
-        """Return the name heading a contact block in which an address or a phone was found."""
+        """Return the name heading a contact block in which an address or a phone was found,
+        and the name written on the line above a street address."""
         if self._ner is None or not any(r.entity_type in _CONTACT for r in pii):
             return []
         head = addressee(text)
-        return [head] if head is not None else []
+        found = [head] if head is not None else []
+        for r in pii:
+            if r.entity_type == "STREET_ADDRESS" and (name := recipient(text, r.start)):
+                found.append(name)
+        return found
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""

@@ -591,3 +591,35 @@ def test_a_name_written_out_after_user_is_masked_whole(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Billing address: Alina Abakumova\n    1777 Kramer Court",
+            "Billing address: <PERSON>\n    <STREET_ADDRESS>",
+        ),
+        (
+            "}}Acme plc\n}}Saša Horvatinčić\n}}5778 Kramer Court",
+            "}}Acme plc\n}}<PERSON>\n}}<STREET_ADDRESS>",
+        ),
+    ],
+)
+def test_the_name_on_the_line_above_a_street_is_its_recipients(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Head Office\n12 Kramer Court", "Head Office\n<STREET_ADDRESS>"),  # common words
+        ("Release Notes\nNo street here", "Release Notes\nNo street here"),  # no street found
+    ],
+)
+def test_a_heading_above_a_street_or_no_street_is_left(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
