@@ -180,6 +180,35 @@ def recipient(text: str, street: int) -> Span | None:
     return ("PERSON", at, at + len(core))
 
 
+def given_names(text: str) -> list[Span]:
+    """Return the names the text itself gives as a person's, which no word's grammar or
+    dictionary sense overrides: after words giving a name or asking for one ("my name is
+    Else Mikaelsen", "her maiden name is Sitar", "What's your name? Brenda P Lemon", a
+    form's "Name: Bars Sinko" line), and who speaks a line of a chat or a script ("Chloe:
+    What a wife.", 'Emily: "Who are you?"'), unless a common word or a tool's name opens
+    that line ("Note: run the tests"). A title is no such cue here: "MS Access" is a
+    product, and the rules of ``name_spans`` read a title's name.
+
+    The grammar checks (``grammar.py``) read a name's words as the sentence uses them; here
+    the text says what they are.
+    """
+    words = tokens(text)
+    code = [m.span() for m in _CODE.finditer(text)]
+    found = []
+    for i, j in _runs(words):
+        titled = i > 0 and words[i - 1].core.lower().rstrip(".") in HONORIFICS  # "MS Access"
+        given = _named_so(words, i) or not titled and _person_cue(text, words, i)
+        speaks = words[j - 1].closes and _speaker(text, words, i, j) and _may_name(words[i:j])
+        if (given or speaks) and not _inside(words[i].start, words[j - 1].end, code):
+            found.append(("PERSON", words[i].start, words[j - 1].end))
+    return found
+
+
+def merge(spans: list[Span]) -> list[Span]:
+    """Return spans with overlapping or touching ones joined (PERSON wins over LOCATION)."""
+    return _merge(spans)
+
+
 def name_spans(text: str, found: list[Span]) -> list[Span]:
     """Return NER's spans that pass the shape checks, widened and joined by context finds."""
     words = tokens(text)

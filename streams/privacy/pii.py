@@ -18,8 +18,10 @@ from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, 
 from learnstream.streams.privacy.lists import UserLists
 from learnstream.streams.privacy.names import (
     addressee,
+    given_names,
     is_whole_name,
     may_hold_name,
+    merge,
     name_spans,
     recipient,
     worth_ner,
@@ -219,8 +221,9 @@ class Anonymizer:
             for t, s in zip(texts, spans, strict=True)
         ]
         return [
-            s + role_spans(t, doc, s, ner.known) if (doc := docs.get(t)) is not None else s
+            merge(s + given_names(t) + (role_spans(t, doc, s, ner.known) if doc else []))
             for t, s in zip(texts, kept, strict=True)
+            for doc in [docs.get(t)]
         ]
 
     def _read_names_ahead(self, texts: list[str]) -> None:

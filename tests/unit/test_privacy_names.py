@@ -623,3 +623,35 @@ def test_a_heading_above_a_street_or_no_street_is_left(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My name is Else Mikaelsen.", "My name is <PERSON>."),  # "Else": an English word
+        ("Her maiden name is Sitar", "Her maiden name is <PERSON>"),
+        ("What's your name? Brenda P Lemon", "What's your name? <PERSON>"),
+        ("Date: today\nName: Bars Sinko\nPhone: none", "Date: today\nName: <PERSON>\nPhone: none"),
+        (
+            "Chloe: What a wife.\nShawn: Remember me?",
+            "<PERSON>: What a wife.\n<PERSON>: Remember me?",
+        ),
+    ],
+)
+def test_a_name_the_text_gives_is_masked_whatever_its_words_mean(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The package name is Flask.",  # a thing's name
+        "Note: run the tests first",  # a common word opening a line
+        "Kafka: bump the client to 4.0",  # a product
+        "A competitor for MS Access and Oracle Forms.",  # a title's letters, no cue
+    ],
+)
+def test_names_of_things_and_labels_are_not_given_names(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
