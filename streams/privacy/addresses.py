@@ -202,8 +202,13 @@ _COMMA_TOWNS = (
 
 #: The streets of a corner, with or without their numbers: "the corner of 262 Thisseos
 #: Avenue and Semmens Greens", "at the corner of Via Pisanelli 89 St. and Růžena Junctions
-#: St.": capitalised words, numbers and the words joining them, after "corner of".
-_CORNER_WORD = rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|\d{{1,5}}[A-Za-z]?)"
+#: St.": capitalised words, numbers and the words joining them, after "corner of"; dotted
+#: initials ("P.O. Box 286") and a lower-case word before a capitalised one or a number
+#: ("ul. Kładki 82", "48 rue Descartes", "Vidkuns gate 71") too.
+_CORNER_WORD = (
+    rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|(?:[A-Z]\.)+|\d{{1,5}}[A-Za-z]?\.?"
+    rf"|{_INNER_LOWER}\.?(?=[ \t]+(?:[^\W\d_a-z]|\d)))"
+)
 _CORNER = (
     rf"(?<=(?i:\bcorner\s+of)\s+)(?:the\s+)?{_CORNER_WORD}"
     rf"(?:[ \t]+(?:(?:and|&|de|del|la|le|da|do|y|à)[ \t]+)*{_CORNER_WORD}){{1,9}}"

@@ -350,3 +350,26 @@ def test_the_value_of_an_address_line_is_an_address(
 )
 def test_other_address_lines_are_left(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Stop at the corner of ul. Kładki 82 St. and Nicephorus Well St.",
+            "Stop at the corner of <STREET_ADDRESS>.",
+        ),
+        (
+            "Use the corner of 48 rue Descartes and Bergström Plains for this card",
+            "Use the corner of <STREET_ADDRESS> for this card",
+        ),
+        (
+            "Stop at the corner of P.O. Box 286 St. and Sari Gardens St.",
+            "Stop at the corner of <STREET_ADDRESS>.",
+        ),
+    ],
+)
+def test_a_corners_streets_take_lower_case_types_and_initials(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
