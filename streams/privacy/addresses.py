@@ -50,7 +50,9 @@ _EN_START = (
     rf"(?:{_UNIT},?\s+(?:{_HOUSE},?\s+)?|(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?,?\s+)"
     r"(?:[NSEW]\.?\s+)?"
 )
-_EN = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
+#: A numbered street's ordinal ("350 5th Avenue", "12 W 42nd St").
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
+_EN = rf"{_EN_START}(?:(?:{_WORD}|{_ORDINAL})\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
 _EN_COMMON = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_COMMON})\b\.?(?:,?\s+{_UNIT})?"
 _DE_TYPES = r"straße|strasse|str\.|gasse|weg|allee|platz|damm|ufer|chaussee|ring|steig|pfad"
 #: German streets: "Drubinstraße 47-26", "Leyla-Fröhlich-Weg 6", "Berliner Straße 5".

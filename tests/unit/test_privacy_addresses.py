@@ -373,3 +373,19 @@ def test_a_corners_streets_take_lower_case_types_and_initials(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ship it to 350 5th Avenue, New York, NY 10118", "Ship it to <STREET_ADDRESS>"),
+        ("He lives at 12 W 42nd St.", "He lives at <STREET_ADDRESS>"),
+    ],
+)
+def test_numbered_streets_are_streets(anonymizer: Anonymizer, text: str, expected: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+def test_an_ordinal_before_no_street_type_is_left(anonymizer: Anonymizer) -> None:
+    text = "Run 3 5th Generation tests"
+    assert anonymizer.anonymize_text(text)[0] == text
