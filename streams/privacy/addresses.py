@@ -123,10 +123,12 @@ _PLACED_NUMBER_LAST = (
 #: Suite 228"). It holds a digit and a capitalised word; a memory address, a URL, an
 #: e-mail or a network address (digits, dots and colons) is none ("Address: 0x7ffd",
 #: "IP Address: 10.0.0.1": a label word before "Address" other than those is none).
+_LABEL = (
+    r"^[ \t]*(?:(?:[Hh]ome|[Pp]ostal|[Bb]illing|[Ss]hipping|[Mm]ailing)[ \t]+)?"
+    r"[Aa]ddress[ \t]*:[ \t]*(?:\r?\n[ \t]*)?"
+)
 _LABELLED = (
-    r"(?<=^[ \t]*(?:(?:[Hh]ome|[Pp]ostal|[Bb]illing|[Ss]hipping|[Mm]ailing)[ \t]+)?"
-    r"[Aa]ddress[ \t]*:[ \t]*(?:\r?\n[ \t]*)?)"
-    r"(?![^\n]*(?:0x|://|@))(?![\d.:\[\]/ \t]+(?:\r?\n|$))"
+    _LABEL + r"(?![^\n]*(?:0x|://|@))(?![\d.:\[\]/ \t]+(?:\r?\n|$))"
     r"(?=[^\n]*\d)(?=[^\n]*[^\W\d_a-z][^\W\d_A-Z])"
     r"[^\W_][^\n]*?(?=[ \t]*\.?[ \t]*(?:\r?\n|$))"
 )
@@ -234,7 +236,7 @@ class StreetAddressRecognizer(PatternRecognizer):
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
         patterns.append(Pattern(_NUMBERED_STREET, _PLACED_NUMBER_LAST, 0.6))
-        patterns.append(Pattern("labelled address", rf"(?:{_LABELLED})(?:{_LINES})?", 0.6))
+        patterns.append(Pattern(_LABELLED_ADDRESS, rf"(?:{_LABELLED})(?:{_LINES})?", 0.6))
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
@@ -246,11 +248,14 @@ class StreetAddressRecognizer(PatternRecognizer):
         nlp_artifacts: NlpArtifacts | None = None,
         regex_flags: int | None = None,
     ) -> list[RecognizerResult]:
-        """Return the addresses, each without a last line that opens a sentence going on."""
+        """Return the addresses, each without a last line that opens a sentence going on,
+        and an address line's without its label."""
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
         found = [r for r in found if _pattern(r) != _NAMED_STREET or _named_street(text, r)]
         found = [r for r in found if _pattern(r) != _NUMBERED_STREET or _numbered_street(text, r)]
         for r in found:
+            if _pattern(r) == _LABELLED_ADDRESS and (label := _LABEL_AT.match(text, r.start)):
+                r.start = label.end()  # the value, not its label
             r.end = _without_prose_line(text, r.start, r.end)
             if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
                 r.start = before.start()  # "36231 <23 Rue …>": the building's number
@@ -260,6 +265,9 @@ class StreetAddressRecognizer(PatternRecognizer):
 #: The pattern of streets named without a house number (``_NAMED``), and of streets with
 #: the number last and none before (``_PLACED_NUMBER_LAST``).
 _NAMED_STREET, _NUMBERED_STREET = "named street", "numbered street"
+#: The pattern of an address line's value, which matches from its label (``_LABELLED``).
+_LABELLED_ADDRESS = "labelled address"
+_LABEL_AT = re.compile(_LABEL, re.MULTILINE)
 #: A building's or a postal number right before a street found ("14386 <street>").
 _BUILDING = re.compile(r"(?<![\w.,:/-])\d{1,6}[ \t]+\Z")
 

@@ -75,9 +75,20 @@ _SPEAKER = re.compile(
 #: A text opening with a word whose clause holds a verb of speaking or a person's pronoun:
 #: its subject may be a person by its role (``roles.py``: "Kinsey listed his songs", "dana
 #: whispered").
-_ROLE_OPENER = re.compile(
-    rf"\W*[^\W\d_][^\s.;:!?]*[^.;:!?\n]*?(?<!\w)(?i:{_alt(SPEAKING | PERSONAL)})(?!\w)"
-)
+_ROLE_WORDS = SPEAKING | PERSONAL
+_FIRST_CLAUSE = re.compile(r"[^.;:!?\n]*")
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def _role_opener(text: str) -> bool:
+    """Tell whether the text's first clause opens with a word and holds a verb of speaking
+    or a person's pronoun (``_ROLE_WORDS``)."""
+    clause = _FIRST_CLAUSE.match(text.lstrip()).group()  # type: ignore[union-attr]
+    if not clause[:1].isalpha():
+        return False
+    return any(w in _ROLE_WORDS for w in _WORDS.findall(clause.lower()))
+
+
 _QUOTES = "\"'«“‘"
 #: Marks a line may open with before a contact block's line (``addresses._LEAD_MARKS``).
 _LEAD_MARKS = "}?*>#-"
@@ -103,7 +114,7 @@ def may_hold_name(text: str) -> bool:
     return (
         _LATER_CAPITAL.search(text) is not None
         or _SPEAKER.match(text) is not None
-        or _ROLE_OPENER.match(text) is not None
+        or _role_opener(text)
         or _OTHER_SCRIPT.search(text) is not None
         or _UNCAPITALISED_CUE.search(text) is not None
     )
@@ -180,6 +191,10 @@ def recipient(text: str, street: int) -> Span | None:
     return ("PERSON", at, at + len(core))
 
 
+#: What each of ``given_names``' cues holds: a colon, or a word giving or asking a name.
+_GIVEN_CUE = re.compile(r"(?i):|name|call")
+
+
 def given_names(text: str) -> list[Span]:
     """Return the names the text itself gives as a person's, which no word's grammar or
     dictionary sense overrides: after words giving a name or asking for one ("my name is
@@ -192,6 +207,8 @@ def given_names(text: str) -> list[Span]:
     The grammar checks (``grammar.py``) read a name's words as the sentence uses them; here
     the text says what they are.
     """
+    if _GIVEN_CUE.search(text) is None:
+        return []
     words = tokens(text)
     code = [m.span() for m in _CODE.finditer(text)]
     found = []

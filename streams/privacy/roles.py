@@ -60,23 +60,27 @@ _SPOKEN_TO = word_set("at to with")
 #: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
 #: program what it needs: "you can pass Zenity the path").
 _PEOPLE = word_set("he she they")
-_ONE_CASE = re.compile(r"[^\W\d_]{2,}(?:['’-][^\W\d_]+)*")
+_ONE_CASE = re.compile(r"[^\W\d_]{3,}(?:['’-][^\W\d_]+)*")
 _PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
 #: Dependencies by which a word's clause goes on without a subject of its own.
 _SAME_CLAUSE = frozenset(
     {"dobj", "dative", "prep", "pobj", "xcomp", "advcl", "poss", "attr", "acomp", "npadvmod"}
 )
-_TRIGGER = re.compile(
-    r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | GIVING | PERSONAL)) + r")(?![\w-])"
-)
+_SPEAKS = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | PERSONAL)) + r")(?![\w-])")
+_GIVES = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(GIVING)) + r")(?![\w-])")
 
 
 def may_take_role(text: str) -> bool:
-    """Tell cheaply whether a role rule could apply: a name-shaped word, and a verb or a
-    pronoun of the rules, in text."""
-    if _TRIGGER.search(text) is None:
+    """Tell cheaply whether a role rule could apply: a verb of speaking or a person's
+    pronoun and a name-shaped word, or a verb of giving with a name-shaped word right after
+    it, where its indirect object stands ("had given Maja his address")."""
+    words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
+    if not words:
         return False
-    return any(is_name_word(t.core) or _one_case(t.core) for t in tokens(text))
+    if _SPEAKS.search(text) is not None:
+        return True  # a speaker or a person's pronoun: a name anywhere
+    given = {m.end() for m in _GIVES.finditer(text)}
+    return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
 
 
 def _one_case(word: str) -> bool:
