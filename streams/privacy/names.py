@@ -202,7 +202,8 @@ def given_names(text: str) -> list[Span]:
     form's "Name: Bars Sinko" line), and who speaks a line of a chat or a script ("Chloe:
     What a wife.", 'Emily: "Who are you?"'), unless a common word or a tool's name opens
     that line ("Note: run the tests"). A title is no such cue here: "MS Access" is a
-    product, and the rules of ``name_spans`` read a title's name.
+    product, and the rules of ``name_spans`` read a title's name; nor is a question on the
+    line before ("Your name?\nUser: …": the line's label).
 
     The grammar checks (``grammar.py``) read a name's words as the sentence uses them; here
     the text says what they are.
@@ -214,7 +215,9 @@ def given_names(text: str) -> list[Span]:
     found = []
     for i, j in _runs(words):
         titled = i > 0 and words[i - 1].core.lower().rstrip(".") in HONORIFICS  # "MS Access"
-        given = _named_so(words, i) or not titled and _person_cue(text, words, i)
+        # an answer on the question's line: the next line opens with its own label ("User:")
+        answered = i > 0 and "\n" not in text[words[i - 1].end : words[i].start]
+        given = _named_so(words, i) or answered and not titled and _person_cue(text, words, i)
         speaks = words[j - 1].closes and _speaker(text, words, i, j) and _may_name(words[i:j])
         if (given or speaks) and not _inside(words[i].start, words[j - 1].end, code):
             found.append(("PERSON", words[i].start, words[j - 1].end))

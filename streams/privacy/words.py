@@ -71,7 +71,7 @@ CUES = word_set(
 #: Labels that, before a colon, say the value after it is a person ("Reviewer: Dana",
 #: "Approved by: Dana"): the cues, and role nouns that only label a person.
 LABELS = CUES | word_set(
-    "author authors approvers assignees owners contacts attendees participants members lead "
+    "author authors approvers assignees owners contacts attendees participants members lead user "
     "on-call oncall signed-off-by co-authored-by reviewed-by acked-by"
 )
 #: Words joining names into one list ("Dana and Priya", "Dana, Priya and Ravi").

@@ -583,6 +583,8 @@ def test_a_heading_of_common_words_or_without_contact_is_kept(
     ("text", "expected"),
     [
         ("User: Dana Whitfield", "User: <PERSON>"),  # the login rule reads "Dana" alone
+        ("Bot: Your name?\nUser: Csenger Gábor", "Bot: Your name?\nUser: <PERSON>"),  # a label
+        ("User: Guest Account", "User: Guest Account"),  # common words
         ("user: dwhitfield", "user: <USERNAME>"),
         ("User dana72 logged in", "User <USERNAME> logged in"),
     ],
@@ -655,3 +657,17 @@ def test_a_name_the_text_gives_is_masked_whatever_its_words_mean(
 )
 def test_names_of_things_and_labels_are_not_given_names(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bot: What's your name?\nUser: please deploy the app",
+        "Bot: Your name?\nUser: Guest Account",
+        "Assistant: Sure, deploying now.\nSystem: done",
+    ],
+)
+def test_a_chats_turn_labels_are_no_names(anonymizer: Anonymizer, text: str) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert "\nUser:" in out or "\nSystem:" in out
+    assert "<PERSON>" not in out
