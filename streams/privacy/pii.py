@@ -36,7 +36,7 @@ from learnstream.streams.privacy.results import (
     operator,
     tagged,
 )
-from learnstream.streams.privacy.roles import may_take_role, role_spans
+from learnstream.streams.privacy.roles import may_take_role, recased, role_spans
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.privacy.walk import sample_strings, walk_sample
 
@@ -215,7 +215,9 @@ class Anonymizer:
             for t, s in zip(texts, spans, strict=True)
             if any(worth_parsing(t, x, found.get(t, [])) for x in s) or may_take_role(t)
         ]
-        docs = dict(zip(held, ner.parse(held), strict=True))
+        found_in = dict(zip(texts, spans, strict=True))
+        read = [recased(t, found_in[t]) if may_take_role(t) else t for t in held]
+        docs = dict(zip(held, ner.parse(read), strict=True))
         kept = [
             _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
             for t, s in zip(texts, spans, strict=True)

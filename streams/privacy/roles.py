@@ -50,7 +50,7 @@ from learnstream.streams.privacy.words import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["may_take_role", "role_spans"]
+__all__ = ["may_take_role", "recased", "role_spans"]
 
 Span = tuple[str, int, int]
 
@@ -60,6 +60,7 @@ _SPOKEN_TO = word_set("at to with")
 #: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
 #: program what it needs: "you can pass Zenity the path").
 _PEOPLE = word_set("he she they")
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _ONE_CASE = re.compile(r"[^\W\d_]{3,}(?:['’-][^\W\d_]+)*")
 _PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
 #: Dependencies by which a word's clause goes on without a subject of its own.
@@ -81,6 +82,22 @@ def may_take_role(text: str) -> bool:
         return True  # a speaker or a person's pronoun: a name anywhere
     given = {m.end() for m in _GIVES.finditer(text)}
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
+
+
+def recased(text: str, spans: list[Span]) -> str:
+    """Return text with the words written in one case that may be names title-cased, as
+    the tagger reads names: it takes "GRETA" for a verb and "sophia" for a common noun.
+    Every character keeps its place, so the parse's offsets are the text's. Words of the
+    ``spans`` found already keep their case: the grammar checks read them as written."""
+
+    def title(m: re.Match[str]) -> str:
+        word = m.group()
+        if any(a < m.end() and m.start() < b for _, a, b in spans):
+            return word
+        new = word[:1].upper() + word[1:].lower()
+        return new if len(new) == len(word) and _one_case(word) else word
+
+    return _WORD.sub(title, text)
 
 
 def _one_case(word: str) -> bool:

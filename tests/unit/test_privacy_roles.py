@@ -110,3 +110,18 @@ def test_acronyms_and_words_in_one_case_elsewhere_are_left(
     anonymizer: Anonymizer, text: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_words_in_one_case_are_title_cased_for_the_parse_in_place() -> None:
+    from learnstream.streams.privacy.roles import recased
+
+    text = "KINSEY listed his top 20 HTTP songs with sophia."
+    out = recased(text, [])
+    assert out == "Kinsey listed his top 20 HTTP songs with Sophia."  # acronyms, English kept
+    assert len(out) == len(text)
+    assert recased(text, [("PERSON", 0, 6)]).startswith("KINSEY")  # a span found keeps its case
+
+
+def test_a_name_in_capitals_opening_a_clause_with_his_is_masked(anonymizer: Anonymizer) -> None:
+    out = anonymizer.anonymize_text("KINSEY listed his top 20 songs.")[0]
+    assert out == "<PERSON> listed his top 20 songs."
