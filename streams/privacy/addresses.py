@@ -107,15 +107,18 @@ _NAMED = (
     r"[ \t]+(?i:street|avenue|road|boulevard)(?![\w-])(?![ \t]+[^\W\d_a-z])"
 )
 #: A street written with the house number last and no number before it, where a place
-#: is named: after "on", "at", "of", "in", "to", "from" or "near", closing its clause
-#: ("The bus station is on Midhraun 10", "the north side of Strepestraat 143."). A
+#: is named: after "on", "at", "of", "in", "to", "from" or "near", closing its clause or
+#: followed by an English street type ("The bus station is on Midhraun 10", "the north
+#: side of Strepestraat 143.", "enter on Slipager 41 St. the first months"). A
 #: product's or a tool's name with its version ("on Windows 10", "in Python 3") is none
 #: (``_numbered_street``), and a number of one digit is a version more often than a house's.
 _PLACED_NUMBER_LAST = (
     r"(?<=(?<![\w-])(?:[Oo]n|[Aa]t|[Oo]f|[Ii]n|[Tt]o|[Ff]rom|[Nn]ear)[ \t]+)"
     rf"(?:(?:ul|al|pl|r|av|avda)\.[ \t]+)?{_ANY_WORD}"
     rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
-    r"[ \t]+\d{2,5}[A-Za-z]?\.?(?=[ \t]*(?:[,;!?\r\n]|\.(?!\w)|$))"
+    r"[ \t]+\d{2,5}[A-Za-z]?"
+    r"(?:[ \t]+(?:Street|St|Avenue|Ave|Road|Rd)\b\.?(?![ \t]+[^\W\d_a-z])"
+    r"|\.?(?=[ \t]*(?:[,;!?\r\n]|\.(?!\w)|$)))"
 )
 #: The value of a form's or a letter's address line: what follows a label "Address:"
 #: opening its line (a home, postal, billing, shipping or mailing one too), on the same

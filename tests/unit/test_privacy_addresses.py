@@ -257,6 +257,7 @@ def test_technical_text_of_the_same_shapes_is_no_street(anonymizer: Anonymizer, 
             "He lives on the north side of <STREET_ADDRESS>",
         ),
         ("It is on ul. Biskupa Bogedaina 118", "It is on <STREET_ADDRESS>"),
+        ("Enter on Slipager 41 St. the first months", "Enter on <STREET_ADDRESS> the first months"),
     ],
 )
 def test_a_street_with_its_number_last_is_masked_where_a_place_is_named(
@@ -273,6 +274,7 @@ def test_a_street_with_its_number_last_is_masked_where_a_place_is_named(
         "Read about it in Section 12.",  # English words
         "Released in March 2024.",
         "Upgrade to Zorbel 2.",  # a version of one digit
+        "See the roadmap in Kestrel 12 Road Map.",  # a capitalised word after the type
     ],
 )
 def test_a_product_or_a_standard_with_its_number_is_no_street(
