@@ -76,8 +76,8 @@ _NUMBER_LAST = (
     r"[ \t]+\d{1,5}[A-Za-z]?\.?"
     rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
 )
-#: Lower-case words inside a street's name written with the house number last ("Pernilles
-#: vei 115", "Kase põik 91", "Gosposka ulica 53"): a street type of its language, never an
+#: Lower-case words inside a street's name written with the house number last ("Nordre
+#: gate 64", "Tamme põik 17", "Slovenska ulica 40"): a street type of its language, never an
 #: English function word ("2 Pods to 3").
 _INNER_LOWER = (
     r"(?!(?:to|of|and|or|in|on|at|for|from|with|by|the|a|an|is|are|was|per|vs|via|into)"
@@ -85,7 +85,7 @@ _INNER_LOWER = (
 )
 #: Streets with the house number last and lower-case words in their name, behind a
 #: building or postal number, the number closing the line or followed by a comma or a
-#: flat: "74485 Pernilles vei 115 Suite 086", "021 Kase põik 91".
+#: flat: "2210 Nordre gate 64 Suite 12", "118 Tamme põik 17".
 _NUMBER_LAST_LOWER = (
     rf"(?<![\w.-]){_HOUSE},?[ \t]+{_ANY_WORD}"
     rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{1,3}}"
@@ -93,14 +93,14 @@ _NUMBER_LAST_LOWER = (
     rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
 )
 #: Streets written with the house number last and an English street type after it, behind
-#: a building number ("6889 Lumbyholmvej 46 St.", "2925 Tyršova 1808 St.").
+#: a building number ("4410 Skovbrynet 12 St.", "310 Husova 1808 St.").
 _NUMBER_THEN_TYPE = (
     rf"(?<![\w.-]){_HOUSE},?[ \t]+{_ANY_WORD}(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
     r"[ \t]+\d{1,5}[A-Za-z]?[ \t]+(?:Street|St|Avenue|Ave|Road|Rd|Str)\b\.?"
 )
 #: A street named without a house number, by its type written out after one to three
-#: capitalised words of any script and, as many write it, its number: "Smit Mills Street",
-#: "Dobrovského 1394 street", "Ποσειδώνος 54 street". A name of English words only ("Wall
+#: capitalised words of any script and, as many write it, its number: "Quellmoor Mills Street",
+#: "Vinohradská 1394 street", "Ερμού 54 street". A name of English words only ("Wall
 #: Street", "Main Road") is left (``_named_street``).
 _NAMED = (
     rf"(?<![\w.-]){_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}(?:[ \t]+\d{{1,5}}[A-Za-z]?)?"
@@ -108,8 +108,8 @@ _NAMED = (
 )
 #: A street written with the house number last and no number before it, where a place
 #: is named: after "on", "at", "of", "in", "to", "from" or "near", closing its clause or
-#: followed by an English street type ("The bus station is on Midhraun 10", "the north
-#: side of Strepestraat 143.", "enter on Slipager 41 St. the first months"). A
+#: followed by an English street type ("The shop is on Laugavegur 28", "the far
+#: end of Kerkstraat 120.", "enter on Skovvej 41 St. at night"). A
 #: product's or a tool's name with its version ("on Windows 10", "in Python 3") is none
 #: (``_numbered_street``), and a number of one digit is a version more often than a house's.
 _PLACED_NUMBER_LAST = (
@@ -159,8 +159,8 @@ _TAIL = (
 #: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
 #: anything else ends the block; prose going on after the last line ("…\n Brazil for post
 #: mail?") is not the block's. A line may open with a mark (``_QUOTED``).
-#: A short lower-case word between two capitalised ones in a town's name ("Bystré u
-#: Policky", "Šmartno ob Paki", "Ústí nad Labem"), never an English function word.
+#: A short lower-case word between two capitalised ones in a town's name ("Ústí nad
+#: Labem", "Frankfurt am Main", "Rothenburg ob der Tauber"), never an English function word.
 _LINE_PARTICLE = (
     r"(?!(?:to|of|and|or|in|on|at|for|by|the|a|an|is)(?![\w'’-]))[^\W\d_A-Z]{1,3}"
     r"(?=[ \t]+[^\W\d_a-z])"
@@ -183,12 +183,12 @@ _LINES = (
 
 #: A town's word: a capital in any script, no period (the sentence's stays outside).
 _TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
-#: A word in capitals, as the post writes a town ("GRIMSTAD", "LI").
+#: A word in capitals, as the post writes a town ("TROMSØ", "LI").
 _CAPITALS = r"[^\W\d_a-z]{2,}(?![\w'’-])"
 #: The town and country written after a flat on the street's own line, up to the line's or
 #: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"),
 #: or, with a word in capitals as the post writes a town, up to the next lower-case word
-#: ("… Suite 717 Thohoyandou LI for post mail"): only after a flat, so a street in prose
+#: ("… Suite 12 Tromsø TROMS for post"): only after a flat, so a street in prose
 #: keeps the words after it ("…, Apt. 5 Then We Deploy it").
 _UNIT_TOWN = (
     rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}"
@@ -211,7 +211,7 @@ _COMMA_TOWNS = (
 #: Avenue and Semmens Greens", "at the corner of Via Pisanelli 89 St. and Růžena Junctions
 #: St.": capitalised words, numbers and the words joining them, after "corner of"; dotted
 #: initials ("P.O. Box 286") and a lower-case word before a capitalised one or a number
-#: ("ul. Kładki 82", "48 rue Descartes", "Vidkuns gate 71") too.
+#: ("ul. Długa 44", "12 rue Oberkampf", "Thorvald Meyers gate 40") too.
 _CORNER_WORD = (
     rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|(?:[A-Z]\.)+|\d{{1,5}}[A-Za-z]?\.?"
     rf"|{_INNER_LOWER}\.?(?=[ \t]+(?:[^\W\d_a-z]|\d)))"
@@ -261,7 +261,7 @@ class StreetAddressRecognizer(PatternRecognizer):
                 r.start = label.end()  # the value, not its label
             r.end = _without_prose_line(text, r.start, r.end)
             if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
-                r.start = before.start()  # "36231 <23 Rue …>": the building's number
+                r.start = before.start()  # "4410 <23 Rue …>": the building's number
         return found
 
 

@@ -73,7 +73,7 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
 #: A text opening with a word whose clause holds a verb of speaking or a person's pronoun:
-#: its subject may be a person by its role (``roles.py``: "Kinsey listed his songs", "dana
+#: its subject may be a person by its role (``roles.py``: "Brannigan sold his guitars", "dana
 #: whispered").
 _ROLE_WORDS = SPEAKING | PERSONAL
 _FIRST_CLAUSE = re.compile(r"[^.;:!?\n]*")
@@ -164,8 +164,8 @@ _LINE_LABEL = re.compile(r"[^\W\d_][\w -]{0,30}:[ \t]*")
 
 def recipient(text: str, street: int) -> Span | None:
     """Return the line above a street address when it is a person's name alone: two to four
-    name words, after a mark or a label or not ("Billing address: Alina Abakumova\n    14
-    Harrowgate Lane", "}}Saša Horvatinčić\n}}5778 Kramer Court"), blank lines between them
+    name words, after a mark or a label or not ("Billing address: Lene Brask\n    14
+    Harrowgate Lane", "}}Mirna Kovač\n}}5778 Kramer Court"), blank lines between them
     or not; as on an envelope, the name written above the street is its recipient's.
 
     ``street`` is where the street found starts; a line of common words ("Head Office")
@@ -198,9 +198,9 @@ _GIVEN_CUE = re.compile(r"(?i):|name|call")
 def given_names(text: str) -> list[Span]:
     """Return the names the text itself gives as a person's, which no word's grammar or
     dictionary sense overrides: after words giving a name or asking for one ("my name is
-    Else Mikaelsen", "her maiden name is Sitar", "What's your name? Brenda P Lemon", a
-    form's "Name: Bars Sinko" line), and who speaks a line of a chat or a script ("Chloe:
-    What a wife.", 'Emily: "Who are you?"'), unless a common word or a tool's name opens
+    Else Brink", "her maiden name is Rook", "What's your name? Mara P Fox", a
+    form's "Name: Rose Moss" line), and who speaks a line of a chat or a script ("Ines:
+    back in five", 'Tomasz: "Who is on call?"'), unless a common word or a tool's name opens
     that line ("Note: run the tests"). A title is no such cue here: "MS Access" is a
     product, and the rules of ``name_spans`` read a title's name; nor is a question on the
     line before ("Your name?\nUser: …": the line's label).

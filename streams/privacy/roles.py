@@ -7,18 +7,18 @@ each word its role; a name-shaped word the model tags a proper noun (any tag for
 another script, whose tag is a guess) is a person's name when it is
 
 - the subject of a verb of a manner of speaking or of saying that only a person does
-  ("Sophia shouted at John", "said Hans"): Levin's verb classes 37.3 and 37.7 (English Verb
+  ("Ines shouted at Tomasz", "said Oskar"): Levin's verb classes 37.3 and 37.7 (English Verb
   Classes and Alternations, 1993), without the verbs machines and programs do too
   ("report", "explain", "state", "ask", "reply", "complain", "hum", "roar");
-- the object of "at", "to" or "with" hanging from such a verb ("shouted at John", "said
-  Hans to Kíra");
+- the object of "at", "to" or "with" hanging from such a verb ("shouted at Tomasz", "said
+  Oskar to Lene");
 - the indirect object of a verb of giving or telling (Levin 13.1, 37.1) whose subject is a
-  person: "he", "she", "they" or a name ("Richard had given Maja his address"; not "It
+  person: "he", "she", "they" or a name ("Oskar had handed Lene his address"; not "It
   sends Hunspell the word list", nor the imperative "Give Zorbel more memory");
 - the subject of a clause in which "his", "her", "him", "himself" or "herself" stands
-  ("Kinsey listed his top 20 songs", "Marrero began writing, publishing her first story"),
-  or of a sentence the next one refers to with such a pronoun ("Cintia is very reliable.
-  You can always depend on him."): a person's pronoun, which programs never take ("its").
+  ("Brannigan sold his old guitars", "Okafor began painting, selling her first canvas"),
+  or of a sentence the next one refers to with such a pronoun ("Tavish is back from leave.
+  Ask him first."): a person's pronoun, which programs never take ("its").
   "He" and "she" are not read in the next sentence: they open a sentence about someone
   else as often ("Zorbel is a parser. Its author says he wrote it").
 
@@ -55,7 +55,7 @@ __all__ = ["may_take_role", "recased", "role_spans"]
 Span = tuple[str, int, int]
 
 
-#: Prepositions taking the person spoken to or with ("shouted at John", "said to Kíra").
+#: Prepositions taking the person spoken to or with ("shouted at Tomasz", "said to Lene").
 _SPOKEN_TO = word_set("at to with")
 #: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
 #: program what it needs: "you can pass Zenity the path").
@@ -74,7 +74,7 @@ _GIVES = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(GIVING)) + r")(?![\w-
 def may_take_role(text: str) -> bool:
     """Tell cheaply whether a role rule could apply: a verb of speaking or a person's
     pronoun and a name-shaped word, or a verb of giving with a name-shaped word right after
-    it, where its indirect object stands ("had given Maja his address")."""
+    it, where its indirect object stands ("had handed Lene his keys")."""
     words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
     if not words:
         return False
@@ -156,8 +156,8 @@ def _personal_in_clause(verb: Token) -> bool:
 
 def _referred_to(word: Token) -> bool:
     """Tell whether the subject of a sentence's main verb, the sentence's only subject, is
-    referred to in the next sentence by a person's pronoun ("Cintia is very reliable. You
-    can always depend on him."; not "Zorbel is fast. It scales.")."""
+    referred to in the next sentence by a person's pronoun ("Tavish is back from leave. Ask
+    him first."; not "Zorbel is fast. It scales.")."""
     sentence = word.sent
     if word.head != sentence.root or sentence.end >= len(word.doc):
         return False

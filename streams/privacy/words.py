@@ -155,7 +155,7 @@ POSTNOMINALS = word_set("phd md dvm dds jr sr ii iii iv esq mba msc bsc cpa rn")
 PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
 #: A run between spaces, cut after a colon a quotation opens right after, as a chat or a
-#: script writes who speaks a line ('Vanessa:"I'm her daughter"').
+#: script writes who speaks a line ('Ines:"Not today"').
 _WORD = re.compile(r"\S+?:(?=[\"“«])|\S+")
 _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
 _POSSESSIVE = re.compile(r"['’]s?$")
