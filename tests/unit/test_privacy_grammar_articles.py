@@ -56,10 +56,10 @@ def test_a_full_name_modifying_a_noun_is_still_masked(anonymizer: Anonymizer, te
     ("text", "expected"),
     [
         (
-            "You can tell Dana was a huge 山田太郎 fan.",
-            "You can tell <PERSON> was a huge <PERSON> fan.",
+            "Dana says she is a 山田太郎 fan.",
+            "<PERSON> says she is a <PERSON> fan.",
         ),
-        ("Unlike the शर्मा novel, it is short.", "Unlike the <PERSON> novel, it is short."),
+        ("We read the शर्मा memo twice.", "We read the <PERSON> memo twice."),
     ],
 )
 def test_a_name_in_a_script_without_capitals_is_not_read_by_the_english_parse(

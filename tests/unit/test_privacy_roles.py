@@ -21,11 +21,11 @@ def anonymizer() -> Anonymizer:
     ("text", "expected"),
     [
         (
-            'Sophia shouted at Tomasz: "What are you doing here?"',
-            '<PERSON> shouted at <PERSON>: "What are you doing here?"',
+            'Ines yelled at Tomasz: "Where is the pager?"',
+            '<PERSON> yelled at <PERSON>: "Where is the pager?"',
         ),
-        ("I'm so jealous! said Hans to Kíra", "I'm so jealous! said <PERSON> to <PERSON>"),
-        ("Иван shouted at Пётр.", "<PERSON> shouted at <PERSON>."),
+        ("Not again, muttered Oskar to Lene", "Not again, muttered <PERSON> to <PERSON>"),
+        ("Ольга whispered to Пётр.", "<PERSON> whispered to <PERSON>."),
     ],
 )
 def test_who_speaks_and_who_is_spoken_to_are_people(
@@ -37,15 +37,15 @@ def test_who_speaks_and_who_is_spoken_to_are_people(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Richard had given Maja his address.", "<PERSON> had given <PERSON> his address."),
-        ("Kinsey listed his top 20 songs.", "<PERSON> listed his top 20 songs."),
+        ("Oskar had handed Lene his keys.", "<PERSON> had handed <PERSON> his keys."),
+        ("Brannigan sold his old guitars.", "<PERSON> sold his old guitars."),
         (
-            "Cintia is very reliable. You can always depend on him.",  # the next sentence's
-            "<PERSON> is very reliable. You can always depend on him.",
+            "Tavish is back from leave. Ask him first.",  # the next sentence's
+            "<PERSON> is back from leave. Ask him first.",
         ),
         (
-            "Marrero began writing as a teenager, publishing her first story in 1999.",
-            "<PERSON> began writing as a teenager, publishing her first story in 1999.",
+            "Okafor began painting at school, selling her first canvas in 2001.",
+            "<PERSON> began painting at school, selling her first canvas in 2001.",
         ),
     ],
 )
@@ -84,9 +84,9 @@ def test_the_verbs_come_in_every_form_and_gate_the_parse() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("sophia shouted at tomasz: what?", "<PERSON> shouted at <PERSON>: what?"),
-        ("SOPHIA shouted at TOMASZ: what?", "<PERSON> shouted at <PERSON>: what?"),
-        ("richard had given maja his address", "<PERSON> had given <PERSON> his address"),
+        ("ines yelled at tomasz: why?", "<PERSON> yelled at <PERSON>: why?"),
+        ("INES yelled at TOMASZ: why?", "<PERSON> yelled at <PERSON>: why?"),
+        ("oskar gave lene his keys", "<PERSON> gave <PERSON> his keys"),
     ],
 )
 def test_a_role_marks_a_name_in_lower_case_or_capitals(
@@ -115,13 +115,13 @@ def test_acronyms_and_words_in_one_case_elsewhere_are_left(
 def test_words_in_one_case_are_title_cased_for_the_parse_in_place() -> None:
     from learnstream.streams.privacy.roles import recased
 
-    text = "KINSEY listed his top 20 HTTP songs with sophia."
+    text = "BRANNIGAN sold his HTTP guitars to ines."
     out = recased(text, [])
-    assert out == "Kinsey listed his top 20 HTTP songs with Sophia."  # acronyms, English kept
+    assert out == "Brannigan sold his HTTP guitars to Ines."  # acronyms, English kept
     assert len(out) == len(text)
-    assert recased(text, [("PERSON", 0, 6)]).startswith("KINSEY")  # a span found keeps its case
+    assert recased(text, [("PERSON", 0, 9)]).startswith("BRANNIGAN")  # a span found keeps its case
 
 
 def test_a_name_in_capitals_opening_a_clause_with_his_is_masked(anonymizer: Anonymizer) -> None:
-    out = anonymizer.anonymize_text("KINSEY listed his top 20 songs.")[0]
-    assert out == "<PERSON> listed his top 20 songs."
+    out = anonymizer.anonymize_text("BRANNIGAN sold his old guitars.")[0]
+    assert out == "<PERSON> sold his old guitars."
