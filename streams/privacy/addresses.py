@@ -15,6 +15,8 @@ from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.technology import is_tech_word
+from learnstream.streams.privacy.words import is_product
 
 __all__ = ["StreetAddressRecognizer"]
 
@@ -28,7 +30,7 @@ _SUFFIXES = (
     "Lodge|Manors?|Meadows?|Mews|Mills?|Motorway|Mount|Mountains?|Nagar|Marg|Neck|Orchard|"
     "Oval|Overpass|Parkways?|Passage|Pike|Pines?|Place|Pl|Plains?|Plaza|Prairie|Ranch|"
     "Rapids?|Ridges?|Rise|River|Roads?|Rd|Route|Row|Shoals?|Shores?|Skyway|Springs?|"
-    "Squares?|Sq|Stravenue|Streets?|St|Terrace|Throughway|Trafficway|Trail|Tunnel|Turnpike|"
+    "Squares?|Sq|Stravenue|Streets?|St|Str|Terrace|Throughway|Trafficway|Trail|Tunnel|Turnpike|"
     "Underpass|Vale|Valleys?|Via|Viaduct|Villages?|Ville|Vista|Wharf"
 )
 #: Street types that are also everyday words in agent text ("3 Smoke Tests Pass"): a street
@@ -48,7 +50,9 @@ _EN_START = (
     rf"(?:{_UNIT},?\s+(?:{_HOUSE},?\s+)?|(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?,?\s+)"
     r"(?:[NSEW]\.?\s+)?"
 )
-_EN = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
+#: A numbered street's ordinal ("350 5th Avenue", "12 W 42nd St").
+_ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
+_EN = rf"{_EN_START}(?:(?:{_WORD}|{_ORDINAL})\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
 _EN_COMMON = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_COMMON})\b\.?(?:,?\s+{_UNIT})?"
 _DE_TYPES = r"straße|strasse|str\.|gasse|weg|allee|platz|damm|ufer|chaussee|ring|steig|pfad"
 #: German streets: "Drubinstraße 47-26", "Leyla-Fröhlich-Weg 6", "Berliner Straße 5".
@@ -56,8 +60,8 @@ _DE = rf"(?:{_WORD}[\s-])*(?=[A-ZÀ-Þ])[\w'-]*(?i:{_DE_TYPES})\s+{_HOUSE}(?![\w
 _FR_TYPES = r"rue|avenue|av\.|boulevard|bd|allée|impasse|quai|chemin|place|route|cours|square"
 #: French streets: "5, avenue Samson", "87, rue de Barre", "avenue Julie Ledoux".
 _FR = (
-    rf"(?:(?<![\w.-]){_HOUSE}(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
-    rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:\s+{_WORD}){{0,3}}"
+    rf"(?:(?<![\w.-]){_HOUSE}(?:[ \t]+{_HOUSE})?(?:\s?(?:bis|ter))?,?\s+)?(?i:{_FR_TYPES})\s+"
+    rf"(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?{_WORD}(?:[ \t]+{_WORD}){{0,3}}"
 )
 #: A capitalised word in any script (Greek and Cyrillic capitals too), then more words.
 _ANY_WORD = r"[^\W\d_a-z][\w'’.-]*"
@@ -71,6 +75,65 @@ _NUMBER_LAST = (
     rf"(?:[ \t]+(?:{_ANY_WORD}|d[aeiou]s?|del|la|le|van|von|der|den)){{0,3}}"
     r"[ \t]+\d{1,5}[A-Za-z]?\.?"
     rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
+)
+#: Lower-case words inside a street's name written with the house number last ("Nordre
+#: gate 64", "Tamme põik 17", "Slovenska ulica 40"): a street type of its language, never an
+#: English function word ("2 Pods to 3").
+_INNER_LOWER = (
+    r"(?!(?:to|of|and|or|in|on|at|for|from|with|by|the|a|an|is|are|was|per|vs|via|into)"
+    r"(?![\w'’-]))[^\W\d_A-Z][\w'’-]*"
+)
+#: Streets with the house number last and lower-case words in their name, behind a
+#: building or postal number, the number closing the line or followed by a comma or a
+#: flat: "2210 Nordre gate 64 Suite 12", "118 Tamme põik 17".
+_NUMBER_LAST_LOWER = (
+    rf"(?<![\w.-]){_HOUSE},?[ \t]+{_ANY_WORD}"
+    rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{1,3}}"
+    r"[ \t]+\d{1,5}[A-Za-z]?\.?"
+    rf"(?=[ \t]*(?:[,\n\r]|$|{_UNIT}))(?:,?\s+{_UNIT})*"
+)
+#: Streets written with the house number last and an English street type after it, behind
+#: a building number ("4410 Skovbrynet 12 St.", "310 Husova 1808 St.").
+_NUMBER_THEN_TYPE = (
+    rf"(?<![\w.-]){_HOUSE},?[ \t]+{_ANY_WORD}(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
+    r"[ \t]+\d{1,5}[A-Za-z]?[ \t]+(?:Street|St|Avenue|Ave|Road|Rd|Str)\b\.?"
+)
+#: A street named without a house number, by its type written out after one to three
+#: capitalised words of any script and, as many write it, its number: "Quellmoor Mills Street",
+#: "Vinohradská 1394 street", "Ερμού 54 street". A name of English words only ("Wall
+#: Street", "Main Road") is left (``_named_street``).
+_NAMED = (
+    rf"(?<![\w.-]){_ANY_WORD}(?:[ \t]+{_ANY_WORD}){{0,2}}(?:[ \t]+\d{{1,5}}[A-Za-z]?)?"
+    r"[ \t]+(?i:street|avenue|road|boulevard)(?![\w-])(?![ \t]+[^\W\d_a-z])"
+)
+#: A street written with the house number last and no number before it, where a place
+#: is named: after "on", "at", "of", "in", "to", "from" or "near", closing its clause or
+#: followed by an English street type ("The shop is on Laugavegur 28", "the far
+#: end of Kerkstraat 120.", "enter on Skovvej 41 St. at night"). A
+#: product's or a tool's name with its version ("on Windows 10", "in Python 3") is none
+#: (``_numbered_street``), and a number of one digit is a version more often than a house's.
+_PLACED_NUMBER_LAST = (
+    r"(?<=(?<![\w-])(?:[Oo]n|[Aa]t|[Oo]f|[Ii]n|[Tt]o|[Ff]rom|[Nn]ear)[ \t]+)"
+    rf"(?:(?:ul|al|pl|r|av|avda)\.[ \t]+)?{_ANY_WORD}"
+    rf"(?:[ \t]+(?:{_ANY_WORD}|{_INNER_LOWER})){{0,3}}"
+    r"[ \t]+\d{2,5}[A-Za-z]?"
+    r"(?:[ \t]+(?:Street|St|Avenue|Ave|Road|Rd)\b\.?(?![ \t]+[^\W\d_a-z])"
+    r"|\.?(?=[ \t]*(?:[,;!?\r\n]|\.(?!\w)|$)))"
+)
+#: The value of a form's or a letter's address line: what follows a label "Address:"
+#: opening its line (a home, postal, billing, shipping or mailing one too), on the same
+#: line or the next, to the end of that line ("Address:     772 Republica de Chile 7715
+#: Suite 228"). It holds a digit and a capitalised word; a memory address, a URL, an
+#: e-mail or a network address (digits, dots and colons) is none ("Address: 0x7ffd",
+#: "IP Address: 10.0.0.1": a label word before "Address" other than those is none).
+_LABEL = (
+    r"^[ \t]*(?:(?:[Hh]ome|[Pp]ostal|[Bb]illing|[Ss]hipping|[Mm]ailing)[ \t]+)?"
+    r"[Aa]ddress[ \t]*:[ \t]*(?:\r?\n[ \t]*)?"
+)
+_LABELLED = (
+    _LABEL + r"(?![^\n]*(?:0x|://|@))(?![\d.:\[\]/ \t]+(?:\r?\n|$))"
+    r"(?=[^\n]*\d)(?=[^\n]*[^\W\d_a-z][^\W\d_A-Z])"
+    r"[^\W_][^\n]*?(?=[ \t]*\.?[ \t]*(?:\r?\n|$))"
 )
 #: P.O. boxes: "P.O. Box 1234", "PO Box 12", "Post Office Box 7", in any case.
 _PO_BOX = r"(?<![\w.])(?i:P\.?\s?O\.?|Post\s+Office)\s*(?i:Box)\s+\d{1,6}(?!\w)"
@@ -96,8 +159,14 @@ _TAIL = (
 #: 92893"): "139 Westglen Road\n Apt. 983\n Waiatarua\n New Zealand". A line holding
 #: anything else ends the block; prose going on after the last line ("…\n Brazil for post
 #: mail?") is not the block's. A line may open with a mark (``_QUOTED``).
+#: A short lower-case word between two capitalised ones in a town's name ("Ústí nad
+#: Labem", "Frankfurt am Main", "Rothenburg ob der Tauber"), never an English function word.
+_LINE_PARTICLE = (
+    r"(?!(?:to|of|and|or|in|on|at|for|by|the|a|an|is)(?![\w'’-]))[^\W\d_A-Z]{1,3}"
+    r"(?=[ \t]+[^\W\d_a-z])"
+)
 _LINE = (
-    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+{_ANY_WORD}){{0,3}}"
+    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}"
     r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
 _LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
@@ -114,12 +183,18 @@ _LINES = (
 
 #: A town's word: a capital in any script, no period (the sentence's stays outside).
 _TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
+#: A word in capitals, as the post writes a town ("TROMSØ", "LI").
+_CAPITALS = r"[^\W\d_a-z]{2,}(?![\w'’-])"
 #: The town and country written after a flat on the street's own line, up to the line's or
-#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"):
-#: only after a flat, so a street in prose keeps the words after it.
+#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"),
+#: or, with a word in capitals as the post writes a town, up to the next lower-case word
+#: ("… Suite 12 Tromsø TROMS for post"): only after a flat, so a street in prose
+#: keeps the words after it ("…, Apt. 5 Then We Deploy it").
 _UNIT_TOWN = (
-    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
-    r"(?=[ \t]*(?:[?.!,;:)\r\n]|$)))?"
+    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}"
+    r"(?=[ \t]*(?:[?.!,;:)\r\n]|$))"
+    rf"|(?<={_UNIT})[ \t]+(?:{_TOWN_WORD}[ \t]+){{0,2}}{_CAPITALS}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
+    r"(?=[ \t]+[^\W\d_A-Z]))?"
 )
 
 
@@ -134,8 +209,13 @@ _COMMA_TOWNS = (
 
 #: The streets of a corner, with or without their numbers: "the corner of 262 Thisseos
 #: Avenue and Semmens Greens", "at the corner of Via Pisanelli 89 St. and Růžena Junctions
-#: St.": capitalised words, numbers and the words joining them, after "corner of".
-_CORNER_WORD = rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|\d{{1,5}}[A-Za-z]?)"
+#: St.": capitalised words, numbers and the words joining them, after "corner of"; dotted
+#: initials ("P.O. Box 286") and a lower-case word before a capitalised one or a number
+#: ("ul. Długa 44", "12 rue Oberkampf", "Thorvald Meyers gate 40") too.
+_CORNER_WORD = (
+    rf"(?:{_TOWN_WORD}(?:\.(?=[ \t]+(?:and|&)[ \t]))?|(?:[A-Z]\.)+|\d{{1,5}}[A-Za-z]?\.?"
+    rf"|{_INNER_LOWER}\.?(?=[ \t]+(?:[^\W\d_a-z]|\d)))"
+)
 _CORNER = (
     rf"(?<=(?i:\bcorner\s+of)\s+)(?:the\s+)?{_CORNER_WORD}"
     rf"(?:[ \t]+(?:(?:and|&|de|del|la|le|da|do|y|à)[ \t]+)*{_CORNER_WORD}){{1,9}}"
@@ -152,7 +232,14 @@ class StreetAddressRecognizer(PatternRecognizer):
         ]
         streets += [_LONE_UNIT + _UNIT_TOWN, _CORNER]
         streets += [rf"(?:{s}){_TAIL}" for s in (_EN_COMMON, _MILITARY)]
+        streets += [
+            rf"(?:{s}){_UNIT_TOWN}(?:{_TAIL}|{_COMMA_TOWNS})?(?:{_LINES})?"
+            for s in (_NUMBER_LAST_LOWER, _NUMBER_THEN_TYPE)
+        ]
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
+        patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
+        patterns.append(Pattern(_NUMBERED_STREET, _PLACED_NUMBER_LAST, 0.6))
+        patterns.append(Pattern(_LABELLED_ADDRESS, rf"(?:{_LABELLED})(?:{_LINES})?", 0.6))
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
@@ -164,11 +251,55 @@ class StreetAddressRecognizer(PatternRecognizer):
         nlp_artifacts: NlpArtifacts | None = None,
         regex_flags: int | None = None,
     ) -> list[RecognizerResult]:
-        """Return the addresses, each without a last line that opens a sentence going on."""
+        """Return the addresses, each without a last line that opens a sentence going on,
+        and an address line's without its label."""
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        found = [r for r in found if _pattern(r) != _NAMED_STREET or _named_street(text, r)]
+        found = [r for r in found if _pattern(r) != _NUMBERED_STREET or _numbered_street(text, r)]
         for r in found:
+            if _pattern(r) == _LABELLED_ADDRESS and (label := _LABEL_AT.match(text, r.start)):
+                r.start = label.end()  # the value, not its label
             r.end = _without_prose_line(text, r.start, r.end)
+            if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
+                r.start = before.start()  # "4410 <23 Rue …>": the building's number
         return found
+
+
+#: The pattern of streets named without a house number (``_NAMED``), and of streets with
+#: the number last and none before (``_PLACED_NUMBER_LAST``).
+_NAMED_STREET, _NUMBERED_STREET = "named street", "numbered street"
+#: The pattern of an address line's value, which matches from its label (``_LABELLED``).
+_LABELLED_ADDRESS = "labelled address"
+_LABEL_AT = re.compile(_LABEL, re.MULTILINE)
+#: A building's or a postal number right before a street found ("14386 <street>").
+_BUILDING = re.compile(r"(?<![\w.,:/-])\d{1,6}[ \t]+\Z")
+
+
+def _pattern(result: RecognizerResult) -> str | None:
+    """Return the name of the pattern that found result."""
+    explanation = result.analysis_explanation
+    return explanation.pattern_name if explanation is not None else None
+
+
+def _named_street(text: str, result: RecognizerResult) -> bool:
+    """Tell whether a street named without a house number holds a word that is somewhere a
+    name: one of English words, software's or products' names only ("Wall Street", "The
+    Python Road") names no one's street."""
+    words = [w.strip(".,'’") for w in text[result.start : result.end].split()[:-1]]
+    return any(
+        not w.isdigit() and not is_common_word(w) and not is_tech_word(w) and not is_product(w)
+        for w in words
+    )
+
+
+def _numbered_street(text: str, result: RecognizerResult) -> bool:
+    """Tell whether a street with its number last names a street: a word of it is somewhere
+    a name, and none is a product's or a software package's name or an acronym."""
+    words = [w.strip(".,'’") for w in text[result.start : result.end].split()[:-1]]
+    named = [w for w in words if w[:1].isupper()]
+    if any(is_tech_word(w) or is_product(w) or w.isupper() for w in named):
+        return False  # "Windows 10", "Python 3", a standard's acronym: "RFC 2231", "ISO 8601"
+    return any(not is_common_word(w) for w in named)
 
 
 def _without_prose_line(text: str, start: int, end: int) -> int:

@@ -19,8 +19,10 @@ __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 #: Safe for every pattern entity: emails need "@", scheme URLs ":" and ".", phone / card /
 #: national ids / IBAN / IPv4 / addresses / dates need digits, IPv6 ":", a MAC ":", "-" or
 #: ".", a username "@", the ":" / "=" after its key or the "." / "_" / digits of a login
-#: after "user". Names and places are NER's, gated by ``names.worth_ner`` instead.
-MAY_HOLD_PII = re.compile(r"[\d@:.=_-]")
+#: after "user", a street named without its number its type written out ("Quellmoor
+#: Street"). Names and places are NER's, gated by ``names.worth_ner`` instead.
+MAY_HOLD_PII = re.compile(r"[\d@:.=_-]|(?i:street|avenue|road|boulevard)")
+_STREET_TYPE = re.compile(r"(?i)(?<![\w-])(?:street|avenue|road|boulevard)(?![\w-])")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")
 _PASSPORT = re.compile(rf"(?i)(?<!\w)(?:{PASSPORT_WORDS})(?!\w)")
@@ -29,7 +31,8 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: What a string needs before a pattern recognizer can find its entity in it: (digits it
 #: must hold at least, a test of the text). A card is >= 12 digits, an SSN 9, an IBAN 2
 #: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
-#: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a date of birth
+#: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a street a
+#: digit or its type written out, a date of birth
 #: or passport number its keyword, a username "@" or a user word. A national id needs its
 #: digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may trade digits for letters
 #: (omocodia), so it needs one digit in 16 characters: one with all seven traded is not read.
@@ -59,7 +62,7 @@ NEEDS: dict[str, Gate] = {
     "MAC_ADDRESS": (0, lambda t: t.count(":") >= 5 or t.count("-") >= 5 or t.count(".") >= 2),
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
     "PASSPORT": (1, lambda t: _PASSPORT.search(t) is not None),
-    "STREET_ADDRESS": (1, None),
+    "STREET_ADDRESS": (0, lambda t: _DIGIT.search(t) is not None or bool(_STREET_TYPE.search(t))),
     "USERNAME": (0, lambda t: USERNAME_CUES.search(t.lower()) is not None),
 }
 

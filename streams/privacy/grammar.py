@@ -18,7 +18,9 @@ Each is a use of the words that names of people and places do not take in a sent
 model's own word weighs more: a span NER calls a person may be tagged a common noun ("My
 name is Sofia/NN") and, as a full name, modify one ("a Cecilie Josefsen fan"); a word the
 model has never seen (most surnames) has a guessed tag, which is not read; a span right
-after a number is a street ("99 Derry Street"), left to the address rules.
+after a number is a street ("99 Derry Street"), left to the address rules; and a span in a
+script without capitals (Han, Arabic, Devanagari…) is read by none of these: the English
+model's tags and links for such words are guesses ("a huge 山田太郎 fan").
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
     words = doc.char_span(start, end, alignment_mode="expand")
     if words is None or not len(words) or _numbered(words):
         return False
+    if all(is_caseless(w.text) for w in words if w.tag_ not in _NEUTRAL):
+        return False  # the English model's parse of Han, Arabic, Devanagari is a guess
     nouns = named or (len(words) == 1 and words.root.dep_ == "nsubj")  # "Brindelle/NN will"
     if _not_proper(words, _NOUNS if nouns else _PROPER, known):
         return True

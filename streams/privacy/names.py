@@ -29,6 +29,8 @@ from learnstream.streams.privacy.words import (
     OBJECTS,
     PARTICLES,
     PERSON_VERBS,
+    PERSONAL,
+    SPEAKING,
     SPEECH_VERBS,
     TASK_VERBS,
     Token,
@@ -40,7 +42,15 @@ from learnstream.streams.privacy.words import (
     word_set,
 )
 
-__all__ = ["addressee", "is_whole_name", "may_hold_name", "name_spans", "worth_ner"]
+__all__ = [
+    "CODE",
+    "addressee",
+    "recipient",
+    "is_whole_name",
+    "may_hold_name",
+    "name_spans",
+    "worth_ner",
+]
 
 Span = tuple[str, int, int]
 #: URLs, inline code and e-mail-like or dotted/pathed words: nothing inside is a name.
@@ -62,7 +72,26 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
+#: A text opening with a word whose clause holds a verb of speaking or a person's pronoun:
+#: its subject may be a person by its role (``roles.py``: "Brannigan sold his guitars", "dana
+#: whispered").
+_ROLE_WORDS = SPEAKING | PERSONAL
+_FIRST_CLAUSE = re.compile(r"[^.;:!?\n]*")
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def _role_opener(text: str) -> bool:
+    """Tell whether the text's first clause opens with a word and holds a verb of speaking
+    or a person's pronoun (``_ROLE_WORDS``)."""
+    clause = _FIRST_CLAUSE.match(text.lstrip()).group()  # type: ignore[union-attr]
+    if not clause[:1].isalpha():
+        return False
+    return any(w in _ROLE_WORDS for w in _WORDS.findall(clause.lower()))
+
+
 _QUOTES = "\"'«“‘"
+#: Marks a line may open with before a contact block's line (``addresses._LEAD_MARKS``).
+_LEAD_MARKS = "}?*>#-"
 #: A letter beyond the Latin alphabets (a script with or without capitals), wherever it
 #: stands: a name in Han or Arabic needs no space or capital before it.
 #: What may stand before a name written all in lower case or capitals (``_uncapitalised``).
@@ -71,7 +100,7 @@ _UNCAPITALISED_CUE = re.compile(
     r"named)\s+(?:me|him|her|them)\s)"
 )
 _OTHER_SCRIPT = re.compile(r"[^\W\d_\u0000-\u024f]")
-_CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
+CODE = _CODE = re.compile(r"\w+://\S+|`[^`]*`|\S*[/\\@=<>{}\[\]_]\S*|\S+\.\w\S*")
 
 
 def may_hold_name(text: str) -> bool:
@@ -85,6 +114,7 @@ def may_hold_name(text: str) -> bool:
     return (
         _LATER_CAPITAL.search(text) is not None
         or _SPEAKER.match(text) is not None
+        or _role_opener(text)
         or _OTHER_SCRIPT.search(text) is not None
         or _UNCAPITALISED_CUE.search(text) is not None
     )
@@ -126,6 +156,77 @@ def addressee(text: str) -> Span | None:
         return None
     start = line.index(core)
     return ("PERSON", start, start + len(core))
+
+
+#: A label opening a line before the value on it ("Billing address: ", "Name: ").
+_LINE_LABEL = re.compile(r"[^\W\d_][\w -]{0,30}:[ \t]*")
+
+
+def recipient(text: str, street: int) -> Span | None:
+    """Return the line above a street address when it is a person's name alone: two to four
+    name words, after a mark or a label or not ("Billing address: Lene Brask\n    14
+    Harrowgate Lane", "}}Mirna Kovač\n}}5778 Kramer Court"), blank lines between them
+    or not; as on an envelope, the name written above the street is its recipient's.
+
+    ``street`` is where the street found starts; a line of common words ("Head Office")
+    names no one.
+    """
+    line_start = text.rfind("\n", 0, street) + 1
+    if text[line_start:street].strip(" \t" + _LEAD_MARKS):
+        return None  # the street does not open its line
+    above = text[:line_start].rstrip(" \t\r\n")
+    if not above:
+        return None
+    start = above.rfind("\n") + 1
+    line = above[start:]
+    core = line.lstrip(" \t" + _LEAD_MARKS)
+    if label := _LINE_LABEL.match(core):
+        core = core[label.end() :]
+    words = tokens(core)
+    if not 2 <= len(words) <= 4 or not is_whole_name(core):
+        return None
+    if any(_never_a_name(t.core) for t in words if t.core.lower() not in PARTICLES):
+        return None
+    at = start + line.rindex(core)
+    return ("PERSON", at, at + len(core))
+
+
+#: What each of ``given_names``' cues holds: a colon, or a word giving or asking a name.
+_GIVEN_CUE = re.compile(r"(?i):|name|call")
+
+
+def given_names(text: str) -> list[Span]:
+    """Return the names the text itself gives as a person's, which no word's grammar or
+    dictionary sense overrides: after words giving a name or asking for one ("my name is
+    Else Brink", "her maiden name is Rook", "What's your name? Mara P Fox", a
+    form's "Name: Rose Moss" line), and who speaks a line of a chat or a script ("Ines:
+    back in five", 'Tomasz: "Who is on call?"'), unless a common word or a tool's name opens
+    that line ("Note: run the tests"). A title is no such cue here: "MS Access" is a
+    product, and the rules of ``name_spans`` read a title's name; nor is a question on the
+    line before ("Your name?\nUser: …": the line's label).
+
+    The grammar checks (``grammar.py``) read a name's words as the sentence uses them; here
+    the text says what they are.
+    """
+    if _GIVEN_CUE.search(text) is None:
+        return []
+    words = tokens(text)
+    code = [m.span() for m in _CODE.finditer(text)]
+    found = []
+    for i, j in _runs(words):
+        titled = i > 0 and words[i - 1].core.lower().rstrip(".") in HONORIFICS  # "MS Access"
+        # an answer on the question's line: the next line opens with its own label ("User:")
+        answered = i > 0 and "\n" not in text[words[i - 1].end : words[i].start]
+        given = _named_so(words, i) or answered and not titled and _person_cue(text, words, i)
+        speaks = words[j - 1].closes and _speaker(text, words, i, j) and _may_name(words[i:j])
+        if (given or speaks) and not _inside(words[i].start, words[j - 1].end, code):
+            found.append(("PERSON", words[i].start, words[j - 1].end))
+    return found
+
+
+def merge(spans: list[Span]) -> list[Span]:
+    """Return spans with overlapping or touching ones joined (PERSON wins over LOCATION)."""
+    return _merge(spans)
 
 
 def name_spans(text: str, found: list[Span]) -> list[Span]:

@@ -18,14 +18,25 @@ from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, 
 from learnstream.streams.privacy.lists import UserLists
 from learnstream.streams.privacy.names import (
     addressee,
+    given_names,
     is_whole_name,
     may_hold_name,
+    merge,
     name_spans,
+    recipient,
     worth_ner,
 )
 from learnstream.streams.privacy.ner import NerDetector
 from learnstream.streams.privacy.recognizers import build_analyzer
-from learnstream.streams.privacy.results import Found, absorb, names_beside, operator, tagged
+from learnstream.streams.privacy.results import (
+    Found,
+    absorb,
+    logins_in_names,
+    names_beside,
+    operator,
+    tagged,
+)
+from learnstream.streams.privacy.roles import may_take_role, recased, role_spans
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.privacy.walk import sample_strings, walk_sample
 
@@ -152,7 +163,9 @@ class Anonymizer:
             found = analyzer.analyze(view, language="en", entities=todo)
         pii = [tagged(r.entity_type, r.start, r.end, r.score, _analyzer_name(r)) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
-        pii += names_beside(pii, secrets, self._names(view, ahead) + self._addressee(view, pii))
+        names = self._names(view, ahead) + self._addressee(view, pii)
+        pii = logins_in_names(pii, names)
+        pii += names_beside(pii, secrets, names)
         kept = self._lists.allowed(text, pii)  # the allow list never releases a secret
         results = self._lists.apply(text, absorb(kept, secrets) if secrets else kept)
         kept_ids = {id(r) for r in kept}
@@ -169,11 +182,16 @@ class Anonymizer:
         return out.text, tuple(Counter(item.entity_type for item in out.items).items())
 
     def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
-        """Return the name heading a contact block in which an address or a phone was found."""
+        """Return the name heading a contact block in which an address or a phone was found,
+        and the name written on the line above a street address."""
         if self._ner is None or not any(r.entity_type in _CONTACT for r in pii):
             return []
         head = addressee(text)
-        return [head] if head is not None else []
+        found = [head] if head is not None else []
+        for r in pii:
+            if r.entity_type == "STREET_ADDRESS" and (name := recipient(text, r.start)):
+                found.append(name)
+        return found
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""
@@ -185,8 +203,9 @@ class Anonymizer:
     def _people(ner: NerDetector, texts: list[str]) -> list[_Spans]:
         """Return, per text, its person and place spans that the grammar does not call things.
 
-        NER's spans, checked, and those found by use; NER and the parse each run once over
-        all the texts (``nlp.pipe``), the parse only over those holding a span.
+        NER's spans, checked, and those found by use, then the names the parse gives a
+        person's role (``roles.py``); NER and the parse each run once over all the texts
+        (``nlp.pipe``), the parse only over those holding a span or a role's word.
         """
         worth = [t for t in texts if worth_ner(t)]
         found = dict(zip(worth, ner.find(worth), strict=True))
@@ -194,12 +213,19 @@ class Anonymizer:
         held = [
             t
             for t, s in zip(texts, spans, strict=True)
-            if any(worth_parsing(t, x, found.get(t, [])) for x in s)
+            if any(worth_parsing(t, x, found.get(t, [])) for x in s) or may_take_role(t)
         ]
-        docs = dict(zip(held, ner.parse(held), strict=True))
-        return [
+        found_in = dict(zip(texts, spans, strict=True))
+        read = [recased(t, found_in[t]) if may_take_role(t) else t for t in held]
+        docs = dict(zip(held, ner.parse(read), strict=True))
+        kept = [
             _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
             for t, s in zip(texts, spans, strict=True)
+        ]
+        return [
+            merge(s + given_names(t) + (role_spans(t, doc, s, ner.known) if doc else []))
+            for t, s in zip(texts, kept, strict=True)
+            for doc in [docs.get(t)]
         ]
 
     def _read_names_ahead(self, texts: list[str]) -> None:

@@ -11,6 +11,7 @@ from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.secrets import Span
 
 __all__ = [
+    "logins_in_names",
     "NAMES",
     "SECRETS",
     "Found",
@@ -64,6 +65,22 @@ def operator(config: PrivacyConfig) -> OperatorConfig:
     if config.operator == "redact":
         return OperatorConfig("redact", {})
     return OperatorConfig("replace", {})
+
+
+def logins_in_names(found: list[RecognizerResult], names: list[Span]) -> list[RecognizerResult]:
+    """Return the pattern hits without the usernames that lie inside a wider person's name:
+    the login read after "User:" is the first word of a name written out ("User: Dana
+    Whitfield"), which the whole name masks; else the name, overlapping it, would be
+    dropped and its surname left."""
+    people = [(a, b) for entity, a, b in names if entity == "PERSON"]
+    return [
+        hit
+        for hit in found
+        if hit.entity_type != "USERNAME"
+        or not any(
+            a <= hit.start and hit.end <= b and b - a > hit.end - hit.start for a, b in people
+        )
+    ]
 
 
 def names_beside(

@@ -21,12 +21,15 @@ __all__ = [
     "CUES",
     "DONE_VERBS",
     "FUNCTION_WORDS",
+    "GIVING",
     "HONORIFICS",
     "LABELS",
     "MODALS",
     "OBJECTS",
     "PARTICLES",
+    "PERSONAL",
     "PERSON_VERBS",
+    "SPEAKING",
     "SPEECH_VERBS",
     "TASK_VERBS",
     "Token",
@@ -68,7 +71,7 @@ CUES = word_set(
 #: Labels that, before a colon, say the value after it is a person ("Reviewer: Dana",
 #: "Approved by: Dana"): the cues, and role nouns that only label a person.
 LABELS = CUES | word_set(
-    "author authors approvers assignees owners contacts attendees participants members lead "
+    "author authors approvers assignees owners contacts attendees participants members lead user "
     "on-call oncall signed-off-by co-authored-by reviewed-by acked-by"
 )
 #: Words joining names into one list ("Dana and Priya", "Dana, Priya and Ravi").
@@ -107,13 +110,53 @@ FUNCTION_WORDS = word_set(
     "nothing something team all both each either neither none one yes no ok okay sure thanks "
     "hi hello hey also then now please so but and or if"
 )
+
+
+def _forms(stems: str) -> frozenset[str]:
+    """Return the verbs' forms: base, -s, past and participle, -ing (``stem/past/participle``
+    where irregular, ``stem`` alone where regular)."""
+    out: set[str] = set()
+    for item in stems.split():
+        base, *irregular = item.split("/")
+        out.add(base)
+        out.add(base + ("es" if base.endswith(("s", "sh", "ch", "x", "z", "o")) else "s"))
+        if base.endswith("e"):
+            out |= {base + "d", base[:-1] + "ing"}
+        elif base.endswith("y") and base[-2:-1] not in "aeiou":
+            out |= {base[:-1] + "ied", base[:-1] + "ies", base + "ing"}
+        else:
+            out |= {base + "ed", base + "ing"}
+        out |= set(irregular)
+    return frozenset(out)
+
+
+#: Verbs of a manner of speaking or of saying that only a person does: Levin's classes 37.3
+#: and 37.7 (English Verb Classes and Alternations, 1993), without those machines and
+#: programs do too ("report", "explain", "state", "ask", "reply", "complain", "hum").
+SPEAKING = _forms(
+    "babble bawl bellow blurt chatter croak drawl gasp giggle groan grumble grunt holler "
+    "lisp mumble murmur mutter scream screech shout shriek snarl sob stammer stutter wail "
+    "whimper whisper yell exclaim laugh sigh say/said remark confess confide apologise "
+    "apologize retort"
+)
+#: Levin 13.1 (give verbs) and 37.1 (transfer of a message): a recipient is their indirect
+#: object.
+GIVING = _forms(
+    "give/gave/given hand lend/lent/lent loan pass pay/paid/paid sell/sold/sold offer "
+    "owe promise tell/told/told show/showed/shown teach/taught/taught send/sent/sent "
+    "write/wrote/written email mail"
+)
+#: Pronouns only a person takes ("its" is a thing's).
+PERSONAL = word_set("his her him himself herself")
 HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
 #: Degrees and titles written after a name ("Dana Whitfield PhD", "Priya Raman MD").
 POSTNOMINALS = word_set("phd md dvm dds jr sr ii iii iv esq mba msc bsc cpa rn")
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
 PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
-_WORD = re.compile(r"\S+")
+#: A run between spaces, cut after a colon a quotation opens right after, as a chat or a
+#: script writes who speaks a line ('Ines:"Not today"').
+_WORD = re.compile(r"\S+?:(?=[\"“«])|\S+")
 _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
 _POSSESSIVE = re.compile(r"['’]s?$")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")

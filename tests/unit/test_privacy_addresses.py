@@ -200,3 +200,194 @@ def test_the_lines_of_a_block_that_open_with_a_mark_go_with_its_street(
 def test_a_marked_line_of_prose_after_a_street_is_kept(anonymizer: Anonymizer, text: str) -> None:
     out = anonymizer.anonymize_text(text)[0]
     assert out.endswith(text.split("\n", 1)[1])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Gigs on Quellmoor Street were loud.",
+            "Gigs on <STREET_ADDRESS> were loud.",
+        ),
+        ("Ona lives on Vinohradská 1394 street.", "Ona lives on <STREET_ADDRESS>."),
+        ("It refers to Ερμού 54 street.", "It refers to <STREET_ADDRESS>."),
+    ],
+)
+def test_a_street_named_by_its_type_written_out_needs_no_house_number(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Drop it at 4410 Skovbrynet 12 St.", "Drop it at <STREET_ADDRESS>"),
+        ("Return to 2210 Nordre gate 64 Suite 12", "Return to <STREET_ADDRESS>"),
+        ("??? 118 Tamme põik 17\n??? Tartu", "??? <STREET_ADDRESS>"),
+    ],
+)
+def test_streets_with_the_number_last_take_lower_case_types_and_an_english_type_after(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Python Road Map for 2025",  # a product's word, then a capitalised word
+        "It is on Main Road and The Road.",  # English words only
+        "Take the road to the main street.",  # no capitalised name
+        "Scale from 1 Worker to 4, then stop.",  # an English function word inside
+        "Resize 2 Pods to 3\nthen wait.",
+        "Run 3 Python 3 tests on Street View.",
+    ],
+)
+def test_technical_text_of_the_same_shapes_is_no_street(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The shop is on Laugavegur 28", "The shop is on <STREET_ADDRESS>"),
+        (
+            "She works at the far end of Kerkstraat 120.",
+            "She works at the far end of <STREET_ADDRESS>",
+        ),
+        ("It is on ul. Długa 44", "It is on <STREET_ADDRESS>"),
+        ("Enter on Skovvej 41 St. at night", "Enter on <STREET_ADDRESS> at night"),
+    ],
+)
+def test_a_street_with_its_number_last_is_masked_where_a_place_is_named(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It runs on Windows 10 and Python 3.",  # products and their versions
+        "The strategy defined in RFC 2231.",  # a standard's acronym
+        "Read about it in Section 12.",  # English words
+        "Released in March 2024.",
+        "Upgrade to Zorbel 2.",  # a version of one digit
+        "See the roadmap in Kestrel 12 Road Map.",  # a capitalised word after the type
+    ],
+)
+def test_a_product_or_a_standard_with_its_number_is_no_street(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "it is 4410 23 Rue Oberkampf Suite 12 Lyon France",
+            "it is <STREET_ADDRESS>",
+        ),
+        (
+            "Change it to 5120 77 Harrow St Suite 12 Tromsø TROMS for post mail?",
+            "Change it to <STREET_ADDRESS> for post mail?",
+        ),
+    ],
+)
+def test_a_building_number_before_and_the_town_after_a_flat_go_with_the_street(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("6453 Jiráskova 219\n Apt. 18\n Ústí nad Labem\n Czech Republic 40001", "Labem"),
+        ("1438 13 Avenue Habib Bourguiba\n Suite 32\n Sousse\n Tunisia 40000", "Sousse"),
+    ],
+)
+def test_the_lines_of_a_block_go_with_the_street(
+    anonymizer: Anonymizer, text: str, private: str
+) -> None:
+    """A town's name may hold a short lower-case word; a French street's name ends its line."""
+    out = anonymizer.anonymize_text(text)[0]
+    assert out == "<STREET_ADDRESS>"
+    assert private not in out
+
+
+def test_a_lower_case_word_after_a_blocks_town_is_prose() -> None:
+    anonymizer = Anonymizer(PrivacyConfig(ner=False))
+    text = "12 Kramer Court\n Brazil for post mail?"
+    assert "for post mail?" in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Name: Lene Brask\nAddress:     Nordre gate 64, Oslo",
+            "Name: Lene Brask\nAddress:     <STREET_ADDRESS>",
+        ),
+        ("Address:\nRua Augusta 274", "Address:\n<STREET_ADDRESS>"),
+        ("Billing address: Hollow Farm, 3240 Meadow", "Billing address: <STREET_ADDRESS>"),
+    ],
+)
+def test_the_value_of_an_address_line_is_an_address(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Address: 0x7ffd1234",  # a memory address
+        "MAC Address: 00:11:22",  # another label's address
+        "Address: see the docs",  # no digit
+        "The address is 12 bytes wide.",  # no label opening the line
+    ],
+)
+def test_other_address_lines_are_left(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Stop at the corner of ul. Długa 44 St. and Harrow Well St.",
+            "Stop at the corner of <STREET_ADDRESS>.",
+        ),
+        (
+            "Use the corner of 12 rue Oberkampf and Lindqvist Plains for this card",
+            "Use the corner of <STREET_ADDRESS> for this card",
+        ),
+        (
+            "Stop at the corner of P.O. Box 28 St. and Lumo Gardens St.",
+            "Stop at the corner of <STREET_ADDRESS>.",
+        ),
+    ],
+)
+def test_a_corners_streets_take_lower_case_types_and_initials(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ship it to 350 5th Avenue, New York, NY 10118", "Ship it to <STREET_ADDRESS>"),
+        ("He lives at 12 W 42nd St.", "He lives at <STREET_ADDRESS>"),
+    ],
+)
+def test_numbered_streets_are_streets(anonymizer: Anonymizer, text: str, expected: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+def test_an_ordinal_before_no_street_type_is_left(anonymizer: Anonymizer) -> None:
+    text = "Run 3 5th Generation tests"
+    assert anonymizer.anonymize_text(text)[0] == text

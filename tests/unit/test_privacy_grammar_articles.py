@@ -50,3 +50,27 @@ def test_a_lone_word_after_an_article_modifying_a_noun_is_a_thing(
 )
 def test_a_full_name_modifying_a_noun_is_still_masked(anonymizer: Anonymizer, text: str) -> None:
     assert "<PERSON>" in anonymizer.anonymize_text(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Dana says she is a 山田太郎 fan.",
+            "<PERSON> says she is a <PERSON> fan.",
+        ),
+        ("We read the शर्मा memo twice.", "We read the <PERSON> memo twice."),
+    ],
+)
+def test_a_name_in_a_script_without_capitals_is_not_read_by_the_english_parse(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The 中文 locale is missing.", "Unlike the Zorbel plugin, it is short."],
+)  # a language's word near its gloss; a Latin word modifying a noun is still a thing
+def test_glossed_scripts_and_latin_things_are_left(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text

@@ -399,6 +399,7 @@ def test_names_beside_titles_and_degrees_are_still_masked(
         ("Dana: I will take the pager tonight", ("Dana",)),
         ("Carys: What a wife.\nJacob: Remember me?", ("Carys", "Jacob")),  # a script's lines
         ("Olusegun Bakare: fine by me", ("Bakare",)),
+        ('Carys: "Who is on call?"\nIdris:"Not me".', ("Carys", "Idris")),  # no space
     ],
 )
 def test_who_speaks_a_line_of_a_chat_is_masked(
@@ -415,6 +416,8 @@ def test_who_speaks_a_line_of_a_chat_is_masked(
         "Rejected: the plan is unsafe",
         "Kafka: bump the client to 4.0",  # a known product
         "Summary:\nthe build is green",  # nothing after the colon on its line
+        'Note:"run the tests first"',  # a quote right after the colon
+        '{"name":"Deploy","status":"Ready"}',  # JSON keys and values
     ],
 )
 def test_labels_and_tools_opening_a_line_are_kept(anonymizer: Anonymizer, text: str) -> None:
@@ -574,3 +577,97 @@ def test_a_heading_of_common_words_or_without_contact_is_kept(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("User: Dana Whitfield", "User: <PERSON>"),  # the login rule reads "Dana" alone
+        ("Bot: Your name?\nUser: Tóth Lilla", "Bot: Your name?\nUser: <PERSON>"),  # a label
+        ("User: Guest Account", "User: Guest Account"),  # common words
+        ("user: dwhitfield", "user: <USERNAME>"),
+        ("User dana72 logged in", "User <USERNAME> logged in"),
+    ],
+)
+def test_a_name_written_out_after_user_is_masked_whole(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Billing address: Lene Brask\n    1777 Kramer Court",
+            "Billing address: <PERSON>\n    <STREET_ADDRESS>",
+        ),
+        (
+            "}}Acme plc\n}}Mirna Kovač\n}}5778 Kramer Court",
+            "}}Acme plc\n}}<PERSON>\n}}<STREET_ADDRESS>",
+        ),
+    ],
+)
+def test_the_name_on_the_line_above_a_street_is_its_recipients(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Head Office\n12 Kramer Court", "Head Office\n<STREET_ADDRESS>"),  # common words
+        ("Release Notes\nNo street here", "Release Notes\nNo street here"),  # no street found
+    ],
+)
+def test_a_heading_above_a_street_or_no_street_is_left(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My name is Else Brink.", "My name is <PERSON>."),  # "Else": an English word
+        ("Her maiden name is Rook", "Her maiden name is <PERSON>"),
+        ("What's your name? Mara P Fox", "What's your name? <PERSON>"),
+        ("Date: today\nName: Rose Moss\nPhone: none", "Date: today\nName: <PERSON>\nPhone: none"),
+        (
+            "Ines: back in five.\nIdris: Take your time.",
+            "<PERSON>: back in five.\n<PERSON>: Take your time.",
+        ),
+    ],
+)
+def test_a_name_the_text_gives_is_masked_whatever_its_words_mean(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The package name is Flask.",  # a thing's name
+        "Note: run the tests first",  # a common word opening a line
+        "Kafka: bump the client to 4.0",  # a product
+        "A competitor for MS Access and Oracle Forms.",  # a title's letters, no cue
+    ],
+)
+def test_names_of_things_and_labels_are_not_given_names(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bot: What's your name?\nUser: please deploy the app",
+        "Bot: Your name?\nUser: Guest Account",
+        "Assistant: Sure, deploying now.\nSystem: done",
+    ],
+)
+def test_a_chats_turn_labels_are_no_names(anonymizer: Anonymizer, text: str) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert "\nUser:" in out or "\nSystem:" in out
+    assert "<PERSON>" not in out

@@ -1,0 +1,204 @@
+"""Names found by the roles the parse gives them: roles only a person takes in a sentence.
+
+A lone capitalised word is a name as often as a tool's ("Zenity", "Hunspell"), and where no
+cue, title or second name word marks it, only the sentence's grammar can: some roles are
+taken by people and not by programs. The tagger and parser (``ner.py``'s ``parse``) give
+each word its role; a name-shaped word the model tags a proper noun (any tag for a word of
+another script, whose tag is a guess) is a person's name when it is
+
+- the subject of a verb of a manner of speaking or of saying that only a person does
+  ("Ines shouted at Tomasz", "said Oskar"): Levin's verb classes 37.3 and 37.7 (English Verb
+  Classes and Alternations, 1993), without the verbs machines and programs do too
+  ("report", "explain", "state", "ask", "reply", "complain", "hum", "roar");
+- the object of "at", "to" or "with" hanging from such a verb ("shouted at Tomasz", "said
+  Oskar to Lene");
+- the indirect object of a verb of giving or telling (Levin 13.1, 37.1) whose subject is a
+  person: "he", "she", "they" or a name ("Oskar had handed Lene his address"; not "It
+  sends Hunspell the word list", nor the imperative "Give Zorbel more memory");
+- the subject of a clause in which "his", "her", "him", "himself" or "herself" stands
+  ("Brannigan sold his old guitars", "Okafor began painting, selling her first canvas"),
+  or of a sentence the next one refers to with such a pronoun ("Tavish is back from leave.
+  Ask him first."): a person's pronoun, which programs never take ("its").
+  "He" and "she" are not read in the next sentence: they open a sentence about someone
+  else as often ("Zorbel is a parser. Its author says he wrote it").
+
+A word that is English (``dictionary.py``), a software package's name (``technology.py``)
+or a known product is none, whatever its role.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.names import CODE
+from learnstream.streams.privacy.technology import is_tech_word
+from learnstream.streams.privacy.words import (
+    FUNCTION_WORDS,
+    GIVING,
+    HONORIFICS,
+    PERSONAL,
+    SPEAKING,
+    is_caseless,
+    is_name_word,
+    is_product,
+    tokens,
+    word_set,
+)
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+__all__ = ["may_take_role", "recased", "role_spans"]
+
+Span = tuple[str, int, int]
+
+
+#: Prepositions taking the person spoken to or with ("shouted at Tomasz", "said to Lene").
+_SPOKEN_TO = word_set("at to with")
+#: Subjects that are people: personal pronouns of the third person ("you" and "I" give a
+#: program what it needs: "you can pass Zenity the path").
+_PEOPLE = word_set("he she they")
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_ONE_CASE = re.compile(r"[^\W\d_]{3,}(?:['’-][^\W\d_]+)*")
+_PROPER, _COMMON = frozenset({"NNP", "NNPS"}), frozenset({"NN", "NNS"})
+#: Dependencies by which a word's clause goes on without a subject of its own.
+_SAME_CLAUSE = frozenset(
+    {"dobj", "dative", "prep", "pobj", "xcomp", "advcl", "poss", "attr", "acomp", "npadvmod"}
+)
+_SPEAKS = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | PERSONAL)) + r")(?![\w-])")
+_GIVES = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(GIVING)) + r")(?![\w-])")
+
+
+def may_take_role(text: str) -> bool:
+    """Tell cheaply whether a role rule could apply: a verb of speaking or a person's
+    pronoun and a name-shaped word, or a verb of giving with a name-shaped word right after
+    it, where its indirect object stands ("had handed Lene his keys")."""
+    words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
+    if not words:
+        return False
+    if _SPEAKS.search(text) is not None:
+        return True  # a speaker or a person's pronoun: a name anywhere
+    given = {m.end() for m in _GIVES.finditer(text)}
+    return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
+
+
+def recased(text: str, spans: list[Span]) -> str:
+    """Return text with the words written in one case that may be names title-cased, as
+    the tagger reads names: it takes "GRETA" for a verb and "sophia" for a common noun.
+    Every character keeps its place, so the parse's offsets are the text's. Words of the
+    ``spans`` found already keep their case: the grammar checks read them as written."""
+
+    def title(m: re.Match[str]) -> str:
+        word = m.group()
+        if any(a < m.end() and m.start() < b for _, a, b in spans):
+            return word
+        new = word[:1].upper() + word[1:].lower()
+        return new if len(new) == len(word) and _one_case(word) else word
+
+    return _WORD.sub(title, text)
+
+
+def _one_case(word: str) -> bool:
+    """Tell whether a word written all in lower case or all in capitals may be a name:
+    letters, not English, not a tool's or a product's, no function word or title."""
+    if not (word.islower() or word.isupper()) or not _ONE_CASE.fullmatch(word):
+        return False
+    if word.isupper() and (len(word) < 3 or not set(word) & set("AEIOUY")):
+        return False  # an acronym: "HTTP", "SQL", "CI"
+    if word.lower() in FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE:
+        return False
+    return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
+
+
+def _candidate(word: Token, known: frozenset[str]) -> bool:
+    """Tell whether a word may be a name: shaped so, tagged a proper noun (a noun will do
+    for a word the model does not know, whose tag is a guess; any tag but a verb's in
+    another script), not English, not a tool's or a product's."""
+    text = word.text
+    if _one_case(text):  # "sophia", "SOPHIA": any noun's tag, as the model reads neither
+        return word.tag_ in _PROPER | _COMMON
+    if not is_name_word(text) or is_product(text) or is_tech_word(text):
+        return False
+    if is_caseless(text) or not text.isascii():
+        return not is_common_word(text) and not word.tag_.startswith("VB")
+    nouns = _PROPER if word.lower_ in known else _PROPER | _COMMON
+    return word.tag_ in nouns and not is_common_word(text)
+
+
+def _name(word: Token, known: frozenset[str]) -> bool:
+    """Tell whether the word and the compound words before it may be a name: a name takes
+    no determiner and no number ("the RFC 2231 says", "the API told him")."""
+    if any(c.dep_ in ("det", "nummod") for c in word.children):
+        return False
+    parts = [c for c in word.children if c.dep_ == "compound" and c.i < word.i] + [word]
+    return all(_candidate(p, known) for p in parts)
+
+
+def _span(word: Token) -> Span:
+    first = min([word] + [c for c in word.children if c.dep_ == "compound" and c.i < word.i])
+    return ("PERSON", first.idx, word.idx + len(word.text))
+
+
+def _personal_in_clause(verb: Token) -> bool:
+    """Tell whether a person's pronoun stands in the verb's clause (not in a clause with a
+    subject of its own)."""
+    todo = list(verb.children)
+    while todo:
+        w = todo.pop()
+        if w.lower_ in PERSONAL and w.tag_ in ("PRP", "PRP$"):
+            return True
+        if w.dep_ in _SAME_CLAUSE and not any(c.dep_ in ("nsubj", "nsubjpass") for c in w.children):
+            todo.extend(w.children)
+    return False
+
+
+def _referred_to(word: Token) -> bool:
+    """Tell whether the subject of a sentence's main verb, the sentence's only subject, is
+    referred to in the next sentence by a person's pronoun ("Tavish is back from leave. Ask
+    him first."; not "Zorbel is fast. It scales.")."""
+    sentence = word.sent
+    if word.head != sentence.root or sentence.end >= len(word.doc):
+        return False
+    if any(w.dep_ == "nsubj" and w.i != word.i for w in sentence):
+        return False
+    after = word.doc[sentence.end].sent
+    return any(w.lower_ in PERSONAL and w.tag_ in ("PRP", "PRP$") for w in after)
+
+
+def _personal_subject(verb: Token, known: frozenset[str]) -> bool:
+    """Tell whether the verb's subject is a person: a personal pronoun or a name."""
+    for c in verb.children:
+        if c.dep_ == "nsubj":
+            return c.lower_ in _PEOPLE or _name(c, known)
+    return False
+
+
+def _role(word: Token, known: frozenset[str]) -> bool:
+    """Tell whether the word's role in its sentence is one only a person takes."""
+    head = word.head
+    if word.dep_ == "nsubj" and head.tag_.startswith("VB"):
+        return head.lower_ in SPEAKING or _personal_in_clause(head) or _referred_to(word)
+    if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
+        return head.head.lower_ in SPEAKING
+    if word.dep_ == "dative" and head.lower_ in GIVING:
+        return _personal_subject(head, known)
+    return False
+
+
+def role_spans(text: str, doc: Doc, taken: list[Span], known: frozenset[str]) -> list[Span]:
+    """Return the PERSON spans of names their roles mark in the parsed text, but for those
+    ``taken`` overlaps and those in code, a URL or a pathed word. ``known`` holds the
+    (lower-cased) words the model knows."""
+    found: list[Span] = []
+    code = [("CODE", *m.span()) for m in CODE.finditer(text)]
+    for word in doc:
+        if not _name(word, known) or not _role(word, known):
+            continue
+        span = _span(word)
+        if "\n" in text[span[1] : span[2]]:
+            continue
+        if not any(a < span[2] and span[1] < b for _, a, b in taken + found + code):
+            found.append(span)
+    return found

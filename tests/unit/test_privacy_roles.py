@@ -1,0 +1,127 @@
+"""Names found by the role the parse gives them (``roles.py``): the subject of a verb of
+speaking, who is spoken at or to, the indirect object of a person's giving, the subject of a
+clause with "his" or "her" in it; and sentences of the same shapes about programs left."""
+
+from __future__ import annotations
+
+import pytest
+
+from learnstream.streams.privacy.config import PrivacyConfig
+from learnstream.streams.privacy.pii import Anonymizer
+from learnstream.streams.privacy.roles import GIVING, SPEAKING, may_take_role
+
+
+@pytest.fixture(scope="module")
+def anonymizer() -> Anonymizer:
+    """Build the default anonymizer once (loading the NER model is slow)."""
+    return Anonymizer(PrivacyConfig())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'Ines yelled at Tomasz: "Where is the pager?"',
+            '<PERSON> yelled at <PERSON>: "Where is the pager?"',
+        ),
+        ("Not again, muttered Oskar to Lene", "Not again, muttered <PERSON> to <PERSON>"),
+        ("Ольга whispered to Пётр.", "<PERSON> whispered to <PERSON>."),
+    ],
+)
+def test_who_speaks_and_who_is_spoken_to_are_people(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Oskar had handed Lene his keys.", "<PERSON> had handed <PERSON> his keys."),
+        ("Brannigan sold his old guitars.", "<PERSON> sold his old guitars."),
+        (
+            "Tavish is back from leave. Ask him first.",  # the next sentence's
+            "<PERSON> is back from leave. Ask him first.",
+        ),
+        (
+            "Okafor began painting at school, selling her first canvas in 2001.",
+            "<PERSON> began painting at school, selling her first canvas in 2001.",
+        ),
+    ],
+)
+def test_a_persons_giving_and_pronouns_mark_names(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It sends Hunspell the word list.",  # a program's subject gives a program
+        "Give Zorbel more memory and restart it.",  # an imperative: no subject
+        "Zenity shows a dialog and returns the answer.",  # not a verb of speaking
+        "Zorbel reports its status to Prometheus.",  # "its": a thing's pronoun
+        "Deploy is blocked until Zorbel passes.",
+        "Zorbel is fast. It scales to many nodes.",
+        "Zorbel is a parser. Its author says he wrote it in C.",  # "he": someone else
+        "Zorbel complained about a missing key at startup.",  # compilers complain
+    ],
+)
+def test_the_same_shapes_about_programs_are_left(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_the_verbs_come_in_every_form_and_gate_the_parse() -> None:
+    assert {"shout", "shouts", "shouted", "shouting", "said"} <= SPEAKING
+    assert {"give", "gave", "given", "sent", "handed"} <= GIVING
+    assert not {"report", "reports", "explain", "replied", "asked"} & SPEAKING
+    assert may_take_role("Dana whispered to Priya")
+    assert not may_take_role("Dana approved it")  # no verb or pronoun of the rules
+    assert not may_take_role("the build shouted")  # no name-shaped word
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ines yelled at tomasz: why?", "<PERSON> yelled at <PERSON>: why?"),
+        ("INES yelled at TOMASZ: why?", "<PERSON> yelled at <PERSON>: why?"),
+        ("oskar gave lene his keys", "<PERSON> gave <PERSON> his keys"),
+    ],
+)
+def test_a_role_marks_a_name_in_lower_case_or_capitals(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP said no",  # an acronym: no vowel
+        "The RFC says so",  # a determiner: no name takes one
+        "RFC 2231 says so",  # nor a number
+        "The API told him no.",
+        "the server told zorbel to stop",  # an object told, not a recipient given
+        "update his profile photo",  # no name-shaped word in a role
+    ],
+)
+def test_acronyms_and_words_in_one_case_elsewhere_are_left(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_words_in_one_case_are_title_cased_for_the_parse_in_place() -> None:
+    from learnstream.streams.privacy.roles import recased
+
+    text = "BRANNIGAN sold his HTTP guitars to ines."
+    out = recased(text, [])
+    assert out == "Brannigan sold his HTTP guitars to Ines."  # acronyms, English kept
+    assert len(out) == len(text)
+    assert recased(text, [("PERSON", 0, 9)]).startswith("BRANNIGAN")  # a span found keeps its case
+
+
+def test_a_name_in_capitals_opening_a_clause_with_his_is_masked(anonymizer: Anonymizer) -> None:
+    out = anonymizer.anonymize_text("BRANNIGAN sold his old guitars.")[0]
+    assert out == "<PERSON> sold his old guitars."
