@@ -26,6 +26,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from typing import Any
 
@@ -228,7 +229,7 @@ def register(runtime: Runtime) -> None:
     runtime.on_sample.append(quality.record)
     for label, table in quality.tables.items():
         held = runtime.metrics.held_writes.labels(table.name)
-        held.set_function(lambda label=label: quality.pending.writes(label))
+        held.set_function(partial(quality.pending.writes, label))
     if quality.specs:  # commits wait for flushes only when there is something to flush
         runtime.after_record.append(quality.after_record)
         exact = runtime.progress.gated  # exactly_once: a transaction carries every count

@@ -470,9 +470,15 @@ async def test_an_at_least_once_commit_flushes_only_the_partitions_that_are_due(
     await _decide(runtime, feed, False, fresh, partition=2)  # flushes nothing: 2 just seen
     await tick(runtime, feed, 3)  # nothing counted on 3
     assert quality.pending.partitions() == [1, 2]
+    value = runtime.metrics.registry.get_sample_value
+    held = {"table": quality.tables["5m"].name}
+    assert held["table"] == "quality_5m"
+    # per partition, intent_resolution and confirm_decision: one window key each in 5m
+    assert value("learnstream_held_writes", held) == 4
 
     runtime.progress.before_commit()  # what a commit runs first
     assert quality.pending.partitions() == [2]
+    assert value("learnstream_held_writes", held) == 2
     written = quality.counts({1, 2}, fresh.timestamp(), unwritten=False)["5m"]
     assert written["intent_resolution"] == {"good": 1, "acceptable": 0, "poor": 0}
     assert _released(runtime, 1) == [True, True]
