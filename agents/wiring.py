@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -61,6 +62,8 @@ from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.session import SessionState
 
 __all__ = ["wire"]
+
+log = logging.getLogger("learnstream")
 
 
 def unread_records(app: faust.App, progress: Progress, topic: str, partition: int) -> bool:
@@ -195,6 +198,24 @@ def wire(
         loop_watch,
     ):
         module.register(runtime)
+
+    runtime.handover.insert(0, join.write_held)
+    flush = runtime.progress.before_commit  # the quality windows', if any
+
+    def before_commit() -> None:
+        if app.rebalancing:  # the partitions go: write what is held for them first
+            for write in runtime.handover:
+                try:
+                    write()
+                except Exception as exc:  # noqa: BLE001  (what stays held stays pinned)
+                    log.warning(
+                        "could not write what is held before a rebalance (%s): the next "
+                        "owner reads those records again",
+                        type(exc).__name__,
+                    )
+        flush()
+
+    runtime.progress.before_commit = before_commit
 
     def on_assigned(*args: Any, **_kwargs: Any) -> None:
         guard_commits(app, runtime.progress)  # the consumer exists now; once is enough
