@@ -61,7 +61,7 @@ from learnstream.streams.privacy.pii import build_anonymizer
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.session import SessionState
 
-__all__ = ["wire"]
+__all__ = ["handing_over", "wire"]
 
 log = logging.getLogger("learnstream")
 
@@ -76,6 +76,13 @@ def unread_records(app: faust.App, progress: Progress, topic: str, partition: in
         return False
     expected = progress.expected(tp)
     return end is not None and expected is not None and expected < end
+
+
+def handing_over(app: faust.App) -> bool:
+    """Tell whether a commit is the last before the partitions go (a rebalance revokes them,
+    or the worker stops) while changelog records can still be sent: what is held in memory
+    is written then, so the next owner does not read those records again."""
+    return bool(app.rebalancing or app.should_stop) and not app.producer.buffer.should_stop
 
 
 def wire(
@@ -203,7 +210,7 @@ def wire(
     flush = runtime.progress.before_commit  # the quality windows', if any
 
     def before_commit() -> None:
-        if app.rebalancing:  # the partitions go: write what is held for them first
+        if handing_over(app):  # the partitions go: write what is held for them first
             for write in runtime.handover:
                 try:
                     write()

@@ -371,6 +371,26 @@ async def test_a_rebalances_commit_writes_what_is_held_and_unpins_it(h: Harness)
     assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
 
 
+async def test_the_last_commit_before_partitions_go_hands_over_while_sends_can_go(
+    h: Harness,
+) -> None:
+    from learnstream.agents.wiring import handing_over
+
+    app = h.runtime.app
+    assert not handing_over(app)  # an ordinary commit
+    app.rebalancing = True
+    assert handing_over(app)
+    app.rebalancing = False
+    app._stopped.set()  # the worker stops: Faust commits once more on the way out
+    try:
+        assert handing_over(app)
+        app.producer.buffer._stopped.set()  # nothing written now would be sent: keep it held
+        assert not handing_over(app)
+    finally:
+        app._stopped.clear()
+        app.producer.buffer._stopped.clear()
+
+
 async def test_a_handover_that_fails_leaves_what_is_held_pinned(
     h: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
