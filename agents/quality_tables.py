@@ -12,9 +12,10 @@ partition (``Progress.release``): a crash replays the records whose counts were 
 
 What a commit flushes depends on the guarantee. Under exactly_once a transaction must carry
 the counts of every record it commits, so every partition is flushed when a commit starts.
-Under at_least_once a commit flushes only the partitions that are due, and all of them while
-a rebalance is under way (their next owner would count the records again); a commit every few
-seconds would otherwise write every window key that often, whatever the interval.
+Under at_least_once a commit flushes only the partitions that are due, and all of them when
+it is the last before the partitions go (a rebalance, or the worker stopping: their next
+owner would count the records again); a commit every few seconds would otherwise write
+every window key that often, whatever the interval.
 
 The gauges and ``GET /quality`` add the counts still in memory to the tables, so they are
 current whatever the interval; the tables themselves are behind by up to one interval.
@@ -140,12 +141,12 @@ class QualityWindows:
 
     def flush_due(self) -> None:
         """What a commit flushes under at_least_once: the partitions whose interval passed
-        (every one during a rebalance); the offsets of those with nothing in memory are
-        released as they are."""
-        if self.app.rebalancing:
-            self.flush_all()
+        (every one during a rebalance or a stop); the offsets of those with nothing in
+        memory are released as they are."""
+        if self.app.producer.buffer.should_stop:  # nothing more would be sent
             return
-        if self.app.producer.buffer.should_stop:
+        if self.app.rebalancing or self.app.should_stop:  # the last commit: every partition
+            self.flush_all()
             return
         moment, waiting = self.clock(), set(self.pending.partitions())
         for partition in waiting | {tp.partition for tp in self.progress.partitions()}:

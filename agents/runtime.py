@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import faust
 from faust.types import EventT
@@ -81,6 +81,9 @@ class Runtime:
     on_sent: list[OnSent]
     #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]]
+    #: Called when a rebalance's commit starts: write what is held in memory, so the
+    #: partitions' next owner does not read those records again (agents/joins/held.py).
+    handover: list[Callable[[], object]] = field(default_factory=list)
 
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:
         """Send the original bytes to the DLQ with headers saying why and from where."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -60,7 +61,9 @@ from learnstream.streams.privacy.pii import build_anonymizer
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.session import SessionState
 
-__all__ = ["wire"]
+__all__ = ["handing_over", "wire"]
+
+log = logging.getLogger("learnstream")
 
 
 def unread_records(app: faust.App, progress: Progress, topic: str, partition: int) -> bool:
@@ -73,6 +76,13 @@ def unread_records(app: faust.App, progress: Progress, topic: str, partition: in
         return False
     expected = progress.expected(tp)
     return end is not None and expected is not None and expected < end
+
+
+def handing_over(app: faust.App) -> bool:
+    """Tell whether a commit is the last before the partitions go (a rebalance revokes them,
+    or the worker stops) while changelog records can still be sent: what is held in memory
+    is written then, so the next owner does not read those records again."""
+    return bool(app.rebalancing or app.should_stop) and not app.producer.buffer.should_stop
 
 
 def wire(
@@ -195,6 +205,24 @@ def wire(
         loop_watch,
     ):
         module.register(runtime)
+
+    runtime.handover.insert(0, join.write_held)
+    flush = runtime.progress.before_commit  # the quality windows', if any
+
+    def before_commit() -> None:
+        if handing_over(app):  # the partitions go: write what is held for them first
+            for write in runtime.handover:
+                try:
+                    write()
+                except Exception as exc:  # noqa: BLE001  (what stays held stays pinned)
+                    log.warning(
+                        "could not write what is held before a rebalance (%s): the next "
+                        "owner reads those records again",
+                        type(exc).__name__,
+                    )
+        flush()
+
+    runtime.progress.before_commit = before_commit
 
     def on_assigned(*args: Any, **_kwargs: Any) -> None:
         guard_commits(app, runtime.progress)  # the consumer exists now; once is enough

@@ -113,9 +113,10 @@ CHANGELOG_NOTE = (
     "Changelog records per input event: the records of every changelog topic of the run's "
     "app id (`<app id>-<table>-changelog`), read back from the broker once the process has "
     "stopped, tombstones included and transaction markers not; the median of the complete "
-    "runs. A value the worker still held in memory when it was stopped (at_least_once, "
-    "`learnstream_held_writes`) counts as the record it becomes once written: in its table's "
-    'column and the total, and on its own under "held at stop". End offsets (the '
+    "runs. A worker writes what it holds in memory (at_least_once, "
+    "`learnstream_held_writes`) in its last commit when it is stopped, so those records are "
+    'counted with the others; "held at stop" counts values the benchmark added itself for '
+    "runs before 29 Nov evening, when a stop dropped them. End offsets (the "
     "breakdown's last column) count record batches on the embedded broker, and transaction "
     "markers too under exactly_once. A peer shows 0.00 when its process writes no changelog "
     "(it has no tables)."

@@ -8,8 +8,10 @@ against what the table held. ``flush`` writes the values of a partition held ``h
 longer; call it while a record of that partition is processed (a sweep tick; ``put`` does it
 for its own partition), as Faust sends a table write to the changelog partition of the
 record under way (a key is on the same partition number in every co-partitioned topic). A
-rebalance drops what is held: the records come again. Exactly-once holds nothing (no pins):
-a transaction must carry every write of the records it commits.
+rebalance's commit writes everything held first (``write_all``), so the next owner does not
+read those records again; a crash loses what is held, and its records come again.
+Exactly-once holds nothing (no pins): a transaction must carry every write of the records it
+commits.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ from typing import Any, Protocol
 import faust
 from faust.types import TP
 
-from learnstream.agents.seams.faust_compat import current_partition, partitioned_items
+from learnstream.agents.seams.faust_compat import (
+    current_partition,
+    partitioned_items,
+    writing_to,
+)
 
 __all__ = ["HeldWrites", "Pins"]
 
@@ -111,6 +117,18 @@ class HeldWrites:
                 continue
             self.write(key, held.raw)
             written += 1
+        return written
+
+    def write_all(self) -> int:
+        """Write every value held, each to its partition, and unpin its records (a
+        rebalance's commit: the next owner must not read them again); return how many."""
+        written = 0
+        for partition, order in list(self._order.items()):
+            held = [self._held[key] for _, key in order if key in self._held]
+            if held:  # each has a record pinned: its topic is the table's source
+                with writing_to(held[0].pins[0][0].topic, partition):
+                    latest = max(h.since for h in held)
+                    written += self.flush(partition, latest + self.hold)
         return written
 
     def count(self, partition: int | None = None) -> int:

@@ -212,6 +212,7 @@ def register(runtime: Runtime) -> None:
         steps.invalidate({tp.partition for tp in args[1]})
 
     app.on_partitions_revoked.connect(on_revoked)
+    runtime.handover.append(steps.writes.write_all)
 
     @app.agent(intents, name="learnstream.replans")
     async def replans(stream: StreamT[bytes]) -> None:

@@ -47,7 +47,7 @@ from learnstream.agents.deadletters import DeadLetters
 from learnstream.agents.emitter import Emitter, await_acks
 from learnstream.agents.joins.held import Pins
 from learnstream.agents.joins.planstore import PlanStore
-from learnstream.agents.seams.faust_compat import current_record, partitioned_items
+from learnstream.agents.seams.faust_compat import current_record, partitioned_items, writing_to
 from learnstream.streams.config.settings import Settings
 from learnstream.streams.dlq.errors import InvalidEvent
 from learnstream.streams.dlq.errors import describe_failure as describe
@@ -118,6 +118,17 @@ class Join:
     def grace(self) -> timedelta:
         """Return how long an event waits for its plan (``join.grace``)."""
         return self.settings.join.grace
+
+    def write_held(self) -> None:
+        """Write everything held in memory, parked entries to ``pending`` and plan states to
+        ``plan_state``, and unpin their records (a rebalance's commit: the partitions' next
+        owner reads the tables instead of those records again)."""
+        hold, plans = self.settings.join.hold_in_memory, self.settings.topics.name("plans")
+        for partition, queue in list(self._memory.items()):
+            if queue:  # the inputs and the join's tables are co-partitioned with the plans
+                with writing_to(plans, partition):
+                    self._spill(partition, max(since for since, _, _ in queue) + hold)
+        self.plans.write_all()
 
     def on_revoked(self, partitions: set[int]) -> None:
         """Forget what is known of revoked partitions: another worker may change them."""

@@ -112,6 +112,10 @@ class PlanStore:
         tick of that partition); return how many."""
         return self.writes.flush(partition, now)
 
+    def write_all(self) -> int:
+        """Write every state held in memory (a rebalance's commit); return how many."""
+        return self.writes.write_all()
+
     def held(self, partition: int | None = None) -> int:
         """Return how many changed states wait in memory (of ``partition``, or all)."""
         return self.writes.count(partition)

@@ -110,6 +110,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any, Protocol
 
 import faust
@@ -138,6 +139,7 @@ __all__ = [
     "starts_on_consumer_thread",
     "transactional_id",
     "wait_until_idle",
+    "writing_to",
 ]
 
 log = logging.getLogger("learnstream")
@@ -430,6 +432,25 @@ def processing(event: EventT[Any]) -> Iterator[None]:
         yield
     finally:
         faust_streams._current_event.reset(token)
+
+
+class _RecordOf:
+    """Stands in for a record of ``topic[partition]`` where Faust's tables read only those
+    two (the changelog partition of a write, RocksDB's store for it, and the check that the
+    topic and the table's changelog have as many partitions)."""
+
+    def __init__(self, topic: str, partition: int) -> None:
+        self.message = SimpleNamespace(topic=topic, partition=partition)
+
+
+@contextmanager
+def writing_to(topic: str, partition: int) -> Iterator[None]:
+    """Let table writes go to ``partition`` as in a record of ``topic[partition]`` with no
+    record under way (seam 8): what is held in memory for a partition is written when a
+    rebalance takes it."""
+    record = _RecordOf(topic, partition)
+    with processing(record):  # type: ignore[arg-type]
+        yield
 
 
 def transactional_id(app: faust.App, topic: str, partition: int) -> str:

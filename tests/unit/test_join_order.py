@@ -335,6 +335,84 @@ async def test_a_rebalance_drops_held_plan_states_and_their_records_come_again(
     assert pinned(h, "plans") is None
 
 
+async def test_a_rebalances_commit_writes_what_is_held_and_unpins_it(h: Harness) -> None:
+    """Partitions going to another worker: the commit Faust makes on the way out first
+    writes the plan states and parked entries held in memory, so it passes their records
+    and the next owner reads the tables instead of those records again."""
+    known, waiting = h.sim.plan(WHEN), h.sim.plan(WHEN)  # the second's plan comes later
+    known_id, waiting_id = known["plan"]["plan_id"], waiting["plan"]["plan_id"]
+    await h.put("plans", js(known), key=key_of(known))
+    decision = h.sim.decision(waiting, True, WHEN)
+    await h.put("plan_approved", js(decision), key=key_of(waiting))
+    (entry,) = h.runtime.join.parked(waiting_id)
+    assert pinned(h, "plans") == 0
+    assert pinned(h, "plan_approved", entry.partition) == entry.offset
+    h.runtime.progress.before_commit()  # an ordinary commit: everything stays held
+    assert known_id not in h.runtime.tables.plan_state
+    assert not list(h.runtime.tables.pending.keys())
+
+    h.runtime.app.rebalancing = True
+    try:
+        h.runtime.progress.before_commit()
+    finally:
+        h.runtime.app.rebalancing = False
+    assert PlanState.from_table(h.runtime.tables.plan_state[known_id]).snapshot.plan.plan_id
+    stored = [orjson.loads(v) for v in h.runtime.tables.pending.data.values()]
+    assert [(e["topic"], e["offset"]) for e in stored] == [(entry.topic, entry.offset)]
+    assert pinned(h, "plans") is None
+    assert pinned(h, "plan_approved", entry.partition) is None
+    assert h.runtime.plans.held() == 0
+
+    h.runtime.join.on_revoked(set(range(h.runtime.settings.topics.partitions)))
+    h.runtime.progress.assign([])  # the next owner: the tables, not the records
+    await h.put("plans", js(waiting), key=key_of(waiting))
+    topic = h.runtime.topics.join_ticks.get_topic_name()
+    await h.feed.put("sweeper", topic, b"tick", partition=entry.partition)
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+
+
+async def test_the_last_commit_before_partitions_go_hands_over_while_sends_can_go(
+    h: Harness,
+) -> None:
+    from learnstream.agents.wiring import handing_over
+
+    app = h.runtime.app
+    assert not handing_over(app)  # an ordinary commit
+    app.rebalancing = True
+    assert handing_over(app)
+    app.rebalancing = False
+    app._stopped.set()  # the worker stops: Faust commits once more on the way out
+    try:
+        assert handing_over(app)
+        app.producer.buffer._stopped.set()  # nothing written now would be sent: keep it held
+        assert not handing_over(app)
+    finally:
+        app._stopped.clear()
+        app.producer.buffer._stopped.clear()
+
+
+async def test_a_handover_that_fails_leaves_what_is_held_pinned(
+    h: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """If writing what is held fails, the rebalance's commit goes on without it: the records
+    stay pinned and the next owner reads them again, as with no handover at all."""
+    snap = h.sim.plan(WHEN)
+    await h.put("plans", js(snap), key=key_of(snap))
+
+    def failing() -> None:
+        raise OSError("store gone")
+
+    h.runtime.handover[:] = [failing]
+    h.runtime.app.rebalancing = True
+    try:
+        h.runtime.progress.before_commit()
+    finally:
+        h.runtime.app.rebalancing = False
+    assert pinned(h, "plans") == 0
+    assert "could not write what is held before a rebalance (OSError)" in caplog.text
+    assert "store gone" not in caplog.text  # the error's text may carry a value: not logged
+
+
 async def test_exactly_once_writes_every_changed_plan_state(tmp_path: Any) -> None:
     async with harness(tmp_path, processing_guarantee="exactly_once") as h:
         assert not h.runtime.plans.holds

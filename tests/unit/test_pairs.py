@@ -492,6 +492,32 @@ async def test_an_intent_changed_within_the_hold_is_written_once_on_a_tick(
         assert progress.pinned(TP(topic, partition)) is None
 
 
+async def test_a_rebalances_commit_writes_the_intents_held_and_unpins_them(
+    tmp_path: Any,
+) -> None:
+    """The partitions go to another worker: the intent held in memory is written first, so
+    the commit passes its re-keyed record and the next owner reads the table instead."""
+    async with running(tmp_path) as worker:
+        s = Scenario()
+        worker.clock.now = NOW
+        first = s.plan()
+        await worker.sample(s.decided(first, False, 0))
+        table: Any = worker.runtime.app.tables["pair_intents"]
+        topic = worker.runtime.topics.pair_intents.get_topic_name()
+        progress = worker.runtime.progress
+        (tp,) = [tp for tp in progress.partitions() if tp.topic == topic]
+        assert progress.pinned(tp) == 0
+        progress.before_commit()  # an ordinary commit: it stays held
+        assert len(table) == 0
+        worker.runtime.app.rebalancing = True
+        try:
+            progress.before_commit()
+        finally:
+            worker.runtime.app.rebalancing = False
+        assert set(table) == {f"{first['project_id']}:{first['intent']['intent_id']}"}
+        assert progress.pinned(tp) is None
+
+
 async def test_plans_of_one_intent_id_in_two_projects_never_pair(worker: Worker) -> None:
     """Runtime intent ids recur across projects: a pair would carry one project's plan under
     the other's consent."""

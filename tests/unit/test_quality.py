@@ -493,6 +493,15 @@ async def test_an_at_least_once_commit_flushes_only_the_partitions_that_are_due(
     assert quality.pending.partitions() == []
     assert _released(runtime, 2) == [True, True]
 
+    await _decide(runtime, feed, True, fresh, partition=2)
+    assert quality.pending.partitions() == [2]
+    runtime.app._stopped.set()  # the worker stops: its last commit flushes everything too
+    try:
+        runtime.progress.before_commit()
+    finally:
+        runtime.app._stopped.clear()
+    assert quality.pending.partitions() == []
+
 
 async def test_an_exactly_once_commit_flushes_every_partition(make_runtime: Make) -> None:
     runtime = await make_runtime(processing_guarantee="exactly_once")
