@@ -85,7 +85,11 @@ def _metrics(port: int) -> dict[tuple[str, str], float]:
     }
 
 
-async def _wait_expired(port: int, count: int, within: float = 60.0) -> dict:
+async def _wait_expired(port: int, count: int, within: float = 150.0) -> dict:
+    """Return the worker's metrics once ``count`` intents expired, or after ``within``
+    seconds. An intent expires up to a minute after its TTL (the expiry index keeps minutes,
+    agents/joins/pair_miner.py), so the last of them up to about 66 s after its last plan,
+    later on a loaded machine."""
     deadline = time.monotonic() + within
     while True:
         shown = _metrics(port)

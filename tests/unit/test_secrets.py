@@ -234,11 +234,13 @@ def test_long_lines_are_scanned_in_windows_without_losing_a_secret() -> None:
 
 
 def test_a_pathological_line_costs_seconds_not_minutes() -> None:
-    """Two plugin patterns backtrack quadratically; windows bound a 300 kB line."""
+    """Two plugin patterns backtrack quadratically; windows bound a 300 kB line. About 4 s
+    alone; 22 s was seen beside a CI's Apache Kafka phase on 2 cores. Unbounded, it takes
+    many minutes: the bound tells those apart, not a speed."""
     started = time.perf_counter()
     for text in ("eyJ" * 100_000, "http://a:b@" * 30_000):
         find_secrets(text)
-    assert time.perf_counter() - started < 20
+    assert time.perf_counter() - started < 60
 
 
 # --- the gate and robustness ----------------------------------------------------------------
