@@ -39,7 +39,12 @@ from faust.web import Request, Response, View
 
 from learnstream.agents.clock import Clock
 from learnstream.agents.runtime import Runtime
-from learnstream.agents.seams.faust_compat import committed_offsets, processing
+from learnstream.agents.seams.faust_compat import (
+    committed_offsets,
+    handing_over,
+    processing,
+    sends_stopped,
+)
 from learnstream.streams.io.topics import INPUTS
 from learnstream.streams.observe.lag import partition_lags
 from learnstream.streams.observe.metrics import Metrics
@@ -123,8 +128,13 @@ class QualityWindows:
     def after_record(self, event: EventT[Any]) -> None:
         """Flush the record's partition if ``flush_interval`` passed since its last flush."""
         partition, moment = event.message.partition, self.clock()
-        if moment - self._flushed.setdefault(partition, moment) >= self.flush_interval:
+        if self._due(partition, moment):
             self.flush(partition, moment)
+
+    def _due(self, partition: int, moment: float) -> bool:
+        """Tell whether ``flush_interval`` passed since ``partition`` was last flushed (its
+        first record starts the count)."""
+        return moment - self._flushed.setdefault(partition, moment) >= self.flush_interval
 
     def flush(self, partition: int, moment: float) -> None:
         """Write ``partition``'s pending counts, each window key once; release its offsets.
@@ -143,16 +153,16 @@ class QualityWindows:
         """What a commit flushes under at_least_once: the partitions whose interval passed
         (every one during a rebalance or a stop); the offsets of those with nothing in
         memory are released as they are."""
-        if self.app.producer.buffer.should_stop:  # nothing more would be sent
-            return
-        if self.app.rebalancing or self.app.should_stop:  # the last commit: every partition
+        if handing_over(self.app):  # the last commit before the partitions go: all of them
             self.flush_all()
+            return
+        if sends_stopped(self.app):  # nothing more would be sent
             return
         moment, waiting = self.clock(), set(self.pending.partitions())
         for partition in waiting | {tp.partition for tp in self.progress.partitions()}:
             if partition not in waiting:
                 self.progress.release(partition)
-            elif moment - self._flushed.setdefault(partition, moment) >= self.flush_interval:
+            elif self._due(partition, moment):
                 with processing(self._events[partition]):
                     self.flush(partition, moment)
 
@@ -162,7 +172,7 @@ class QualityWindows:
         A stopping producer buffer would not send the changelog records any more: the counts
         stay unwritten, and the offsets uncommitted, so the next owner counts those records.
         """
-        if self.app.producer.buffer.should_stop:
+        if sends_stopped(self.app):
             return
         moment = self.clock()
         for partition in self.pending.partitions():

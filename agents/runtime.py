@@ -81,8 +81,9 @@ class Runtime:
     on_sent: list[OnSent]
     #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]]
-    #: Called when a rebalance's commit starts: write what is held in memory, so the
-    #: partitions' next owner does not read those records again (agents/joins/held.py).
+    #: Called when the last commit before the partitions go starts (a rebalance's or a
+    #: stopping worker's): write what is held in memory, so the partitions' next owner
+    #: does not read those records again (agents/joins/held.py).
     handover: list[Callable[[], object]] = field(default_factory=list)
 
     async def dead_letter(self, record: DlqRecord, key: bytes | None, value: bytes | None) -> None:

@@ -35,6 +35,7 @@ from learnstream.agents.seams.faust_check import check
 from learnstream.agents.seams.faust_compat import (
     deliver_every_record,
     guard_commits,
+    handing_over,
     retry_lost_coordinators,
 )
 from learnstream.agents.seams.prober import Prober
@@ -61,7 +62,7 @@ from learnstream.streams.privacy.pii import build_anonymizer
 from learnstream.streams.samples.sample import LearningSample
 from learnstream.streams.state.session import SessionState
 
-__all__ = ["handing_over", "wire"]
+__all__ = ["wire"]
 
 log = logging.getLogger("learnstream")
 
@@ -76,13 +77,6 @@ def unread_records(app: faust.App, progress: Progress, topic: str, partition: in
         return False
     expected = progress.expected(tp)
     return end is not None and expected is not None and expected < end
-
-
-def handing_over(app: faust.App) -> bool:
-    """Tell whether a commit is the last before the partitions go (a rebalance revokes them,
-    or the worker stops) while changelog records can still be sent: what is held in memory
-    is written then, so the next owner does not read those records again."""
-    return bool(app.rebalancing or app.should_stop) and not app.producer.buffer.should_stop
 
 
 def wire(
@@ -216,7 +210,7 @@ def wire(
                     write()
                 except Exception as exc:  # noqa: BLE001  (what stays held stays pinned)
                     log.warning(
-                        "could not write what is held before a rebalance (%s): the next "
+                        "could not write what is held before the partitions go (%s): the next "
                         "owner reads those records again",
                         type(exc).__name__,
                     )

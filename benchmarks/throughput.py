@@ -249,6 +249,6 @@ async def learnstream_run(
         settled = await asyncio.to_thread(settled_cpu, fleet.pids()[0]) - ready_cpu
     finally:
         # SIGTERM: a stopping worker writes what it holds in memory in its last commit
-        # (agents/wiring.py, handing_over), so the changelogs read back count it.
+        # (agents/seams/faust_compat.py, handing_over), so the changelogs read back count it.
         fleet.stop()
     return await _verified(bench, place, topics, workload, done, wall, cpu, settled)

@@ -7,11 +7,11 @@ no commit passes them until the value is in the table, and a kill -9 reads them 
 against what the table held. ``flush`` writes the values of a partition held ``hold`` or
 longer; call it while a record of that partition is processed (a sweep tick; ``put`` does it
 for its own partition), as Faust sends a table write to the changelog partition of the
-record under way (a key is on the same partition number in every co-partitioned topic). A
-rebalance's commit writes everything held first (``write_all``), so the next owner does not
-read those records again; a crash loses what is held, and its records come again.
-Exactly-once holds nothing (no pins): a transaction must carry every write of the records it
-commits.
+record under way (a key is on the same partition number in every co-partitioned topic). The
+last commit before the partitions go, a rebalance's or a stopping worker's, writes everything
+held first (``write_all``), so the next owner does not read those records again; a crash
+loses what is held, and its records come again. Exactly-once holds nothing (no pins): a
+transaction must carry every write of the records it commits.
 """
 
 from __future__ import annotations
@@ -120,8 +120,9 @@ class HeldWrites:
         return written
 
     def write_all(self) -> int:
-        """Write every value held, each to its partition, and unpin its records (a
-        rebalance's commit: the next owner must not read them again); return how many."""
+        """Write every value held, each to its partition, and unpin its records (the
+        last commit before the partitions go: the next owner must not read them again);
+        return how many."""
         written = 0
         for partition, order in list(self._order.items()):
             held = [self._held[key] for _, key in order if key in self._held]

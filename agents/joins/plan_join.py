@@ -121,8 +121,8 @@ class Join:
 
     def write_held(self) -> None:
         """Write everything held in memory, parked entries to ``pending`` and plan states to
-        ``plan_state``, and unpin their records (a rebalance's commit: the partitions' next
-        owner reads the tables instead of those records again)."""
+        ``plan_state``, and unpin their records (the last commit before the partitions go, a
+        rebalance's or a stop's: the next owner reads the tables instead of those records again)."""
         hold, plans = self.settings.join.hold_in_memory, self.settings.topics.name("plans")
         for partition, queue in list(self._memory.items()):
             if queue:  # the inputs and the join's tables are co-partitioned with the plans

@@ -113,7 +113,8 @@ class PlanStore:
         return self.writes.flush(partition, now)
 
     def write_all(self) -> int:
-        """Write every state held in memory (a rebalance's commit); return how many."""
+        """Write every state held in memory (the last commit before the partitions go);
+        return how many."""
         return self.writes.write_all()
 
     def held(self, partition: int | None = None) -> int:

@@ -130,11 +130,13 @@ __all__ = [
     "deliver_every_record",
     "fetch_positions",
     "guard_commits",
+    "handing_over",
     "log_starts",
     "partitioned_items",
     "processing",
     "refresh_metadata",
     "retry_lost_coordinators",
+    "sends_stopped",
     "seek_on_consumer_thread",
     "starts_on_consumer_thread",
     "transactional_id",
@@ -169,6 +171,18 @@ class DeliverAll(dict):  # type: ignore[type-arg]
 
     def get(self, tp: Any, default: Any = None) -> None:
         return None
+
+
+def sends_stopped(app: faust.App) -> bool:
+    """Tell whether the app's producer buffer is stopping: nothing written now would be sent."""
+    return bool(app.producer.buffer.should_stop)
+
+
+def handing_over(app: faust.App) -> bool:
+    """Tell whether a commit is the last before the partitions go (a rebalance revokes them,
+    or the worker stops) while changelog records can still be sent: what is held in memory
+    is written then, so the next owner does not read those records again."""
+    return bool(app.rebalancing or app.should_stop) and not sends_stopped(app)
 
 
 def deliver_every_record(app: faust.App, progress: Progress) -> None:

@@ -374,7 +374,7 @@ async def test_a_rebalances_commit_writes_what_is_held_and_unpins_it(h: Harness)
 async def test_the_last_commit_before_partitions_go_hands_over_while_sends_can_go(
     h: Harness,
 ) -> None:
-    from learnstream.agents.wiring import handing_over
+    from learnstream.agents.seams.faust_compat import handing_over
 
     app = h.runtime.app
     assert not handing_over(app)  # an ordinary commit
@@ -409,7 +409,7 @@ async def test_a_handover_that_fails_leaves_what_is_held_pinned(
     finally:
         h.runtime.app.rebalancing = False
     assert pinned(h, "plans") == 0
-    assert "could not write what is held before a rebalance (OSError)" in caplog.text
+    assert "could not write what is held before the partitions go (OSError)" in caplog.text
     assert "store gone" not in caplog.text  # the error's text may carry a value: not logged
 
 
