@@ -36,6 +36,14 @@ CONFIGS: dict[str, Config] = {
                 '"IP_ADDRESS","IBAN_CODE","US_SSN"]',
             },
         ),
+        Config(
+            # What the Faust peer sends: samples only. The default worker also sends each
+            # sample's captured event and re-keys decided plans for the pairs miner.
+            "pii-on-peer-outputs",
+            "PII on, the peer's outputs only (no captured events, no pairs)",
+            {"LEARNSTREAM_TOPICS__EMIT_CAPTURED": "false", "LEARNSTREAM_PAIRS__ENABLED": "false"},
+            peer=True,
+        ),
         Config("pii-on-json", "PII on, JSON output", {"LEARNSTREAM_SAMPLE_FORMAT": "json"}),
         Config("pii-on-ner", "PII on + spaCy NER", ner=True),
         Config(
