@@ -45,6 +45,7 @@ from learnstream.streams.privacy.words import (
 __all__ = [
     "CODE",
     "addressee",
+    "echoes",
     "recipient",
     "is_whole_name",
     "may_hold_name",
@@ -679,3 +680,37 @@ def _merge(spans: list[Span]) -> list[Span]:
         else:
             out.append((entity, start, end))
     return out
+
+
+def echoes(text: str, spans: list[Span]) -> list[Span]:
+    """Return the other places the text names a person found by one word of their name:
+    "Maite Lemmens's Cautionary Tales … than early Lemmens", "Gréta spent a year … as the
+    assistant to Gréta Halász", "a film directed by Mark Wilson and starring Wilson".
+
+    Once a span is masked as a person's, the same word written again with its capital is
+    the same name, whatever its use there; an English word, a software package's or a
+    product's name, a particle or a title is no such word ("James Law … the law").
+    """
+    people = [(a, b) for entity, a, b in spans if entity == "PERSON"]
+    if not people:
+        return []
+    words = tokens(text)
+    named = {t.core for t in words if _inside(t.start, t.end, people) and _echoed(t.core)}
+    if not named:
+        return []
+    code = [m.span() for m in _CODE.finditer(text)]
+    return [
+        ("PERSON", t.start, t.end)
+        for t in words
+        if t.core in named
+        and not _inside(t.start, t.end, [(a, b) for _, a, b in spans])
+        and not _inside(t.start, t.end, code)
+    ]
+
+
+def _echoed(word: str) -> bool:
+    """Tell whether a word of a person's span names them alone elsewhere in the text."""
+    low = word.lower()
+    if len(word) < 2 or not is_name_word(word) or low in PARTICLES or low in HONORIFICS:
+        return False
+    return not is_common_word(word) and not is_tech_word(word) and not is_product(word)

@@ -18,6 +18,7 @@ from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, 
 from learnstream.streams.privacy.lists import UserLists
 from learnstream.streams.privacy.names import (
     addressee,
+    echoes,
     given_names,
     is_whole_name,
     may_hold_name,
@@ -222,11 +223,12 @@ class Anonymizer:
             _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
             for t, s in zip(texts, spans, strict=True)
         ]
-        return [
+        people = [
             merge(s + given_names(t) + (role_spans(t, doc, s, ner.known) if doc else []))
             for t, s in zip(texts, kept, strict=True)
             for doc in [docs.get(t)]
         ]
+        return [merge(s + echoes(t, s)) for t, s in zip(texts, people, strict=True)]
 
     def _read_names_ahead(self, texts: list[str]) -> None:
         """Find the names of a record's texts not read yet at once (batched NER and parse)."""

@@ -671,3 +671,28 @@ def test_a_chats_turn_labels_are_no_names(anonymizer: Anonymizer, text: str) -> 
     out = anonymizer.anonymize_text(text)[0]
     assert "\nUser:" in out or "\nSystem:" in out
     assert "<PERSON>" not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Unlike the Tremmlin runbook, this one was written by Oskar Tremmlin.",
+            "Unlike the <PERSON> runbook, this one was written by <PERSON>.",
+        ),
+        (
+            "Brisvane took the pager from Brisvane Okonjo last night.",
+            "<PERSON> took the pager from <PERSON> last night.",
+        ),
+    ],
+)
+def test_a_word_of_a_name_found_is_masked_where_it_recurs(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+def test_a_tools_name_beside_a_person_found_is_not_echoed(anonymizer: Anonymizer) -> None:
+    text = "Oskar Tremmlin ported the parser to Rust; Rust keeps the Rust build fast."
+    out = anonymizer.anonymize_text(text)[0]
+    assert out == "<PERSON> ported the parser to Rust; Rust keeps the Rust build fast."
