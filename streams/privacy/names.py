@@ -30,6 +30,7 @@ from learnstream.streams.privacy.words import (
     PARTICLES,
     PERSON_VERBS,
     PERSONAL,
+    POSTNOMINALS,
     SPEAKING,
     SPEECH_VERBS,
     TASK_VERBS,
@@ -50,6 +51,7 @@ __all__ = [
     "is_whole_name",
     "may_hold_name",
     "name_spans",
+    "with_degrees",
     "worth_ner",
 ]
 
@@ -714,3 +716,23 @@ def _echoed(word: str) -> bool:
     if len(word) < 2 or not is_name_word(word) or low in PARTICLES or low in HONORIFICS:
         return False
     return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
+
+
+#: A degree or a generation written after a name, with a comma before it or not:
+#: "Gracie Marsh MD", "Dana Whitfield, PhD", "Philip Weöres III", "Ron Akers Jr.".
+_AFTER_NAME = re.compile(r"(?:,[ \t]*|[ \t]+)([A-Za-z]{2,5})(?![\w'’-])")
+
+
+def with_degrees(text: str, spans: list[Span]) -> list[Span]:
+    """Return the spans with each PERSON span grown over a degree or a generation written
+    right after it ("Mrs. Gracie Marsh MD", "Maret Akhtakhanov MD", "Aimee McGregor DVM"):
+    alone such letters name no one, after a name they are part of how it is written, and
+    a sample keeping them keeps what the person studied. A degree opening a new clause is
+    not the name's ("Dana Whitfield. MD notes follow")."""
+    out = []
+    for entity, start, end in spans:
+        m = _AFTER_NAME.match(text, end) if entity == "PERSON" else None
+        if m is not None and m.group(1)[0].isupper() and m.group(1).lower() in POSTNOMINALS:
+            end = m.end(1)  # a period after it may end the sentence
+        out.append((entity, start, end))
+    return out

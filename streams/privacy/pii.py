@@ -25,6 +25,7 @@ from learnstream.streams.privacy.names import (
     merge,
     name_spans,
     recipient,
+    with_degrees,
     worth_ner,
 )
 from learnstream.streams.privacy.ner import NerDetector
@@ -228,7 +229,9 @@ class Anonymizer:
             for t, s in zip(texts, kept, strict=True)
             for doc in [docs.get(t)]
         ]
-        return [merge(s + echoes(t, s)) for t, s in zip(texts, people, strict=True)]
+        return [
+            with_degrees(t, merge(s + echoes(t, s))) for t, s in zip(texts, people, strict=True)
+        ]
 
     def _read_names_ahead(self, texts: list[str]) -> None:
         """Find the names of a record's texts not read yet at once (batched NER and parse)."""

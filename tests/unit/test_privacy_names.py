@@ -696,3 +696,21 @@ def test_a_tools_name_beside_a_person_found_is_not_echoed(anonymizer: Anonymizer
     text = "Oskar Tremmlin ported the parser to Rust; Rust keeps the Rust build fast."
     out = anonymizer.anonymize_text(text)[0]
     assert out == "<PERSON> ported the parser to Rust; Rust keeps the Rust build fast."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Escalate to Dr. Tamsin Orvell MD before noon.", "Escalate to <PERSON> before noon."),
+        ("The reviewer was Nimundde Nafiand, PhD.", "The reviewer was <PERSON>."),
+    ],
+)
+def test_a_degree_after_a_name_goes_with_it(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+def test_a_degree_after_no_name_is_kept(anonymizer: Anonymizer) -> None:
+    text = "The Hunspell MD files and the PhD thesis template are in docs/."
+    assert anonymizer.anonymize_text(text)[0] == text
