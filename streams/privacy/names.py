@@ -24,6 +24,7 @@ from learnstream.streams.privacy.words import (
     DONE_VERBS,
     FUNCTION_WORDS,
     HONORIFICS,
+    HUMANS,
     LABELS,
     MODALS,
     OBJECTS,
@@ -75,17 +76,17 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
-#: A text opening with a word whose clause holds a verb of speaking or a person's pronoun:
-#: its subject may be a person by its role (``roles.py``: "Brannigan sold his guitars", "dana
-#: whispered").
-_ROLE_WORDS = SPEAKING | PERSONAL
+#: A text opening with a word whose clause holds a verb of speaking, a person's pronoun or a
+#: noun for a person: its subject may be a person by its role (``roles.py``: "Brannigan sold
+#: his guitars", "dana whispered", "Oskar is a kind person").
+_ROLE_WORDS = SPEAKING | PERSONAL | HUMANS
 _FIRST_CLAUSE = re.compile(r"[^.;:!?\n]*")
 _WORDS = re.compile(r"[^\W\d_]+")
 
 
 def _role_opener(text: str) -> bool:
-    """Tell whether the text's first clause opens with a word and holds a verb of speaking
-    or a person's pronoun (``_ROLE_WORDS``)."""
+    """Tell whether the text's first clause opens with a word and holds a verb of speaking,
+    a person's pronoun or a noun for a person (``_ROLE_WORDS``)."""
     clause = _FIRST_CLAUSE.match(text.lstrip()).group()  # type: ignore[union-attr]
     if not clause[:1].isalpha():
         return False

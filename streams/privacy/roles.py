@@ -20,7 +20,11 @@ another script, whose tag is a guess) is a person's name when it is
   or of a sentence the next one refers to with such a pronoun ("Tavish is back from leave.
   Ask him first."): a person's pronoun, which programs never take ("its").
   "He" and "she" are not read in the next sentence: they open a sentence about someone
-  else as often ("Zorbel is a parser. Its author says he wrote it").
+  else as often ("Zorbel is a parser. Its author says he wrote it");
+- the subject of "is" or "was" whose attribute is a noun for a person (``words.HUMANS``:
+  "Brannigan is a kind person", "Lene was his best friend"), and the names set beside such
+  a noun, listed or not ("its three founders: Guibord, Cannon and Moore"): a program is
+  called a tool, a parser or a library, never a person, a friend or a founder.
 
 A word that is English (``dictionary.py``), a software package's name (``technology.py``)
 or a known product is none, whatever its role.
@@ -38,6 +42,7 @@ from learnstream.streams.privacy.words import (
     FUNCTION_WORDS,
     GIVING,
     HONORIFICS,
+    HUMANS,
     PERSONAL,
     SPEAKING,
     is_caseless,
@@ -68,6 +73,9 @@ _SAME_CLAUSE = frozenset(
     {"dobj", "dative", "prep", "pobj", "xcomp", "advcl", "poss", "attr", "acomp", "npadvmod"}
 )
 _SPEAKS = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | PERSONAL)) + r")(?![\w-])")
+#: The forms of "be" (the parse here has no lemmatizer).
+_BE = word_set("be is was are were been being am 's ’s")
+_HUMAN = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(HUMANS)) + r")(?![\w-])")
 _GIVES = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(GIVING)) + r")(?![\w-])")
 
 
@@ -78,8 +86,8 @@ def may_take_role(text: str) -> bool:
     words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
     if not words:
         return False
-    if _SPEAKS.search(text) is not None:
-        return True  # a speaker or a person's pronoun: a name anywhere
+    if _SPEAKS.search(text) is not None or _HUMAN.search(text) is not None:
+        return True  # a speaker, a person's pronoun or a noun for a person: a name anywhere
     given = {m.end() for m in _GIVES.finditer(text)}
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
 
@@ -167,6 +175,14 @@ def _referred_to(word: Token) -> bool:
     return any(w.lower_ in PERSONAL and w.tag_ in ("PRP", "PRP$") for w in after)
 
 
+def _called_human(verb: Token) -> bool:
+    """Tell whether the verb is a form of "be" whose attribute is a noun for a person ("Oskar
+    is a kind person", "Lene was his best friend"): a program is never one."""
+    if verb.lower_ not in _BE:
+        return False
+    return any(c.dep_ == "attr" and c.lower_ in HUMANS for c in verb.children)
+
+
 def _personal_subject(verb: Token, known: frozenset[str]) -> bool:
     """Tell whether the verb's subject is a person: a personal pronoun or a name."""
     for c in verb.children:
@@ -179,7 +195,18 @@ def _role(word: Token, known: frozenset[str]) -> bool:
     """Tell whether the word's role in its sentence is one only a person takes."""
     head = word.head
     if word.dep_ == "nsubj" and head.tag_.startswith("VB"):
-        return head.lower_ in SPEAKING or _personal_in_clause(head) or _referred_to(word)
+        return (
+            head.lower_ in SPEAKING
+            or _personal_in_clause(head)
+            or _referred_to(word)
+            or _called_human(head)
+        )
+    if word.dep_ == "conj":  # "our founders: Lund, Okafor and Brisk"
+        while word.dep_ == "conj" and word.head.i < word.i:
+            word = word.head
+        return word.dep_ == "appos" and word.head.lower_ in HUMANS
+    if word.dep_ == "appos":
+        return head.lower_ in HUMANS
     if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
         return head.head.lower_ in SPEAKING
     if word.dep_ == "dative" and head.lower_ in GIVING:

@@ -23,6 +23,7 @@ __all__ = [
     "FUNCTION_WORDS",
     "GIVING",
     "HONORIFICS",
+    "HUMANS",
     "LABELS",
     "MODALS",
     "OBJECTS",
@@ -145,6 +146,17 @@ GIVING = _forms(
     "give/gave/given hand lend/lent/lent loan pass pay/paid/paid sell/sold/sold offer "
     "owe promise tell/told/told show/showed/shown teach/taught/taught send/sent/sent "
     "write/wrote/written email mail"
+)
+#: Nouns that say of someone that they are a person, or whose relative or founder they
+#: are; nothing a program is: "Oskar is a kind person", "its founders: Lund and Okafor".
+#: Singular and plural.
+_HUMAN_NOUNS = word_set(
+    "person man woman guy girl boy lady gentleman child kid friend colleague neighbour "
+    "neighbor wife husband son daughter mother father parent brother sister uncle aunt "
+    "cousin grandmother grandfather grandparent founder co-founder cofounder"
+)
+HUMANS = frozenset(w + s for w in _HUMAN_NOUNS for s in ("", "s")) | word_set(
+    "people men women children"
 )
 #: Pronouns only a person takes ("its" is a thing's).
 PERSONAL = word_set("his her him himself herself")

@@ -125,3 +125,32 @@ def test_words_in_one_case_are_title_cased_for_the_parse_in_place() -> None:
 def test_a_name_in_capitals_opening_a_clause_with_his_is_masked(anonymizer: Anonymizer) -> None:
     out = anonymizer.anonymize_text("BRANNIGAN sold his old guitars.")[0]
     assert out == "<PERSON> sold his old guitars."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Brisvane is a kind person.", "<PERSON> is a kind person."),
+        ("Tremmlin was my best friend at school.", "<PERSON> was my best friend at school."),
+        (
+            "The shop is the brainchild of its two founders: Orvell and Brisvane.",
+            "The shop is the brainchild of its two founders: <PERSON> and <PERSON>.",
+        ),
+    ],
+)
+def test_a_noun_for_a_person_marks_the_name_it_is_said_of(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zenity is a small tool for dialogs.",  # a copula, no noun for a person
+        "Kestrel is a friendly parser for people in a hurry.",  # the noun is no attribute
+        "The plugins of its two authors: Flake8 and Pylint.",  # no noun for a person
+    ],
+)
+def test_the_same_shapes_about_programs_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
