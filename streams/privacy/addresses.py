@@ -165,8 +165,14 @@ _LINE_PARTICLE = (
     r"(?!(?:to|of|and|or|in|on|at|for|by|the|a|an|is)(?![\w'’-]))[^\W\d_A-Z]{1,3}"
     r"(?=[ \t]+[^\W\d_a-z])"
 )
+#: A region's slot a tool exported empty: how pandas, Python and JSON write a missing
+#: value ("Egg, nan 78051", a line ", None" between the town and the postcode).
+_MISSING = r"(?:nan|NaN|None|none|null|N/A|n/a)"
+#: A town's line may carry its region, a code or an exported empty slot, before the postcode
+#: ("Rio de Moinhos, EV 95726").
+_REGION = rf"(?:,[ \t]*(?:[A-Z]{{2,3}}|{_MISSING})(?=[ \t]+\d))?"
 _LINE = (
-    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}"
+    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}{_REGION}"
     r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
 _LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
@@ -177,7 +183,7 @@ _LEAD_MARKS = "}?*>#-"
 _QUOTED = r"(?:[}?*>#-]+[ \t]*)?"
 _LINES = (
     rf"(?:[ \t]*\r?\n[ \t]*{_QUOTED},?[ \t]*(?:{_LINE}(?:{_LINE_END}|(?=[ \t]+[a-z]))"
-    rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}))+"
+    rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}|{_MISSING}(?=[ \t]*\r?\n)))+"
 )
 
 
@@ -186,12 +192,13 @@ _TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
 #: A word in capitals, as the post writes a town ("TROMSØ", "LI").
 _CAPITALS = r"[^\W\d_a-z]{2,}(?![\w'’-])"
 #: The town and country written after a flat on the street's own line, up to the line's or
-#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"),
+#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway",
+#: "… Suite 398 Poznań nan" with its region exported empty),
 #: or, with a word in capitals as the post writes a town, up to the next lower-case word
 #: ("… Suite 12 Tromsø TROMS for post"): only after a flat, so a street in prose
 #: keeps the words after it ("…, Apt. 5 Then We Deploy it").
 _UNIT_TOWN = (
-    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}"
+    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}(?:[ \t]+{_MISSING})?"
     r"(?=[ \t]*(?:[?.!,;:)\r\n]|$))"
     rf"|(?<={_UNIT})[ \t]+(?:{_TOWN_WORD}[ \t]+){{0,2}}{_CAPITALS}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
     r"(?=[ \t]+[^\W\d_A-Z]))?"

@@ -391,3 +391,31 @@ def test_numbered_streets_are_streets(anonymizer: Anonymizer, text: str, expecte
 def test_an_ordinal_before_no_street_type_is_left(anonymizer: Anonymizer) -> None:
     text = "Run 3 5th Generation tests"
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Ship it to 2774 Koepenicker Str. 38 Apt. 487\nOuter Kaiti, nan 82650", ("82650",)),
+        ("Meet at 7209 Tuulimyllyntie 27\nHAMAR\n, None\n 81657?", ("81657", "HAMAR")),
+        ("Sent to 6504 62 Strathfield Avenue Suite 818 Avonside nan", ("Avonside",)),
+        ("Sent to 89434 Reykjarhóli 70\nRio de Moinhos, EV 95726", ("95726", "Moinhos")),
+    ],
+)
+def test_a_region_exported_empty_or_as_a_code_stays_in_the_block(
+    anonymizer: Anonymizer, text: str, private: tuple[str, ...]
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert "<STREET_ADDRESS>" in out
+    assert not [p for p in private if p in out]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fill NaN values:\nPandas, nan 0.5 by default",
+        "Returns None\n, None\n 12345 rows when the frame is empty",
+    ],
+)
+def test_missing_values_in_technical_text_are_no_region(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
