@@ -269,6 +269,7 @@ class StreetAddressRecognizer(PatternRecognizer):
             r.end = _without_prose_line(text, r.start, r.end)
             if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
                 r.start = before.start()  # "4410 <23 Rue …>": the building's number
+            r.start = _with_lead_street(text, r.start)
         return found
 
 
@@ -280,6 +281,29 @@ _LABELLED_ADDRESS = "labelled address"
 _LABEL_AT = re.compile(_LABEL, re.MULTILINE)
 #: A building's or a postal number right before a street found ("14386 <street>").
 _BUILDING = re.compile(r"(?<![\w.,:/-])\d{1,6}[ \t]+\Z")
+
+
+#: A capitalised word (of any script) right before a street found, with "and" between them
+#: or not: "Kerman and <3240 Meadow Drive>", "Viru <65 Petr Points>".
+_LEAD_STREET = re.compile(rf"(?<![\w.,'’&-])({_TOWN_WORD})[ \t]+((?:and|&)[ \t]+)?\Z")
+
+
+def _with_lead_street(text: str, start: int) -> int:
+    """Return where a street found starts once the street written before it is taken in.
+
+    The other street of a corner, written before it with "and" ("Kerman and 3240 Meadow
+    Drive", "Jaroslav and P.O. Box 234"), and a street's name before its house number
+    when another street's words follow that number ("Viru 65 Petr Points", "Mariatal 2
+    Megan Road": the number closes the first street's name). An English word, a software
+    package's or a product's name is no street's ("Deploy and 12 Main Street" keeps it).
+    """
+    lead = _LEAD_STREET.search(text, max(0, start - 40), start)
+    if lead is None or not (lead.group(2) or text[start : start + 1].isdigit()):
+        return start
+    word = lead.group(1)
+    if is_common_word(word) or is_tech_word(word) or is_product(word):
+        return start
+    return lead.start(1)
 
 
 def _pattern(result: RecognizerResult) -> str | None:

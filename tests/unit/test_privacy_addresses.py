@@ -419,3 +419,33 @@ def test_a_region_exported_empty_or_as_a_code_stays_in_the_block(
 )
 def test_missing_values_in_technical_text_are_no_region(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Deliver to Kerman and 3240 Meadow Drive, please", ("Kerman", "3240")),
+        ("Sent to Viru 65 Petr Points\n Suite 736\n Tallinn\n Estonia 83044", ("Viru", "Petr")),
+        ("It is in Mariatal 2 Megan Road\n Apt. 385\n WIRTSCHACH", ("Mariatal", "Megan")),
+    ],
+)
+def test_the_street_written_before_a_street_found_goes_with_it(
+    anonymizer: Anonymizer, text: str, private: tuple[str, ...]
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert "<STREET_ADDRESS>" in out
+    assert not [p for p in private if p in out]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Deploy and 12 Main Street get the new router", "Deploy and "),
+        ("Upgrade Kafka 3 Main Street servers first", "Upgrade Kafka "),
+        ("Python 3 Main Street", "Python "),
+    ],
+)
+def test_an_english_word_or_a_tools_name_before_a_street_is_not_a_street(
+    anonymizer: Anonymizer, text: str, kept: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0].startswith(kept)
