@@ -24,6 +24,7 @@ __all__ = [
     "GIVING",
     "HONORIFICS",
     "HUMANS",
+    "WORKS",
     "LABELS",
     "MODALS",
     "OBJECTS",
@@ -158,6 +159,15 @@ _HUMAN_NOUNS = word_set(
 HUMANS = frozenset(w + s for w in _HUMAN_NOUNS for s in ("", "s")) | word_set(
     "people men women children"
 )
+#: Nouns of what a person writes, plays or performs, or is a fan of, which a name before
+#: them is the author or the performer of: "the Lasseter novel", "a Cordelia Pugliesi
+#: concert", "a huge Marius Bang fan" (a tool's name before a noun is a thing's: "the Qt
+#: frontend").
+_WORK_NOUNS = word_set(
+    "novel poem memoir biography autobiography song ballad album concert gig recital "
+    "painting portrait sculpture film movie fan admirer"
+)
+WORKS = frozenset(w + s for w in _WORK_NOUNS for s in ("", "s"))
 #: Pronouns only a person takes ("its" is a thing's).
 PERSONAL = word_set("his her him himself herself")
 HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")

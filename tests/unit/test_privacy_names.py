@@ -714,3 +714,31 @@ def test_a_degree_after_a_name_goes_with_it(
 def test_a_degree_after_no_name_is_kept(anonymizer: Anonymizer) -> None:
     text = "The Hunspell MD files and the PhD thesis template are in docs/."
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Have you been to a Rosalind Quibbet concert before?",
+            "Have you been to a <PERSON> concert before?",
+        ),
+        ("Unlike the Pellacott novel, it is short.", "Unlike the <PERSON> novel, it is short."),
+        ("She was a huge Tamsin Orvell fan.", "She was a huge <PERSON> fan."),
+    ],
+)
+def test_a_name_before_a_work_or_a_fan_is_its_authors(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Have you tried the Ismene VPN gateway before?",
+        "Unlike the Haskell programs, the Kestrel frontend is fast.",
+    ],
+)
+def test_the_same_names_before_a_things_noun_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
