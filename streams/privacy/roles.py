@@ -24,7 +24,10 @@ another script, whose tag is a guess) is a person's name when it is
 - the subject of "is" or "was" whose attribute is a noun for a person (``words.HUMANS``:
   "Brannigan is a kind person", "Lene was his best friend"), and the names set beside such
   a noun, listed or not ("its three founders: Guibord, Cannon and Moore"): a program is
-  called a tool, a parser or a library, never a person, a friend or a founder.
+  called a tool, a parser or a library, never a person, a friend or a founder;
+- the subject of "is" or "was" from a place's or a firm's name, with no attribute and no
+  determiner before that name ("Itamar is from Potlatch Corp"; not "Zenity is from the
+  GNOME project").
 
 A word that is English (``dictionary.py``), a software package's name (``technology.py``)
 or a known product is none, whatever its role.
@@ -75,6 +78,7 @@ _SAME_CLAUSE = frozenset(
 _SPEAKS = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | PERSONAL)) + r")(?![\w-])")
 #: The forms of "be" (the parse here has no lemmatizer).
 _BE = word_set("be is was are were been being am 's ’s")
+_FROM = re.compile(r"(?i)(?<![\w-])(?:is|was)[ \t]+from(?![\w-])")
 _HUMAN = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(HUMANS)) + r")(?![\w-])")
 _GIVES = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(GIVING)) + r")(?![\w-])")
 
@@ -88,6 +92,8 @@ def may_take_role(text: str) -> bool:
         return False
     if _SPEAKS.search(text) is not None or _HUMAN.search(text) is not None:
         return True  # a speaker, a person's pronoun or a noun for a person: a name anywhere
+    if _FROM.search(text) is not None:
+        return True  # "Itamar is from Potlatch Corp"
     given = {m.end() for m in _GIVES.finditer(text)}
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
 
@@ -183,6 +189,30 @@ def _called_human(verb: Token) -> bool:
     return any(c.dep_ == "attr" and c.lower_ in HUMANS for c in verb.children)
 
 
+def _comes_from(verb: Token) -> bool:
+    """Tell whether the verb is "is" or "was" and says where its subject comes from, a
+    place's or a firm's name with no determiner, and has no attribute or adjective:
+    "Itamar is from Potlatch Corp", "Kíra was from Oslo". A program is written in, made
+    by or part of something ("Zenity is from the GNOME project"); a person is from a place
+    or a firm."""
+    if verb.lower_ not in ("is", "was"):
+        return False
+    deps = {c.dep_ for c in verb.children}
+    if deps & {"attr", "acomp", "xcomp", "ccomp", "neg"}:
+        return False
+    where = [c for c in verb.children if c.dep_ == "prep" and c.lower_ == "from"]
+    return any(
+        c.i == verb.i + 1 and o.dep_ == "pobj" and o.tag_ in _PROPER and not _determined(o)
+        for c in where
+        for o in c.children
+    )
+
+
+def _determined(word: Token) -> bool:
+    """Tell whether a determiner hangs from the word ("the GNOME project")."""
+    return any(c.dep_ == "det" for c in word.children)
+
+
 def _personal_subject(verb: Token, known: frozenset[str]) -> bool:
     """Tell whether the verb's subject is a person: a personal pronoun or a name."""
     for c in verb.children:
@@ -200,6 +230,7 @@ def _role(word: Token, known: frozenset[str]) -> bool:
             or _personal_in_clause(head)
             or _referred_to(word)
             or _called_human(head)
+            or _comes_from(head)
         )
     if word.dep_ == "conj":  # "our founders: Lund, Okafor and Brisk"
         while word.dep_ == "conj" and word.head.i < word.i:

@@ -154,3 +154,27 @@ def test_a_noun_for_a_person_marks_the_name_it_is_said_of(
 )
 def test_the_same_shapes_about_programs_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Brisvane is from Tollard Corp", "<PERSON> is from <PERSON>"),
+        ("Orvell was from Tollard Ltd", "<PERSON> was from <PERSON>"),
+    ],
+)
+def test_who_is_from_a_place_or_a_firm_is_a_person(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zenity is from the GNOME project.",  # a determiner: what a program is part of
+        "Kestrel is from upstream.",  # no name after "from"
+    ],
+)
+def test_what_a_program_is_from_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
