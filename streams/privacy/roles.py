@@ -30,7 +30,10 @@ another script, whose tag is a guess) is a person's name when it is
   GNOME project").
 
 A word that is English (``dictionary.py``), a software package's name (``technology.py``)
-or a known product is none, whatever its role.
+or a known product is none, whatever its role; but for who shouts, whispers or mutters, or
+is shouted or whispered at or to (a manner of speaking, not "say", which programs do too):
+there a word software packages' names hold ("Hans shouted at Linda") is a name, whatever
+noun's tag the model gives it.
 """
 
 from __future__ import annotations
@@ -126,28 +129,45 @@ def _one_case(word: str) -> bool:
     return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
 
 
-def _candidate(word: Token, known: frozenset[str]) -> bool:
+def _candidate(word: Token, known: frozenset[str], tools: bool = False) -> bool:
     """Tell whether a word may be a name: shaped so, tagged a proper noun (a noun will do
     for a word the model does not know, whose tag is a guess; any tag but a verb's in
     another script), not English, not a tool's or a product's."""
     text = word.text
     if _one_case(text):  # "sophia", "SOPHIA": any noun's tag, as the model reads neither
         return word.tag_ in _PROPER | _COMMON
-    if not is_name_word(text) or is_product(text) or is_tech_word(text):
+    if not is_name_word(text) or is_product(text) or (is_tech_word(text) and not tools):
         return False
     if is_caseless(text) or not text.isascii():
         return not is_common_word(text) and not word.tag_.startswith("VB")
-    nouns = _PROPER if word.lower_ in known else _PROPER | _COMMON
+    nouns = _PROPER if word.lower_ in known and not tools else _PROPER | _COMMON
     return word.tag_ in nouns and not is_common_word(text)
 
 
-def _name(word: Token, known: frozenset[str]) -> bool:
+def _name(word: Token, known: frozenset[str], tools: bool = False) -> bool:
     """Tell whether the word and the compound words before it may be a name: a name takes
-    no determiner and no number ("the RFC 2231 says", "the API told him")."""
+    no determiner and no number ("the RFC 2231 says", "the API told him"). ``tools`` lets
+    a word that software packages' names hold be one, whatever noun's tag it has."""
     if any(c.dep_ in ("det", "nummod") for c in word.children):
         return False
     parts = [c for c in word.children if c.dep_ == "compound" and c.i < word.i] + [word]
-    return all(_candidate(p, known) for p in parts)
+    return all(_candidate(p, known, tools) for p in parts)
+
+
+#: Verbs of saying, which programs do too ("Pylint says the import is unused").
+_SAYING = word_set("say says said saying")
+
+
+def _shouts(word: Token) -> bool:
+    """Tell whether the word is who shouts, whispers or mutters, or who is shouted or
+    whispered at or to: a manner of speaking no program has, so the word is a person's
+    name even where software packages' names hold it ("Hans shouted at Linda")."""
+    head = word.head
+    if word.dep_ == "nsubj":
+        return head.lower_ in SPEAKING and head.lower_ not in _SAYING
+    if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
+        return head.head.lower_ in SPEAKING and head.head.lower_ not in _SAYING
+    return False
 
 
 def _span(word: Token) -> Span:
@@ -252,7 +272,8 @@ def role_spans(text: str, doc: Doc, taken: list[Span], known: frozenset[str]) ->
     found: list[Span] = []
     code = [("CODE", *m.span()) for m in CODE.finditer(text)]
     for word in doc:
-        if not _name(word, known) or not _role(word, known):
+        named = _name(word, known) and _role(word, known)
+        if not named and not (_shouts(word) and _name(word, known, tools=True)):
             continue
         span = _span(word)
         if "\n" in text[span[1] : span[2]]:
