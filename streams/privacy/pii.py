@@ -52,6 +52,8 @@ _Counts = tuple[tuple[str, int], ...]
 _Spans = list[tuple[str, int, int]]
 #: What a contact block holds besides the name heading it (``names.addressee``).
 _CONTACT = frozenset({"STREET_ADDRESS", "PHONE_NUMBER"})
+#: Marks a contact block's line may open with (``names.addressee``).
+_LEAD_MARKS = "}?*>#-"
 
 
 def _overlaps(span: tuple[str, int, int], others: list[tuple[int, int]]) -> bool:
@@ -185,15 +187,29 @@ class Anonymizer:
 
     def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
         """Return the name heading a contact block in which an address or a phone was found,
-        and the name written on the line above a street address."""
-        if self._ner is None or not any(r.entity_type in _CONTACT for r in pii):
+        or whose last line is a place alone ("Eloise McKenzie\n\nPARIS\nFrance"), and the
+        name written on the line above a street address."""
+        if self._ner is None:
             return []
         head = addressee(text)
+        if not any(r.entity_type in _CONTACT for r in pii):
+            return [head] if head is not None and self._ends_in_place(text) else []
         found = [head] if head is not None else []
         for r in pii:
             if r.entity_type == "STREET_ADDRESS" and (name := recipient(text, r.start)):
                 found.append(name)
         return found
+
+    def _ends_in_place(self, text: str) -> bool:
+        """Tell whether the text's last line, not its first, is a place NER finds and
+        nothing else: a letter's address block ending in its country ("…\nFrance")."""
+        body = text.rstrip()
+        cut = body.rfind("\n")
+        line = body[cut + 1 :].strip(" \t" + _LEAD_MARKS)
+        if cut < 0 or not line or self._ner is None:
+            return False
+        found = self._ner.find([line])[0]
+        return any(e == "LOCATION" and a == 0 and b == len(line) for e, a, b in found)
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""

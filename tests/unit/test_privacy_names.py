@@ -742,3 +742,29 @@ def test_a_name_before_a_work_or_a_fan_is_its_authors(
 )
 def test_the_same_names_before_a_things_noun_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Wenna Pellacott\n\nDot Lake\nUnited States", "<PERSON>\n\nDot Lake\nUnited States"),
+        ("Rosalind Quibbet\n\nPARIS\nFrance", "<PERSON>\n\nPARIS\nFrance"),
+    ],
+)
+def test_the_name_heading_a_block_that_ends_in_a_country_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Release Notes\n\nShips to\nFrance",  # common words
+        "Apache Kafka\nBuilt in\nGermany",  # a product's name
+    ],
+)
+def test_a_heading_over_a_line_not_a_country_alone_is_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0].startswith(text.split("\n", 1)[0])
