@@ -166,10 +166,10 @@ _LINE_PARTICLE = (
     r"(?=[ \t]+[^\W\d_a-z])"
 )
 #: A region's slot a tool exported empty: how pandas, Python and JSON write a missing
-#: value ("Egg, nan 78051", a line ", None" between the town and the postcode).
+#: value ("Brelling, nan 40417", a line ", None" between the town and the postcode).
 _MISSING = r"(?:nan|NaN|None|none|null|N/A|n/a)"
 #: A town's line may carry its region, a code or an exported empty slot, before the postcode
-#: ("Rio de Moinhos, EV 95726").
+#: ("Vale de Corvos, QX 31908").
 _REGION = rf"(?:,[ \t]*(?:[A-Z]{{2,3}}|{_MISSING})(?=[ \t]+\d))?"
 _LINE = (
     rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}{_REGION}"
@@ -193,7 +193,7 @@ _TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
 _CAPITALS = r"[^\W\d_a-z]{2,}(?![\w'’-])"
 #: The town and country written after a flat on the street's own line, up to the line's or
 #: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway",
-#: "… Suite 398 Poznań nan" with its region exported empty),
+#: "… Suite 12 Tollard nan" with its region exported empty),
 #: or, with a word in capitals as the post writes a town, up to the next lower-case word
 #: ("… Suite 12 Tromsø TROMS for post"): only after a flat, so a street in prose
 #: keeps the words after it ("…, Apt. 5 Then We Deploy it").
@@ -284,18 +284,19 @@ _BUILDING = re.compile(r"(?<![\w.,:/-])\d{1,6}[ \t]+\Z")
 
 
 #: A capitalised word (of any script) right before a street found, with "and" between them
-#: or not: "Kerman and <3240 Meadow Drive>", "Viru <65 Petr Points>".
+#: or not: "Orvelle and <118 Quillon Drive>", "Tasmaru <41 Brannock Points>".
 _LEAD_STREET = re.compile(rf"(?<![\w.,'’&-])({_TOWN_WORD})[ \t]+((?:and|&)[ \t]+)?\Z")
 
 
 def _with_lead_street(text: str, start: int) -> int:
     """Return where a street found starts once the street written before it is taken in.
 
-    The other street of a corner, written before it with "and" ("Kerman and 3240 Meadow
-    Drive", "Jaroslav and P.O. Box 234"), and a street's name before its house number
-    when another street's words follow that number ("Viru 65 Petr Points", "Mariatal 2
-    Megan Road": the number closes the first street's name). An English word, a software
-    package's or a product's name is no street's ("Deploy and 12 Main Street" keeps it).
+    The other street of a corner, written before it with "and" ("Orvelle and 118 Quillon
+    Drive", "Tasmaru and P.O. Box 77"), and a street's name before its house number
+    when another street's words follow that number ("Tasmaru 41 Brannock Points",
+    "Kellavik 7 Dunmore Road": the number closes the first street's name). An English
+    word, a software package's or a product's name is no street's ("Deploy and 12 Main
+    Street" keeps it).
     """
     lead = _LEAD_STREET.search(text, max(0, start - 40), start)
     if lead is None or not (lead.group(2) or text[start : start + 1].isdigit()):

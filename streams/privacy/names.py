@@ -687,12 +687,13 @@ def _merge(spans: list[Span]) -> list[Span]:
 
 def echoes(text: str, spans: list[Span]) -> list[Span]:
     """Return the other places the text names a person found by one word of their name:
-    "Maite Lemmens's Cautionary Tales … than early Lemmens", "Gréta spent a year … as the
-    assistant to Gréta Halász", "a film directed by Mark Wilson and starring Wilson".
+    "Unlike the Tremmlin runbook, this one was written by Oskar Tremmlin", "Brisvane took
+    the pager from Brisvane Okonjo", "a talk given by Wenna Pellacott and chaired by
+    Pellacott".
 
     Once a span is masked as a person's, the same word written again with its capital is
     the same name, whatever its use there; an English word, a software package's or a
-    product's name, a particle or a title is no such word ("James Law … the law").
+    product's name, a particle or a title is no such word ("Dana Law … the law").
     """
     people = [(a, b) for entity, a, b in spans if entity == "PERSON"]
     if not people:
@@ -720,13 +721,13 @@ def _echoed(word: str) -> bool:
 
 
 #: A degree or a generation written after a name, with a comma before it or not:
-#: "Gracie Marsh MD", "Dana Whitfield, PhD", "Philip Weöres III", "Ron Akers Jr.".
+#: "Tamsin Orvell MD", "Dana Whitfield, PhD", "Oskar Tremmlin III", "Ron Akers Jr.".
 _AFTER_NAME = re.compile(r"(?:,[ \t]*|[ \t]+)([A-Za-z]{2,5})(?![\w'’-])")
 
 
 def with_degrees(text: str, spans: list[Span]) -> list[Span]:
     """Return the spans with each PERSON span grown over a degree or a generation written
-    right after it ("Mrs. Gracie Marsh MD", "Maret Akhtakhanov MD", "Aimee McGregor DVM"):
+    right after it ("Dr. Tamsin Orvell MD", "Wenna Pellacott DVM", "Nimundde Nafiand, PhD"):
     alone such letters name no one, after a name they are part of how it is written, and
     a sample keeping them keeps what the person studied. A degree opening a new clause is
     not the name's ("Dana Whitfield. MD notes follow")."""

@@ -187,7 +187,7 @@ class Anonymizer:
 
     def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
         """Return the name heading a contact block in which an address or a phone was found,
-        or whose last line is a place alone ("Eloise McKenzie\n\nPARIS\nFrance"), and the
+        or whose last line is a place alone ("Rosalind Quibbet\n\nLYON\nFrance"), and the
         name written on the line above a street address."""
         if self._ner is None:
             return []

@@ -23,16 +23,16 @@ another script, whose tag is a guess) is a person's name when it is
   else as often ("Zorbel is a parser. Its author says he wrote it");
 - the subject of "is" or "was" whose attribute is a noun for a person (``words.HUMANS``:
   "Brannigan is a kind person", "Lene was his best friend"), and the names set beside such
-  a noun, listed or not ("its three founders: Guibord, Cannon and Moore"): a program is
+  a noun, listed or not ("its two founders: Orvell and Brisvane"): a program is
   called a tool, a parser or a library, never a person, a friend or a founder;
 - the subject of "is" or "was" from a place's or a firm's name, with no attribute and no
-  determiner before that name ("Itamar is from Potlatch Corp"; not "Zenity is from the
+  determiner before that name ("Brisvane is from Tollard Corp"; not "Zenity is from the
   GNOME project").
 
 A word that is English (``dictionary.py``), a software package's name (``technology.py``)
 or a known product is none, whatever its role; but for who shouts, whispers or mutters, or
 is shouted or whispered at or to (a manner of speaking, not "say", which programs do too):
-there a word software packages' names hold ("Hans shouted at Linda") is a name, whatever
+there a word software packages' names hold ("Kai shouted at Orvell") is a name, whatever
 noun's tag the model gives it.
 """
 
@@ -96,7 +96,7 @@ def may_take_role(text: str) -> bool:
     if _SPEAKS.search(text) is not None or _HUMAN.search(text) is not None:
         return True  # a speaker, a person's pronoun or a noun for a person: a name anywhere
     if _FROM.search(text) is not None:
-        return True  # "Itamar is from Potlatch Corp"
+        return True  # "Brisvane is from Tollard Corp"
     given = {m.end() for m in _GIVES.finditer(text)}
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
 
@@ -161,7 +161,7 @@ _SAYING = word_set("say says said saying")
 def _shouts(word: Token) -> bool:
     """Tell whether the word is who shouts, whispers or mutters, or who is shouted or
     whispered at or to: a manner of speaking no program has, so the word is a person's
-    name even where software packages' names hold it ("Hans shouted at Linda")."""
+    name even where software packages' names hold it ("Kai shouted at Orvell")."""
     head = word.head
     if word.dep_ == "nsubj":
         return head.lower_ in SPEAKING and head.lower_ not in _SAYING
@@ -212,7 +212,7 @@ def _called_human(verb: Token) -> bool:
 def _comes_from(verb: Token) -> bool:
     """Tell whether the verb is "is" or "was" and says where its subject comes from, a
     place's or a firm's name with no determiner, and has no attribute or adjective:
-    "Itamar is from Potlatch Corp", "Kíra was from Oslo". A program is written in, made
+    "Brisvane is from Tollard Corp", "Orvell was from Oslo". A program is written in, made
     by or part of something ("Zenity is from the GNOME project"); a person is from a place
     or a firm."""
     if verb.lower_ not in ("is", "was"):

@@ -160,8 +160,8 @@ HUMANS = frozenset(w + s for w in _HUMAN_NOUNS for s in ("", "s")) | word_set(
     "people men women children"
 )
 #: Nouns of what a person writes, plays or performs, or is a fan of, which a name before
-#: them is the author or the performer of: "the Lasseter novel", "a Cordelia Pugliesi
-#: concert", "a huge Marius Bang fan" (a tool's name before a noun is a thing's: "the Qt
+#: them is the author or the performer of: "the Pellacott novel", "a Rosalind Quibbet
+#: concert", "a huge Tamsin Orvell fan" (a tool's name before a noun is a thing's: "the Qt
 #: frontend").
 _WORK_NOUNS = word_set(
     "novel poem memoir biography autobiography song ballad album concert gig recital "
