@@ -165,8 +165,14 @@ _LINE_PARTICLE = (
     r"(?!(?:to|of|and|or|in|on|at|for|by|the|a|an|is)(?![\w'’-]))[^\W\d_A-Z]{1,3}"
     r"(?=[ \t]+[^\W\d_a-z])"
 )
+#: A region's slot a tool exported empty: how pandas, Python and JSON write a missing
+#: value ("Brelling, nan 40417", a line ", None" between the town and the postcode).
+_MISSING = r"(?:nan|NaN|None|none|null|N/A|n/a)"
+#: A town's line may carry its region, a code or an exported empty slot, before the postcode
+#: ("Vale de Corvos, QX 31908").
+_REGION = rf"(?:,[ \t]*(?:[A-Z]{{2,3}}|{_MISSING})(?=[ \t]+\d))?"
 _LINE = (
-    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}"
+    rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}{_REGION}"
     r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
 )
 _LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
@@ -177,7 +183,7 @@ _LEAD_MARKS = "}?*>#-"
 _QUOTED = r"(?:[}?*>#-]+[ \t]*)?"
 _LINES = (
     rf"(?:[ \t]*\r?\n[ \t]*{_QUOTED},?[ \t]*(?:{_LINE}(?:{_LINE_END}|(?=[ \t]+[a-z]))"
-    rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}))+"
+    rf"|\d{{4,6}}(?:-\d{{4}})?{_LINE_END}|{_MISSING}(?=[ \t]*\r?\n)))+"
 )
 
 
@@ -186,12 +192,13 @@ _TOWN_WORD = r"[^\W\d_a-z][\w'’-]*"
 #: A word in capitals, as the post writes a town ("TROMSØ", "LI").
 _CAPITALS = r"[^\W\d_a-z]{2,}(?![\w'’-])"
 #: The town and country written after a flat on the street's own line, up to the line's or
-#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway"),
+#: the sentence's end ("… Apt. 542 KÖTTMANNSDORF Austria?", "… Suite 626 FAUSKE Norway",
+#: "… Suite 12 Tollard nan" with its region exported empty),
 #: or, with a word in capitals as the post writes a town, up to the next lower-case word
 #: ("… Suite 12 Tromsø TROMS for post"): only after a flat, so a street in prose
 #: keeps the words after it ("…, Apt. 5 Then We Deploy it").
 _UNIT_TOWN = (
-    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}"
+    rf"(?:(?<={_UNIT})[ \t]+{_TOWN_WORD}(?:[ \t]+{_TOWN_WORD}){{0,3}}(?:[ \t]+{_MISSING})?"
     r"(?=[ \t]*(?:[?.!,;:)\r\n]|$))"
     rf"|(?<={_UNIT})[ \t]+(?:{_TOWN_WORD}[ \t]+){{0,2}}{_CAPITALS}(?:[ \t]+{_TOWN_WORD}){{0,2}}"
     r"(?=[ \t]+[^\W\d_A-Z]))?"
@@ -262,6 +269,7 @@ class StreetAddressRecognizer(PatternRecognizer):
             r.end = _without_prose_line(text, r.start, r.end)
             if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
                 r.start = before.start()  # "4410 <23 Rue …>": the building's number
+            r.start = _with_lead_street(text, r.start)
         return found
 
 
@@ -273,6 +281,30 @@ _LABELLED_ADDRESS = "labelled address"
 _LABEL_AT = re.compile(_LABEL, re.MULTILINE)
 #: A building's or a postal number right before a street found ("14386 <street>").
 _BUILDING = re.compile(r"(?<![\w.,:/-])\d{1,6}[ \t]+\Z")
+
+
+#: A capitalised word (of any script) right before a street found, with "and" between them
+#: or not: "Orvelle and <118 Quillon Drive>", "Tasmaru <41 Brannock Points>".
+_LEAD_STREET = re.compile(rf"(?<![\w.,'’&-])({_TOWN_WORD})[ \t]+((?:and|&)[ \t]+)?\Z")
+
+
+def _with_lead_street(text: str, start: int) -> int:
+    """Return where a street found starts once the street written before it is taken in.
+
+    The other street of a corner, written before it with "and" ("Orvelle and 118 Quillon
+    Drive", "Tasmaru and P.O. Box 77"), and a street's name before its house number
+    when another street's words follow that number ("Tasmaru 41 Brannock Points",
+    "Kellavik 7 Dunmore Road": the number closes the first street's name). An English
+    word, a software package's or a product's name is no street's ("Deploy and 12 Main
+    Street" keeps it).
+    """
+    lead = _LEAD_STREET.search(text, max(0, start - 40), start)
+    if lead is None or not (lead.group(2) or text[start : start + 1].isdigit()):
+        return start
+    word = lead.group(1)
+    if is_common_word(word) or is_tech_word(word) or is_product(word):
+        return start
+    return lead.start(1)
 
 
 def _pattern(result: RecognizerResult) -> str | None:

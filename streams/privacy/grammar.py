@@ -8,7 +8,9 @@ say that
 - a word of it that the model knows is tagged other than a proper noun (a verb, an
   adjective, a common noun: "Return True", "Open Source", "Write Styler");
 - it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format"),
-  directly or through a chain of proper nouns ("the Ismene VPN gateway");
+  directly or through a chain of proper nouns ("the Ismene VPN gateway"), but for a noun
+  of what a person writes or performs, or is a fan of (``words.WORKS``: "the Pellacott
+  novel", "a Rosalind Quibbet concert", "a huge Tamsin Orvell fan");
 - a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
 - it is one word that a common noun's preposition takes ("library for Ruby"; not "to",
   "with", "by", "of", "than", which name people's roles), or, NER not finding it, it heads
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from learnstream.streams.privacy.words import HONORIFICS, PARTICLES, is_caseless
+from learnstream.streams.privacy.words import HONORIFICS, PARTICLES, WORKS, is_caseless
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -160,6 +162,8 @@ def _modifies_thing(words: Span) -> bool:
     while head.tag_ in _PROPER and head.dep_ == "compound" and hops < _CHAIN:
         head, hops = head.head, hops + 1
     inside = words.start <= head.i < words.end
+    if head.lower_ in WORKS:  # "the Pellacott novel", "a Tamsin Orvell fan": an author's
+        return False
     return head.tag_ in _COMMON and not inside and _same_line(words, head)
 
 

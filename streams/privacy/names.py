@@ -24,12 +24,14 @@ from learnstream.streams.privacy.words import (
     DONE_VERBS,
     FUNCTION_WORDS,
     HONORIFICS,
+    HUMANS,
     LABELS,
     MODALS,
     OBJECTS,
     PARTICLES,
     PERSON_VERBS,
     PERSONAL,
+    POSTNOMINALS,
     SPEAKING,
     SPEECH_VERBS,
     TASK_VERBS,
@@ -45,10 +47,12 @@ from learnstream.streams.privacy.words import (
 __all__ = [
     "CODE",
     "addressee",
+    "echoes",
     "recipient",
     "is_whole_name",
     "may_hold_name",
     "name_spans",
+    "with_degrees",
     "worth_ner",
 ]
 
@@ -72,17 +76,17 @@ _SPEAKER = re.compile(
     rf"|\s+(?:{_alt(DONE_VERBS)})\s+(?:{_alt(OBJECTS)})(?!\w)"
     rf"|\s+(?:{_alt(MODALS)})\s+(?:{_alt(TASK_VERBS)})(?!\w))"
 )
-#: A text opening with a word whose clause holds a verb of speaking or a person's pronoun:
-#: its subject may be a person by its role (``roles.py``: "Brannigan sold his guitars", "dana
-#: whispered").
-_ROLE_WORDS = SPEAKING | PERSONAL
+#: A text opening with a word whose clause holds a verb of speaking, a person's pronoun or a
+#: noun for a person: its subject may be a person by its role (``roles.py``: "Brannigan sold
+#: his guitars", "dana whispered", "Oskar is a kind person").
+_ROLE_WORDS = SPEAKING | PERSONAL | HUMANS
 _FIRST_CLAUSE = re.compile(r"[^.;:!?\n]*")
 _WORDS = re.compile(r"[^\W\d_]+")
 
 
 def _role_opener(text: str) -> bool:
-    """Tell whether the text's first clause opens with a word and holds a verb of speaking
-    or a person's pronoun (``_ROLE_WORDS``)."""
+    """Tell whether the text's first clause opens with a word and holds a verb of speaking,
+    a person's pronoun or a noun for a person (``_ROLE_WORDS``)."""
     clause = _FIRST_CLAUSE.match(text.lstrip()).group()  # type: ignore[union-attr]
     if not clause[:1].isalpha():
         return False
@@ -678,4 +682,59 @@ def _merge(spans: list[Span]) -> list[Span]:
             out[-1] = (kind, last[1], max(last[2], end))
         else:
             out.append((entity, start, end))
+    return out
+
+
+def echoes(text: str, spans: list[Span]) -> list[Span]:
+    """Return the other places the text names a person found by one word of their name:
+    "Unlike the Tremmlin runbook, this one was written by Oskar Tremmlin", "Brisvane took
+    the pager from Brisvane Okonjo", "a talk given by Wenna Pellacott and chaired by
+    Pellacott".
+
+    Once a span is masked as a person's, the same word written again with its capital is
+    the same name, whatever its use there; an English word, a software package's or a
+    product's name, a particle or a title is no such word ("Dana Law … the law").
+    """
+    people = [(a, b) for entity, a, b in spans if entity == "PERSON"]
+    if not people:
+        return []
+    words = tokens(text)
+    named = {t.core for t in words if _inside(t.start, t.end, people) and _echoed(t.core)}
+    if not named:
+        return []
+    code = [m.span() for m in _CODE.finditer(text)]
+    return [
+        ("PERSON", t.start, t.end)
+        for t in words
+        if t.core in named
+        and not _inside(t.start, t.end, [(a, b) for _, a, b in spans])
+        and not _inside(t.start, t.end, code)
+    ]
+
+
+def _echoed(word: str) -> bool:
+    """Tell whether a word of a person's span names them alone elsewhere in the text."""
+    low = word.lower()
+    if len(word) < 2 or not is_name_word(word) or low in PARTICLES or low in HONORIFICS:
+        return False
+    return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
+
+
+#: A degree or a generation written after a name, with a comma before it or not:
+#: "Tamsin Orvell MD", "Dana Whitfield, PhD", "Oskar Tremmlin III", "Ron Akers Jr.".
+_AFTER_NAME = re.compile(r"(?:,[ \t]*|[ \t]+)([A-Za-z]{2,5})(?![\w'’-])")
+
+
+def with_degrees(text: str, spans: list[Span]) -> list[Span]:
+    """Return the spans with each PERSON span grown over a degree or a generation written
+    right after it ("Dr. Tamsin Orvell MD", "Wenna Pellacott DVM", "Nimundde Nafiand, PhD"):
+    alone such letters name no one, after a name they are part of how it is written, and
+    a sample keeping them keeps what the person studied. A degree opening a new clause is
+    not the name's ("Dana Whitfield. MD notes follow")."""
+    out = []
+    for entity, start, end in spans:
+        m = _AFTER_NAME.match(text, end) if entity == "PERSON" else None
+        if m is not None and m.group(1)[0].isupper() and m.group(1).lower() in POSTNOMINALS:
+            end = m.end(1)  # a period after it may end the sentence
+        out.append((entity, start, end))
     return out

@@ -18,12 +18,14 @@ from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, 
 from learnstream.streams.privacy.lists import UserLists
 from learnstream.streams.privacy.names import (
     addressee,
+    echoes,
     given_names,
     is_whole_name,
     may_hold_name,
     merge,
     name_spans,
     recipient,
+    with_degrees,
     worth_ner,
 )
 from learnstream.streams.privacy.ner import NerDetector
@@ -50,6 +52,8 @@ _Counts = tuple[tuple[str, int], ...]
 _Spans = list[tuple[str, int, int]]
 #: What a contact block holds besides the name heading it (``names.addressee``).
 _CONTACT = frozenset({"STREET_ADDRESS", "PHONE_NUMBER"})
+#: Marks a contact block's line may open with (``names.addressee``).
+_LEAD_MARKS = "}?*>#-"
 
 
 def _overlaps(span: tuple[str, int, int], others: list[tuple[int, int]]) -> bool:
@@ -183,15 +187,29 @@ class Anonymizer:
 
     def _addressee(self, text: str, pii: list[RecognizerResult]) -> _Spans:
         """Return the name heading a contact block in which an address or a phone was found,
-        and the name written on the line above a street address."""
-        if self._ner is None or not any(r.entity_type in _CONTACT for r in pii):
+        or whose last line is a place alone ("Rosalind Quibbet\n\nLYON\nFrance"), and the
+        name written on the line above a street address."""
+        if self._ner is None:
             return []
         head = addressee(text)
+        if not any(r.entity_type in _CONTACT for r in pii):
+            return [head] if head is not None and self._ends_in_place(text) else []
         found = [head] if head is not None else []
         for r in pii:
             if r.entity_type == "STREET_ADDRESS" and (name := recipient(text, r.start)):
                 found.append(name)
         return found
+
+    def _ends_in_place(self, text: str) -> bool:
+        """Tell whether the text's last line, not its first, is a place NER finds and
+        nothing else: a letter's address block ending in its country ("…\nFrance")."""
+        body = text.rstrip()
+        cut = body.rfind("\n")
+        line = body[cut + 1 :].strip(" \t" + _LEAD_MARKS)
+        if cut < 0 or not line or self._ner is None:
+            return False
+        found = self._ner.find([line])[0]
+        return any(e == "LOCATION" and a == 0 and b == len(line) for e, a, b in found)
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""
@@ -222,10 +240,13 @@ class Anonymizer:
             _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
             for t, s in zip(texts, spans, strict=True)
         ]
-        return [
+        people = [
             merge(s + given_names(t) + (role_spans(t, doc, s, ner.known) if doc else []))
             for t, s in zip(texts, kept, strict=True)
             for doc in [docs.get(t)]
+        ]
+        return [
+            with_degrees(t, merge(s + echoes(t, s))) for t, s in zip(texts, people, strict=True)
         ]
 
     def _read_names_ahead(self, texts: list[str]) -> None:

@@ -20,10 +20,20 @@ another script, whose tag is a guess) is a person's name when it is
   or of a sentence the next one refers to with such a pronoun ("Tavish is back from leave.
   Ask him first."): a person's pronoun, which programs never take ("its").
   "He" and "she" are not read in the next sentence: they open a sentence about someone
-  else as often ("Zorbel is a parser. Its author says he wrote it").
+  else as often ("Zorbel is a parser. Its author says he wrote it");
+- the subject of "is" or "was" whose attribute is a noun for a person (``words.HUMANS``:
+  "Brannigan is a kind person", "Lene was his best friend"), and the names set beside such
+  a noun, listed or not ("its two founders: Orvell and Brisvane"): a program is
+  called a tool, a parser or a library, never a person, a friend or a founder;
+- the subject of "is" or "was" from a place's or a firm's name, with no attribute and no
+  determiner before that name ("Brisvane is from Tollard Corp"; not "Zenity is from the
+  GNOME project").
 
 A word that is English (``dictionary.py``), a software package's name (``technology.py``)
-or a known product is none, whatever its role.
+or a known product is none, whatever its role; but for who shouts, whispers or mutters, or
+is shouted or whispered at or to (a manner of speaking, not "say", which programs do too):
+there a word software packages' names hold ("Kai shouted at Orvell") is a name, whatever
+noun's tag the model gives it.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from learnstream.streams.privacy.words import (
     FUNCTION_WORDS,
     GIVING,
     HONORIFICS,
+    HUMANS,
     PERSONAL,
     SPEAKING,
     is_caseless,
@@ -68,6 +79,10 @@ _SAME_CLAUSE = frozenset(
     {"dobj", "dative", "prep", "pobj", "xcomp", "advcl", "poss", "attr", "acomp", "npadvmod"}
 )
 _SPEAKS = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(SPEAKING | PERSONAL)) + r")(?![\w-])")
+#: The forms of "be" (the parse here has no lemmatizer).
+_BE = word_set("be is was are were been being am 's ’s")
+_FROM = re.compile(r"(?i)(?<![\w-])(?:is|was)[ \t]+from(?![\w-])")
+_HUMAN = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(HUMANS)) + r")(?![\w-])")
 _GIVES = re.compile(r"(?i)(?<![\w-])(?:" + "|".join(sorted(GIVING)) + r")(?![\w-])")
 
 
@@ -78,8 +93,10 @@ def may_take_role(text: str) -> bool:
     words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
     if not words:
         return False
-    if _SPEAKS.search(text) is not None:
-        return True  # a speaker or a person's pronoun: a name anywhere
+    if _SPEAKS.search(text) is not None or _HUMAN.search(text) is not None:
+        return True  # a speaker, a person's pronoun or a noun for a person: a name anywhere
+    if _FROM.search(text) is not None:
+        return True  # "Brisvane is from Tollard Corp"
     given = {m.end() for m in _GIVES.finditer(text)}
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
 
@@ -112,28 +129,45 @@ def _one_case(word: str) -> bool:
     return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
 
 
-def _candidate(word: Token, known: frozenset[str]) -> bool:
+def _candidate(word: Token, known: frozenset[str], tools: bool = False) -> bool:
     """Tell whether a word may be a name: shaped so, tagged a proper noun (a noun will do
     for a word the model does not know, whose tag is a guess; any tag but a verb's in
     another script), not English, not a tool's or a product's."""
     text = word.text
     if _one_case(text):  # "sophia", "SOPHIA": any noun's tag, as the model reads neither
         return word.tag_ in _PROPER | _COMMON
-    if not is_name_word(text) or is_product(text) or is_tech_word(text):
+    if not is_name_word(text) or is_product(text) or (is_tech_word(text) and not tools):
         return False
     if is_caseless(text) or not text.isascii():
         return not is_common_word(text) and not word.tag_.startswith("VB")
-    nouns = _PROPER if word.lower_ in known else _PROPER | _COMMON
+    nouns = _PROPER if word.lower_ in known and not tools else _PROPER | _COMMON
     return word.tag_ in nouns and not is_common_word(text)
 
 
-def _name(word: Token, known: frozenset[str]) -> bool:
+def _name(word: Token, known: frozenset[str], tools: bool = False) -> bool:
     """Tell whether the word and the compound words before it may be a name: a name takes
-    no determiner and no number ("the RFC 2231 says", "the API told him")."""
+    no determiner and no number ("the RFC 2231 says", "the API told him"). ``tools`` lets
+    a word that software packages' names hold be one, whatever noun's tag it has."""
     if any(c.dep_ in ("det", "nummod") for c in word.children):
         return False
     parts = [c for c in word.children if c.dep_ == "compound" and c.i < word.i] + [word]
-    return all(_candidate(p, known) for p in parts)
+    return all(_candidate(p, known, tools) for p in parts)
+
+
+#: Verbs of saying, which programs do too ("Pylint says the import is unused").
+_SAYING = word_set("say says said saying")
+
+
+def _shouts(word: Token) -> bool:
+    """Tell whether the word is who shouts, whispers or mutters, or who is shouted or
+    whispered at or to: a manner of speaking no program has, so the word is a person's
+    name even where software packages' names hold it ("Kai shouted at Orvell")."""
+    head = word.head
+    if word.dep_ == "nsubj":
+        return head.lower_ in SPEAKING and head.lower_ not in _SAYING
+    if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
+        return head.head.lower_ in SPEAKING and head.head.lower_ not in _SAYING
+    return False
 
 
 def _span(word: Token) -> Span:
@@ -167,6 +201,38 @@ def _referred_to(word: Token) -> bool:
     return any(w.lower_ in PERSONAL and w.tag_ in ("PRP", "PRP$") for w in after)
 
 
+def _called_human(verb: Token) -> bool:
+    """Tell whether the verb is a form of "be" whose attribute is a noun for a person ("Oskar
+    is a kind person", "Lene was his best friend"): a program is never one."""
+    if verb.lower_ not in _BE:
+        return False
+    return any(c.dep_ == "attr" and c.lower_ in HUMANS for c in verb.children)
+
+
+def _comes_from(verb: Token) -> bool:
+    """Tell whether the verb is "is" or "was" and says where its subject comes from, a
+    place's or a firm's name with no determiner, and has no attribute or adjective:
+    "Brisvane is from Tollard Corp", "Orvell was from Oslo". A program is written in, made
+    by or part of something ("Zenity is from the GNOME project"); a person is from a place
+    or a firm."""
+    if verb.lower_ not in ("is", "was"):
+        return False
+    deps = {c.dep_ for c in verb.children}
+    if deps & {"attr", "acomp", "xcomp", "ccomp", "neg"}:
+        return False
+    where = [c for c in verb.children if c.dep_ == "prep" and c.lower_ == "from"]
+    return any(
+        c.i == verb.i + 1 and o.dep_ == "pobj" and o.tag_ in _PROPER and not _determined(o)
+        for c in where
+        for o in c.children
+    )
+
+
+def _determined(word: Token) -> bool:
+    """Tell whether a determiner hangs from the word ("the GNOME project")."""
+    return any(c.dep_ == "det" for c in word.children)
+
+
 def _personal_subject(verb: Token, known: frozenset[str]) -> bool:
     """Tell whether the verb's subject is a person: a personal pronoun or a name."""
     for c in verb.children:
@@ -179,7 +245,19 @@ def _role(word: Token, known: frozenset[str]) -> bool:
     """Tell whether the word's role in its sentence is one only a person takes."""
     head = word.head
     if word.dep_ == "nsubj" and head.tag_.startswith("VB"):
-        return head.lower_ in SPEAKING or _personal_in_clause(head) or _referred_to(word)
+        return (
+            head.lower_ in SPEAKING
+            or _personal_in_clause(head)
+            or _referred_to(word)
+            or _called_human(head)
+            or _comes_from(head)
+        )
+    if word.dep_ == "conj":  # "our founders: Lund, Okafor and Brisk"
+        while word.dep_ == "conj" and word.head.i < word.i:
+            word = word.head
+        return word.dep_ == "appos" and word.head.lower_ in HUMANS
+    if word.dep_ == "appos":
+        return head.lower_ in HUMANS
     if word.dep_ == "pobj" and head.lower_ in _SPOKEN_TO and head.dep_ == "prep":
         return head.head.lower_ in SPEAKING
     if word.dep_ == "dative" and head.lower_ in GIVING:
@@ -194,7 +272,8 @@ def role_spans(text: str, doc: Doc, taken: list[Span], known: frozenset[str]) ->
     found: list[Span] = []
     code = [("CODE", *m.span()) for m in CODE.finditer(text)]
     for word in doc:
-        if not _name(word, known) or not _role(word, known):
+        named = _name(word, known) and _role(word, known)
+        if not named and not (_shouts(word) and _name(word, known, tools=True)):
             continue
         span = _span(word)
         if "\n" in text[span[1] : span[2]]:

@@ -23,6 +23,8 @@ __all__ = [
     "FUNCTION_WORDS",
     "GIVING",
     "HONORIFICS",
+    "HUMANS",
+    "WORKS",
     "LABELS",
     "MODALS",
     "OBJECTS",
@@ -146,6 +148,26 @@ GIVING = _forms(
     "owe promise tell/told/told show/showed/shown teach/taught/taught send/sent/sent "
     "write/wrote/written email mail"
 )
+#: Nouns that say of someone that they are a person, or whose relative or founder they
+#: are; nothing a program is: "Oskar is a kind person", "its founders: Lund and Okafor".
+#: Singular and plural.
+_HUMAN_NOUNS = word_set(
+    "person man woman guy girl boy lady gentleman child kid friend colleague neighbour "
+    "neighbor wife husband son daughter mother father parent brother sister uncle aunt "
+    "cousin grandmother grandfather grandparent founder co-founder cofounder"
+)
+HUMANS = frozenset(w + s for w in _HUMAN_NOUNS for s in ("", "s")) | word_set(
+    "people men women children"
+)
+#: Nouns of what a person writes, plays or performs, or is a fan of, which a name before
+#: them is the author or the performer of: "the Pellacott novel", "a Rosalind Quibbet
+#: concert", "a huge Tamsin Orvell fan" (a tool's name before a noun is a thing's: "the Qt
+#: frontend").
+_WORK_NOUNS = word_set(
+    "novel poem memoir biography autobiography song ballad album concert gig recital "
+    "painting portrait sculpture film movie fan admirer"
+)
+WORKS = frozenset(w + s for w in _WORK_NOUNS for s in ("", "s"))
 #: Pronouns only a person takes ("its" is a thing's).
 PERSONAL = word_set("his her him himself herself")
 HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")

@@ -391,3 +391,64 @@ def test_numbered_streets_are_streets(anonymizer: Anonymizer, text: str, expecte
 def test_an_ordinal_before_no_street_type_is_left(anonymizer: Anonymizer) -> None:
     text = "Run 3 5th Generation tests"
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Ship it to 418 Quillon Str. 12 Apt. 9\nUpper Brelling, nan 40417", ("40417",)),
+        ("Meet at 512 Kellavikveien 31\nTOLLARD\n, None\n 29366?", ("29366", "TOLLARD")),
+        ("Sent to 77 Brannock Avenue Suite 12 Orvelton nan", ("Orvelton",)),
+        ("Sent to 3121 Vellanhóli 14\nVale de Corvos, QX 31908", ("31908", "Corvos")),
+    ],
+)
+def test_a_region_exported_empty_or_as_a_code_stays_in_the_block(
+    anonymizer: Anonymizer, text: str, private: tuple[str, ...]
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert "<STREET_ADDRESS>" in out
+    assert not [p for p in private if p in out]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fill NaN values:\nPandas, nan 0.5 by default",
+        "Returns None\n, None\n 12345 rows when the frame is empty",
+    ],
+)
+def test_missing_values_in_technical_text_are_no_region(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Deliver to Orvelle and 118 Quillon Drive, please", ("Orvelle", "118")),
+        (
+            "Sent to Tasmaru 41 Brannock Points\n Suite 8\n Tollard\n Estonia 40417",
+            ("Tasmaru", "Brannock"),
+        ),
+        ("It is in Kellavik 7 Dunmore Road\n Apt. 31\n BRELLING", ("Kellavik", "Dunmore")),
+    ],
+)
+def test_the_street_written_before_a_street_found_goes_with_it(
+    anonymizer: Anonymizer, text: str, private: tuple[str, ...]
+) -> None:
+    out = anonymizer.anonymize_text(text)[0]
+    assert "<STREET_ADDRESS>" in out
+    assert not [p for p in private if p in out]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Deploy and 12 Main Street get the new router", "Deploy and "),
+        ("Upgrade Kafka 3 Main Street servers first", "Upgrade Kafka "),
+        ("Python 3 Main Street", "Python "),
+    ],
+)
+def test_an_english_word_or_a_tools_name_before_a_street_is_not_a_street(
+    anonymizer: Anonymizer, text: str, kept: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0].startswith(kept)

@@ -671,3 +671,103 @@ def test_a_chats_turn_labels_are_no_names(anonymizer: Anonymizer, text: str) -> 
     out = anonymizer.anonymize_text(text)[0]
     assert "\nUser:" in out or "\nSystem:" in out
     assert "<PERSON>" not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Unlike the Tremmlin runbook, this one was written by Oskar Tremmlin.",
+            "Unlike the <PERSON> runbook, this one was written by <PERSON>.",
+        ),
+        (
+            "Brisvane took the pager from Brisvane Okonjo last night.",
+            "<PERSON> took the pager from <PERSON> last night.",
+        ),
+    ],
+)
+def test_a_word_of_a_name_found_is_masked_where_it_recurs(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+def test_a_tools_name_beside_a_person_found_is_not_echoed(anonymizer: Anonymizer) -> None:
+    text = "Oskar Tremmlin ported the parser to Rust; Rust keeps the Rust build fast."
+    out = anonymizer.anonymize_text(text)[0]
+    assert out == "<PERSON> ported the parser to Rust; Rust keeps the Rust build fast."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Escalate to Dr. Tamsin Orvell MD before noon.", "Escalate to <PERSON> before noon."),
+        ("The reviewer was Nimundde Nafiand, PhD.", "The reviewer was <PERSON>."),
+    ],
+)
+def test_a_degree_after_a_name_goes_with_it(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+def test_a_degree_after_no_name_is_kept(anonymizer: Anonymizer) -> None:
+    text = "The Hunspell MD files and the PhD thesis template are in docs/."
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Have you been to a Rosalind Quibbet concert before?",
+            "Have you been to a <PERSON> concert before?",
+        ),
+        ("Unlike the Pellacott novel, it is short.", "Unlike the <PERSON> novel, it is short."),
+        ("She was a huge Tamsin Orvell fan.", "She was a huge <PERSON> fan."),
+    ],
+)
+def test_a_name_before_a_work_or_a_fan_is_its_authors(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Have you tried the Ismene VPN gateway before?",
+        "Unlike the Haskell programs, the Kestrel frontend is fast.",
+    ],
+)
+def test_the_same_names_before_a_things_noun_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Wenna Pellacott\n\nBrelling Lake\nUnited States",
+            "<PERSON>\n\nBrelling Lake\nUnited States",
+        ),
+        ("Rosalind Quibbet\n\nLYON\nFrance", "<PERSON>\n\nLYON\nFrance"),
+    ],
+)
+def test_the_name_heading_a_block_that_ends_in_a_country_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Release Notes\n\nShips to\nFrance",  # common words
+        "Apache Kafka\nBuilt in\nGermany",  # a product's name
+    ],
+)
+def test_a_heading_over_a_line_not_a_country_alone_is_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0].startswith(text.split("\n", 1)[0])

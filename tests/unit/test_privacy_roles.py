@@ -125,3 +125,83 @@ def test_words_in_one_case_are_title_cased_for_the_parse_in_place() -> None:
 def test_a_name_in_capitals_opening_a_clause_with_his_is_masked(anonymizer: Anonymizer) -> None:
     out = anonymizer.anonymize_text("BRANNIGAN sold his old guitars.")[0]
     assert out == "<PERSON> sold his old guitars."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Brisvane is a kind person.", "<PERSON> is a kind person."),
+        ("Tremmlin was my best friend at school.", "<PERSON> was my best friend at school."),
+        (
+            "The shop is the brainchild of its two founders: Orvell and Brisvane.",
+            "The shop is the brainchild of its two founders: <PERSON> and <PERSON>.",
+        ),
+    ],
+)
+def test_a_noun_for_a_person_marks_the_name_it_is_said_of(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zenity is a small tool for dialogs.",  # a copula, no noun for a person
+        "Kestrel is a friendly parser for people in a hurry.",  # the noun is no attribute
+        "The plugins of its two authors: Flake8 and Pylint.",  # no noun for a person
+    ],
+)
+def test_the_same_shapes_about_programs_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Brisvane is from Tollard Corp", "<PERSON> is from <PERSON>"),
+        ("Orvell was from Tollard Ltd", "<PERSON> was from <PERSON>"),
+    ],
+)
+def test_who_is_from_a_place_or_a_firm_is_a_person(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zenity is from the GNOME project.",  # a determiner: what a program is part of
+        "Kestrel is from upstream.",  # no name after "from"
+    ],
+)
+def test_what_a_program_is_from_is_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Kai whispered to Orvell about the pager.",
+            "<PERSON> whispered to <PERSON> about the pager.",
+        ),
+        ("Kai shouted at Orvell.", "<PERSON> shouted at <PERSON>."),
+    ],
+)
+def test_who_shouts_or_whispers_is_a_person_even_with_a_tools_word(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pylint says the import is unused.",  # programs say things
+        "Kafka yelled at Flink.",  # products' names
+    ],
+)
+def test_tools_that_say_things_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
