@@ -161,3 +161,30 @@ def test_a_word_after_user_that_is_no_glued_surname_is_kept(
     defaults: Anonymizer, text: str
 ) -> None:
     assert defaults.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Nobody is answering at 48 917263", "Nobody is answering at <PHONE_NUMBER>"),
+        ("She never answers on 732 118 604", "She never answers on <PHONE_NUMBER>"),
+        ("left a voicemail at 41 55 873 20", "left a voicemail at <PHONE_NUMBER>"),
+    ],
+)
+def test_a_grouped_number_beside_a_word_of_a_call_taken_is_a_phone(
+    defaults: Anonymizer, text: str, expected: str
+) -> None:
+    assert defaults.anonymize_text(text) == (expected, Counter(PHONE_NUMBER=1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The resolver stopped answering at 400 000 queries per second.",
+        "The broker handles messages at 250 000 per second.",
+        "We expect to reach 3 000 000 users by spring.",
+        "The hotline dashboard shows 120 000 tickets.",
+    ],
+)
+def test_a_count_in_thousands_beside_a_call_word_is_kept(defaults: Anonymizer, text: str) -> None:
+    assert defaults.anonymize_text(text)[0] == text
