@@ -9,8 +9,8 @@ lower-case words whose capitalised form the list does not hold: about 63,000 wor
 are never a name in it (mode, robot, snowflake; not mark, grace, baker). The list is
 general English, written apart from this project and its benchmarks; its licence is in
 ``data/SCOWL-COPYRIGHT``. ``data/capitalised_words.txt.gz`` holds, in lower case, the words
-the same list gives with a capital (about 9,900: Davis, Kennedy, Mark, Linux), so the login
-rules can tell a surname glued to an initial (``gdavis``) from a word.
+the same list gives with a capital (about 9,900: Morrow, Bellamy, Mark, Linux), so the login
+rules can tell a surname glued to an initial (``hmorrow``) from a word.
 
 Rebuild both from the installed word list (``apt-get install wamerican``)::
 
@@ -69,7 +69,7 @@ def build(source: Path, out: Path = WORDS_FILE) -> int:
 
 def build_capitalised(source: Path, out: Path = CAPITALISED_FILE) -> int:
     """Write, in lower case, the words of three letters or more that ``source`` gives
-    capitalised (``Davis``; not ``NASA`` or ``Davis's``) to ``out``; return how many."""
+    capitalised (``Morrow``; not ``NASA`` or ``Morrow's``) to ``out``; return how many."""
     listed = source.read_text(encoding="utf-8").split()
     capitalised = sorted(
         {

@@ -55,7 +55,7 @@ _MARKED = (
     r"(?![\w@(:-]|\.\w)"
 )
 #: "User X" where X is letters alone: a login only when it is an initial glued to a surname
-#: (``gdavis``, ``parkerc``), read against the word list: X is no word of it, and X without
+#: (``hmorrow``, ``quinnr``), read against the word list: X is no word of it, and X without
 #: its first or its last letter is a word it gives capitalised. "User xattrs", "User jobs"
 #: (a word), "User mfa" (too short) are kept.
 _GLUED = re.compile(r"(?<![\w-])[Uu]ser\s+([a-z]{5,17})(?![\w@(:-]|\.\w)")
