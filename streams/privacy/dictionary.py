@@ -8,9 +8,11 @@ with a capital and ordinary words in lower case. ``data/common_words.txt.gz`` ho
 lower-case words whose capitalised form the list does not hold: about 63,000 words that
 are never a name in it (mode, robot, snowflake; not mark, grace, baker). The list is
 general English, written apart from this project and its benchmarks; its licence is in
-``data/SCOWL-COPYRIGHT``.
+``data/SCOWL-COPYRIGHT``. ``data/capitalised_words.txt.gz`` holds, in lower case, the words
+the same list gives with a capital (about 9,900: Morrow, Bellamy, Mark, Linux), so the login
+rules can tell a surname glued to an initial (``hmorrow``) from a word.
 
-Rebuild it from the installed word list (``apt-get install wamerican``)::
+Rebuild both from the installed word list (``apt-get install wamerican``)::
 
     python -m learnstream.streams.privacy.dictionary /usr/share/dict/american-english
 """
@@ -22,9 +24,19 @@ import sys
 from functools import cache
 from pathlib import Path
 
-__all__ = ["WORDS_FILE", "build", "is_common_word", "read_word_list", "write_word_list"]
+__all__ = [
+    "CAPITALISED_FILE",
+    "WORDS_FILE",
+    "build",
+    "build_capitalised",
+    "is_capitalised_word",
+    "is_common_word",
+    "read_word_list",
+    "write_word_list",
+]
 
 WORDS_FILE = Path(__file__).parent / "data" / "common_words.txt.gz"
+CAPITALISED_FILE = Path(__file__).parent / "data" / "capitalised_words.txt.gz"
 
 
 @cache
@@ -39,6 +51,11 @@ def is_common_word(word: str) -> bool:
     return word.lower() in read_word_list(WORDS_FILE)
 
 
+def is_capitalised_word(word: str) -> bool:
+    """Tell whether the word list gives ``word`` with a capital: somewhere a name or a place."""
+    return word.lower() in read_word_list(CAPITALISED_FILE)
+
+
 def build(source: Path, out: Path = WORDS_FILE) -> int:
     """Write the never-a-name words of the word list ``source`` to ``out``; return how many."""
     listed = set(source.read_text(encoding="utf-8").split())
@@ -48,6 +65,20 @@ def build(source: Path, out: Path = WORDS_FILE) -> int:
         if w.isalpha() and w.islower() and w.capitalize() not in listed and w.upper() not in listed
     )
     return write_word_list(common, out)
+
+
+def build_capitalised(source: Path, out: Path = CAPITALISED_FILE) -> int:
+    """Write, in lower case, the words of three letters or more that ``source`` gives
+    capitalised (``Morrow``; not ``NASA`` or ``Morrow's``) to ``out``; return how many."""
+    listed = source.read_text(encoding="utf-8").split()
+    capitalised = sorted(
+        {
+            w.lower()
+            for w in listed
+            if len(w) >= 3 and w.isascii() and w.isalpha() and w[0].isupper() and w[1:].islower()
+        }
+    )
+    return write_word_list(capitalised, out)
 
 
 def write_word_list(words: list[str], out: Path) -> int:
@@ -62,3 +93,4 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python -m learnstream.streams.privacy.dictionary WORD_LIST")
     print(f"{build(Path(sys.argv[1]))} words written to {WORDS_FILE}")
+    print(f"{build_capitalised(Path(sys.argv[1]))} words written to {CAPITALISED_FILE}")

@@ -19,9 +19,12 @@ __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 #: Safe for every pattern entity: emails need "@", scheme URLs ":" and ".", phone / card /
 #: national ids / IBAN / IPv4 / addresses / dates need digits, IPv6 ":", a MAC ":", "-" or
 #: ".", a username "@", the ":" / "=" after its key or the "." / "_" / digits of a login
-#: after "user", a street named without its number its type written out ("Quellmoor
-#: Street"). Names and places are NER's, gated by ``names.worth_ner`` instead.
-MAY_HOLD_PII = re.compile(r"[\d@:.=_-]|(?i:street|avenue|road|boulevard)")
+#: after "user" or a word of five letters or more there (a glued login: "User hmorrow"), a
+#: street named without its number its type written out ("Quellmoor Street"). Names and
+#: places are NER's, gated by ``names.worth_ner`` instead.
+MAY_HOLD_PII = re.compile(
+    r"[\d@:.=_-]|(?i:street|avenue|road|boulevard)|(?<![\w-])[Uu]ser\s+[a-z]{5}"
+)
 _STREET_TYPE = re.compile(r"(?i)(?<![\w-])(?:street|avenue|road|boulevard)(?![\w-])")
 _DIGIT = re.compile(r"\d")  # Unicode digits, as Presidio's patterns read them
 _BIRTH = re.compile(rf"(?i)(?<!\w)(?:{BIRTH_WORDS})(?!\w)")

@@ -14,8 +14,11 @@ import mimetypes
 import re
 import sys
 
-from presidio_analyzer import Pattern, PatternRecognizer
+from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
+from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
+from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import word_set
 
 __all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer"]
@@ -51,6 +54,11 @@ _MARKED = (
     r"(?<=(?<![\w-])[Uu]ser\s+)(?:[a-z]{2,}\.[a-z]{2,}|[a-z]{2,}_[a-z]|[a-z]{2,}[0-9]{1,4})"
     r"(?![\w@(:-]|\.\w)"
 )
+#: "User X" where X is letters alone: a login only when it is an initial glued to a surname
+#: (``hmorrow``, ``quinnr``), read against the word list: X is no word of it, and X without
+#: its first or its last letter is a word it gives capitalised. "User xattrs", "User jobs"
+#: (a word), "User mfa" (too short) are kept.
+_GLUED = re.compile(r"(?<![\w-])[Uu]ser\s+([a-z]{5,17})(?![\w@(:-]|\.\w)")
 #: Commands whose ``--user`` is a switch that takes no value (pip's, systemd's, flatpak's):
 #: the word after it is a package or a verb.
 _USER_SWITCH = r"(?:pip3?|pipx|python3?|setup\.py|systemctl|journalctl|systemd-run|busctl|flatpak)"
@@ -123,6 +131,21 @@ class UsernameRecognizer(PatternRecognizer):
         patterns += [Pattern(f"login {i}", rx, 0.6) for i, rx in enumerate(_COMMANDS)]
         super().__init__("USERNAME", patterns=patterns, global_regex_flags=re.MULTILINE)
 
+    def analyze(
+        self,
+        text: str,
+        entities: list[str],
+        nlp_artifacts: NlpArtifacts | None = None,
+        regex_flags: int | None = None,
+    ) -> list[RecognizerResult]:
+        """Return the patterns' matches and the glued logins after "User"."""
+        found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        for m in _GLUED.finditer(text):
+            start, end = m.span(1)
+            if _glued_login(m.group(1)) and not any(r.start < end and start < r.end for r in found):
+                found.append(RecognizerResult("USERNAME", start, end, 0.6))
+        return found
+
     def validate_result(self, pattern_text: str) -> bool:
         """Refuse language at-words, type or literal values and attributes (``request.user``)."""
         if pattern_text.startswith("@"):
@@ -136,3 +159,10 @@ class UsernameRecognizer(PatternRecognizer):
         if len(last) > 1 and f".{last[1]}" in _EXTENSIONS:
             return False  # a file: user: config.yaml
         return last[-1] not in _NOT_NAMES
+
+
+def _glued_login(word: str) -> bool:
+    """Tell whether a word of letters is an initial glued to a surname, not a word."""
+    if is_common_word(word) or is_capitalised_word(word) or is_tech_word(word):
+        return False
+    return is_capitalised_word(word[1:]) or is_capitalised_word(word[:-1])

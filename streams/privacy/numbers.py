@@ -37,16 +37,22 @@ _GROUPED = re.compile(
 )
 #: Words that say a number is dialled: Presidio's phone context words, the TEL types of vCard
 #: (RFC 6350: text, voice, fax, cell, video, pager, textphone, work, home) and the verbs and
-#: labels of calling and texting.
+#: labels of calling and texting, and of a call taken or missed (answering, voicemail).
 _PHONE_CUES = re.compile(
     r"(?i)(?<!\w)(?:phones?|telephone|tel|mobile|cell(?:phone)?|call(?:ed|ing)?|fax|pager|"
-    r"textphone|sms|texts?|messages?|whatsapp|dial(?:led)?|reach)(?!\w)"
+    r"textphone|sms|texts?|messages?|whatsapp|dial(?:led)?|reach|answer(?:s|ed|ing)?|"
+    r"voicemail|hotline)(?!\w)"
 )
 #: A vCard-like label right before (``Office: …``) or right after (``… office``) the number.
 _LABEL_BEFORE = re.compile(r"(?i)(?<!\w)(?:office|desk|home|work|voice)\s*:?\s*\Z")
 _LABEL_AFTER = re.compile(r"(?i)\A\s*[-,]?\s*(?:office|desk|home|work|voice)(?!\w)")
 #: A date or a calendar version in groups (2024-05-01, 01.05.2024), never a phone.
 _DATE = re.compile(r"(?:19|20)\d\d[ .-]\d\d[ .-]\d\d|\d\d[ .-]\d\d[ .-](?:19|20)\d\d")
+#: A count written with thousands spaces: one to three digits, then groups of three.
+_THOUSANDS = re.compile(r"\d{1,3}(?: \d{3})+")
+#: What follows a count and never a phone: "per", or a plural word or unit ("100 000 rows",
+#: "250 000 qps"), but the short words ending in s that follow a phone ("… is his number").
+_COUNTED = re.compile(r"\A\s+(?:per|(?!(?:as|is|us|was|has|his|its|this|thus|yes)\b)[a-z]+s)\b")
 _BEFORE, _AFTER = 32, 12
 _CUED_DIGITS, _BARE_DIGITS = 6, 8
 
@@ -89,11 +95,22 @@ def _grouped_phone(text: str, start: int, end: int) -> bool:
     if value.startswith(("+", "(")):
         return count >= _BARE_DIGITS
     before, after = text[max(0, start - _BEFORE) : start], text[end : end + _AFTER]
-    if count < _CUED_DIGITS:
+    if count < _CUED_DIGITS or _counted(text, start, end):
         return False
     if _LABEL_BEFORE.search(before) or _LABEL_AFTER.search(after):
         return True
     return _PHONE_CUES.search(f"{before} {after}") is not None
+
+
+def _counted(text: str, start: int, end: int) -> bool:
+    """Tell whether a grouped number is a count: written in thousands (``1 000 000``, of
+    which the match may be the tail) and followed by what it counts (``250 000 per second``,
+    ``100 000 queries``), or the tail of a longer number in thousands."""
+    head = re.search(r"(?:\d{1,3} )+\Z", text[max(0, start - 16) : start])
+    whole = (head.group() if head else "") + text[start:end]
+    if not _THOUSANDS.fullmatch(whole):
+        return False
+    return head is not None or _COUNTED.match(text[end : end + 24]) is not None
 
 
 def _dotted_quad(value: str) -> bool:

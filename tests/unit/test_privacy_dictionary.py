@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from learnstream.streams.privacy.dictionary import WORDS_FILE, build, is_common_word
+from learnstream.streams.privacy.dictionary import (
+    WORDS_FILE,
+    build,
+    build_capitalised,
+    is_capitalised_word,
+    is_common_word,
+)
 from learnstream.streams.privacy.names import name_spans
 from learnstream.streams.privacy.words import is_code_shaped
 
@@ -109,3 +115,18 @@ def test_a_place_of_one_never_a_name_word_is_dropped(text: str, span: str, kept:
 )  # fmt: skip
 def test_code_shaped_words(word: str, shaped: bool) -> None:
     assert is_code_shaped(word) is shaped
+
+
+def test_build_capitalised_keeps_the_words_given_with_a_capital(tmp_path: Path) -> None:
+    source = tmp_path / "words"
+    source.write_text("Morrow\nMorrow's\nmark\nMark\nNASA\nEd\nrobot\nZoë\n")
+    out = tmp_path / "capitalised.txt.gz"
+    assert build_capitalised(source, out) == 2
+    assert gzip.decompress(out.read_bytes()).decode() == "mark\nmorrow\n"
+
+
+def test_the_shipped_capitalised_list_holds_names_not_plain_words() -> None:
+    for word in ("morrow", "bellamy", "mark", "Quinn"):
+        assert is_capitalised_word(word), word
+    for word in ("xattrs", "robot", "namespace"):
+        assert not is_capitalised_word(word), word

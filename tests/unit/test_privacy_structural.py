@@ -125,3 +125,66 @@ def test_regional_ids_are_found_by_default() -> None:
     # check is still dialable, so the phone rule takes it: checked with the ids above)
     kept = "dni 12345678A, cf RSSMRA85T10A562X"
     assert Anonymizer(PrivacyConfig(ner=False)).anonymize_text(kept)[0] == kept
+
+
+@pytest.fixture(scope="module")
+def defaults() -> Anonymizer:
+    """Return the worker's anonymizer with the default settings."""
+    return Anonymizer(PrivacyConfig())
+
+
+GLUED_LOGINS = [
+    ("User hmorrow", "User <USERNAME>"),
+    ("user tbellamy was locked out", "user <USERNAME> was locked out"),
+    ("User quinnr logged in", "User <USERNAME> logged in"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), GLUED_LOGINS)
+def test_a_login_of_an_initial_glued_to_a_surname_after_user_is_masked(
+    defaults: Anonymizer, text: str, expected: str
+) -> None:
+    assert defaults.anonymize_text(text) == (expected, Counter(USERNAME=1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User xattrs are copied with the file.",  # not a word, but no surname in it
+        "User jobs are scheduled nightly.",  # a word of the list (Job is also a name)
+        "User namespaces are enabled by default.",
+        "User guide and reference",
+        "User mfa is required.",  # too short to read
+    ],
+)
+def test_a_word_after_user_that_is_no_glued_surname_is_kept(
+    defaults: Anonymizer, text: str
+) -> None:
+    assert defaults.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Nobody is answering at 48 917263", "Nobody is answering at <PHONE_NUMBER>"),
+        ("She never answers on 732 118 604", "She never answers on <PHONE_NUMBER>"),
+        ("left a voicemail at 41 55 873 20", "left a voicemail at <PHONE_NUMBER>"),
+    ],
+)
+def test_a_grouped_number_beside_a_word_of_a_call_taken_is_a_phone(
+    defaults: Anonymizer, text: str, expected: str
+) -> None:
+    assert defaults.anonymize_text(text) == (expected, Counter(PHONE_NUMBER=1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The resolver stopped answering at 400 000 queries per second.",
+        "The broker handles messages at 250 000 per second.",
+        "We expect to reach 3 000 000 users by spring.",
+        "The hotline dashboard shows 120 000 tickets.",
+    ],
+)
+def test_a_count_in_thousands_beside_a_call_word_is_kept(defaults: Anonymizer, text: str) -> None:
+    assert defaults.anonymize_text(text)[0] == text
