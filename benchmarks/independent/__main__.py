@@ -17,7 +17,8 @@ worker reads them) and, as the anchor, for Presidio's stock AnalyzerEngine on th
 spaCy model: with all its recognizers ("presidio") and asked only for the entities the
 worker masks by default ("presidio-scoped").
 Tune on the dev split only: the test split is frozen by its hash and scored once, after
-tuning, with --split test --final.
+tuning, with --split test --final; its recall corpus is filled from another seed, so the
+values planted are ones tuning never saw.
 
     python -m benchmarks.independent                      # dev split, all three detectors
     python -m benchmarks.independent --detectors learnstream --no-recall
@@ -41,6 +42,11 @@ from benchmarks.independent.table import render
 __all__ = ["main"]
 
 SEED, STOCK, PER_FORM = 42, 2000, 200
+#: The recall corpus's seed for the one scoring of the test split: fixed on 29 Nov, before
+#: that scoring, and never used while tuning (which used SEED). The templates are the same
+#: ones (the package has 200-odd and tuning read all of them); the names, streets and other
+#: values planted in them are ones the rules were not tuned on.
+TEST_SEED = 20261129
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,7 +66,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"detectors to run, of: {' '.join(DETECTORS)} (default all)",
     )
-    add("--seed", type=int, default=SEED, help=f"recall corpus seed (default {SEED})")
+    add(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"recall corpus seed (default {SEED}; with --split test, {TEST_SEED})",
+    )
     add(
         "--stock",
         type=int,
@@ -89,11 +100,12 @@ def main(argv: list[str] | None = None) -> None:
     except FrozenSplitError as exc:
         sys.exit(f"refused: {exc}")
     planted, meta = [], {"source": "not built (--no-recall)", "values": 0}
+    seed = args.seed if args.seed is not None else TEST_SEED if args.split == "test" else SEED
     if not args.no_recall:
-        planted = build_recall(args.seed, args.stock, args.per_form)
+        planted = build_recall(seed, args.stock, args.per_form)
         meta = {
             "source": REQUIREMENT,
-            "seed": args.seed,
+            "seed": seed,
             "stock": args.stock,
             "per_form": args.per_form,
         }
