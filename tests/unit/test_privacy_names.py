@@ -771,3 +771,34 @@ def test_a_heading_over_a_line_not_a_country_alone_is_kept(
     anonymizer: Anonymizer, text: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0].startswith(text.split("\n", 1)[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Ask MARTELLA ORVICK about the Rollback first", ("MARTELLA", "ORVICK")),
+        ("Its founders: OKONDRA, VELLAMIRE and BRUSKETT.", ("OKONDRA", "VELLAMIRE", "BRUSKETT")),
+        ("Please ask keith brannock to sign the Release form", ("keith brannock",)),
+        ("Rejected: the Ticket was opened by wendy morlaine twice", ("wendy morlaine",)),
+    ],
+)
+def test_a_name_in_one_case_is_read_as_if_capitalised(
+    anonymizer: Anonymizer, text: str, names: tuple[str, ...]
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert all(name not in out for name in names), out
+    assert counts["PERSON"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CLIPS was written in ANSI C by NASA.",  # acronyms: four capitals or fewer
+        "Plots export to SVG and EPS, styled by KDE with TLS on.",
+        "Read the Samples from gpsd or directly from NMEA Sensors.",
+        "A Python interface to gnuplot, inspired by javac.",  # identifiers no list gives as names
+        "Unicode set for the Arabic Character Range",  # one lower-case word, English too
+    ],
+)
+def test_acronyms_and_identifiers_in_one_case_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
