@@ -229,7 +229,8 @@ class Anonymizer:
         found = dict(zip(worth, ner.find(worth), strict=True))
         spans = [name_spans(t, found.get(t, [])) for t in texts]
         found_in = dict(zip(texts, spans, strict=True))
-        cased = {t: c for t, s in found_in.items() if (c := one_case_names(t, s))[1]}
+        model = lambda text: ner.find([text])[0]  # noqa: E731
+        cased = {t: c for t, s in found_in.items() if (c := one_case_names(t, s, model))[1]}
         spans = [s + cased[t][1] if t in cased else s for t, s in zip(texts, spans, strict=True)]
         held = [
             t

@@ -39,6 +39,7 @@ noun's tag the model gives it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
@@ -103,7 +104,8 @@ def may_take_role(text: str) -> bool:
 
 def recased(text: str, spans: list[Span]) -> str:
     """Return text with the words written in one case that may be names title-cased, as
-    the tagger reads names: it takes "GRETA" for a verb and "sophia" for a common noun.
+    the tagger reads names: it takes "GRETA" for a verb and "sophia" for a common noun
+    ("ORVICK's" reads "Orvick's": a possessive's "'s" stays as written).
     Every character keeps its place, so the parse's offsets are the text's. Words of the
     ``spans`` found already keep their case: the grammar checks read them as written."""
 
@@ -111,13 +113,16 @@ def recased(text: str, spans: list[Span]) -> str:
         word = m.group()
         if any(a < m.end() and m.start() < b for _, a, b in spans):
             return word
-        new = word[:1].upper() + word[1:].lower()
-        return new if len(new) == len(word) and _one_case(word) else word
+        stem, own = (word[:-2], word[-2:]) if word[-2:] in ("'s", "’s") else (word, "")
+        new = stem[:1].upper() + stem[1:].lower()
+        return new + own if len(new) == len(stem) and _one_case(stem) else word
 
     return _WORD.sub(title, text)
 
 
-def one_case_names(text: str, spans: list[Span]) -> tuple[str, list[Span]]:
+def one_case_names(
+    text: str, spans: list[Span], ner: Callable[[str], list[Span]] | None = None
+) -> tuple[str, list[Span]]:
     """Return the person spans the rules that read capitals find over a word written all in
     lower case or all in capitals, and text with those spans' words title-cased (for the
     parse that checks them; every other word as written).
@@ -129,15 +134,18 @@ def one_case_names(text: str, spans: list[Span]) -> tuple[str, list[Span]]:
     "Keith". A span so found must hold a word that reads as a name, not as an acronym or an
     identifier (``_name_like``: "by NASA", "in ANSI C", "to javac" stay), and is kept only
     where the parse does not call it a thing (``pii._grammatical``). Text with no word in
-    one case costs one regex pass.
+    one case costs one regex pass; ``ner`` (the model's spans) runs on the recased text
+    only where a word recased reads as a name, so a name opening the text ("MORGAN KING's
+    …") or heading nothing the rules read is found as NER finds it title-cased.
     """
     read = recased(text, spans)
     if read == text:
         return text, []
     changed = [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
+    model = ner(read) if ner and any(_name_like(text[a:b]) for a, b in changed) else []
     found = [
         s
-        for s in name_spans(read, [])
+        for s in name_spans(read, model)
         if s[0] == "PERSON"
         and _reads_as_name([text[a:b] for a, b in changed if a < s[2] and s[1] < b])
         and not any(a < s[2] and s[1] < b for _, a, b in spans)

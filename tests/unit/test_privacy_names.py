@@ -780,6 +780,7 @@ def test_a_heading_over_a_line_not_a_country_alone_is_kept(
         ("Its founders: OKONDRA, VELLAMIRE and BRUSKETT.", ("OKONDRA", "VELLAMIRE", "BRUSKETT")),
         ("Please ask keith brannock to sign the Release form", ("keith brannock",)),
         ("Rejected: the Ticket was opened by wendy morlaine twice", ("wendy morlaine",)),
+        ("GORDON BRASKETT's car was towed from the Lot", ("GORDON", "BRASKETT")),  # NER's
     ],
 )
 def test_a_name_in_one_case_is_read_as_if_capitalised(
@@ -798,6 +799,8 @@ def test_a_name_in_one_case_is_read_as_if_capitalised(
         "Read the Samples from gpsd or directly from NMEA Sensors.",
         "A Python interface to gnuplot, inspired by javac.",  # identifiers no list gives as names
         "Unicode set for the Arabic Character Range",  # one lower-case word, English too
+        "Ships the README, LICENSE and CHANGELOG files of the Project",
+        "CONTRIBUTING notes cover the Release process and PYTHONPATH setup",
     ],
 )
 def test_acronyms_and_identifiers_in_one_case_are_kept(anonymizer: Anonymizer, text: str) -> None:
