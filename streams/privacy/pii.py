@@ -38,7 +38,13 @@ from learnstream.streams.privacy.results import (
     operator,
     tagged,
 )
-from learnstream.streams.privacy.roles import may_take_role, one_case_names, recased, role_spans
+from learnstream.streams.privacy.roles import (
+    may_take_role,
+    one_case_addressee,
+    one_case_names,
+    recased,
+    role_spans,
+)
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.privacy.walk import sample_strings, walk_sample
 
@@ -191,7 +197,7 @@ class Anonymizer:
         name written on the line above a street address."""
         if self._ner is None:
             return []
-        head = addressee(text)
+        head = addressee(text) or one_case_addressee(text)
         if not any(r.entity_type in _CONTACT for r in pii):
             return [head] if head is not None and self._ends_in_place(text) else []
         found = [head] if head is not None else []

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
-from learnstream.streams.privacy.names import CODE, name_spans
+from learnstream.streams.privacy.names import CODE, addressee, name_spans
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     FUNCTION_WORDS,
@@ -62,7 +62,7 @@ from learnstream.streams.privacy.words import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["may_take_role", "one_case_names", "recased", "role_spans"]
+__all__ = ["may_take_role", "one_case_addressee", "one_case_names", "recased", "role_spans"]
 
 Span = tuple[str, int, int]
 
@@ -155,6 +155,18 @@ def one_case_names(
         if any(x < b and a < y for _, x, y in found):
             out = out[:a] + read[a:b] + out[b:]
     return out, found
+
+
+def one_case_addressee(text: str) -> Span | None:
+    """Return the first line of a contact block when it is a name written in one case
+    ("orla vantreece\n\n12 Quarry Lane…", made up): ``names.addressee`` of the text read
+    title-cased, when the words recased make a name (``_reads_as_name``)."""
+    line = text.split("\n", 1)[0]
+    read = recased(line, [])
+    if read == line or (head := addressee(read)) is None:
+        return None
+    changed = [m.group() for m in _WORD.finditer(line[head[1] : head[2]])]
+    return head if _reads_as_name([w for w in changed if _one_case(w)]) else None
 
 
 def _reads_as_name(words: list[str]) -> bool:

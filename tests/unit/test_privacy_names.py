@@ -805,3 +805,25 @@ def test_a_name_in_one_case_is_read_as_if_capitalised(
 )
 def test_acronyms_and_identifiers_in_one_case_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("sarah vantreece\n\n12 Quarry Lane\nLeeds LS1 4AB", "sarah vantreece"),
+        ("LUCIA DRAVENSKI\nHollow Corp\n14 Marsh Road\nPhone: 020 7946 0000", "DRAVENSKI"),
+    ],
+)
+def test_a_contact_blocks_head_in_one_case_is_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert name not in out, out
+    assert counts["PERSON"] == 1
+
+
+def test_a_heading_in_one_case_over_an_address_is_kept(anonymizer: Anonymizer) -> None:
+    text = "build notes\n\n12 Quarry Lane\nLeeds LS1 4AB"
+    out, counts = anonymizer.anonymize_text(text)
+    assert out.startswith("build notes\n"), out
+    assert counts["PERSON"] == 0
