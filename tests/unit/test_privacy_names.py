@@ -827,3 +827,31 @@ def test_a_heading_in_one_case_over_an_address_is_kept(anonymizer: Anonymizer) -
     out, counts = anonymizer.anonymize_text(text)
     assert out.startswith("build notes\n"), out
     assert counts["PERSON"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Why is Оксана so quiet today?", "Оксана"),
+        ("Unlike the Борислав Ганчев novel, it is short.", "Ганчев"),
+        ("Don't go to town, перуника!", "перуника"),  # Cyrillic in lower case too
+    ],
+)
+def test_a_cyrillic_name_in_english_text_is_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert name not in out, out
+    assert counts["PERSON"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Russian word Привет means hello",  # a word of the language, glossed
+        "Set the locale so Кириллица renders in the Cyrillic font",
+        "Документация проекта на русском языке, see the Docs",  # a phrase, not a name
+    ],
+)
+def test_cyrillic_words_of_the_language_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
