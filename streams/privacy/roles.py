@@ -142,7 +142,9 @@ def one_case_names(
     if read == text:
         return text, []
     changed = [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
-    model = ner(read) if ner and any(_name_like(text[a:b]) for a, b in changed) else []
+    if not any(_name_like(text[a:b]) for a, b in changed):
+        return text, []  # every span kept needs such a word: skip the rules' second pass
+    model = ner(read) if ner else []
     found = [
         s
         for s in name_spans(read, model)
