@@ -63,7 +63,15 @@ def date_of_birth() -> KeywordValueRecognizer:
     return KeywordValueRecognizer("DATE_OF_BIRTH", BIRTH_WORDS, _DATE)
 
 
+#: A German passport's serial: nine characters, the first one of C F G H J K, the others
+#: from the alphabet the German serials use (digits and the consonants C F G H J K L M N P R
+#: T V W X Y Z: no vowel, nor B, D, Q, S), so it may hold no digit at all ("passport no.
+#: HZXTKWNPC", made up). No English word has that shape: nine consonants of that set.
+_DE_PASSPORT = r"[CFGHJK][CFGHJKLMNPRTVWXYZ0-9]{8}(?![\w])"
+
+
 def passport() -> KeywordValueRecognizer:
-    """Build the PASSPORT recognizer: 6 to 9 capitals and digits, a digit among them."""
-    value = r"(?=[A-Z]{0,8}\d)[A-Z0-9]{1,2} ?[A-Z0-9]{4,8}(?![\w])"
+    """Build the PASSPORT recognizer: 6 to 9 capitals and digits, a digit among them, or a
+    German serial, which may be letters only."""
+    value = rf"(?=[A-Z]{{0,8}}\d)[A-Z0-9]{{1,2}} ?[A-Z0-9]{{4,8}}(?![\w])|{_DE_PASSPORT}"
     return KeywordValueRecognizer("PASSPORT", PASSPORT_WORDS, value)

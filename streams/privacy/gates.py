@@ -35,10 +35,11 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: must hold at least, a test of the text). A card is >= 12 digits, an SSN 9, an IBAN 2
 #: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
 #: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a street a
-#: digit or its type written out, a date of birth
-#: or passport number its keyword, a username "@" or a user word. A national id needs its
-#: digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may trade digits for letters
-#: (omocodia), so it needs one digit in 16 characters: one with all seven traded is not read.
+#: digit or its type written out, a date of birth its digits and keyword, a passport number
+#: its keyword (a German serial may be letters only), a username "@" or a user word. A
+#: national id needs its digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may
+#: trade digits for letters (omocodia), so it needs one digit in 16 characters: one with all
+#: seven traded is not read.
 #: No region's numbers are shorter than 4 digits in phonenumbers' metadata, so a phone
 #: needs 4 whatever ``phone_regions`` holds.
 NEEDS: dict[str, Gate] = {
@@ -64,7 +65,7 @@ NEEDS: dict[str, Gate] = {
     ),
     "MAC_ADDRESS": (0, lambda t: t.count(":") >= 5 or t.count("-") >= 5 or t.count(".") >= 2),
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
-    "PASSPORT": (1, lambda t: _PASSPORT.search(t) is not None),
+    "PASSPORT": (0, lambda t: _PASSPORT.search(t) is not None),  # a German one may hold none
     "STREET_ADDRESS": (0, lambda t: _DIGIT.search(t) is not None or bool(_STREET_TYPE.search(t))),
     "USERNAME": (0, lambda t: USERNAME_CUES.search(t.lower()) is not None),
 }

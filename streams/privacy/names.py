@@ -259,12 +259,15 @@ _GLOSS = re.compile(
     r"words?|phrases?|terms?|means|meaning|spelt|spelled|"
     r"glyphs?|fonts?|encod\w*|unicode|utf-?\d+|input|keyboards?|ime|transliterat\w*|"
     r"chinese|japanese|korean|arabic|hindi|urdu|persian|farsi|nepali|marathi|sanskrit|"
-    r"hebrew|thai|mandarin|cantonese|kanji|hanzi|hangul|hiragana|katakana|kana|devanagari)"
+    r"hebrew|thai|mandarin|cantonese|kanji|hanzi|hangul|hiragana|katakana|kana|devanagari|"
+    r"cyrillic|russian|ukrainian|bulgarian|serbian|belarusian|macedonian|kazakh|mongolian)"
     r"(?![^\W\d_])"
 )
 
 
 _GLOSS_REACH = 30
+#: A name has at most four words; a longer run of Cyrillic words is a phrase of it.
+_RUN_WORDS = 4
 _PUNCTUATION = "{}()[]<>\"'«»“”‘’.,;:!?*_~`|"
 
 
@@ -279,7 +282,7 @@ def _caseless_runs(text: str, words: list[Token]) -> list[tuple[int, int]]:
     kept. Text with fewer than half as many Latin words as such words is the language
     itself, not English around a name.
     """
-    caseless = [i for i, t in enumerate(words) if is_caseless(_letters(t.core))]
+    caseless = [i for i, t in enumerate(words) if _other_script(_letters(t.core))]
     latin = sum(1 for t in words if t.core.isascii() and any(c.isalpha() for c in t.core))
     if not caseless or 2 * latin < len(caseless):
         return []
@@ -291,13 +294,31 @@ def _caseless_runs(text: str, words: list[Token]) -> list[tuple[int, int]]:
             runs[-1] = (runs[-1][0], t.end)
         else:
             runs.append((start, t.end))
-    return runs
+    return [(a, b) for a, b in runs if not _prose(text[a:b])]
+
+
+def _prose(run: str) -> bool:
+    """Tell whether a run of Cyrillic words is too long for a name: a phrase of the
+    language ("Документация проекта на русском языке"). Arabic names run longer, and
+    Han or kana are written without spaces, so only Cyrillic is counted."""
+    words = run.split()
+    return len(words) > _RUN_WORDS and all(_CYRILLIC.search(w) for w in words)
+
+
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]+(?:['’-][\u0400-\u04ff]+)*")
+
+
+def _other_script(word: str) -> bool:
+    """Tell whether a word is written in a script without capitals, or in Cyrillic: English
+    text switches to Cyrillic, as to Han or Arabic, for little else than a name ("ask
+    Оксана", "the Борислав Ганчев version"), whatever its case ("перуна")."""
+    return is_caseless(word) or _CYRILLIC.fullmatch(word) is not None
 
 
 def _glossed(text: str, start: int, end: int) -> bool:
     """Tell whether a span of words without capitals stands near a word for a language, a
     script or its input: a sample of the language, not a name ("the 中文 locale")."""
-    if not all(is_caseless(_letters(w)) for w in text[start:end].split()):
+    if not all(_other_script(_letters(w)) for w in text[start:end].split()):
         return False
     return _GLOSS.search(text[max(0, start - _GLOSS_REACH) : end + _GLOSS_REACH]) is not None
 

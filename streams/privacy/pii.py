@@ -38,7 +38,13 @@ from learnstream.streams.privacy.results import (
     operator,
     tagged,
 )
-from learnstream.streams.privacy.roles import may_take_role, recased, role_spans
+from learnstream.streams.privacy.roles import (
+    may_take_role,
+    one_case_addressee,
+    one_case_names,
+    recased,
+    role_spans,
+)
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
 from learnstream.streams.privacy.walk import sample_strings, walk_sample
 
@@ -191,7 +197,7 @@ class Anonymizer:
         name written on the line above a street address."""
         if self._ner is None:
             return []
-        head = addressee(text)
+        head = addressee(text) or one_case_addressee(text)
         if not any(r.entity_type in _CONTACT for r in pii):
             return [head] if head is not None and self._ends_in_place(text) else []
         found = [head] if head is not None else []
@@ -228,16 +234,26 @@ class Anonymizer:
         worth = [t for t in texts if worth_ner(t)]
         found = dict(zip(worth, ner.find(worth), strict=True))
         spans = [name_spans(t, found.get(t, [])) for t in texts]
+        found_in = dict(zip(texts, spans, strict=True))
+        model = lambda text: ner.find([text])[0]  # noqa: E731
+        cased = {t: c for t, s in found_in.items() if (c := one_case_names(t, s, model))[1]}
+        spans = [s + cased[t][1] if t in cased else s for t, s in zip(texts, spans, strict=True)]
         held = [
             t
             for t, s in zip(texts, spans, strict=True)
             if any(worth_parsing(t, x, found.get(t, [])) for x in s) or may_take_role(t)
         ]
-        found_in = dict(zip(texts, spans, strict=True))
-        read = [recased(t, found_in[t]) if may_take_role(t) else t for t in held]
-        docs = dict(zip(held, ner.parse(read), strict=True))
+        # A role's word may fall on any word in one case; else only the names found so are
+        # read title-cased, and every other word as written (``one_case_names``).
+        read = {
+            t: recased(t, found_in[t]) if may_take_role(t) else cased[t][0] if t in cased else t
+            for t in held
+        }
+        docs = dict(zip(read, ner.parse(list(read.values())), strict=True))
         kept = [
-            _grammatical(t, s, docs.get(t), found.get(t, []), ner.known)
+            _grammatical(
+                read.get(t, t) if t in cased else t, s, docs.get(t), found.get(t, []), ner.known
+            )
             for t, s in zip(texts, spans, strict=True)
         ]
         people = [

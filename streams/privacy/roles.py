@@ -39,10 +39,11 @@ noun's tag the model gives it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from learnstream.streams.privacy.dictionary import is_common_word
-from learnstream.streams.privacy.names import CODE
+from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
+from learnstream.streams.privacy.names import CODE, addressee, name_spans
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     FUNCTION_WORDS,
@@ -61,7 +62,7 @@ from learnstream.streams.privacy.words import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["may_take_role", "recased", "role_spans"]
+__all__ = ["may_take_role", "one_case_addressee", "one_case_names", "recased", "role_spans"]
 
 Span = tuple[str, int, int]
 
@@ -103,7 +104,8 @@ def may_take_role(text: str) -> bool:
 
 def recased(text: str, spans: list[Span]) -> str:
     """Return text with the words written in one case that may be names title-cased, as
-    the tagger reads names: it takes "GRETA" for a verb and "sophia" for a common noun.
+    the tagger reads names: it takes "GRETA" for a verb and "sophia" for a common noun
+    ("ORVICK's" reads "Orvick's": a possessive's "'s" stays as written).
     Every character keeps its place, so the parse's offsets are the text's. Words of the
     ``spans`` found already keep their case: the grammar checks read them as written."""
 
@@ -111,10 +113,82 @@ def recased(text: str, spans: list[Span]) -> str:
         word = m.group()
         if any(a < m.end() and m.start() < b for _, a, b in spans):
             return word
-        new = word[:1].upper() + word[1:].lower()
-        return new if len(new) == len(word) and _one_case(word) else word
+        stem, own = (word[:-2], word[-2:]) if word[-2:] in ("'s", "’s") else (word, "")
+        new = stem[:1].upper() + stem[1:].lower()
+        return new + own if len(new) == len(stem) and _one_case(stem) else word
 
     return _WORD.sub(title, text)
+
+
+def one_case_names(
+    text: str, spans: list[Span], ner: Callable[[str], list[Span]] | None = None
+) -> tuple[str, list[Span]]:
+    """Return the person spans the rules that read capitals find over a word written all in
+    lower case or all in capitals, and text with those spans' words title-cased (for the
+    parse that checks them; every other word as written).
+
+    Case hides a name from every rule that reads capitals: "ask keith about it", "said
+    GRETA to GREGORY", "its founders: MARU, OKONJO and LINDQVIST" (made up). Read with
+    such words title-cased (``recased``: words that are neither English, nor a software
+    package's or a known product's name), the same rules and cues find them as they find
+    "Keith". A span so found must hold a word that reads as a name, not as an acronym or an
+    identifier (``_name_like``: "by NASA", "in ANSI C", "to javac" stay), and is kept only
+    where the parse does not call it a thing (``pii._grammatical``). Text with no word in
+    one case costs one regex pass; ``ner`` (the model's spans) runs on the recased text
+    only where a word recased reads as a name, so a name opening the text ("MORGAN KING's
+    …") or heading nothing the rules read is found as NER finds it title-cased.
+    """
+    read = recased(text, spans)
+    if read == text:
+        return text, []
+    changed = [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
+    if not any(_name_like(text[a:b]) for a, b in changed):
+        return text, []  # every span kept needs such a word: skip the rules' second pass
+    model = ner(read) if ner else []
+    found = [
+        s
+        for s in name_spans(read, model)
+        if s[0] == "PERSON"
+        and _reads_as_name([text[a:b] for a, b in changed if a < s[2] and s[1] < b])
+        and not any(a < s[2] and s[1] < b for _, a, b in spans)
+    ]
+    out = text
+    for a, b in changed:
+        if any(x < b and a < y for _, x, y in found):
+            out = out[:a] + read[a:b] + out[b:]
+    return out, found
+
+
+def one_case_addressee(text: str) -> Span | None:
+    """Return the first line of a contact block when it is a name written in one case
+    ("orla vantreece\n\n12 Quarry Lane…", made up): ``names.addressee`` of the text read
+    title-cased, when the words recased make a name (``_reads_as_name``)."""
+    line = text.split("\n", 1)[0]
+    read = recased(line, [])
+    if read == line or (head := addressee(read)) is None:
+        return None
+    changed = [m.group() for m in _WORD.finditer(line[head[1] : head[2]])]
+    return head if _reads_as_name([w for w in changed if _one_case(w)]) else None
+
+
+def _reads_as_name(words: list[str]) -> bool:
+    """Tell whether the words recased in a span make a name: one that reads as a name
+    (``_name_like``), and in lower case a second beside it. A lone lower-case word the
+    list gives capitalised is an English word as often ("set", "mark", "will")."""
+    if not any(_name_like(w) for w in words):
+        return False
+    return any(w.isupper() for w in words) or len(words) >= 2
+
+
+def _name_like(word: str) -> bool:
+    """Tell whether a word in one case reads as a name rather than an acronym or a tool's
+    identifier: one the word list gives capitalised somewhere (a given name or a surname:
+    "keith", "GRETA"), or five capitals or more ("TURCOTTE"; an acronym is shorter: "NASA",
+    "ANSI", "PSGI"). A lower-case word the list does not know is an identifier as often
+    ("javac", "gnuplot", "sshfs")."""
+    if is_capitalised_word(word):
+        return True
+    return word.isupper() and len(word) >= 5
 
 
 def _one_case(word: str) -> bool:

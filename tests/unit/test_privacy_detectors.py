@@ -37,6 +37,7 @@ FOUND = [
     ("nir 255081416802538 ok", "255081416802538", "FR_NIR"),
     ("aadhaar 2345-6789-0124 ok", "2345-6789-0124", "IN_AADHAAR"),
     ("passport number 533380006 on file", "533380006", "PASSPORT"),
+    ("the form shows passport no. HZXTKWNPC twice", "HZXTKWNPC", "PASSPORT"),  # German, no digit
     ("link fe80::1ff:fe23:4567:890a now", "fe80::1ff:fe23:4567:890a", "IP_ADDRESS"),
     ("ship to Drubinstraße 47, 06690 Groß-Gerau today", "Drubinstraße 47, 06690", None),
     ("ship to 87, rue de Barre, 29793 Samson today", "87, rue de Barre, 29793", None),
@@ -85,6 +86,8 @@ CLEAN = [
     "phone home: build 2024-05-01 12:00 shipped",
     "call it with 2 4 8 16 32 as the widths",  # a cue, but single digits are no phone groups
     "the office moved 1234 5678 files",  # a label word, not beside the number
+    "the passport strategy reads CALLBACKS first",  # nine capitals, but a vowel: a word
+    "build HZXTKWNPC of the worker image",  # a German serial's shape, no passport word
 ]
 
 

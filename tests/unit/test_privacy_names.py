@@ -771,3 +771,87 @@ def test_a_heading_over_a_line_not_a_country_alone_is_kept(
     anonymizer: Anonymizer, text: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0].startswith(text.split("\n", 1)[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Ask MARTELLA ORVICK about the Rollback first", ("MARTELLA", "ORVICK")),
+        ("Its founders: OKONDRA, VELLAMIRE and BRUSKETT.", ("OKONDRA", "VELLAMIRE", "BRUSKETT")),
+        ("Please ask keith brannock to sign the Release form", ("keith brannock",)),
+        ("Rejected: the Ticket was opened by wendy morlaine twice", ("wendy morlaine",)),
+        ("GORDON BRASKETT's car was towed from the Lot", ("GORDON", "BRASKETT")),  # NER's
+    ],
+)
+def test_a_name_in_one_case_is_read_as_if_capitalised(
+    anonymizer: Anonymizer, text: str, names: tuple[str, ...]
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert all(name not in out for name in names), out
+    assert counts["PERSON"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CLIPS was written in ANSI C by NASA.",  # acronyms: four capitals or fewer
+        "Plots export to SVG and EPS, styled by KDE with TLS on.",
+        "Read the Samples from gpsd or directly from NMEA Sensors.",
+        "A Python interface to gnuplot, inspired by javac.",  # identifiers no list gives as names
+        "Unicode set for the Arabic Character Range",  # one lower-case word, English too
+        "Ships the README, LICENSE and CHANGELOG files of the Project",
+        "CONTRIBUTING notes cover the Release process and PYTHONPATH setup",
+    ],
+)
+def test_acronyms_and_identifiers_in_one_case_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("sarah vantreece\n\n12 Quarry Lane\nLeeds LS1 4AB", "sarah vantreece"),
+        ("LUCIA DRAVENSKI\nHollow Corp\n14 Marsh Road\nPhone: 020 7946 0000", "DRAVENSKI"),
+    ],
+)
+def test_a_contact_blocks_head_in_one_case_is_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert name not in out, out
+    assert counts["PERSON"] == 1
+
+
+def test_a_heading_in_one_case_over_an_address_is_kept(anonymizer: Anonymizer) -> None:
+    text = "build notes\n\n12 Quarry Lane\nLeeds LS1 4AB"
+    out, counts = anonymizer.anonymize_text(text)
+    assert out.startswith("build notes\n"), out
+    assert counts["PERSON"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Why is Оксана so quiet today?", "Оксана"),
+        ("Unlike the Борислав Ганчев novel, it is short.", "Ганчев"),
+        ("Don't go to town, перуника!", "перуника"),  # Cyrillic in lower case too
+    ],
+)
+def test_a_cyrillic_name_in_english_text_is_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert name not in out, out
+    assert counts["PERSON"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Russian word Привет means hello",  # a word of the language, glossed
+        "Set the locale so Кириллица renders in the Cyrillic font",
+        "Документация проекта на русском языке, see the Docs",  # a phrase, not a name
+    ],
+)
+def test_cyrillic_words_of_the_language_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
