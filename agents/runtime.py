@@ -35,6 +35,7 @@ from learnstream.streams.dlq.record import DlqRecord
 from learnstream.streams.encoding.codecs import SampleCodec
 from learnstream.streams.io.tables import Tables
 from learnstream.streams.io.topics import Topics
+from learnstream.streams.join.lead import LeadOrder
 from learnstream.streams.observe.metrics import Metrics
 from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.privacy.pii import Anonymizer
@@ -81,6 +82,9 @@ class Runtime:
     on_sent: list[OnSent]
     #: Called after every record, in its stream iteration (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]]
+    #: Which input partitions wait for the plans and corrections to catch up
+    #: (streams/join/lead.py; agents/joins/lead.py pauses them).
+    lead: LeadOrder = field(default_factory=lambda: LeadOrder({}, 0, 0.0))
     #: Called when the last commit before the partitions go starts (a rebalance's or a
     #: stopping worker's): write what is held in memory, so the partitions' next owner
     #: does not read those records again (agents/joins/held.py).

@@ -17,6 +17,7 @@ from learnstream.agents.emitter import Emitter, OnSent
 from learnstream.agents.joins import (
     decisions,
     deltas,
+    lead,
     outcomes,
     pair_miner,
     plans,
@@ -46,10 +47,11 @@ from learnstream.streams.consent.view import ConsentView
 from learnstream.streams.encoding.codecs import codec_for
 from learnstream.streams.io.connection import app_connection
 from learnstream.streams.io.tables import Tables
-from learnstream.streams.io.topics import Topics
+from learnstream.streams.io.topics import INPUTS, Topics
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.join.graphs import GRAPH_SPACE, GraphState, graph_expiry
 from learnstream.streams.join.impacts import IMPACT_SPACE, ImpactState, delta_route, impact_expiry
+from learnstream.streams.join.lead import LeadOrder, lead_ranks
 from learnstream.streams.join.routes import routes as join_routes
 from learnstream.streams.join.runs import RUN_SPACE, RunState, run_expiry
 from learnstream.streams.join.sessions import SESSION_SPACE, session_expiry
@@ -183,6 +185,11 @@ def wire(
         on_sample=on_sample,
         on_sent=on_sent,
         after_record=[],
+        lead=LeadOrder(
+            lead_ranks(t.name("plans"), corrections, (t.name(name) for name in INPUTS)),
+            settings.join.lead_backlog,
+            settings.join.lead_wait.total_seconds(),
+        ),
     )
     for module in (
         plans,
@@ -197,6 +204,7 @@ def wire(
         learn,
         stall_watch,
         loop_watch,
+        lead,
     ):
         module.register(runtime)
 

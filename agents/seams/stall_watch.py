@@ -11,19 +11,22 @@ watermark, nothing fetched, for ``learnstream.streams.observe.stall.IDLE_AFTER_S
 fetched afresh; and partitions whose next offset to process has stayed below it that long
 while the broker holds a record there (asked of the prober): those are read again from it,
 whatever kept the record from the agents. Nothing is checked while a rebalance or table
-recovery moves the positions.
+recovery moves the positions, nor on the partitions paused on purpose while the plans or
+corrections catch up (agents/joins/lead.py).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Set
 
 import faust
 from faust.types import TP
 
 from learnstream.agents.runtime import Runtime
 from learnstream.agents.seams.faust_compat import fetch_positions, log_starts
+from learnstream.streams.join.lead import Partition
 from learnstream.streams.observe.stall import Idle, IdleWatch, Stall, StallWatch
 from learnstream.streams.offsets.progress import Progress
 
@@ -38,9 +41,17 @@ CHECK_EVERY_S = 5.0
 class Stalls:
     """The stall watch of one worker."""
 
-    def __init__(self, app: faust.App, progress: Progress) -> None:
+    def __init__(
+        self,
+        app: faust.App,
+        progress: Progress,
+        waiting: Callable[[], Set[Partition]] = frozenset,
+    ) -> None:
         self.app = app
         self.progress = progress
+        #: The partitions paused on purpose (the join's lead order): left alone, their
+        #: clocks start afresh once they are read again.
+        self.waiting = waiting
         self.watch: StallWatch[TP] = StallWatch()
         self.idle: IdleWatch[TP] = IdleWatch()
         #: The next offset to process against the high watermark: whatever kept a record
@@ -58,10 +69,10 @@ class Stalls:
         """Seek back every input partition whose fetched records were not handed over."""
         if self.app.rebalancing or self.app.in_recovery:
             return
-        inputs = self.inputs()
+        inputs, paused = self.inputs(), self.waiting()
         positions = {
             tp: at for tp, at in (await fetch_positions(self.app.consumer)).items()
-            if tp.topic in inputs
+            if tp.topic in inputs and (tp.topic, tp.partition) not in paused
         }  # fmt: skip
         # The records from the last one handed over on; before any, from where they start.
         handed = self.progress.handed
@@ -127,7 +138,7 @@ class Stalls:
 
 def register(runtime: Runtime) -> None:
     """Register the stall watch's timer."""
-    stalls = Stalls(runtime.app, runtime.progress)
+    stalls = Stalls(runtime.app, runtime.progress, runtime.lead.paused)
 
     @runtime.app.timer(CHECK_EVERY_S, name="learnstream.stall_watch")  # type: ignore[untyped-decorator]
     async def stall_watch() -> None:

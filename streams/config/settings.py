@@ -443,6 +443,17 @@ class JoinSettings(BaseModel):
         "before it is written to the pending or plan_state table; 0s writes at once; "
         "exactly_once always writes at once",
     )
+    lead_backlog: int = Field(
+        100,
+        ge=0,
+        description="while a partition of the plans or corrections topic has more unread "
+        "records than this, the other inputs' partitions of its number wait (a backlog parks "
+        "nothing then); 0 reads every input at once",
+    )
+    lead_wait: Duration = Field(
+        timedelta(seconds=60),
+        description="how long an input partition waits for its leads at most",
+    )
 
     @model_validator(mode="after")
     def _lateness_within_grace(self) -> JoinSettings:

@@ -153,6 +153,12 @@ class Metrics:
             "Plans whose parked events wait for the corrections input to be read past them",
             registry=r,
         )
+        self.lead_paused = Gauge(
+            "learnstream_join_lead_paused_partitions",
+            "Input partitions not fetched while the plans or corrections partition of their "
+            "number catches up on a backlog (streams/join/lead.py)",
+            registry=r,
+        )
         self.latency = Histogram(
             "learnstream_event_to_sample_seconds",
             "Event time to sample emitted",

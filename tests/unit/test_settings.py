@@ -167,8 +167,8 @@ def test_durations_print_as_typed(monkeypatch: pytest.MonkeyPatch, raw: str, sho
             "LEARNSTREAM_JOIN__GRACEE",
             "5",
             "LEARNSTREAM_JOIN__GRACEE is not a setting "
-            "(this section has: corrections_lateness, grace, hold_in_memory, plan_ttl, "
-            "sweep_interval)",
+            "(this section has: corrections_lateness, grace, hold_in_memory, lead_backlog, "
+            "lead_wait, plan_ttl, sweep_interval)",
         ),
         (
             "LEARNSTREAM_LEARNING__OPT_OUT_PATTERNS",
