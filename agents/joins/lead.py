@@ -71,7 +71,10 @@ def register(runtime: Runtime) -> None:
 
     @runtime.app.timer(CHECK_EVERY_S, name="learnstream.lead_order")  # type: ignore[untyped-decorator]
     async def lead_order() -> None:
-        leads.tick(time.monotonic())
+        try:
+            leads.tick(time.monotonic())
+        except Exception as exc:  # noqa: BLE001  (a partition unassigned meanwhile: the next tick)
+            log.warning("the lead order could not read the consumer: %r", exc)
 
 
 def _tps(partitions: frozenset[Partition] | set[Partition]) -> set[TP]:
