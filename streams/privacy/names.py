@@ -50,6 +50,7 @@ __all__ = [
     "echoes",
     "recipient",
     "is_whole_name",
+    "may_head",
     "may_hold_name",
     "name_spans",
     "with_degrees",
@@ -143,6 +144,17 @@ def is_whole_name(text: str) -> bool:
     return all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in words)
 
 
+def _heading(line: str) -> str:
+    """Return a line without the spaces and the marks around it."""
+    return line.strip().lstrip(_LEAD_MARKS).strip()
+
+
+def may_head(text: str) -> bool:
+    """Tell cheaply whether the text's first line is short enough for a contact block's
+    name (``addressee``): four words at most (``tokens`` cuts a line into no fewer)."""
+    return len(_heading(text.split("\n", 1)[0]).split()) <= 4
+
+
 def addressee(text: str) -> Span | None:
     """Return the first line of a contact block when it is a person's name alone: two to
     four name words heading a text in which a street address or a phone number was found
@@ -151,8 +163,10 @@ def addressee(text: str) -> Span | None:
     The caller says an address or a phone was found; a heading of common words ("Billing
     Address", "Head Office") is none, as every name holds a word that is somewhere a name.
     """
+    if not may_head(text):
+        return None
     line = text.split("\n", 1)[0]
-    core = line.strip().lstrip("}?*>#-").strip()
+    core = _heading(line)
     words = tokens(core)
     if not 2 <= len(words) <= 4 or not is_whole_name(core):
         return None
@@ -724,11 +738,12 @@ def echoes(text: str, spans: list[Span]) -> list[Span]:
     if not named:
         return []
     code = [m.span() for m in _CODE.finditer(text)]
+    taken = [(a, b) for _, a, b in spans]
     return [
         ("PERSON", t.start, t.end)
         for t in words
         if t.core in named
-        and not _inside(t.start, t.end, [(a, b) for _, a, b in spans])
+        and not _inside(t.start, t.end, taken)
         and not _inside(t.start, t.end, code)
     ]
 

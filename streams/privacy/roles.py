@@ -39,11 +39,10 @@ noun's tag the model gives it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
-from learnstream.streams.privacy.names import CODE, addressee, name_spans
+from learnstream.streams.privacy.names import CODE, addressee, may_head, name_spans
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     FUNCTION_WORDS,
@@ -62,7 +61,15 @@ from learnstream.streams.privacy.words import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["may_take_role", "one_case_addressee", "one_case_names", "recased", "role_spans"]
+__all__ = [
+    "may_take_role",
+    "one_case_addressee",
+    "one_case_names",
+    "one_case_reading",
+    "recased",
+    "recased_beside",
+    "role_spans",
+]
 
 Span = tuple[str, int, int]
 
@@ -91,14 +98,14 @@ def may_take_role(text: str) -> bool:
     """Tell cheaply whether a role rule could apply: a verb of speaking or a person's
     pronoun and a name-shaped word, or a verb of giving with a name-shaped word right after
     it, where its indirect object stands ("had handed Lene his keys")."""
-    words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
-    if not words:
-        return False
-    if _SPEAKS.search(text) is not None or _HUMAN.search(text) is not None:
-        return True  # a speaker, a person's pronoun or a noun for a person: a name anywhere
-    if _FROM.search(text) is not None:
-        return True  # "Brisvane is from Tollard Corp"
+    # a speaker, a person's pronoun, a noun for a person or "is from": a name anywhere
+    anywhere = any(r.search(text) is not None for r in (_SPEAKS, _HUMAN, _FROM))
     given = {m.end() for m in _GIVES.finditer(text)}
+    if not anywhere and not given:
+        return False  # the words' shapes are read only where a rule's word stands
+    words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
+    if not words or anywhere:
+        return bool(words)
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
 
 
@@ -120,8 +127,32 @@ def recased(text: str, spans: list[Span]) -> str:
     return _WORD.sub(title, text)
 
 
+def one_case_reading(text: str, spans: list[Span], read: str) -> str | None:
+    """Return the reading of text ``one_case_names`` needs: ``read`` (``recased(text,
+    spans)``) when a word it title-cases reads as a name (``_name_like``), else None.
+
+    Every span that pass keeps holds such a word, so without one the model need not read
+    the text recased, nor the rules read it twice.
+    """
+    if read == text:
+        return None
+    return read if any(_name_like(text[a:b]) for a, b in _changed(text, read)) else None
+
+
+def recased_beside(text: str, read: str, spans: list[Span]) -> str:
+    """Return ``recased(text, spans)`` from ``read``, ``recased(text, [])``: the words the
+    spans overlap put back as written, without title-casing the text again."""
+    if read == text or not spans:
+        return read
+    out = read
+    for a, b in _changed(text, read):
+        if any(x < b and a < y for _, x, y in spans):
+            out = out[:a] + text[a:b] + out[b:]
+    return out
+
+
 def one_case_names(
-    text: str, spans: list[Span], ner: Callable[[str], list[Span]] | None = None
+    text: str, spans: list[Span], reading: str, model: list[Span]
 ) -> tuple[str, list[Span]]:
     """Return the person spans the rules that read capitals find over a word written all in
     lower case or all in capitals, and text with those spans' words title-cased (for the
@@ -129,25 +160,19 @@ def one_case_names(
 
     Case hides a name from every rule that reads capitals: "ask keith about it", "said
     GRETA to GREGORY", "its founders: MARU, OKONJO and LINDQVIST" (made up). Read with
-    such words title-cased (``recased``: words that are neither English, nor a software
-    package's or a known product's name), the same rules and cues find them as they find
-    "Keith". A span so found must hold a word that reads as a name, not as an acronym or an
-    identifier (``_name_like``: "by NASA", "in ANSI C", "to javac" stay), and is kept only
-    where the parse does not call it a thing (``pii._grammatical``). Text with no word in
-    one case costs one regex pass; ``ner`` (the model's spans) runs on the recased text
-    only where a word recased reads as a name, so a name opening the text ("MORGAN KING's
-    …") or heading nothing the rules read is found as NER finds it title-cased.
+    such words title-cased (``reading``, from ``one_case_reading``: words that are
+    neither English, nor a software package's or a known product's name), the same rules
+    and cues find them as they find "Keith". A span so found must hold a word that reads as
+    a name, not as an acronym or an identifier (``_name_like``: "by NASA", "in ANSI C", "to
+    javac" stay), and is kept only where the parse does not call it a thing
+    (``pii._grammatical``). ``model`` holds the model's spans in ``reading``, so a name
+    opening the text ("MORGAN KING's …") or heading nothing the rules read is found as NER
+    finds it title-cased; the caller runs the model over all its texts' readings at once.
     """
-    read = recased(text, spans)
-    if read == text:
-        return text, []
-    changed = [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
-    if not any(_name_like(text[a:b]) for a, b in changed):
-        return text, []  # every span kept needs such a word: skip the rules' second pass
-    model = ner(read) if ner else []
+    changed = _changed(text, reading)
     found = [
         s
-        for s in name_spans(read, model)
+        for s in name_spans(reading, model)
         if s[0] == "PERSON"
         and _reads_as_name([text[a:b] for a, b in changed if a < s[2] and s[1] < b])
         and not any(a < s[2] and s[1] < b for _, a, b in spans)
@@ -155,14 +180,21 @@ def one_case_names(
     out = text
     for a, b in changed:
         if any(x < b and a < y for _, x, y in found):
-            out = out[:a] + read[a:b] + out[b:]
+            out = out[:a] + reading[a:b] + out[b:]
     return out, found
+
+
+def _changed(text: str, read: str) -> list[tuple[int, int]]:
+    """Return where the words of text that ``read`` writes otherwise stand."""
+    return [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
 
 
 def one_case_addressee(text: str) -> Span | None:
     """Return the first line of a contact block when it is a name written in one case
     ("orla vantreece\n\n12 Quarry Lane…", made up): ``names.addressee`` of the text read
     title-cased, when the words recased make a name (``_reads_as_name``)."""
+    if not may_head(text):
+        return None
     line = text.split("\n", 1)[0]
     read = recased(line, [])
     if read == line or (head := addressee(read)) is None:
