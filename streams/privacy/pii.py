@@ -39,6 +39,7 @@ from learnstream.streams.privacy.results import (
     tagged,
 )
 from learnstream.streams.privacy.roles import (
+    may_hold_one_case_name,
     may_take_role,
     one_case_addressee,
     one_case_names,
@@ -82,6 +83,12 @@ def _grammatical(
         for s in spans
         if not worth_parsing(text, s, found) or not is_thing(doc, s, _overlaps(s, named), known)
     ]
+
+
+def _may_name(text: str) -> bool:
+    """Tell cheaply whether text could hold a name: by its capitals or scripts, or in lower
+    case by its words (``roles.may_hold_one_case_name``)."""
+    return may_hold_name(text) or may_hold_one_case_name(text)
 
 
 def _last_line(text: str) -> str:
@@ -191,7 +198,7 @@ class Anonymizer:
             return False
         if self._denies and self._lists.denies(text):
             return True
-        if self._ner is not None and may_hold_name(line_view(text)):
+        if self._ner is not None and _may_name(line_view(text)):
             return True
         return self._may_hold_pii(line_view(text)) or (self._secrets and may_hold_secret(text))
 
@@ -268,7 +275,7 @@ class Anonymizer:
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""
-        if self._ner is None or not may_hold_name(text):
+        if self._ner is None or not _may_name(text):
             return []
         return self._people(self._ner, [text])[0] if ahead is None else ahead
 
@@ -318,7 +325,7 @@ class Anonymizer:
             return
         todo = {}
         for text in texts:
-            key = self._cache.digest(text) if may_hold_name(text) else None
+            key = self._cache.digest(text) if _may_name(text) else None
             if key is not None and key not in todo and key not in self._cache:
                 todo[key] = line_view(text)
         if todo:

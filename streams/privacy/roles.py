@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
 __all__ = [
+    "may_hold_one_case_name",
     "may_take_role",
     "one_case_addressee",
     "one_case_names",
@@ -107,6 +108,19 @@ def may_take_role(text: str) -> bool:
     if not words or anywhere:
         return bool(words)
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
+
+
+def may_hold_one_case_name(text: str) -> bool:
+    """Tell cheaply whether ``one_case_names`` could find a name written in lower case, in
+    text showing no capital a name would (``names.may_hold_name``): two words in one case,
+    one of which reads as a name (``_reads_as_name``)."""
+    seen, named = 0, False
+    for m in _WORD.finditer(text):
+        if _one_case(word := m.group()):
+            seen, named = seen + 1, named or _name_like(word)
+            if named and seen >= 2:
+                return True
+    return False
 
 
 def recased(text: str, spans: list[Span]) -> str:
@@ -170,12 +184,17 @@ def one_case_names(
     finds it title-cased; the caller runs the model over all its texts' readings at once.
     """
     changed = _changed(text, reading)
-    found = [
+    people = [
         s
         for s in name_spans(reading, model)
-        if s[0] == "PERSON"
-        and _reads_as_name([text[a:b] for a, b in changed if a < s[2] and s[1] < b])
-        and not any(a < s[2] and s[1] < b for _, a, b in spans)
+        if s[0] == "PERSON" and not any(a < s[2] and s[1] < b for _, a, b in spans)
+    ]
+    words = [[_bare(text[a:b]) for a, b in changed if a < s[2] and s[1] < b] for s in people]
+    listed = _listed(text, people, words)
+    found = [
+        s
+        for s, w in zip(people, words, strict=True)
+        if _reads_as_name(w, _modelled(s, model)) or s in listed
     ]
     out = text
     for a, b in changed:
@@ -203,24 +222,80 @@ def one_case_addressee(text: str) -> Span | None:
     return head if _reads_as_name([w for w in changed if _one_case(w)]) else None
 
 
-def _reads_as_name(words: list[str]) -> bool:
+def _reads_as_name(words: list[str], modelled: bool = False) -> bool:
     """Tell whether the words recased in a span make a name: one that reads as a name
     (``_name_like``), and in lower case a second beside it. A lone lower-case word the
-    list gives capitalised is an English word as often ("set", "mark", "will")."""
+    list gives capitalised is an English word as often ("set", "mark", "will").
+
+    Two words in lower case or more that the model, reading them title-cased, calls a
+    person's name make one too, though the list knows neither: most surnames and many given
+    names are in no English word list ("wenna pellacott", made up); the rules found the span
+    by its use and the model by its shape, and an identifier it does not know ("gnuplot
+    sshfs") it seldom calls a person.
+    """
+    if len(words) >= 2 and modelled and all(w.islower() for w in words):
+        return True
     if not any(_name_like(w) for w in words):
         return False
     return any(w.isupper() for w in words) or len(words) >= 2
+
+
+#: What joins the items of a list ("wendy, keith and brisko").
+_JOINS = frozenset({",", "and", "or", ", and", ", or", "&"})
+#: How many lone words in lower case a list needs to be one of names (two: "a and b").
+_LIST = 3
+
+
+def _listed(text: str, people: list[Span], words: list[list[str]]) -> list[Span]:
+    """Return the spans that stand, one word in lower case each, in a list of three or more
+    such spans, two of which read as names: "Invited: wendy, keith and brisko" (made up).
+
+    Alone, such a word is an English word as often (``_reads_as_name``); three listed that
+    the rules found as names, by a cue or the model, and the list gives at least two of as
+    names, are a list of people, as "numpy, scipy and pandas" is one of packages (which the
+    word lists know).
+    """
+    lone = [(s, w[0]) for s, w in zip(people, words, strict=True) if len(w) == 1 and w[0].islower()]
+    groups: list[list[tuple[Span, str]]] = []
+    for item in lone:
+        gap = " ".join(text[groups[-1][-1][0][2] : item[0][1]].split()) if groups else ""
+        if groups and gap in _JOINS:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return [
+        s for g in groups if len(g) >= _LIST and sum(_name_like(w) for _, w in g) >= 2 for s, _ in g
+    ]
+
+
+def _modelled(span: Span, model: list[Span]) -> bool:
+    """Tell whether the model found a person's name over the whole span."""
+    return any(e == "PERSON" and a <= span[1] and span[2] <= b for e, a, b in model)
+
+
+def _bare(word: str) -> str:
+    """Return a word without its possessive ("ORVELLA's" is in capitals, as "ORVELLA")."""
+    return word[:-2] if word[-2:] in ("'s", "’s") else word
 
 
 def _name_like(word: str) -> bool:
     """Tell whether a word in one case reads as a name rather than an acronym or a tool's
     identifier: one the word list gives capitalised somewhere (a given name or a surname:
     "keith", "GRETA"), or five capitals or more ("TURCOTTE"; an acronym is shorter: "NASA",
-    "ANSI", "PSGI"). A lower-case word the list does not know is an identifier as often
-    ("javac", "gnuplot", "sshfs")."""
-    if is_capitalised_word(word):
+    "ANSI", "PSGI"), or a Latin word with a letter beyond ASCII ("brankovič", made up): a
+    tool's identifier is written in ASCII. A lower-case word the list does not know is an
+    identifier as often ("javac", "gnuplot", "sshfs"). A possessive is read without its
+    "'s" against the list only: a program owns an algorithm as often as a person a car."""
+    bare = _bare(word)
+    if is_capitalised_word(bare) or _latin_beyond_ascii(bare):
         return True
     return word.isupper() and len(word) >= 5
+
+
+def _latin_beyond_ascii(word: str) -> bool:
+    """Tell whether a word is written in Latin letters, one of them beyond ASCII ("é",
+    "ř", "ð"). Words of other scripts are read by their own rules (``names.py``)."""
+    return not word.isascii() and all(c < "\u0250" for c in word)
 
 
 def _one_case(word: str) -> bool:
@@ -232,7 +307,19 @@ def _one_case(word: str) -> bool:
         return False  # an acronym: "HTTP", "SQL", "CI"
     if word.lower() in FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE:
         return False
+    if _plural_of_thing(word):
+        return False
     return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
+
+
+def _plural_of_thing(word: str) -> bool:
+    """Tell whether a word is the plural of an English or a software word that the list
+    never gives capitalised: "wildcards", "kwargs" are things; "Brooks" and "Williams" are
+    names the list gives."""
+    if len(word) < 4 or word[-1] not in "sS" or is_capitalised_word(word):
+        return False
+    stem = word[:-1]
+    return is_common_word(stem) or is_tech_word(stem) or is_product(stem)
 
 
 def _candidate(word: Token, known: frozenset[str], tools: bool = False) -> bool:
