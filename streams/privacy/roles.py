@@ -211,7 +211,9 @@ def _changed(text: str, read: str) -> list[tuple[int, int]]:
 def one_case_addressee(text: str) -> Span | None:
     """Return the first line of a contact block when it is a name written in one case
     ("orla vantreece\n\n12 Quarry Lane…", made up): ``names.addressee`` of the text read
-    title-cased, when the words recased make a name (``_reads_as_name``)."""
+    title-cased, when the words recased make a name (``_reads_as_name``) or are two or
+    more: the line heading an address or a phone is a name's slot, as on an envelope, and
+    most surnames are in no word list; English words there are no name ("build notes")."""
     if not may_head(text):
         return None
     line = text.split("\n", 1)[0]
@@ -219,7 +221,8 @@ def one_case_addressee(text: str) -> Span | None:
     if read == line or (head := addressee(read)) is None:
         return None
     changed = [m.group() for m in _WORD.finditer(line[head[1] : head[2]])]
-    return head if _reads_as_name([w for w in changed if _one_case(w)]) else None
+    words = [w for w in changed if _one_case(w)]
+    return head if len(words) >= 2 or _reads_as_name(words) else None
 
 
 def _reads_as_name(words: list[str], modelled: bool = False) -> bool:
