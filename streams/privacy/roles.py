@@ -134,6 +134,8 @@ def recased(text: str, spans: list[Span]) -> str:
         word = m.group()
         if any(a < m.end() and m.start() < b for _, a, b in spans):
             return word
+        if len(word) == 1:
+            return word.upper() if _initial(text, m.start()) else word
         stem, own = (word[:-2], word[-2:]) if word[-2:] in ("'s", "’s") else (word, "")
         new = stem[:1].upper() + stem[1:].lower()
         return new + own if len(new) == len(stem) and _one_case(stem) else word
@@ -141,16 +143,46 @@ def recased(text: str, spans: list[Span]) -> str:
     return _WORD.sub(title, text)
 
 
+#: A word in one case right before, and right after, a lone letter (its period after it).
+_BEFORE = re.compile(r"(?<![\w'’-])[^\W\d_]{3,}[ \t]$")
+_AFTER = re.compile(r"\.?[ \t]([^\W\d_]{3,})(?![\w'’-])")
+
+
+def _initial(text: str, at: int) -> bool:
+    """Tell whether the lower-case letter at ``at`` is an initial: alone between two words
+    in one case that may be names ("wenna k pellacott", "wenna k. pellacott", made up),
+    which the reading title-cases with them so that the rules read one name."""
+    if not text[at].islower():
+        return False
+    before = _BEFORE.search(text, max(0, at - 40), at)
+    after = _AFTER.match(text, at + 1)
+    if before is None or after is None:
+        return False
+    return _one_case(before.group().strip()) and _one_case(after.group(1))
+
+
 def one_case_reading(text: str, spans: list[Span], read: str) -> str | None:
     """Return the reading of text ``one_case_names`` needs: ``read`` (``recased(text,
-    spans)``) when a word it title-cases reads as a name (``_name_like``), else None.
+    spans)``) when a word it title-cases reads as a name (``_name_like``) or two in lower
+    case stand side by side, else None.
 
     Every span that pass keeps holds such a word, so without one the model need not read
     the text recased, nor the rules read it twice.
     """
     if read == text:
         return None
-    return read if any(_name_like(text[a:b]) for a, b in _changed(text, read)) else None
+    changed = _changed(text, read)
+    if any(_name_like(text[a:b]) for a, b in changed):
+        return read
+    return read if _pair_in_lower_case(text, changed) else None
+
+
+def _pair_in_lower_case(text: str, changed: list[tuple[int, int]]) -> bool:
+    """Tell whether two words in lower case title-cased stand side by side: a name no list
+    knows may be there ("wenna pellacott", made up), which the model may call a person's
+    (``_reads_as_name``)."""
+    pairs = zip(changed, changed[1:], strict=False)
+    return any(text[b:c] == " " and text[a:d].islower() for (a, b), (c, d) in pairs)
 
 
 def recased_beside(text: str, read: str, spans: list[Span]) -> str:

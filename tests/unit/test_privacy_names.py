@@ -824,6 +824,8 @@ def test_acronyms_and_identifiers_in_one_case_are_kept(anonymizer: Anonymizer, t
         ("Invited: wendy, keith, brisko and orvell.", ("wendy", "keith", "brisko", "orvell")),
         # two words no list knows, which the model reads title-cased as a person's name
         ("keith met tennis player wenna pellacott at the airport", ("wenna pellacott",)),
+        # an initial between two words in one case is read with them
+        ("Follow up with keith k. pellacott next month.", ("keith", "pellacott")),
     ],
 )
 def test_names_in_one_case_found_by_their_shape_and_slot(
@@ -849,6 +851,7 @@ def test_names_in_one_case_found_by_their_shape_and_slot(
         "bindings for perl, ruby, lua and tcl",  # a list nothing marks as people
         "supports bash, zsh and fish",
         "grant bumped the pinned gunicorn uvicorn versions",  # two identifiers, no person
+        "set a flag in the config",  # a lone letter between English words
         "match the files with shell wildcards",  # a plural of a software word
     ],
 )

@@ -221,3 +221,10 @@ def test_a_long_first_line_heads_no_contact_block() -> None:
 
     assert may_head("}} Dana K. Whitfield\n14 Harrowgate Lane")
     assert not may_head("Ask Dana about the report before Friday\n14 Harrowgate Lane")
+
+
+def test_a_lone_letter_between_words_in_one_case_is_read_as_an_initial() -> None:
+    from learnstream.streams.privacy.roles import recased
+
+    assert recased("ask keith k. pellacott", []) == "ask Keith K. Pellacott"
+    assert recased("put a flag on x y z", []) == "put a flag on x y z"
