@@ -112,15 +112,26 @@ def may_take_role(text: str) -> bool:
 
 def may_hold_one_case_name(text: str) -> bool:
     """Tell cheaply whether ``one_case_names`` could find a name written in lower case, in
-    text showing no capital a name would (``names.may_hold_name``): two words in one case,
-    one of which reads as a name (``_reads_as_name``)."""
-    seen, named = 0, False
+    text showing no capital a name would (``names.may_hold_name``): two words in one case
+    side by side, listed or with an initial between them, one of which reads as a name
+    (``_reads_as_name`` and ``_listed`` ask no less)."""
+    last: re.Match[str] | None = None
     for m in _WORD.finditer(text):
-        if _one_case(word := m.group()):
-            seen, named = seen + 1, named or _name_like(word)
-            if named and seen >= 2:
-                return True
+        if not _one_case(m.group()):
+            last = None if len(m.group()) > 1 else last  # an initial keeps the run
+            continue
+        named = _name_like(m.group()) or last is not None and _name_like(last.group())
+        if last is not None and named and _joined(text[last.end() : m.start()]):
+            return True
+        last = m
     return False
+
+
+def _joined(gap: str) -> bool:
+    """Tell whether what stands between two words joins them in a name or a list: a space,
+    an initial, a comma or "and"/"or"."""
+    core = " ".join(gap.replace(".", " ").split())
+    return core in _JOINS or core == "" or len(core) == 1 and core.isalpha()
 
 
 def recased(text: str, spans: list[Span]) -> str:
