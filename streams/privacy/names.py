@@ -50,6 +50,7 @@ __all__ = [
     "echoes",
     "recipient",
     "is_whole_name",
+    "may_head",
     "may_hold_name",
     "name_spans",
     "with_degrees",
@@ -143,6 +144,17 @@ def is_whole_name(text: str) -> bool:
     return all(is_name_word(t.core) or t.core.lower() in PARTICLES for t in words)
 
 
+def _heading(line: str) -> str:
+    """Return a line without the spaces and the marks around it."""
+    return line.strip().lstrip(_LEAD_MARKS).strip()
+
+
+def may_head(text: str) -> bool:
+    """Tell cheaply whether the text's first line is short enough for a contact block's
+    name (``addressee``): four words at most (``tokens`` cuts a line into no fewer)."""
+    return len(_heading(text.split("\n", 1)[0]).split()) <= 4
+
+
 def addressee(text: str) -> Span | None:
     """Return the first line of a contact block when it is a person's name alone: two to
     four name words heading a text in which a street address or a phone number was found
@@ -151,8 +163,10 @@ def addressee(text: str) -> Span | None:
     The caller says an address or a phone was found; a heading of common words ("Billing
     Address", "Head Office") is none, as every name holds a word that is somewhere a name.
     """
+    if not may_head(text):
+        return None
     line = text.split("\n", 1)[0]
-    core = line.strip().lstrip("}?*>#-").strip()
+    core = _heading(line)
     words = tokens(core)
     if not 2 <= len(words) <= 4 or not is_whole_name(core):
         return None
@@ -207,16 +221,22 @@ def given_names(text: str) -> list[Span]:
     back in five", 'Tomasz: "Who is on call?"'), unless a common word or a tool's name opens
     that line ("Note: run the tests"). A title is no such cue here: "MS Access" is a
     product, and the rules of ``name_spans`` read a title's name; nor is a question on the
-    line before ("Your name?\nUser: …": the line's label).
+    line before ("Your name?\nUser: …": the line's label). A name written in one case
+    after such words, or after a title with its period ("call me brisko", "Ms. dana
+    whitfield"; ``_uncapitalised``), is given too, which the tagger would read as a noun.
 
     The grammar checks (``grammar.py``) read a name's words as the sentence uses them; here
     the text says what they are.
     """
-    if _GIVEN_CUE.search(text) is None:
+    if _GIVEN_CUE.search(text) is None and _UNCAPITALISED_CUE.search(text) is None:
         return []
     words = tokens(text)
     code = [m.span() for m in _CODE.finditer(text)]
-    found = []
+    found = [
+        ("PERSON", a, b)
+        for a, b in _uncapitalised(text, words, True)
+        if not _inside(a, b, code) and _given_in_one_case(text[a:b])
+    ]
     for i, j in _runs(words):
         titled = i > 0 and words[i - 1].core.lower().rstrip(".") in HONORIFICS  # "MS Access"
         # an answer on the question's line: the next line opens with its own label ("User:")
@@ -226,6 +246,24 @@ def given_names(text: str) -> list[Span]:
         if (given or speaks) and not _inside(words[i].start, words[j - 1].end, code):
             found.append(("PERSON", words[i].start, words[j - 1].end))
     return found
+
+
+def _given_in_one_case(span: str) -> bool:
+    """Tell whether words in one case a cue gives are a name whatever their grammar: two
+    words or more, or one in capitals or beyond ASCII ("call me BRISKO", "Mrs. brankovič"),
+    and no tool's word. A lone lower-case word is a login as often ("My name is root"):
+    the grammar checks read it."""
+    words = span.split()
+    if any(map(_thing_word, words)):
+        return False
+    return len(words) >= 2 or span.isupper() or not span.isascii()
+
+
+def _thing_word(word: str) -> bool:
+    """Tell whether a word in one case is a tool's, or joins English or software words
+    with hyphens ("kafka-consumer"): a cue gives it as a name, not a person's."""
+    parts = word.strip(_PUNCTUATION).split("-")
+    return any(is_tech_word(p) or is_product(p) for p in parts) or all(map(is_common_word, parts))
 
 
 def merge(spans: list[Span]) -> list[Span]:
@@ -326,7 +364,7 @@ def _glossed(text: str, start: int, end: int) -> bool:
 _LETTERS_ONLY = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
-def _uncapitalised(text: str, words: list[Token]) -> list[tuple[int, int]]:
+def _uncapitalised(text: str, words: list[Token], given: bool = False) -> list[tuple[int, int]]:
     """Return names written all in lower case or all in capitals right after a cue that
     only a person's name follows: an honorific ("ms. dana whitfield", "Mr. WHITFIELD"),
     words giving a name ("my name is dana", "call me DANA") or a person's name asked for
@@ -346,7 +384,7 @@ def _uncapitalised(text: str, words: list[Token]) -> list[tuple[int, int]]:
             j += 1
             if words[j - 1].closes:
                 break
-        if j > i and _person_cue(text, words, i):
+        if j > i and _person_cue(text, words, i, given):
             found.append((words[i].start, words[j - 1].end))
         i = max(j, i + 1)
     return found
@@ -361,12 +399,13 @@ def _uncapitalised_word(word: str) -> bool:
     return not is_common_word(word) and not is_product(word)
 
 
-def _person_cue(text: str, words: list[Token], i: int) -> bool:
-    """Tell whether the words before word i call for a person's name."""
+def _person_cue(text: str, words: list[Token], i: int, given: bool = False) -> bool:
+    """Tell whether the words before word i call for a person's name; ``given``: only
+    a person's name, an honorific then with its period ("Ms. dana", not "MS SQL")."""
     if i == 0 or words[i - 1].closes and words[i - 1].core.lower() != "name":
         return _named_so(words, i) if i else False
     prev = words[i - 1].core.lower().rstrip(".")
-    if prev in HONORIFICS and _titles(text, words, i - 1):
+    if prev in HONORIFICS and _titles(text, words, i - 1, given):
         return True
     if _named_so(words, i):
         return True
@@ -378,12 +417,13 @@ def _person_cue(text: str, words: list[Token], i: int) -> bool:
     return words[i - 1].core == "Name" and words[i - 1].opens_clause  # a form's "Name:" line
 
 
-def _titles(text: str, words: list[Token], k: int) -> bool:
+def _titles(text: str, words: list[Token], k: int, dotted: bool = False) -> bool:
     """Tell whether the honorific word k titles a person: capitalised or with its period
     ("Ms whitfield", "ms. whitfield"), and not a unit after a number ("137 ms at")."""
     if k and any(c.isdigit() for c in words[k - 1].core):
         return False
-    return words[k].core[0].isupper() or text[words[k].end : words[k].end + 1] == "."
+    period = text[words[k].end : words[k].end + 1] == "."
+    return period or not dotted and words[k].core[0].isupper()
 
 
 def _letters(word: str) -> str:
@@ -724,11 +764,12 @@ def echoes(text: str, spans: list[Span]) -> list[Span]:
     if not named:
         return []
     code = [m.span() for m in _CODE.finditer(text)]
+    taken = [(a, b) for _, a, b in spans]
     return [
         ("PERSON", t.start, t.end)
         for t in words
         if t.core in named
-        and not _inside(t.start, t.end, [(a, b) for _, a, b in spans])
+        and not _inside(t.start, t.end, taken)
         and not _inside(t.start, t.end, code)
     ]
 

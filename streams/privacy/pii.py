@@ -39,10 +39,13 @@ from learnstream.streams.privacy.results import (
     tagged,
 )
 from learnstream.streams.privacy.roles import (
+    may_hold_one_case_name,
     may_take_role,
     one_case_addressee,
     one_case_names,
+    one_case_reading,
     recased,
+    recased_beside,
     role_spans,
 )
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
@@ -82,9 +85,63 @@ def _grammatical(
     ]
 
 
+def _may_name(text: str) -> bool:
+    """Tell cheaply whether text could hold a name: by its capitals or scripts, or in lower
+    case by its words (``roles.may_hold_one_case_name``)."""
+    return may_hold_name(text) or may_hold_one_case_name(text)
+
+
+def _last_line(text: str) -> str:
+    """Return the text's last line but for its marks, empty for a text of one line."""
+    body = text.rstrip()
+    cut = body.rfind("\n")
+    return body[cut + 1 :].strip(" \t" + _LEAD_MARKS) if cut >= 0 else ""
+
+
 def _config_key(config: PrivacyConfig) -> bytes:
     """Return a digest of every setting that changes what a text anonymizes to."""
     return hashlib.sha256(repr(dataclasses.astuple(config)).encode()).digest()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Seen:
+    """What NER and the rules that read capitals find in texts, before the parse."""
+
+    found: dict[str, _Spans]  # NER's spans, per text worth reading (``worth_ner``)
+    spans: list[_Spans]  # per text, NER's spans checked and those found by use
+    recased: dict[str, str]  # per text, its words in one case title-cased but the spans'
+    cased: dict[str, tuple[str, _Spans]]  # per text, ``one_case_names`` where it found some
+
+
+def _read_names(ner: NerDetector, texts: list[str]) -> _Seen:
+    """Return what NER and the rules find in texts, then in their words in one case.
+
+    The readings ``one_case_names`` needs depend on the spans found first, but are nearly
+    always those of the texts title-cased whole: one ``nlp.pipe`` call reads the texts and
+    those, and a second only the readings a span found changed.
+    """
+    worth = [t for t in texts if worth_ner(t)]
+    titled = {t: recased(t, []) for t in texts}
+    guessed = [g for t, r in titled.items() if (g := one_case_reading(t, [], r)) is not None]
+    guessed = list(dict.fromkeys(guessed))
+    ran = ner.find(worth + guessed)
+    found = dict(zip(worth, ran[: len(worth)], strict=True))
+    model = dict(zip(guessed, ran[len(worth) :], strict=True))
+    spans = [name_spans(t, found.get(t, [])) for t in texts]
+    reads = {t: recased_beside(t, titled[t], s) for t, s in zip(texts, spans, strict=True)}
+    needed = {
+        t: r
+        for t, s in zip(texts, spans, strict=True)
+        if (r := one_case_reading(t, s, reads[t])) is not None
+    }
+    missing = [r for r in dict.fromkeys(needed.values()) if r not in model]
+    model |= dict(zip(missing, ner.find(missing) if missing else [], strict=True))
+    cased = {
+        t: c
+        for t, s in zip(texts, spans, strict=True)
+        if t in needed and (c := one_case_names(t, s, needed[t], model[needed[t]]))[1]
+    }
+    return _Seen(found, spans, reads, cased)
 
 
 class Anonymizer:
@@ -141,7 +198,7 @@ class Anonymizer:
             return False
         if self._denies and self._lists.denies(text):
             return True
-        if self._ner is not None and may_hold_name(line_view(text)):
+        if self._ner is not None and _may_name(line_view(text)):
             return True
         return self._may_hold_pii(line_view(text)) or (self._secrets and may_hold_secret(text))
 
@@ -195,31 +252,30 @@ class Anonymizer:
         """Return the name heading a contact block in which an address or a phone was found,
         or whose last line is a place alone ("Rosalind Quibbet\n\nLYON\nFrance"), and the
         name written on the line above a street address."""
-        if self._ner is None:
-            return []
+        contact = any(r.entity_type in _CONTACT for r in pii)
+        last = _last_line(text)
+        if self._ner is None or not (contact or last):
+            return []  # one line and no address or phone: no block to head
         head = addressee(text) or one_case_addressee(text)
-        if not any(r.entity_type in _CONTACT for r in pii):
-            return [head] if head is not None and self._ends_in_place(text) else []
+        if not contact:
+            return [head] if head is not None and self._is_place(last) else []
         found = [head] if head is not None else []
         for r in pii:
             if r.entity_type == "STREET_ADDRESS" and (name := recipient(text, r.start)):
                 found.append(name)
         return found
 
-    def _ends_in_place(self, text: str) -> bool:
-        """Tell whether the text's last line, not its first, is a place NER finds and
-        nothing else: a letter's address block ending in its country ("…\nFrance")."""
-        body = text.rstrip()
-        cut = body.rfind("\n")
-        line = body[cut + 1 :].strip(" \t" + _LEAD_MARKS)
-        if cut < 0 or not line or self._ner is None:
+    def _is_place(self, line: str) -> bool:
+        """Tell whether NER finds the line a place and nothing else: a letter's address
+        block ending in its country ("…\nFrance")."""
+        if self._ner is None:
             return False
         found = self._ner.find([line])[0]
         return any(e == "LOCATION" and a == 0 and b == len(line) for e, a, b in found)
 
     def _names(self, text: str, ahead: _Spans | None) -> _Spans:
         """Return the person and place spans of text (read ahead with its record, or now)."""
-        if self._ner is None or not may_hold_name(text):
+        if self._ner is None or not _may_name(text):
             return []
         return self._people(self._ner, [text])[0] if ahead is None else ahead
 
@@ -231,13 +287,11 @@ class Anonymizer:
         person's role (``roles.py``); NER and the parse each run once over all the texts
         (``nlp.pipe``), the parse only over those holding a span or a role's word.
         """
-        worth = [t for t in texts if worth_ner(t)]
-        found = dict(zip(worth, ner.find(worth), strict=True))
-        spans = [name_spans(t, found.get(t, [])) for t in texts]
-        found_in = dict(zip(texts, spans, strict=True))
-        model = lambda text: ner.find([text])[0]  # noqa: E731
-        cased = {t: c for t, s in found_in.items() if (c := one_case_names(t, s, model))[1]}
-        spans = [s + cased[t][1] if t in cased else s for t, s in zip(texts, spans, strict=True)]
+        seen = _read_names(ner, texts)
+        found, cased = seen.found, seen.cased
+        spans = [
+            s + cased[t][1] if t in cased else s for t, s in zip(texts, seen.spans, strict=True)
+        ]
         held = [
             t
             for t, s in zip(texts, spans, strict=True)
@@ -246,7 +300,7 @@ class Anonymizer:
         # A role's word may fall on any word in one case; else only the names found so are
         # read title-cased, and every other word as written (``one_case_names``).
         read = {
-            t: recased(t, found_in[t]) if may_take_role(t) else cased[t][0] if t in cased else t
+            t: seen.recased[t] if may_take_role(t) else cased[t][0] if t in cased else t
             for t in held
         }
         docs = dict(zip(read, ner.parse(list(read.values())), strict=True))
@@ -271,7 +325,7 @@ class Anonymizer:
             return
         todo = {}
         for text in texts:
-            key = self._cache.digest(text) if may_hold_name(text) else None
+            key = self._cache.digest(text) if _may_name(text) else None
             if key is not None and key not in todo and key not in self._cache:
                 todo[key] = line_view(text)
         if todo:

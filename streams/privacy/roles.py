@@ -39,11 +39,10 @@ noun's tag the model gives it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
-from learnstream.streams.privacy.names import CODE, addressee, name_spans
+from learnstream.streams.privacy.names import CODE, addressee, may_head, name_spans
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     FUNCTION_WORDS,
@@ -62,7 +61,16 @@ from learnstream.streams.privacy.words import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
-__all__ = ["may_take_role", "one_case_addressee", "one_case_names", "recased", "role_spans"]
+__all__ = [
+    "may_hold_one_case_name",
+    "may_take_role",
+    "one_case_addressee",
+    "one_case_names",
+    "one_case_reading",
+    "recased",
+    "recased_beside",
+    "role_spans",
+]
 
 Span = tuple[str, int, int]
 
@@ -91,15 +99,39 @@ def may_take_role(text: str) -> bool:
     """Tell cheaply whether a role rule could apply: a verb of speaking or a person's
     pronoun and a name-shaped word, or a verb of giving with a name-shaped word right after
     it, where its indirect object stands ("had handed Lene his keys")."""
-    words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
-    if not words:
-        return False
-    if _SPEAKS.search(text) is not None or _HUMAN.search(text) is not None:
-        return True  # a speaker, a person's pronoun or a noun for a person: a name anywhere
-    if _FROM.search(text) is not None:
-        return True  # "Brisvane is from Tollard Corp"
+    # a speaker, a person's pronoun, a noun for a person or "is from": a name anywhere
+    anywhere = any(r.search(text) is not None for r in (_SPEAKS, _HUMAN, _FROM))
     given = {m.end() for m in _GIVES.finditer(text)}
+    if not anywhere and not given:
+        return False  # the words' shapes are read only where a rule's word stands
+    words = [t for t in tokens(text) if is_name_word(t.core) or _one_case(t.core)]
+    if not words or anywhere:
+        return bool(words)
     return any(text[: t.start].rstrip() and len(text[: t.start].rstrip()) in given for t in words)
+
+
+def may_hold_one_case_name(text: str) -> bool:
+    """Tell cheaply whether ``one_case_names`` could find a name written in lower case, in
+    text showing no capital a name would (``names.may_hold_name``): two words in one case
+    side by side, listed or with an initial between them, one of which reads as a name
+    (``_reads_as_name`` and ``_listed`` ask no less)."""
+    last: re.Match[str] | None = None
+    for m in _WORD.finditer(text):
+        if not _one_case(m.group()):
+            last = None if len(m.group()) > 1 else last  # an initial keeps the run
+            continue
+        named = _name_like(m.group()) or last is not None and _name_like(last.group())
+        if last is not None and named and _joined(text[last.end() : m.start()]):
+            return True
+        last = m
+    return False
+
+
+def _joined(gap: str) -> bool:
+    """Tell whether what stands between two words joins them in a name or a list: a space,
+    an initial, a comma or "and"/"or"."""
+    core = " ".join(gap.replace(".", " ").split())
+    return core in _JOINS or core == "" or len(core) == 1 and core.isalpha()
 
 
 def recased(text: str, spans: list[Span]) -> str:
@@ -113,6 +145,8 @@ def recased(text: str, spans: list[Span]) -> str:
         word = m.group()
         if any(a < m.end() and m.start() < b for _, a, b in spans):
             return word
+        if len(word) == 1:
+            return word.upper() if _initial(text, m.start()) else word
         stem, own = (word[:-2], word[-2:]) if word[-2:] in ("'s", "’s") else (word, "")
         new = stem[:1].upper() + stem[1:].lower()
         return new + own if len(new) == len(stem) and _one_case(stem) else word
@@ -120,8 +154,62 @@ def recased(text: str, spans: list[Span]) -> str:
     return _WORD.sub(title, text)
 
 
+#: A word in one case right before, and right after, a lone letter (its period after it).
+_BEFORE = re.compile(r"(?<![\w'’-])[^\W\d_]{3,}[ \t]$")
+_AFTER = re.compile(r"\.?[ \t]([^\W\d_]{3,})(?![\w'’-])")
+
+
+def _initial(text: str, at: int) -> bool:
+    """Tell whether the lower-case letter at ``at`` is an initial: alone between two words
+    in one case that may be names ("wenna k pellacott", "wenna k. pellacott", made up),
+    which the reading title-cases with them so that the rules read one name."""
+    if not text[at].islower():
+        return False
+    before = _BEFORE.search(text, max(0, at - 40), at)
+    after = _AFTER.match(text, at + 1)
+    if before is None or after is None:
+        return False
+    return _one_case(before.group().strip()) and _one_case(after.group(1))
+
+
+def one_case_reading(text: str, spans: list[Span], read: str) -> str | None:
+    """Return the reading of text ``one_case_names`` needs: ``read`` (``recased(text,
+    spans)``) when a word it title-cases reads as a name (``_name_like``) or two in lower
+    case stand side by side, else None.
+
+    Every span that pass keeps holds such a word, so without one the model need not read
+    the text recased, nor the rules read it twice.
+    """
+    if read == text:
+        return None
+    changed = _changed(text, read)
+    if any(_name_like(text[a:b]) for a, b in changed):
+        return read
+    return read if _pair_in_lower_case(text, changed) else None
+
+
+def _pair_in_lower_case(text: str, changed: list[tuple[int, int]]) -> bool:
+    """Tell whether two words in lower case title-cased stand side by side: a name no list
+    knows may be there ("wenna pellacott", made up), which the model may call a person's
+    (``_reads_as_name``)."""
+    pairs = zip(changed, changed[1:], strict=False)
+    return any(text[b:c] == " " and text[a:d].islower() for (a, b), (c, d) in pairs)
+
+
+def recased_beside(text: str, read: str, spans: list[Span]) -> str:
+    """Return ``recased(text, spans)`` from ``read``, ``recased(text, [])``: the words the
+    spans overlap put back as written, without title-casing the text again."""
+    if read == text or not spans:
+        return read
+    out = read
+    for a, b in _changed(text, read):
+        if any(x < b and a < y for _, x, y in spans):
+            out = out[:a] + text[a:b] + out[b:]
+    return out
+
+
 def one_case_names(
-    text: str, spans: list[Span], ner: Callable[[str], list[Span]] | None = None
+    text: str, spans: list[Span], reading: str, model: list[Span]
 ) -> tuple[str, list[Span]]:
     """Return the person spans the rules that read capitals find over a word written all in
     lower case or all in capitals, and text with those spans' words title-cased (for the
@@ -129,66 +217,131 @@ def one_case_names(
 
     Case hides a name from every rule that reads capitals: "ask keith about it", "said
     GRETA to GREGORY", "its founders: MARU, OKONJO and LINDQVIST" (made up). Read with
-    such words title-cased (``recased``: words that are neither English, nor a software
-    package's or a known product's name), the same rules and cues find them as they find
-    "Keith". A span so found must hold a word that reads as a name, not as an acronym or an
-    identifier (``_name_like``: "by NASA", "in ANSI C", "to javac" stay), and is kept only
-    where the parse does not call it a thing (``pii._grammatical``). Text with no word in
-    one case costs one regex pass; ``ner`` (the model's spans) runs on the recased text
-    only where a word recased reads as a name, so a name opening the text ("MORGAN KING's
-    …") or heading nothing the rules read is found as NER finds it title-cased.
+    such words title-cased (``reading``, from ``one_case_reading``: words that are
+    neither English, nor a software package's or a known product's name), the same rules
+    and cues find them as they find "Keith". A span so found must hold a word that reads as
+    a name, not as an acronym or an identifier (``_name_like``: "by NASA", "in ANSI C", "to
+    javac" stay), and is kept only where the parse does not call it a thing
+    (``pii._grammatical``). ``model`` holds the model's spans in ``reading``, so a name
+    opening the text ("MORGAN KING's …") or heading nothing the rules read is found as NER
+    finds it title-cased; the caller runs the model over all its texts' readings at once.
     """
-    read = recased(text, spans)
-    if read == text:
-        return text, []
-    changed = [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
-    if not any(_name_like(text[a:b]) for a, b in changed):
-        return text, []  # every span kept needs such a word: skip the rules' second pass
-    model = ner(read) if ner else []
+    changed = _changed(text, reading)
+    people = [
+        s
+        for s in name_spans(reading, model)
+        if s[0] == "PERSON" and not any(a < s[2] and s[1] < b for _, a, b in spans)
+    ]
+    words = [[_bare(text[a:b]) for a, b in changed if a < s[2] and s[1] < b] for s in people]
+    listed = _listed(text, people, words)
     found = [
         s
-        for s in name_spans(read, model)
-        if s[0] == "PERSON"
-        and _reads_as_name([text[a:b] for a, b in changed if a < s[2] and s[1] < b])
-        and not any(a < s[2] and s[1] < b for _, a, b in spans)
+        for s, w in zip(people, words, strict=True)
+        if _reads_as_name(w, _modelled(s, model)) or s in listed
     ]
     out = text
     for a, b in changed:
         if any(x < b and a < y for _, x, y in found):
-            out = out[:a] + read[a:b] + out[b:]
+            out = out[:a] + reading[a:b] + out[b:]
     return out, found
+
+
+def _changed(text: str, read: str) -> list[tuple[int, int]]:
+    """Return where the words of text that ``read`` writes otherwise stand."""
+    return [m.span() for m in _WORD.finditer(text) if read[m.start() : m.end()] != m.group()]
 
 
 def one_case_addressee(text: str) -> Span | None:
     """Return the first line of a contact block when it is a name written in one case
     ("orla vantreece\n\n12 Quarry Lane…", made up): ``names.addressee`` of the text read
-    title-cased, when the words recased make a name (``_reads_as_name``)."""
+    title-cased, when the words recased make a name (``_reads_as_name``) or are two or
+    more: the line heading an address or a phone is a name's slot, as on an envelope, and
+    most surnames are in no word list; English words there are no name ("build notes")."""
+    if not may_head(text):
+        return None
     line = text.split("\n", 1)[0]
     read = recased(line, [])
     if read == line or (head := addressee(read)) is None:
         return None
     changed = [m.group() for m in _WORD.finditer(line[head[1] : head[2]])]
-    return head if _reads_as_name([w for w in changed if _one_case(w)]) else None
+    words = [w for w in changed if _one_case(w)]
+    return head if len(words) >= 2 or _reads_as_name(words) else None
 
 
-def _reads_as_name(words: list[str]) -> bool:
+def _reads_as_name(words: list[str], modelled: bool = False) -> bool:
     """Tell whether the words recased in a span make a name: one that reads as a name
     (``_name_like``), and in lower case a second beside it. A lone lower-case word the
-    list gives capitalised is an English word as often ("set", "mark", "will")."""
+    list gives capitalised is an English word as often ("set", "mark", "will").
+
+    Two words in lower case or more that the model, reading them title-cased, calls a
+    person's name make one too, though the list knows neither: most surnames and many given
+    names are in no English word list ("wenna pellacott", made up); the rules found the span
+    by its use and the model by its shape, and an identifier it does not know ("gnuplot
+    sshfs") it seldom calls a person.
+    """
+    if len(words) >= 2 and modelled and all(w.islower() for w in words):
+        return True
     if not any(_name_like(w) for w in words):
         return False
     return any(w.isupper() for w in words) or len(words) >= 2
+
+
+#: What joins the items of a list ("wendy, keith and brisko").
+_JOINS = frozenset({",", "and", "or", ", and", ", or", "&"})
+#: How many lone words in lower case a list needs to be one of names (two: "a and b").
+_LIST = 3
+
+
+def _listed(text: str, people: list[Span], words: list[list[str]]) -> list[Span]:
+    """Return the spans that stand, one word in lower case each, in a list of three or more
+    such spans, two of which read as names: "Invited: wendy, keith and brisko" (made up).
+
+    Alone, such a word is an English word as often (``_reads_as_name``); three listed that
+    the rules found as names, by a cue or the model, and the list gives at least two of as
+    names, are a list of people, as "numpy, scipy and pandas" is one of packages (which the
+    word lists know).
+    """
+    lone = [(s, w[0]) for s, w in zip(people, words, strict=True) if len(w) == 1 and w[0].islower()]
+    groups: list[list[tuple[Span, str]]] = []
+    for item in lone:
+        gap = " ".join(text[groups[-1][-1][0][2] : item[0][1]].split()) if groups else ""
+        if groups and gap in _JOINS:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return [
+        s for g in groups if len(g) >= _LIST and sum(_name_like(w) for _, w in g) >= 2 for s, _ in g
+    ]
+
+
+def _modelled(span: Span, model: list[Span]) -> bool:
+    """Tell whether the model found a person's name over the whole span."""
+    return any(e == "PERSON" and a <= span[1] and span[2] <= b for e, a, b in model)
+
+
+def _bare(word: str) -> str:
+    """Return a word without its possessive ("ORVELLA's" is in capitals, as "ORVELLA")."""
+    return word[:-2] if word[-2:] in ("'s", "’s") else word
 
 
 def _name_like(word: str) -> bool:
     """Tell whether a word in one case reads as a name rather than an acronym or a tool's
     identifier: one the word list gives capitalised somewhere (a given name or a surname:
     "keith", "GRETA"), or five capitals or more ("TURCOTTE"; an acronym is shorter: "NASA",
-    "ANSI", "PSGI"). A lower-case word the list does not know is an identifier as often
-    ("javac", "gnuplot", "sshfs")."""
-    if is_capitalised_word(word):
+    "ANSI", "PSGI"), or a Latin word with a letter beyond ASCII ("brankovič", made up): a
+    tool's identifier is written in ASCII. A lower-case word the list does not know is an
+    identifier as often ("javac", "gnuplot", "sshfs"). A possessive is read without its
+    "'s" against the list only: a program owns an algorithm as often as a person a car."""
+    bare = _bare(word)
+    if is_capitalised_word(bare) or _latin_beyond_ascii(bare):
         return True
     return word.isupper() and len(word) >= 5
+
+
+def _latin_beyond_ascii(word: str) -> bool:
+    """Tell whether a word is written in Latin letters, one of them beyond ASCII ("é",
+    "ř", "ð"). Words of other scripts are read by their own rules (``names.py``)."""
+    return not word.isascii() and all(c < "\u0250" for c in word)
 
 
 def _one_case(word: str) -> bool:
@@ -200,7 +353,19 @@ def _one_case(word: str) -> bool:
         return False  # an acronym: "HTTP", "SQL", "CI"
     if word.lower() in FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE:
         return False
+    if _plural_of_thing(word):
+        return False
     return not is_common_word(word) and not is_tech_word(word) and not is_product(word)
+
+
+def _plural_of_thing(word: str) -> bool:
+    """Tell whether a word is the plural of an English or a software word that the list
+    never gives capitalised: "wildcards", "kwargs" are things; "Brooks" and "Williams" are
+    names the list gives."""
+    if len(word) < 4 or word[-1] not in "sS" or is_capitalised_word(word):
+        return False
+    stem = word[:-1]
+    return is_common_word(stem) or is_tech_word(stem) or is_product(stem)
 
 
 def _candidate(word: Token, known: frozenset[str], tools: bool = False) -> bool:

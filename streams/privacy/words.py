@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from learnstream.streams.privacy.dictionary import is_common_word
 from learnstream.streams.privacy.technology import is_tech_word
@@ -210,6 +211,17 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """Return the words of text with their cores and clause positions."""
+    return list(_tokens(text))
+
+
+#: The rules of one text read its words several times over (``names.py``, ``roles.py``);
+#: a record's texts are read one after the other, so a few suffice.
+_READ_AGAIN = 16
+
+
+@lru_cache(maxsize=_READ_AGAIN)
+def _tokens(text: str) -> tuple[Token, ...]:
+    """Return the words of text (``tokens``), read once for the rules that read it again."""
     out: list[Token] = []
     for m in _WORD.finditer(text):
         raw = m.group()
@@ -227,7 +239,7 @@ def tokens(text: str) -> list[Token]:
         broken = "\n" in _SPACE.match(text, m.end()).group()  # type: ignore[union-attr]
         closes = bool(trail) and not initial or broken
         out.append(Token(core, start, start + len(core), possessive, opens, closes))
-    return out
+    return tuple(out)
 
 
 def is_product(word: str) -> bool:

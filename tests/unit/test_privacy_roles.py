@@ -205,3 +205,26 @@ def test_who_shouts_or_whispers_is_a_person_even_with_a_tools_word(
 )
 def test_tools_that_say_things_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_recasing_around_spans_found_puts_back_only_their_words() -> None:
+    from learnstream.streams.privacy.roles import recased, recased_beside
+
+    text = "ask keith BRANNIGAN and ines about it"
+    spans = [("PERSON", 4, 19)]
+    assert recased_beside(text, recased(text, []), spans) == recased(text, spans)
+    assert recased_beside(text, recased(text, []), []) == recased(text, [])
+
+
+def test_a_long_first_line_heads_no_contact_block() -> None:
+    from learnstream.streams.privacy.names import may_head
+
+    assert may_head("}} Dana K. Whitfield\n14 Harrowgate Lane")
+    assert not may_head("Ask Dana about the report before Friday\n14 Harrowgate Lane")
+
+
+def test_a_lone_letter_between_words_in_one_case_is_read_as_an_initial() -> None:
+    from learnstream.streams.privacy.roles import recased
+
+    assert recased("ask keith k. pellacott", []) == "ask Keith K. Pellacott"
+    assert recased("put a flag on x y z", []) == "put a flag on x y z"
