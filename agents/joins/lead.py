@@ -41,15 +41,22 @@ class Leads:
         self.app, self.order, self.progress, self.gauge = app, order, progress, gauge
 
     def unread(self, tp: TP) -> int | None:
-        """Return how many records of ``tp`` are unread (None: not known yet)."""
-        end, expected = self.app.consumer.highwater(tp), self.progress.expected(tp)
+        """Return how many records of ``tp`` are unread (None: not known yet, or ``tp`` is
+        not assigned here)."""
+        try:
+            end = self.app.consumer.highwater(tp)
+        except AssertionError:  # aiokafka's: not assigned (a rebalance under way)
+            return None
+        expected = self.progress.expected(tp)
         return None if end is None or expected is None else end - expected
 
     def leads_of(self, partitions: Iterable[Partition]) -> dict[Partition, int | None]:
-        """Return the unread records of the lead partitions of ``partitions``' numbers."""
-        numbers = {number for _, number in partitions}
-        topics = [topic for topic in self.order.ranks if self.order.leads(topic)]
-        return {(t, n): self.unread(TP(t, n)) for t in topics for n in numbers}
+        """Return the unread records of the lead partitions of the inputs' partition numbers
+        among ``partitions`` (a changelog's standby partitions name numbers not ours)."""
+        ranks = self.order.ranks
+        numbers = {number for topic, number in partitions if topic in ranks}
+        leads = [topic for topic in ranks if self.order.leads(topic)]
+        return {(t, n): self.unread(TP(t, n)) for t in leads for n in numbers}
 
     def held(self, resuming: set[TP]) -> set[TP]:
         """Return which of the partitions Faust resumes must stay paused (none on error:
@@ -61,6 +68,15 @@ class Leads:
             log.warning("the lead order could not read the consumer: %r", exc)
             return set()
         return _tps(kept)
+
+    def release(self) -> None:
+        """Resume every partition waiting (a tick that failed: the order must never hold an
+        input back by mistake), unless Faust's rebalance has the assignment paused."""
+        if self.app.rebalancing or self.app.in_recovery:
+            return  # Faust resumes the assignment itself, asking ``held`` again
+        if waiting := self.order.release():
+            self.app.consumer.resume_partitions(_tps(waiting))
+        self.gauge.set(0)
 
     def tick(self, now: float) -> None:
         """Pause the partitions that wait for a lead, resume those that wait no more."""
@@ -92,8 +108,9 @@ def register(runtime: Runtime) -> None:
     async def lead_order() -> None:
         try:
             leads.tick(time.monotonic())
-        except Exception as exc:  # noqa: BLE001  (a partition unassigned meanwhile: the next tick)
-            log.warning("the lead order could not read the consumer: %r", exc)
+        except Exception as exc:  # noqa: BLE001  (read the inputs at once rather than hold them)
+            log.warning("the lead order could not read the consumer (%r): resuming its inputs", exc)
+            leads.release()
 
 
 def _tps(partitions: Iterable[Partition]) -> set[TP]:

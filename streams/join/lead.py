@@ -117,6 +117,14 @@ class LeadOrder:
                 held.add(tp)
         return held
 
+    def release(self) -> frozenset[Partition]:
+        """Stop every wait until the leads catch up, as if each had waited ``longest``;
+        return the partitions that were waiting."""
+        was = self.paused()
+        self.released |= was
+        self.since.clear()
+        return was
+
     def _behind(self, tp: Partition, unread: Mapping[Partition, int | None]) -> bool:
         """Tell whether a lead of ``tp`` (a lower-ranked input, same partition number) has
         more than ``backlog`` records unread, or an unknown number."""

@@ -204,7 +204,33 @@ def test_the_partitions_faust_resumes_stay_paused_until_the_leads_are_fetched() 
 def test_a_failing_read_holds_nothing_back_from_faust() -> None:
     class _Broken(_Consumer):
         def highwater(self, tp: TP) -> int | None:
-            raise AssertionError("partition not assigned")
+            raise RuntimeError("consumer not started")
 
     leads = Leads(_App(_Broken({})), order(), _Progress({}), _Gauge())  # type: ignore[arg-type]
     assert leads.held({TP(APPROVED, 0)}) == set()
+
+
+def test_a_lead_not_assigned_here_reads_as_unknown_and_standby_numbers_are_ignored() -> None:
+    class _Partial(_Consumer):
+        def highwater(self, tp: TP) -> int | None:
+            if tp.partition == 1:
+                raise AssertionError("Partition is not assigned")
+            return super().highwater(tp)
+
+    consumer = _Partial({(PLANS, 0): 0, (DELTAS, 0): 0})
+    leads = Leads(_App(consumer), order(), _Progress({(PLANS, 0): 0, (DELTAS, 0): 0}), _Gauge())  # type: ignore[arg-type]
+    found = leads.leads_of([(APPROVED, 0), (APPROVED, 1), ("app-plan_state-changelog", 7)])
+    assert found == {(PLANS, 0): 0, (DELTAS, 0): 0, (PLANS, 1): None, (DELTAS, 1): None}
+
+
+def test_release_resumes_every_waiting_partition_until_the_leads_catch_up() -> None:
+    consumer = _Consumer({(t, p): 900 for t in (PLANS, DELTAS) for p in (0, 1)})
+    progress = _Progress({(t, p): 0 for t in (PLANS, DELTAS) for p in (0, 1)})
+    lead = order()
+    leads = Leads(_App(consumer), lead, progress, _Gauge())  # type: ignore[arg-type]
+    leads.tick(0.0)
+    assert consumer.paused
+    leads.release()
+    assert consumer.paused == set()
+    leads.tick(0.25)  # released: not paused again while the backlog lasts
+    assert consumer.paused == set()
