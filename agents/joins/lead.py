@@ -41,14 +41,16 @@ class Leads:
         self.app, self.order, self.progress, self.gauge = app, order, progress, gauge
 
     def unread(self, tp: TP) -> int | None:
-        """Return how many records of ``tp`` are unread (None: not known yet, or ``tp`` is
-        not assigned here)."""
+        """Return how many records of ``tp`` are unread: None until a fetch of it has told
+        its high watermark (or while it is not assigned here); 0 while where its records
+        start is not known (nothing processed, committed or asked yet: an empty partition
+        of a new group stays so, and must hold nothing back)."""
         try:
             end = self.app.consumer.highwater(tp)
         except AssertionError:  # aiokafka's: not assigned (a rebalance under way)
             return None
         expected = self.progress.expected(tp)
-        return None if end is None or expected is None else end - expected
+        return None if end is None else 0 if expected is None else end - expected
 
     def leads_of(self, partitions: Iterable[Partition]) -> dict[Partition, int | None]:
         """Return the unread records of the lead partitions of the inputs' partition numbers

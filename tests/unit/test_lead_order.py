@@ -234,3 +234,10 @@ def test_release_resumes_every_waiting_partition_until_the_leads_catch_up() -> N
     assert consumer.paused == set()
     leads.tick(0.25)  # released: not paused again while the backlog lasts
     assert consumer.paused == set()
+
+
+def test_a_lead_fetched_whose_start_is_not_known_holds_nothing_back() -> None:
+    consumer = _Consumer({(PLANS, 0): 0, (DELTAS, 0): 0})  # fetched: empty partitions
+    leads = Leads(_App(consumer), order(), _Progress({}), _Gauge())  # type: ignore[arg-type]
+    assert leads.leads_of([(APPROVED, 0)]) == {(PLANS, 0): 0, (DELTAS, 0): 0}
+    assert leads.held({TP(APPROVED, 0), TP(DELTAS, 0)}) == set()
