@@ -96,6 +96,14 @@ aiokafka:
     for a coordinator not available (found by the cluster test that kills the transaction
     coordinator's broker under exactly_once, tests/cluster/test_faults.py).
 
+14. ``Consumer.resume_partitions(tps)`` and ``pause_partitions(tps)`` (public), and
+    ``Consumer.on_buffer_drop(tp)``, which puts a partition whose agent's buffer drained
+    back among those fetched, paused or not. The join's lead order (agents/joins/lead.py)
+    pauses inputs while the plans and corrections catch up on a backlog; Faust resumes the
+    whole assignment once its tables are restored, so each new consumer's
+    ``resume_partitions`` is wrapped (``hold_back_resumes``) to leave paused what the lead
+    order holds, and the order pauses again on every tick what ``on_buffer_drop`` let go.
+
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -183,6 +191,25 @@ def handing_over(app: faust.App) -> bool:
     or the worker stops) while changelog records can still be sent: what is held in memory
     is written then, so the next owner does not read those records again."""
     return bool(app.rebalancing or app.should_stop) and not sends_stopped(app)
+
+
+def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> None:
+    """Make each new consumer of ``app`` leave paused, of the partitions Faust resumes, those
+    ``held`` says must wait (seam 14). Installed before the worker creates its consumer."""
+    make = app._new_consumer
+
+    def new_consumer() -> Any:
+        consumer = make()
+        resume = consumer.resume_partitions
+
+        def resume_partitions(tps: Iterable[TP]) -> None:
+            wanted = set(tps)
+            resume(wanted - held(wanted))
+
+        consumer.resume_partitions = resume_partitions  # type: ignore[method-assign]
+        return consumer
+
+    app._new_consumer = new_consumer  # type: ignore[method-assign]
 
 
 def deliver_every_record(app: faust.App, progress: Progress) -> None:

@@ -16,12 +16,15 @@ Kafka Streams picks a task's next record by timestamp across its inputs. Here th
 known without reading timestamps: a plan before what joins it, the corrections before what
 counts them. So while partition p of a leading input has more than ``backlog`` records
 unread, partition p of every input ranked after it waits (its fetching paused; inputs are
-co-partitioned): the plans lead the corrections, and both lead the rest. A partition waits at
-most ``longest``; then it is read whatever its leads' backlog, until that backlog has once
-dropped to ``backlog`` or below, so a lead that never catches up starves nothing.
+co-partitioned): the plans lead the corrections, and both lead the rest. A lead not fetched
+yet (its backlog unknown) holds back as one behind: after an assignment the followers wait
+for the leads' first fetch, or they would fetch a batch each before the first check. A
+partition waits at most ``longest``; then it is read whatever its leads' backlog, until that
+backlog has once dropped to ``backlog`` or below, so a lead that never catches up starves
+nothing.
 
-Pure: the worker's timer (agents/joins/lead.py) asks ``step`` with what is unread and
-pauses and resumes what it answers.
+Pure: the worker (agents/joins/lead.py) asks ``hold`` which partitions Faust may resume
+after an assignment, and ``step`` on every tick which to pause and resume.
 """
 
 from __future__ import annotations
@@ -76,8 +79,7 @@ class LeadOrder:
         self, now: float, assigned: Iterable[Partition], unread: Mapping[Partition, int | None]
     ) -> tuple[set[Partition], set[Partition]]:
         """Return the partitions to pause and those to resume, of the ``assigned`` inputs,
-        given how many records of each lead partition are unread (None: not known, which
-        holds nothing back)."""
+        given how many records of each lead partition are unread (None: not known yet)."""
         mine = {tp for tp in assigned if self.ranks.get(tp[0], 0) > 0}  # inputs that wait
         for gone in [tp for tp in self.since if tp not in mine]:
             del self.since[gone]  # not ours any more: nothing to resume
@@ -99,21 +101,37 @@ class LeadOrder:
                 pause.add(tp)
         return pause, resume
 
-    def forget(self) -> frozenset[Partition]:
-        """Forget every wait (the assignment moves: Faust pauses and resumes it all itself);
+    def hold(
+        self, now: float, partitions: Iterable[Partition], unread: Mapping[Partition, int | None]
+    ) -> set[Partition]:
+        """Return which of ``partitions``, about to be resumed (Faust's, after a table
+        recovery), must stay paused: those waiting already, and those whose leads are behind
+        or not known yet, which wait from ``now``."""
+        held = set()
+        for tp in partitions:
+            if self.ranks.get(tp[0], 0) == 0:
+                continue  # a lead, or not an input
+            if tp not in self.since and tp not in self.released and self._behind(tp, unread):
+                self.since[tp] = now
+            if tp in self.since:
+                held.add(tp)
+        return held
+
+    def release(self) -> frozenset[Partition]:
+        """Stop every wait until the leads catch up, as if each had waited ``longest``;
         return the partitions that were waiting."""
         was = self.paused()
+        self.released |= was
         self.since.clear()
-        self.released.clear()
         return was
 
     def _behind(self, tp: Partition, unread: Mapping[Partition, int | None]) -> bool:
         """Tell whether a lead of ``tp`` (a lower-ranked input, same partition number) has
-        more than ``backlog`` records unread."""
+        more than ``backlog`` records unread, or an unknown number."""
         topic, partition = tp
         rank = self.ranks[topic]
         return any(
-            (count or 0) > self.backlog
+            count is None or count > self.backlog
             for (lead, number), count in unread.items()
             if number == partition and self.ranks.get(lead, rank) < rank
         )

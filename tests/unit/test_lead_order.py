@@ -45,8 +45,28 @@ def test_a_corrections_backlog_pauses_the_decisions_but_not_the_corrections() ->
     assert pause == {(APPROVED, 1), (STAGES, 1)}
 
 
-def test_an_unknown_backlog_holds_nothing_back() -> None:
-    assert order().step(0.0, ASSIGNED, {(PLANS, 0): None, (DELTAS, 0): None}) == (set(), set())
+def test_a_lead_not_fetched_yet_holds_back_as_one_behind() -> None:
+    pause, _ = order().step(0.0, ASSIGNED, {(PLANS, 0): None, (DELTAS, 0): 0})
+    assert pause == {(DELTAS, 0), (APPROVED, 0), (STAGES, 0)}
+
+
+def test_faust_resuming_an_assignment_leaves_paused_what_waits_for_a_lead() -> None:
+    lead = order()
+    resuming = ASSIGNED
+    unread = {(PLANS, 0): None, (DELTAS, 0): None, (PLANS, 1): 0, (DELTAS, 1): 500}
+    held = lead.hold(5.0, resuming, unread)
+    assert held == {(DELTAS, 0), (APPROVED, 0), (STAGES, 0), (APPROVED, 1), (STAGES, 1)}
+    assert lead.paused() == frozenset(held)
+    # once the leads are fetched and caught up, the next step resumes them
+    pause, resume = lead.step(5.25, ASSIGNED, {tp: 0 for tp in unread})
+    assert (pause, resume) == (set(), held)
+
+
+def test_faust_resuming_keeps_what_waits_already_and_never_holds_a_lead() -> None:
+    lead = order()
+    lead.step(0.0, ASSIGNED, {(PLANS, 0): 900})
+    assert lead.hold(1.0, [(PLANS, 0), (APPROVED, 0)], {(PLANS, 0): 0}) == {(APPROVED, 0)}
+    assert lead.since[(APPROVED, 0)] == 0.0  # still waiting since the first pause
 
 
 def test_the_partitions_are_resumed_once_their_leads_have_caught_up() -> None:
@@ -80,15 +100,6 @@ def test_a_partition_no_longer_assigned_is_dropped_not_resumed() -> None:
     pause, resume = lead.step(1.0, still, {(PLANS, 0): 900})
     assert (pause, resume) == (set(), set())
     assert lead.paused() == frozenset({(DELTAS, 0), (STAGES, 0)})
-
-
-def test_forget_drops_every_wait_and_says_which() -> None:
-    lead = order()
-    lead.step(0.0, ASSIGNED, {(PLANS, 1): 900})
-    assert lead.forget() == frozenset({(DELTAS, 1), (APPROVED, 1), (STAGES, 1)})
-    assert lead.paused() == frozenset()
-    pause, _ = lead.step(1.0, ASSIGNED, {(PLANS, 1): 900})  # paused afresh, a new clock
-    assert pause == {(DELTAS, 1), (APPROVED, 1), (STAGES, 1)}
 
 
 def test_a_backlog_of_zero_turns_the_order_off() -> None:
@@ -162,22 +173,71 @@ def test_the_timer_pauses_by_the_leads_unread_records_and_resumes_when_they_catc
     assert gauge.value == 0
 
 
-def test_the_timer_touches_nothing_during_a_rebalance_and_forgets_its_waits() -> None:
-    consumer = _Consumer({(PLANS, 0): 1000})
-    gauge, app = _Gauge(), _App(consumer)
-    lead = order()
-    leads = Leads(app, lead, _Progress({(PLANS, 0): 0}), gauge)  # type: ignore[arg-type]
+def test_the_timer_touches_nothing_during_a_rebalance() -> None:
+    caught_up = {(t, p): 0 for t in (PLANS, DELTAS) for p in (0, 1)}
+    consumer = _Consumer({**caught_up, (PLANS, 0): 1000})
+    app, lead = _App(consumer), order()
+    leads = Leads(app, lead, _Progress(caught_up), _Gauge())  # type: ignore[arg-type]
     leads.tick(0.0)
-    calls = len(consumer.calls)
+    calls, waiting = len(consumer.calls), lead.paused()
     app.rebalancing = True
+    consumer.highwater_of[(PLANS, 0)] = 0
     leads.tick(1.0)
-    assert len(consumer.calls) == calls  # Faust resumes the assignment after its recovery
-    assert lead.paused() == frozenset()
-    assert gauge.value == 0
+    assert len(consumer.calls) == calls  # Faust pauses and resumes the assignment itself
+    assert lead.paused() == waiting
 
 
-def test_an_unknown_high_watermark_or_position_pauses_nothing() -> None:
-    consumer = _Consumer({})
-    leads = Leads(_App(consumer), order(), _Progress({}), _Gauge())  # type: ignore[arg-type]
+def test_the_partitions_faust_resumes_stay_paused_until_the_leads_are_fetched() -> None:
+    consumer = _Consumer({})  # nothing fetched since the assignment: no high watermark
+    progress = _Progress({(t, p): 0 for t in (PLANS, DELTAS) for p in (0, 1)})
+    leads = Leads(_App(consumer), order(), progress, _Gauge())  # type: ignore[arg-type]
+    resuming = {TP(topic, p) for topic, p in ASSIGNED}
+    held = leads.held(resuming)
+    assert {(tp.topic, tp.partition) for tp in held} == {
+        (t, p) for t in (DELTAS, APPROVED, STAGES) for p in (0, 1)
+    }
+    consumer.highwater_of.update({(t, p): 0 for t in (PLANS, DELTAS) for p in (0, 1)})
+    leads.tick(0.25)
+    assert consumer.calls[0] == ("resume", {(tp.topic, tp.partition) for tp in held})
+
+
+def test_a_failing_read_holds_nothing_back_from_faust() -> None:
+    class _Broken(_Consumer):
+        def highwater(self, tp: TP) -> int | None:
+            raise RuntimeError("consumer not started")
+
+    leads = Leads(_App(_Broken({})), order(), _Progress({}), _Gauge())  # type: ignore[arg-type]
+    assert leads.held({TP(APPROVED, 0)}) == set()
+
+
+def test_a_lead_not_assigned_here_reads_as_unknown_and_standby_numbers_are_ignored() -> None:
+    class _Partial(_Consumer):
+        def highwater(self, tp: TP) -> int | None:
+            if tp.partition == 1:
+                raise AssertionError("Partition is not assigned")
+            return super().highwater(tp)
+
+    consumer = _Partial({(PLANS, 0): 0, (DELTAS, 0): 0})
+    leads = Leads(_App(consumer), order(), _Progress({(PLANS, 0): 0, (DELTAS, 0): 0}), _Gauge())  # type: ignore[arg-type]
+    found = leads.leads_of([(APPROVED, 0), (APPROVED, 1), ("app-plan_state-changelog", 7)])
+    assert found == {(PLANS, 0): 0, (DELTAS, 0): 0, (PLANS, 1): None, (DELTAS, 1): None}
+
+
+def test_release_resumes_every_waiting_partition_until_the_leads_catch_up() -> None:
+    consumer = _Consumer({(t, p): 900 for t in (PLANS, DELTAS) for p in (0, 1)})
+    progress = _Progress({(t, p): 0 for t in (PLANS, DELTAS) for p in (0, 1)})
+    lead = order()
+    leads = Leads(_App(consumer), lead, progress, _Gauge())  # type: ignore[arg-type]
     leads.tick(0.0)
-    assert consumer.calls == []
+    assert consumer.paused
+    leads.release()
+    assert consumer.paused == set()
+    leads.tick(0.25)  # released: not paused again while the backlog lasts
+    assert consumer.paused == set()
+
+
+def test_a_lead_fetched_whose_start_is_not_known_holds_nothing_back() -> None:
+    consumer = _Consumer({(PLANS, 0): 0, (DELTAS, 0): 0})  # fetched: empty partitions
+    leads = Leads(_App(consumer), order(), _Progress({}), _Gauge())  # type: ignore[arg-type]
+    assert leads.leads_of([(APPROVED, 0)]) == {(PLANS, 0): 0, (DELTAS, 0): 0}
+    assert leads.held({TP(APPROVED, 0), TP(DELTAS, 0)}) == set()
