@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from learnstream.streams.io.admin import described_topics
 from learnstream.streams.io.worker_process import WorkerProcess
 from tests.support.kafka_cluster import KafkaCluster
+from tests.support.topic_configs import describe_configs
 
 pytestmark = [pytest.mark.kafka, pytest.mark.cluster]
 
@@ -46,8 +46,7 @@ async def _describe(bootstrap: str, names: list[str]) -> dict[str, tuple[set[int
     await admin.start()
     try:
         topics = await described_topics(admin, names)
-        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-        responses = await admin.describe_configs(resources)
+        responses = await describe_configs(admin, names)
     finally:
         await admin.close()
     configs = {

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.encoding.codecs import decode_any
@@ -24,6 +23,7 @@ from learnstream.streams.io.reader import read_until
 from learnstream.streams.io.topics import topic_specs
 from learnstream.streams.io.worker_process import WorkerProcess
 from learnstream.streams.sim.simulate import Simulator
+from tests.support.topic_configs import describe_configs
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +54,9 @@ async def test_topics_create_sets_partitions_and_compaction(broker, worker_env, 
     try:
         described = await admin.describe_topics(sorted(expected))
         assert {t["topic"]: len(t["partitions"]) for t in described} == dict.fromkeys(expected, 3)
-        configs = await _describe(admin, [topics.name(f) for f in ("plans", "consent", "samples")])
+        configs = await describe_configs(
+            admin, [topics.name(f) for f in ("plans", "consent", "samples")]
+        )
     finally:
         await admin.close()
     described_configs = _configs(configs)
@@ -64,22 +66,6 @@ async def test_topics_create_sets_partitions_and_compaction(broker, worker_env, 
     # Samples are stored, not expired: compacted by sample_id, no time retention.
     assert policy[topics.name("samples")] == "compact"
     assert described_configs[topics.name("samples")]["retention.ms"] == "-1"
-
-
-async def _describe(admin: AIOKafkaAdminClient, topics: list[str], wait_s: float = 20.0) -> list:
-    """Return describe_configs of ``topics`` once the broker answers each without an error.
-
-    A broker may not know a topic its controller created a moment ago: it then answers that
-    topic with UNKNOWN_TOPIC_OR_PARTITION and no entries (seen on Apache Kafka under load).
-    """
-    resources = [ConfigResource(ConfigResourceType.TOPIC, topic) for topic in topics]
-    deadline = asyncio.get_running_loop().time() + wait_s
-    while True:
-        responses = await admin.describe_configs(resources)
-        errors = [r[0] for response in responses for r in response.resources if r[0] != 0]
-        if not errors or asyncio.get_running_loop().time() > deadline:
-            return responses
-        await asyncio.sleep(0.2)
 
 
 def _configs(responses) -> dict[str, dict[str, str]]:
@@ -101,7 +87,7 @@ async def test_topics_create_reports_an_old_samples_topic_it_does_not_alter(
     try:
         await admin.create_topics([NewTopic(samples, 4, 1, topic_configs={"retention.ms": "1000"})])
         done = _cli(worker_env, "topics", "create")
-        configs = await _describe(admin, [samples])
+        configs = await describe_configs(admin, [samples])
     finally:
         await admin.close()
     assert done.returncode == 0, done.stderr
@@ -120,7 +106,7 @@ async def test_samples_retention_is_configurable(broker, worker_env, namespace):
     admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
     await admin.start()
     try:
-        configs = await _describe(admin, [samples])
+        configs = await describe_configs(admin, [samples])
     finally:
         await admin.close()
     entries = _configs(configs)[samples]
