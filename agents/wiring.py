@@ -70,15 +70,13 @@ log = logging.getLogger("learnstream")
 
 
 def unread_records(app: faust.App, progress: Progress, topic: str, partition: int) -> bool:
-    """Tell whether this worker has records of ``topic``'s ``partition`` still to process:
-    the next one it expects is below the partition's end as last fetched (unknown: no)."""
-    tp = TP(topic, partition)
+    """Tell whether this worker has records of ``topic``'s ``partition`` still to process
+    as last fetched (unknown: no)."""
     try:
-        end = app.consumer.highwater(tp)
-    except Exception:  # noqa: BLE001  (no consumer yet, or not assigned: nothing to wait for)
+        count = lead.unread_count(app, progress, TP(topic, partition))
+    except Exception:  # noqa: BLE001  (no consumer yet: nothing to wait for)
         return False
-    expected = progress.expected(tp)
-    return end is not None and expected is not None and expected < end
+    return count is not None and count > 0
 
 
 def wire(

@@ -26,7 +26,7 @@ from learnstream.agents.seams.faust_compat import hold_back_resumes
 from learnstream.streams.join.lead import LeadOrder, Partition
 from learnstream.streams.offsets.progress import Progress
 
-__all__ = ["CHECK_EVERY_S", "Leads", "register"]
+__all__ = ["CHECK_EVERY_S", "Leads", "register", "unread_count"]
 
 log = logging.getLogger("learnstream")
 
@@ -41,16 +41,8 @@ class Leads:
         self.app, self.order, self.progress, self.gauge = app, order, progress, gauge
 
     def unread(self, tp: TP) -> int | None:
-        """Return how many records of ``tp`` are unread: None until a fetch of it has told
-        its high watermark (or while it is not assigned here); 0 while where its records
-        start is not known (nothing processed, committed or asked yet: an empty partition
-        of a new group stays so, and must hold nothing back)."""
-        try:
-            end = self.app.consumer.highwater(tp)
-        except AssertionError:  # aiokafka's: not assigned (a rebalance under way)
-            return None
-        expected = self.progress.expected(tp)
-        return None if end is None else 0 if expected is None else end - expected
+        """Return how many records of ``tp`` are unread (:func:`unread_count`)."""
+        return unread_count(self.app, self.progress, tp)
 
     def leads_of(self, partitions: Iterable[Partition]) -> dict[Partition, int | None]:
         """Return the unread records of the lead partitions of the inputs' partition numbers
@@ -113,6 +105,20 @@ def register(runtime: Runtime) -> None:
         except Exception as exc:  # noqa: BLE001  (read the inputs at once rather than hold them)
             log.warning("the lead order could not read the consumer (%r): resuming its inputs", exc)
             leads.release()
+
+
+def unread_count(app: faust.App, progress: Progress, tp: TP) -> int | None:
+    """Return how many records of ``tp`` this worker has still to process: the high
+    watermark last fetched less the next offset it expects. None until a fetch of ``tp``
+    has told its high watermark (or while it is not assigned here); 0 while where its
+    records start is not known (nothing processed, committed or asked yet: an empty
+    partition of a new group stays so, and must hold nothing back)."""
+    try:
+        end = app.consumer.highwater(tp)
+    except AssertionError:  # aiokafka's: not assigned (a rebalance under way)
+        return None
+    expected = progress.expected(tp)
+    return None if end is None else 0 if expected is None else end - expected
 
 
 def _tps(partitions: Iterable[Partition]) -> set[TP]:
