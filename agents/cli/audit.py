@@ -21,7 +21,7 @@ from learnstream.streams.privacy.audit import (
     AuditReport,
     Detect,
     Finding,
-    detector,
+    detectors,
     scan_input,
     scan_sample,
 )
@@ -54,7 +54,7 @@ async def audit_topic(
     return report
 
 
-def _samples(detect: Detect) -> Scan:
+def _samples(detect: Detect, person: Detect) -> Scan:
     """Return a scanner of samples (Avro or JSON), each sample_id audited once."""
     from learnstream.streams.encoding.codecs import decode_any
 
@@ -69,12 +69,12 @@ def _samples(detect: Detect) -> Scan:
         if sample.get("sample_id") in seen:
             return []
         seen.add(str(sample.get("sample_id")))
-        return scan_sample(sample, detect)
+        return scan_sample(sample, detect, person)
 
     return scan
 
 
-def _inputs(detect: Detect) -> Scan:
+def _inputs(detect: Detect, person: Detect) -> Scan:
     """Return a scanner of raw input records; one that is not JSON is read as text."""
     from learnstream.streams.dlq.errors import InvalidEvent
     from learnstream.streams.mplp.decode import load_json
@@ -85,13 +85,14 @@ def _inputs(detect: Detect) -> Scan:
             doc = load_json(record.value)
         except InvalidEvent:
             doc = (record.value or b"").decode("utf-8", errors="replace")
-        return scan_input(where, doc, detect)
+        return scan_input(where, doc, detect, person)
 
     return scan
 
 
-def _detector(settings: Settings, ner: bool | None) -> Detect:
-    """Return the worker's detector, PII on whatever the settings say.
+def _detectors(settings: Settings, ner: bool | None) -> tuple[Detect, Detect]:
+    """Return the worker's detectors (free text, person keys), PII on whatever the
+    settings say.
 
     Names and places follow ``LEARNSTREAM_PRIVACY__NER`` as the worker does, unless ``ner``
     forces them on or off: an audit that skipped them would pass samples full of names.
@@ -101,7 +102,7 @@ def _detector(settings: Settings, ner: bool | None) -> Detect:
     config = privacy_config(settings)
     config = dataclasses.replace(config, anonymize_pii=True, ner=config.ner if ner is None else ner)
     try:
-        return detector(config)
+        return detectors(config)
     except (ImportError, OSError) as exc:
         raise UserError(f"finding names and places needs the spaCy model: {exc}") from exc
 
@@ -137,8 +138,8 @@ def audit(since: datetime, until: datetime, ner: bool | None, topic: str | None)
     if until <= since:
         raise UserError("--until must be after --since")
     broker = connection_of_settings(settings)
-    detect = _detector(settings, ner)
-    scan = _inputs(detect) if topic is not None else _samples(detect)
+    detect, person = _detectors(settings, ner)
+    scan = _inputs(detect, person) if topic is not None else _samples(detect, person)
     report = asyncio.run(audit_topic(broker, _topic(settings, topic), since, until, scan))
     for finding in report.findings:
         click.echo(finding.line())

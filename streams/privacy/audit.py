@@ -3,7 +3,9 @@
 A sample is read where the anonymizer writes (input, state, output, feedback.details and the
 runtime's meta fields); a raw input record everywhere. Well-formed ids under id keys are
 skipped as the anonymizer skips them, and its replacements (``<EMAIL_ADDRESS>``) are not
-findings. Detection is the worker's own: the Anonymizer built from the same settings.
+findings. Detection is the worker's own: the Anonymizer built from the same settings, a
+value under a person key (``decided_by``, ``reviewer``: ``is_person_key``) read as the
+worker reads it, whole, so a lone "Dana" there is a finding.
 """
 
 from __future__ import annotations
@@ -15,9 +17,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from learnstream.streams.privacy.config import PrivacyConfig
-from learnstream.streams.privacy.idkeys import META_IDS, META_TEXT, is_id_key, is_wellformed_id
+from learnstream.streams.privacy.idkeys import (
+    META_IDS,
+    META_TEXT,
+    is_id_key,
+    is_person_key,
+    is_wellformed_id,
+)
 
-__all__ = ["AuditReport", "Detect", "Finding", "detector", "scan_input", "scan_sample"]
+__all__ = [
+    "AuditReport",
+    "Detect",
+    "Finding",
+    "detector",
+    "detectors",
+    "scan_input",
+    "scan_sample",
+]
 
 #: Return the entity kinds found in one string (never the text itself).
 Detect = Callable[[str], Iterable[str]]
@@ -63,6 +79,12 @@ class AuditReport:
 
 def detector(config: PrivacyConfig) -> Detect:
     """Build the worker's detector for config: PII entities, secrets, score threshold."""
+    return detectors(config)[0]
+
+
+def detectors(config: PrivacyConfig) -> tuple[Detect, Detect]:
+    """Build the worker's two readings for config: of free text, and of a person key's
+    value (all of it one name when it is shaped as one)."""
     from learnstream.streams.privacy.pii import build_anonymizer
 
     anonymizer = build_anonymizer(config)
@@ -70,38 +92,58 @@ def detector(config: PrivacyConfig) -> Detect:
     def detect(text: str) -> Iterable[str]:
         return sorted(anonymizer.anonymize_text(_TOKEN.sub(" ", text))[1])
 
-    return detect
+    def person(text: str) -> Iterable[str]:
+        return sorted(anonymizer.anonymize_person(_TOKEN.sub(" ", text).strip())[1])
+
+    return detect, person
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """How string leaves are read: free text, and a person key's value."""
+
+    text: Detect
+    person: Detect
 
 
 def _walk(
-    value: Any, detect: Detect, path: str, under_id: bool = False
+    value: Any, read: _Reading, path: str, under_id: bool = False, person: bool = False
 ) -> Iterator[tuple[str, str]]:
     """Yield (path, entity) for every entity found in a string leaf below value."""
     if isinstance(value, str):
         if not (under_id and is_wellformed_id(value)):
-            yield from ((path, entity) for entity in detect(value))
+            found = (read.person if person else read.text)(value)
+            yield from ((path, entity) for entity in found)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _walk(item, detect, f"{path}.{key}", is_id_key(key))
+            yield from _walk(item, read, f"{path}.{key}", is_id_key(key), is_person_key(key))
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _walk(item, detect, f"{path}[{i}]", under_id)
+            yield from _walk(item, read, f"{path}[{i}]", under_id, person)
 
 
-def scan_input(record: str, doc: Any, detect: Detect) -> list[Finding]:
-    """Return the findings of a raw input record (any JSON value), read everywhere."""
-    return [Finding(record, path, entity) for path, entity in _walk(doc, detect, "$")]
+def scan_input(
+    record: str, doc: Any, detect: Detect, person: Detect | None = None
+) -> list[Finding]:
+    """Return the findings of a raw input record (any JSON value), read everywhere;
+    ``person`` reads the values under person keys (default: ``detect``)."""
+    read = _Reading(detect, person or detect)
+    return [Finding(record, path, entity) for path, entity in _walk(doc, read, "$")]
 
 
-def scan_sample(sample: dict[str, Any], detect: Detect) -> list[Finding]:
-    """Return the findings of a decoded LearningSample, read where the anonymizer writes."""
+def scan_sample(
+    sample: dict[str, Any], detect: Detect, person: Detect | None = None
+) -> list[Finding]:
+    """Return the findings of a decoded LearningSample, read where the anonymizer writes;
+    ``person`` reads the values under person keys (default: ``detect``)."""
+    read = _Reading(detect, person or detect)
     record = str(sample.get("sample_id", "?"))
     found: list[tuple[str, str]] = []
     for key in ("input", "state", "output"):
-        found += _walk(sample.get(key), detect, f"$.{key}")
+        found += _walk(sample.get(key), read, f"$.{key}")
     details = (sample.get("feedback") or {}).get("details")
-    found += _walk(details, detect, "$.feedback.details")
+    found += _walk(details, read, "$.feedback.details")
     meta = sample.get("meta") or {}
     for key in (*META_IDS, *META_TEXT):
-        found += _walk(meta.get(key), detect, f"$.meta.{key}", key in META_IDS)
+        found += _walk(meta.get(key), read, f"$.meta.{key}", key in META_IDS)
     return [Finding(record, path, entity) for path, entity in found]

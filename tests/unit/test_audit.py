@@ -10,6 +10,7 @@ from learnstream.streams.privacy.audit import (
     AuditReport,
     Finding,
     detector,
+    detectors,
     scan_input,
     scan_sample,
 )
@@ -104,6 +105,19 @@ def test_real_detector_finds_kinds_and_passes_replacements(real):
     }
 
 
+def test_a_lone_name_under_a_person_key_is_a_finding_as_the_worker_masks_it():
+    text, person = detectors(PrivacyConfig())
+    doc = {"decided_by": "Dana", "title": "Dana", "reviewers": ["Ines Okafor"], "by": "Deploy"}
+    found = {f.path: f.entity for f in scan_input("mplp.plan_approved/0/1", doc, text, person)}
+    # "Dana" alone is as often "Deploy" in free text: only the person key makes it a name
+    assert found == {"$.decided_by": "PERSON", "$.reviewers[0]": "PERSON"}
+    sample = _sample(input={"decided_by": "Dana", "note": "Dana"})
+    assert [f.path for f in scan_sample(sample, text, person)] == ["$.input.decided_by"]
+    plain = [f.path for f in scan_input("t/0/0", doc, text)]  # free text everywhere
+    assert "$.decided_by" not in plain
+    assert "$.reviewers[0]" in plain
+
+
 def test_no_matched_text_in_findings_or_summary(real):
     doc = {"text": f"write to {EMAIL} or call +1 415-555-0132"}
     report = AuditReport("mplp.plans", records=3, findings=scan_input("mplp.plans/0/9", doc, real))
@@ -141,7 +155,7 @@ async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch
 
     monkeypatch.setattr(cli_audit, "read_range", fake_range)
     report = await cli_audit.audit_topic(
-        "b:9092", "mplp.plans", None, None, cli_audit._inputs(_fake)
+        "b:9092", "mplp.plans", None, None, cli_audit._inputs(_fake, _fake)
     )
     assert report.records == 2
     assert [f.line() for f in report.findings] == [
@@ -150,7 +164,9 @@ async def test_audit_topic_scans_inputs_and_fails_an_incomplete_read(monkeypatch
     ]
     idle = True
     with pytest.raises(UserError, match="7 offsets left.*the audit is incomplete"):
-        await cli_audit.audit_topic("b:9092", "mplp.plans", None, None, cli_audit._inputs(_fake))
+        await cli_audit.audit_topic(
+            "b:9092", "mplp.plans", None, None, cli_audit._inputs(_fake, _fake)
+        )
 
 
 def test_sample_scanner_counts_undecodable_and_reads_each_sample_once():
@@ -159,7 +175,7 @@ def test_sample_scanner_counts_undecodable_and_reads_each_sample_once():
     from learnstream.agents.cli.audit import _samples
 
     report = AuditReport("samples")
-    scan = _samples(_fake)
+    scan = _samples(_fake, _fake)
     sample = json.dumps(_sample(input={"t": EMAIL})).encode()
     found = [scan(_record(data), report) for data in (sample, sample, b"\xc3\x01garbage", None)]
     assert [len(f) for f in found] == [1, 0, 0, 0]
@@ -180,13 +196,13 @@ NAMED = "Refund the duplicate charge for Quillon Brevatt before the deploy windo
     ],
 )
 def test_the_audit_finds_names_as_the_worker_does_unless_told(monkeypatch, setting, flag, finds):
-    from learnstream.agents.cli.audit import _detector
+    from learnstream.agents.cli.audit import _detectors
     from learnstream.streams.config.settings import Settings
 
     monkeypatch.delenv("LEARNSTREAM_PRIVACY__NER", raising=False)
     if setting is not None:
         monkeypatch.setenv("LEARNSTREAM_PRIVACY__NER", setting)
-    found = list(_detector(Settings(), flag)(NAMED))
+    found = list(_detectors(Settings(), flag)[0](NAMED))
     assert ("PERSON" in found) is finds, found
 
 
