@@ -39,6 +39,7 @@ noun's tag the model gives it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
@@ -344,6 +345,14 @@ def _latin_beyond_ascii(word: str) -> bool:
     return not word.isascii() and all(c < "\u0250" for c in word)
 
 
+#: Words in one case that are never a name: function words, titles, person's pronouns.
+_NEVER_ONE_CASE = FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE
+#: Distinct words whose ``_one_case`` answer is kept: every text's words are read by the
+#: gate (``may_hold_one_case_name``) and agent text repeats its words from text to text.
+_WORDS_KEPT = 8192
+
+
+@lru_cache(maxsize=_WORDS_KEPT)
 def _one_case(word: str) -> bool:
     """Tell whether a word written all in lower case or all in capitals may be a name:
     letters, not English, not a tool's or a product's, no function word or title."""
@@ -351,7 +360,7 @@ def _one_case(word: str) -> bool:
         return False
     if word.isupper() and (len(word) < 3 or not set(word) & set("AEIOUY")):
         return False  # an acronym: "HTTP", "SQL", "CI"
-    if word.lower() in FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE:
+    if word.lower() in _NEVER_ONE_CASE:
         return False
     if _plural_of_thing(word):
         return False
