@@ -72,6 +72,8 @@ class NerDetector:
 
     def find(self, texts: Sequence[str]) -> list[list[tuple[str, int, int]]]:
         """Return, per text, the (entity, start, end) spans NER finds."""
+        if not texts:
+            return []  # nothing to read: spaCy's pipe costs a call's set-up all the same
         pieces = [(i, at, text[at : at + _PIECE]) for i, text in enumerate(texts)
                   for at in range(0, max(len(text), 1), _PIECE)]  # fmt: skip
         found: list[list[tuple[str, int, int]]] = [[] for _ in texts]
@@ -87,6 +89,8 @@ class NerDetector:
 
     def parse(self, texts: Sequence[str]) -> list[Doc | None]:
         """Return texts tagged and parsed (no NER); None for one too long to read whole."""
+        if not texts:
+            return []
         short = [t for t in texts if len(t) <= _PIECE]
         docs = self._nlp.pipe(short, batch_size=_BATCH, n_process=1, disable=list(_NER))
         parsed: dict[str, Doc] = dict(zip(short, docs, strict=True))

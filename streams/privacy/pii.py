@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from presidio_analyzer import RecognizerResult as AnalyzerResult
@@ -85,6 +86,12 @@ def _grammatical(
     ]
 
 
+#: Texts whose ``_may_name`` answer is kept: a record's texts are asked three times in
+#: turn (read ahead, ``_needs_reading``, ``_names``), and a record holds a few dozen.
+_ASKED_AGAIN = 1024
+
+
+@lru_cache(maxsize=_ASKED_AGAIN)
 def _may_name(text: str) -> bool:
     """Tell cheaply whether text could hold a name: by its capitals or scripts, or in lower
     case by its words (``roles.may_hold_one_case_name``)."""

@@ -39,6 +39,7 @@ noun's tag the model gives it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.dictionary import is_capitalised_word, is_common_word
@@ -60,6 +61,8 @@ from learnstream.streams.privacy.words import (
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
+
+    from learnstream.streams.privacy.words import Token as Word
 
 __all__ = [
     "may_hold_one_case_name",
@@ -178,14 +181,55 @@ def one_case_reading(text: str, spans: list[Span], read: str) -> str | None:
     case stand side by side, else None.
 
     Every span that pass keeps holds such a word, so without one the model need not read
-    the text recased, nor the rules read it twice.
+    the text recased, nor the rules read it twice; nor when such words stand only inside an
+    address, a path or an identifier (``_outside_code``): "reported by
+    dana.whitfield@example.org (ref qzvkrbta)".
     """
     if read == text:
         return None
     changed = _changed(text, read)
-    if any(_name_like(text[a:b]) for a, b in changed):
-        return read
-    return read if _pair_in_lower_case(text, changed) else None
+    named = any(_name_like(text[a:b]) for a, b in changed)
+    if not named and not _pair_in_lower_case(text, changed):
+        return None
+    return read if _outside_code(text, read, changed) else None
+
+
+def _outside_code(text: str, read: str, changed: list[tuple[int, int]]) -> bool:
+    """Tell whether the words recased outside an address, a path or an identifier
+    (``_in_code_word``) could give ``one_case_names`` a span: one of them reads as a name
+    (``_name_like``), or two in lower case follow each other among the words recased.
+
+    No span of the rules holds a word inside such a word, so a span kept holds only words
+    recased outside them: one reading as a name (``_reads_as_name``, ``_listed``), or two
+    in lower case or more, and then every word recased between them, as a span is whole.
+    """
+    words = tokens(read)
+    free = [not _in_code_word(words, a) for a, _ in changed]
+    if all(free):
+        return True
+    kept = [text[a:b] for (a, b), f in zip(changed, free, strict=True) if f]
+    if any(_name_like(w) or _name_like(_bare(w)) for w in kept):
+        return True
+    lower = [f and text[a:b].islower() for (a, b), f in zip(changed, free, strict=True)]
+    return any(x and y for x, y in zip(lower, lower[1:], strict=False))
+
+
+def _in_code_word(words: list[Word], at: int) -> bool:
+    """Tell whether the letter at ``at`` stands in a word (between spaces, without the
+    punctuation around it) of ASCII characters that is not letters alone, joined by
+    apostrophes or hyphens: an e-mail address, a path, a dotted or snake-cased name
+    ("dana.whitfield@example.org", "~/notes/wenna", "build_keith").
+
+    Every span ``names.name_spans`` returns covers words of letters alone: NER's spans are
+    kept, and grown, over name-shaped words and particles only (``is_name_word``), as are
+    the runs read by use; the names after a cue are letters only, and the runs of a script
+    without capitals are not ASCII. So a word recased inside such a word is in no span
+    ``one_case_names`` keeps, whatever the model finds in the reading.
+    """
+    for t in words:
+        if t.start <= at < t.end:
+            return t.core.isascii() and _WORD.fullmatch(t.core) is None
+    return False
 
 
 def _pair_in_lower_case(text: str, changed: list[tuple[int, int]]) -> bool:
@@ -344,6 +388,14 @@ def _latin_beyond_ascii(word: str) -> bool:
     return not word.isascii() and all(c < "\u0250" for c in word)
 
 
+#: Words in one case that are never a name: function words, titles, person's pronouns.
+_NEVER_ONE_CASE = FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE
+#: Distinct words whose ``_one_case`` answer is kept: every text's words are read by the
+#: gate (``may_hold_one_case_name``) and agent text repeats its words from text to text.
+_WORDS_KEPT = 8192
+
+
+@lru_cache(maxsize=_WORDS_KEPT)
 def _one_case(word: str) -> bool:
     """Tell whether a word written all in lower case or all in capitals may be a name:
     letters, not English, not a tool's or a product's, no function word or title."""
@@ -351,7 +403,7 @@ def _one_case(word: str) -> bool:
         return False
     if word.isupper() and (len(word) < 3 or not set(word) & set("AEIOUY")):
         return False  # an acronym: "HTTP", "SQL", "CI"
-    if word.lower() in FUNCTION_WORDS | HONORIFICS | PERSONAL | _PEOPLE:
+    if word.lower() in _NEVER_ONE_CASE:
         return False
     if _plural_of_thing(word):
         return False

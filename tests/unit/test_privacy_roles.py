@@ -228,3 +228,40 @@ def test_a_lone_letter_between_words_in_one_case_is_read_as_an_initial() -> None
 
     assert recased("ask keith k. pellacott", []) == "ask Keith K. Pellacott"
     assert recased("put a flag on x y z", []) == "put a flag on x y z"
+
+
+def test_words_in_one_case_inside_an_address_or_a_path_get_no_reading() -> None:
+    from learnstream.streams.privacy.roles import one_case_reading, recased
+
+    def reading(text: str) -> str | None:
+        return one_case_reading(text, [], recased(text, []))
+
+    # "dana" reads as a name, but only inside the address; the tag is no name either
+    assert reading("Fix the error reported by dana.whitfield@example.org (ref qzvkrbta)") is None
+    assert reading("see src/keith/pellacott_utils.py (ref qzvkrbta)") is None
+    # a name outside the address or the path is still read
+    assert reading("mail keith pellacott at dana.whitfield@example.org") is not None
+    assert reading("said GRETA to GREGORY about build_keith.log") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Fix the login error reported by dana.whitfield@example.org (ref qzvkrbta)",
+            "Fix the login error reported by <EMAIL_ADDRESS> (ref qzvkrbta)",
+        ),
+        (
+            "mail keith pellacott at dana.whitfield@example.org",
+            "mail <PERSON> at <EMAIL_ADDRESS>",
+        ),
+        (
+            "said GRETA to GREGORY about build_keith.log",
+            "said <PERSON> to <PERSON> about build_keith.log",
+        ),
+    ],
+)
+def test_a_name_in_one_case_beside_an_address_or_a_path_is_masked(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
