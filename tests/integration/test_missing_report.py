@@ -36,7 +36,10 @@ async def test_the_report_tells_passed_over_records_from_uncommitted_ones(broker
             await producer.send_and_wait(name, orjson.dumps(stage), partition=1)
     finally:
         await producer.stop()
-    committer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group)
+    # no auto-commit: stopping would commit the consumer's own position over ours
+    committer = AIOKafkaConsumer(
+        bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False
+    )
     await committer.start()
     try:
         tp = TopicPartition(name, 1)

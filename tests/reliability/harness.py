@@ -242,7 +242,9 @@ async def where_missing_came_from(
                 found.setdefault((name, record.partition), []).append(record.offset)
     tps = [TopicPartition(name, p) for name, p in found]
     # the group's offsets, asked as a consumer that never joins it (no rebalance)
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
+    )
     await consumer.start()
     try:
         committed = {tp: await consumer.committed(tp) for tp in tps}
