@@ -29,7 +29,6 @@ __all__ = [
     "AuditReport",
     "Detect",
     "Finding",
-    "detector",
     "detectors",
     "scan_input",
     "scan_sample",
@@ -77,14 +76,10 @@ class AuditReport:
         return head + (f"; {self.undecodable} undecodable" if self.undecodable else "")
 
 
-def detector(config: PrivacyConfig) -> Detect:
-    """Build the worker's detector for config: PII entities, secrets, score threshold."""
-    return detectors(config)[0]
-
-
 def detectors(config: PrivacyConfig) -> tuple[Detect, Detect]:
-    """Build the worker's two readings for config: of free text, and of a person key's
-    value (all of it one name when it is shaped as one)."""
+    """Build the worker's detector for config (PII entities, secrets, score threshold) as
+    its two readings: of free text, and of a person key's value (all of it one name when it
+    is shaped as one)."""
     from learnstream.streams.privacy.pii import build_anonymizer
 
     anonymizer = build_anonymizer(config)

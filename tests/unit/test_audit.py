@@ -9,7 +9,6 @@ import pytest
 from learnstream.streams.privacy.audit import (
     AuditReport,
     Finding,
-    detector,
     detectors,
     scan_input,
     scan_sample,
@@ -26,8 +25,14 @@ def _fake(text: str) -> Iterable[str]:
 
 
 @pytest.fixture(scope="module")
-def real():
-    return detector(PrivacyConfig())
+def readings():
+    """The worker's two readings (free text, a person key's value): one anonymizer built."""
+    return detectors(PrivacyConfig())
+
+
+@pytest.fixture(scope="module")
+def real(readings):
+    return readings[0]
 
 
 def _sample(**parts):
@@ -105,8 +110,8 @@ def test_real_detector_finds_kinds_and_passes_replacements(real):
     }
 
 
-def test_a_lone_name_under_a_person_key_is_a_finding_as_the_worker_masks_it():
-    text, person = detectors(PrivacyConfig())
+def test_a_lone_name_under_a_person_key_is_a_finding_as_the_worker_masks_it(readings):
+    text, person = readings
     doc = {"decided_by": "Dana", "title": "Dana", "reviewers": ["Ines Okafor"], "by": "Deploy"}
     found = {f.path: f.entity for f in scan_input("mplp.plan_approved/0/1", doc, text, person)}
     # "Dana" alone is as often "Deploy" in free text: only the person key makes it a name
