@@ -14,26 +14,39 @@ started Apache Kafka broker also compiles its hot paths (JIT) for minutes, on th
 worker shares, and a short or light warm-up leaves that compilation in the first measured
 phases' tail. A production broker is warm: the warm-up runs at a measured load long enough
 for the compilation to settle (benchmarks/RESULTS.md, findings behind the design).
+
+The Faust peer (benchmarks/faust_peer.py: the same samples in one Faust agent, no tables,
+consent view, watermark or pairs) is measured the same way on its own topics, with the same
+loads and seeds: its latency is the bound of a design of Faust agents on this machine, as its
+throughput is in the throughput suite. It has no metrics, so a phase starts once its CPU has
+gone quiet after the plans.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from benchmarks.context import Bench
 from benchmarks.load import bench_workload, publish_fast, publish_paced, split_plans
 from benchmarks.machine import load_average
 from benchmarks.readback import latency_ms, read_out, wait_for_records
+from benchmarks.throughput import start_peer
 from benchmarks.workers import Fleet, settled_cpu, wait_metric
 from learnstream.streams.config.settings import TopicSettings
 
-__all__ = ["latency_run"]
+__all__ = ["latency_run", "peer_latency_run"]
+
+#: Wait until the plans published so far are in (the total); True if they are.
+PlansIn = Callable[[int], Awaitable[bool]]
 
 
 async def _phase(
     bench: Bench,
-    fleet: Fleet,
+    plans_in: PlansIn,
+    pids: list[int],
     topics: TopicSettings,
     rate: float,
     seconds: float,
@@ -45,10 +58,8 @@ async def _phase(
     totals["plans"] += len(plans)
     totals["samples"] += len(workload.expected)
     await publish_fast(bench.broker.bootstrap, topics, plans, bench.broker.embedded)
-    plans_in = await asyncio.to_thread(
-        wait_metric, fleet, "learnstream_events_total", totals["plans"], 120, source="plans"
-    )
-    for pid in fleet.pids():  # and their plan_state writes sent: the burst is set-up, not load
+    plans_done = await plans_in(totals["plans"])
+    for pid in pids:  # and their plan_state writes sent: the burst is set-up, not load
         await asyncio.to_thread(settled_cpu, pid, 0.5, 30.0)
     bench.progress(f"{rate:g} ev/s: {len(plans):,} plans in, publishing {len(events):,} events")
     achieved = await publish_paced(
@@ -63,7 +74,7 @@ async def _phase(
         "offered_per_s": rate,
         "achieved_per_s": round(achieved, 1),
         "load_avg": round(load_average(), 2),
-        "complete": plans_in and done and result.get("samples") == len(workload.expected),
+        "complete": plans_done and done and result.get("samples") == len(workload.expected),
         **{k: round(v, 1) for k, v in result.items()},
     }
 
@@ -80,16 +91,62 @@ async def latency_run(
     place = bench.place("latency")
     topics = await bench.create_topics(place)
     fleet = Fleet(place, bench.broker, env, 1)
-    totals = {"plans": 0, "samples": 0}
+
+    async def plans_in(total: int) -> bool:
+        return await asyncio.to_thread(
+            wait_metric, fleet, "learnstream_events_total", total, 120, source="plans"
+        )
+
     try:
         await asyncio.to_thread(fleet.start)
         await asyncio.sleep(2.0)  # let the first assignment settle
-        bench.progress(f"warm-up at {warm_up[0]:g} events/s for {warm_up[1]:g} s (not reported)")
-        await _phase(bench, fleet, topics, *warm_up, seed - 1, totals)
-        return [
-            await _phase(bench, fleet, topics, rate, seconds, seed + i, totals)
-            for i, rate in enumerate(rates)
-        ]
+        return await _phases(bench, plans_in, fleet.pids(), topics, rates, seconds, seed, warm_up)
     finally:
         fleet.stop()
         await bench.drop_topics(place)
+
+
+async def peer_latency_run(
+    bench: Bench,
+    env: dict[str, str],
+    rates: list[float],
+    seconds: float,
+    seed: int,
+    warm_up: tuple[float, float],
+) -> list[dict[str, Any]]:
+    """Measure the Faust peer's latency percentiles the same way, at the same loads."""
+    place = bench.place("latency-peer")
+    topics = await bench.create_topics(place)
+    proc = await start_peer(bench, place, env)
+
+    async def plans_in(_total: int) -> bool:
+        return True  # no metric: the phase waits for its CPU to go quiet
+
+    try:
+        await asyncio.sleep(2.0)  # as for the worker
+        return await _phases(bench, plans_in, [proc.pid], topics, rates, seconds, seed, warm_up)
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 30)
+        await bench.drop_topics(place)
+
+
+async def _phases(
+    bench: Bench,
+    plans_in: PlansIn,
+    pids: list[int],
+    topics: TopicSettings,
+    rates: list[float],
+    seconds: float,
+    seed: int,
+    warm_up: tuple[float, float],
+) -> list[dict[str, Any]]:
+    """Run the unreported warm-up, then one phase per load."""
+    totals = {"plans": 0, "samples": 0}
+    bench.progress(f"warm-up at {warm_up[0]:g} events/s for {warm_up[1]:g} s (not reported)")
+    await _phase(bench, plans_in, pids, topics, *warm_up, seed - 1, totals)
+    return [
+        await _phase(bench, plans_in, pids, topics, rate, seconds, seed + i, totals)
+        for i, rate in enumerate(rates)
+    ]

@@ -12,7 +12,7 @@ from typing import Any
 
 from benchmarks.configs import CONFIGS, MEMORY, Config, MemoryVariant, Sizes
 from benchmarks.context import Bench
-from benchmarks.latency import latency_run
+from benchmarks.latency import latency_run, peer_latency_run
 from benchmarks.load import bench_workload, split_plans
 from benchmarks.machine import load_average, wait_quiet
 from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
@@ -245,22 +245,24 @@ def latency_rates(
 
 async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None) -> dict[str, Any]:
     """Measure latency percentiles at each offered load (PII on, default config), and at
-    half of one worker's ``capacity`` when it is known."""
+    half of one worker's ``capacity`` when it is known; then the Faust peer's, the bound."""
     plan = latency_rates(sizes.rates, capacity, event_share())
     rates = [rate for rate, _half in plan]
-    runs = []
+    runs, peer_runs = [], []
     for r in range(sizes.repeats):
         bench.step = f"latency round {r + 1}/{sizes.repeats}"
-        runs.append(
-            await latency_run(
-                bench, {}, rates, sizes.latency_seconds, SEED + 10 * r, warm_up=sizes.warm_up
-            )
+        seed, seconds = SEED + 10 * r, sizes.latency_seconds
+        runs.append(await latency_run(bench, {}, rates, seconds, seed, warm_up=sizes.warm_up))
+        bench.step = f"latency round {r + 1}/{sizes.repeats}, Faust peer"
+        peer_runs.append(
+            await peer_latency_run(bench, {}, rates, seconds, seed, warm_up=sizes.warm_up)
         )
     keys = ("achieved_per_s", "p50", "p95", "p99", "max")
     by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(rates))]
-    for (rate, half), row in zip(plan, by_rate, strict=True):
+    for i, ((rate, half), row) in enumerate(zip(plan, by_rate, strict=True)):
         row["offered_per_s"] = rate
         row["half_capacity"] = half
+        row["faust_peer"] = summarize([run[i] for run in peer_runs], keys)
     return {"config": CONFIGS["pii-on"].label, "rates": by_rate, "capacity": capacity}
 
 

@@ -33,7 +33,7 @@ from learnstream.streams.config.settings import TopicSettings
 from learnstream.streams.io.topics import INPUTS
 from learnstream.streams.sim.workload import Workload, verify
 
-__all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run"]
+__all__ = ["baseline_run", "floor_run", "learnstream_run", "peer_run", "start_peer"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,6 +103,34 @@ async def _pass_through_run(
     return _rates(len(workload.records), out, {"complete": done, "cpu_s": round(cpu, 2)})
 
 
+async def start_peer(
+    bench: Bench, place: RunPlace, env: dict[str, str], module: str = "benchmarks.faust_peer"
+) -> asyncio.subprocess.Process:
+    """Start a peer (``module``) with a worker's ``env`` on ``place``'s topics; return it once
+    it prints ``ready`` (its log: ``peer.log`` in the place's directory). SIGTERM stops it."""
+    env = {**env, "LEARNSTREAM_DATA_DIR": str(place.workdir / "data")}  # Faust's, if any
+    with (place.workdir / "peer.log").open("ab") as log:
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", module),
+            cwd=ROOT,
+            env={**os.environ, **place.env(bench.broker, env)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+        )
+    assert proc.stdout is not None  # noqa: S101 - stdout=PIPE above
+    try:
+        line = await asyncio.wait_for(proc.stdout.readline(), 180)
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the peer did not start: see {place.workdir / 'peer.log'}")
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+        raise
+    return proc
+
+
 async def peer_run(
     bench: Bench,
     name: str,
@@ -122,23 +150,10 @@ async def peer_run(
     """
     place = bench.place(name)
     topics, workload = await _preload(bench, place, events, seed, unique)
-    env = {**env, "LEARNSTREAM_DATA_DIR": str(place.workdir / "data")}  # Faust's, if any
     if profile_to is not None:
         env = profiled(env, profile_to)
-    with (place.workdir / "peer.log").open("ab") as log:
-        proc = await asyncio.create_subprocess_exec(
-            *(sys.executable, "-m", module),
-            cwd=ROOT,
-            env={**os.environ, **place.env(bench.broker, env)},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=log,
-        )
+    proc = await start_peer(bench, place, env, module)
     try:
-        assert proc.stdout is not None  # noqa: S101 - stdout=PIPE above
-        line = await asyncio.wait_for(proc.stdout.readline(), 180)
-        if line.strip() != b"ready":
-            raise RuntimeError(f"the peer did not start: see {place.workdir / 'peer.log'}")
         started, ready_cpu = time.monotonic(), cpu_seconds(proc.pid)
         if profile_to is not None:
             os.kill(proc.pid, signal.SIGPROF)

@@ -53,3 +53,15 @@ def test_the_report_judges_p99_at_500_per_s_and_at_half_the_capacity() -> None:
 def test_the_phases_pace_the_records_that_are_not_plans() -> None:
     share = event_share()
     assert 0.5 < share < 0.75  # the workload: one plan, then its decision, delta or stages
+
+
+def test_the_report_puts_the_faust_peers_latency_beside_the_workers() -> None:
+    row = _row(141.0, True, 120.0)
+    peer = {"achieved_per_s": 141.0, "p50": 21.9, "p95": 43.8, "p99": 57.6, "max": 64.3}
+    row["faust_peer"] = {"median": peer, "complete": "1/1"}
+    older = _row(100.0, False, 90.0)  # a results file from before the peer was measured
+    section = {"config": "PII on", "capacity": 455.0, "rates": [older, row]}
+    rows = [line for line in _latency(section) if line.startswith("| ") and "---" not in line]
+    assert "Faust peer p50 / p99 ms (the bound)" in rows[0]
+    assert "| 200.0 | – / – | 3/3 |" in rows[1]
+    assert "| 200.0 | 21.9 / 57.6 | 3/3 | p99 ≤ 100 ms: **missed** |" in rows[2]
