@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.context import Bench
@@ -37,10 +38,21 @@ from benchmarks.throughput import start_peer
 from benchmarks.workers import Fleet, settled_cpu, wait_metric
 from learnstream.streams.config.settings import TopicSettings
 
-__all__ = ["latency_run", "peer_latency_run"]
+__all__ = ["Loads", "latency_run", "peer_latency_run"]
 
 #: Wait until the plans published so far are in (the total); True if they are.
 PlansIn = Callable[[int], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class Loads:
+    """One round's phases: the offered loads (events per second), each phase's seconds,
+    the workload's seed, and the unreported warm-up (events per second, seconds)."""
+
+    rates: list[float]
+    seconds: float
+    seed: int
+    warm_up: tuple[float, float]
 
 
 async def _phase(
@@ -79,14 +91,7 @@ async def _phase(
     }
 
 
-async def latency_run(
-    bench: Bench,
-    env: dict[str, str],
-    rates: list[float],
-    seconds: float,
-    seed: int,
-    warm_up: tuple[float, float],
-) -> list[dict[str, Any]]:
+async def latency_run(bench: Bench, env: dict[str, str], loads: Loads) -> list[dict[str, Any]]:
     """Measure latency percentiles at each offered load in ``rates`` (events per second)."""
     place = bench.place("latency")
     topics = await bench.create_topics(place)
@@ -100,20 +105,13 @@ async def latency_run(
     try:
         await asyncio.to_thread(fleet.start)
         await asyncio.sleep(2.0)  # let the first assignment settle
-        return await _phases(bench, plans_in, fleet.pids(), topics, rates, seconds, seed, warm_up)
+        return await _phases(bench, plans_in, fleet.pids(), topics, loads)
     finally:
         fleet.stop()
         await bench.drop_topics(place)
 
 
-async def peer_latency_run(
-    bench: Bench,
-    env: dict[str, str],
-    rates: list[float],
-    seconds: float,
-    seed: int,
-    warm_up: tuple[float, float],
-) -> list[dict[str, Any]]:
+async def peer_latency_run(bench: Bench, env: dict[str, str], loads: Loads) -> list[dict[str, Any]]:
     """Measure the Faust peer's latency percentiles the same way, at the same loads."""
     place = bench.place("latency-peer")
     topics = await bench.create_topics(place)
@@ -124,7 +122,7 @@ async def peer_latency_run(
 
     try:
         await asyncio.sleep(2.0)  # as for the worker
-        return await _phases(bench, plans_in, [proc.pid], topics, rates, seconds, seed, warm_up)
+        return await _phases(bench, plans_in, [proc.pid], topics, loads)
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
@@ -137,16 +135,14 @@ async def _phases(
     plans_in: PlansIn,
     pids: list[int],
     topics: TopicSettings,
-    rates: list[float],
-    seconds: float,
-    seed: int,
-    warm_up: tuple[float, float],
+    loads: Loads,
 ) -> list[dict[str, Any]]:
     """Run the unreported warm-up, then one phase per load."""
     totals = {"plans": 0, "samples": 0}
-    bench.progress(f"warm-up at {warm_up[0]:g} events/s for {warm_up[1]:g} s (not reported)")
-    await _phase(bench, plans_in, pids, topics, *warm_up, seed - 1, totals)
+    warm_rate, warm_s = loads.warm_up
+    bench.progress(f"warm-up at {warm_rate:g} events/s for {warm_s:g} s (not reported)")
+    await _phase(bench, plans_in, pids, topics, warm_rate, warm_s, loads.seed - 1, totals)
     return [
-        await _phase(bench, plans_in, pids, topics, rate, seconds, seed + i, totals)
-        for i, rate in enumerate(rates)
+        await _phase(bench, plans_in, pids, topics, rate, loads.seconds, loads.seed + i, totals)
+        for i, rate in enumerate(loads.rates)
     ]

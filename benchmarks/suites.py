@@ -12,7 +12,7 @@ from typing import Any
 
 from benchmarks.configs import CONFIGS, MEMORY, Config, MemoryVariant, Sizes
 from benchmarks.context import Bench
-from benchmarks.latency import latency_run, peer_latency_run
+from benchmarks.latency import Loads, latency_run, peer_latency_run
 from benchmarks.load import bench_workload, split_plans
 from benchmarks.machine import load_average, wait_quiet
 from benchmarks.memory import ROCKSDB_INSTALL, memory_run, store_available
@@ -251,12 +251,10 @@ async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None)
     runs, peer_runs = [], []
     for r in range(sizes.repeats):
         bench.step = f"latency round {r + 1}/{sizes.repeats}"
-        seed, seconds = SEED + 10 * r, sizes.latency_seconds
-        runs.append(await latency_run(bench, {}, rates, seconds, seed, warm_up=sizes.warm_up))
+        loads = Loads(rates, sizes.latency_seconds, SEED + 10 * r, sizes.warm_up)
+        runs.append(await latency_run(bench, {}, loads))
         bench.step = f"latency round {r + 1}/{sizes.repeats}, Faust peer"
-        peer_runs.append(
-            await peer_latency_run(bench, {}, rates, seconds, seed, warm_up=sizes.warm_up)
-        )
+        peer_runs.append(await peer_latency_run(bench, {}, loads))
     keys = ("achieved_per_s", "p50", "p95", "p99", "max")
     by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(rates))]
     for i, ((rate, half), row) in enumerate(zip(plan, by_rate, strict=True)):
