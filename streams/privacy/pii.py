@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -169,6 +169,11 @@ class Anonymizer:
         self._engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
         self._cache: DigestCache[tuple[str, _Counts]] = DigestCache(CACHE_SIZE, _config_key(config))
         self._ahead: dict[bytes, _Spans] = {}  # name spans found for a record's texts at once
+        # The last texts no detector reads (``_needs_reading`` false), so not asked again: most
+        # of a record's strings ("pending", "Collect deploy logs") recur in later records, and
+        # the answer depends on the text and the configuration alone. Such a text comes out
+        # unchanged, so keeping it holds nothing the anonymizer would mask.
+        self._unread: OrderedDict[str, None] = OrderedDict()
 
     def warm(self) -> None:
         """Run every configured recognizer once on made-up text (nothing is cached).
@@ -182,9 +187,18 @@ class Anonymizer:
 
     def anonymize_text(self, text: str) -> tuple[str, Counter[str]]:
         """Return text with PII and secrets replaced and the count of entities found, by type."""
-        if not self._needs_reading(text):
-            return text, Counter()  # e.g. "src/app.py": a dot, but no entity's shape
+        if not self._enabled or not text:
+            return text, Counter()
+        if text in self._unread:
+            self._unread.move_to_end(text)
+            return text, Counter()
         key = self._cache.digest(text)
+        # A text in the cache was put there because it needed reading: it is not asked again.
+        if key not in self._cache and not self._needs_reading(text):
+            self._unread[text] = None
+            if len(self._unread) > CACHE_SIZE:
+                self._unread.popitem(last=False)
+            return text, Counter()  # e.g. "src/app.py": a dot, but no entity's shape
         done = self._cache.get(key)
         if done is None:
             done = self._anonymize_uncached(text, self._ahead.pop(key, None))
