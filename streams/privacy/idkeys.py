@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["META_IDS", "META_TEXT", "is_id_key", "is_person_key", "is_wellformed_id"]
@@ -32,6 +33,13 @@ def is_id_key(key: Any) -> bool:
     return k == "id" or k.endswith(("_id", "_ids"))
 
 
+#: Keys whose ``is_person_key`` answer is kept: the walk asks it of every key of every record,
+#: and records repeat a few dozen keys ("objective", "steps", "decided_by"). A key is copied
+#: to the output as written, so keeping it holds nothing the anonymizer would mask.
+_KEYS_KEPT = 1024
+
+
+@lru_cache(maxsize=_KEYS_KEPT)
 def is_person_key(key: Any) -> bool:
     """Tell whether a dict key names the person who did something ("decided_by", "reviewer")."""
     return isinstance(key, str) and _PERSON_KEY.fullmatch(key) is not None
