@@ -92,7 +92,7 @@ async def _phase(
 
 
 async def latency_run(bench: Bench, env: dict[str, str], loads: Loads) -> list[dict[str, Any]]:
-    """Measure latency percentiles at each offered load in ``rates`` (events per second)."""
+    """Measure latency percentiles at each of ``loads.rates`` (events per second)."""
     place = bench.place("latency")
     topics = await bench.create_topics(place)
     fleet = Fleet(place, bench.broker, env, 1)
@@ -115,18 +115,20 @@ async def peer_latency_run(bench: Bench, env: dict[str, str], loads: Loads) -> l
     """Measure the Faust peer's latency percentiles the same way, at the same loads."""
     place = bench.place("latency-peer")
     topics = await bench.create_topics(place)
-    proc = await start_peer(bench, place, env)
 
     async def plans_in(_total: int) -> bool:
         return True  # no metric: the phase waits for its CPU to go quiet
 
     try:
-        await asyncio.sleep(2.0)  # as for the worker
-        return await _phases(bench, plans_in, [proc.pid], topics, loads)
+        proc = await start_peer(bench, place, env)  # stopped by itself if it fails to start
+        try:
+            await asyncio.sleep(2.0)  # as for the worker
+            return await _phases(bench, plans_in, [proc.pid], topics, loads)
+        finally:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(proc.wait(), 30)
     finally:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(proc.wait(), 30)
         await bench.drop_topics(place)
 
 
