@@ -6,9 +6,12 @@ record of the two decision topics to it.
 
 from __future__ import annotations
 
+from functools import partial
+
 from faust.types import StreamT
 
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.lanes import run_in_lanes
 
 __all__ = ["register"]
 
@@ -18,5 +21,6 @@ def register(runtime: Runtime) -> None:
 
     @runtime.app.agent(runtime.topics.decisions, name="learnstream.decisions")
     async def decisions(stream: StreamT[bytes]) -> None:
-        async for event in stream.events():
-            await runtime.guarded("decisions", event, runtime.join.process)
+        await run_in_lanes(
+            stream, partial(runtime.guarded, "decisions", handle=runtime.join.process)
+        )

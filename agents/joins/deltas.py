@@ -6,9 +6,12 @@ executes waiting for the corrections made before them are completed after it.
 
 from __future__ import annotations
 
+from functools import partial
+
 from faust.types import StreamT
 
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.lanes import run_in_lanes
 
 __all__ = ["register"]
 
@@ -18,5 +21,4 @@ def register(runtime: Runtime) -> None:
 
     @runtime.app.agent(runtime.topics.deltas, name="learnstream.deltas")
     async def deltas(stream: StreamT[bytes]) -> None:
-        async for event in stream.events():
-            await runtime.guarded("deltas", event, runtime.join.process)
+        await run_in_lanes(stream, partial(runtime.guarded, "deltas", handle=runtime.join.process))

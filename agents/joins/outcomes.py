@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from faust.types import EventT, StreamT
 
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.lanes import run_in_lanes
 from learnstream.streams.mplp.decode import RecordOrigin, decode_stage
 
 __all__ = ["register"]
@@ -24,5 +27,4 @@ def register(runtime: Runtime) -> None:
 
     @runtime.app.agent(runtime.topics.stages, name="learnstream.outcomes")
     async def outcomes(stream: StreamT[bytes]) -> None:
-        async for event in stream.events():
-            await runtime.guarded("stages", event, handle)
+        await run_in_lanes(stream, partial(runtime.guarded, "stages", handle=handle))

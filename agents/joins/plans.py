@@ -4,10 +4,12 @@ parked joins."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 
 from faust.types import EventT, StreamT
 
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.lanes import run_in_lanes
 from learnstream.streams.join.rules import plan_key
 from learnstream.streams.mplp.decode import decode_plan
 from learnstream.streams.mplp.fields import InputNotes
@@ -32,8 +34,7 @@ def register(runtime: Runtime) -> None:
 
     @runtime.app.agent(runtime.topics.plans, name="learnstream.plans")
     async def plans(stream: StreamT[bytes]) -> None:
-        async for event in stream.events():
-            await runtime.guarded("plans", event, handle)
+        await run_in_lanes(stream, partial(runtime.guarded, "plans", handle=handle))
 
 
 def _event_time(event: EventT[bytes]) -> datetime:
