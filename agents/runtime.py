@@ -80,7 +80,7 @@ class Runtime:
     on_sample: list[Callable[[LearningSample], None]]
     #: Awaited with every sample sent, as written, in its source's transaction (the pairs miner).
     on_sent: list[OnSent]
-    #: Called after every record, in its stream iteration (the quality windows' flush).
+    #: Called after every record, with it as Faust's current event (the quality windows' flush).
     after_record: list[Callable[[EventT[bytes]], None]]
     #: Which input partitions wait for the plans and corrections to catch up
     #: (streams/join/lead.py; agents/joins/lead.py pauses them).
@@ -101,8 +101,9 @@ class Runtime:
 
         Skipped: a record processed before (handed over again after a seek), and one above a
         hole in its partition's offsets (it comes again once the hole is re-read). Then, still
-        in the record's stream iteration, the ``after_record`` listeners run (a flush of the
-        quality windows): the record counts as processed by then.
+        with the record as Faust's current event (in its stream iteration, or in its lane:
+        agents/seams/lanes.py), the ``after_record`` listeners run (a flush of the quality
+        windows): the record counts as processed by then.
         """
         msg = event.message
         async with self.progress.record(msg.tp, msg.offset) as fresh:
