@@ -74,7 +74,9 @@ async def changelog_counts(bootstrap: str, app_id: str) -> dict[str, dict[str, i
     """Return, per table of app ``app_id``, what its changelog topic holds.
 
     ``records``: the records read back (tombstones included, transaction markers never);
-    ``tombstones``: those with no value; ``offsets``: the end offsets summed, which count
+    ``tombstones``: those with no value; ``keys``: the distinct keys among them (a table
+    that wrote each key once has as many records as keys); ``offsets``: the end offsets
+    summed, which count
     record *batches* on the embedded broker and also transaction markers under exactly_once
     on Kafka. A run's topics are new, so the counts are what the run wrote (nothing was
     compacted away while the log's active segment holds it all).
@@ -94,6 +96,7 @@ async def changelog_counts(bootstrap: str, app_id: str) -> dict[str, dict[str, i
         counts[topics[topic]] = {
             "records": len(records),
             "tombstones": sum(r.value is None for r in records),
+            "keys": len({r.key for r in records}),
             "offsets": end,
         }
     return counts

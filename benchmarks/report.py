@@ -118,8 +118,10 @@ CHANGELOG_NOTE = (
     'counted with the others; "held at stop" counts values the benchmark added itself for '
     "runs before 29 Nov evening, when a stop dropped them. End offsets (the "
     "breakdown's last column) count record batches on the embedded broker, and transaction "
-    "markers too under exactly_once. A peer shows 0.00 when its process writes no changelog "
-    "(it has no tables)."
+    "markers too under exactly_once. Distinct keys: the keys those records hold, per input "
+    "event: what a worker writing each key once in the whole run would write, the floor of "
+    "a write-behind buffer (– for results recorded before they were counted). "
+    "A peer shows 0.00 when its process writes no changelog (it has no tables)."
 )
 
 
@@ -138,8 +140,8 @@ def _changelogs(section: dict[str, Any]) -> list[str]:
     tables = sorted({table for key in keys for table in counted[key]["changelog"]["tables"]})
     lines = [
         "| configuration | " + " | ".join(f"`{t}`" for t in tables) + " | total "
-        "| of which held at stop | of which tombstones | end offsets |",
-        "|---|" + "---:|" * (len(tables) + 4),
+        "| of which held at stop | of which tombstones | end offsets | distinct keys |",
+        "|---|" + "---:|" * (len(tables) + 5),
     ]
     for key in keys:
         row, counts = counted[key], counted[key]["changelog"]
@@ -148,7 +150,7 @@ def _changelogs(section: dict[str, Any]) -> list[str]:
             f"| {row['label']} | "
             + " | ".join([*cells, f"**{_num(counts['total'], 3)}**"])
             + f" | {_num(counts.get('held', 0.0), 3)} | {_num(counts['tombstones'], 3)} "
-            f"| {_num(counts['offsets'], 3)} |"
+            f"| {_num(counts['offsets'], 3)} | {_num(counts.get('keys'), 3)} |"
         )
     return [*lines, "", CHANGELOG_NOTE, ""]
 

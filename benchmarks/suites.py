@@ -62,7 +62,12 @@ def changelog_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Return the median over complete runs of the changelog records per input event, per
     table and in all, the values a worker held in memory at its stop counted as the records
     they become (and of the end offsets, which count batches on the embedded broker); None
-    when no complete run counted them (a table a run did not write counts 0)."""
+    when no complete run counted them (a table a run did not write counts 0).
+
+    ``keys``: the distinct keys the changelogs hold per input event, the floor of a worker
+    that writes each key once in the whole run (None for runs recorded before they were
+    counted); a value held at the stop is of a key its table's records may hold already,
+    so it is not added."""
     good = [r for r in runs if r.get("complete") and "changelog" in r and r.get("events")]
     if not good:
         return None
@@ -83,6 +88,11 @@ def changelog_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         "held": median(per_event(r, "held") for r in good),
         "tombstones": median(per_event(r, "tombstones") for r in good),
         "offsets": median(per_event(r, "offsets") for r in good),
+        "keys": (
+            median(per_event(r, "keys") for r in good)
+            if all("keys" in c for r in good for c in r["changelog"].values())
+            else None
+        ),
     }
 
 

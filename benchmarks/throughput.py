@@ -193,7 +193,7 @@ async def _verified(
     dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
     changelog = await changelog_counts(bench.broker.bootstrap, place.app_id)
     for table, count in (held or {}).items():
-        empty = {"records": 0, "tombstones": 0, "offsets": 0}
+        empty = {"records": 0, "tombstones": 0, "keys": 0, "offsets": 0}
         changelog.setdefault(table, empty)["held"] = int(count)
     await bench.drop_topics(place)
     verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
@@ -204,7 +204,7 @@ async def _verified(
             "complete": done and verdict.delivered,
             "verdict": verdict.report(),
             "dead_letters": dead,
-            "changelog": changelog,  # per table: records, tombstones, offsets
+            "changelog": changelog,  # per table: records, tombstones, keys, offsets
             "changelog_records": sum(c["records"] for c in changelog.values()),
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2),

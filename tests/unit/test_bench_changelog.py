@@ -53,6 +53,29 @@ def test_values_held_at_the_stop_count_as_the_records_they_become() -> None:
     assert summary["offsets"] == 0.4  # what the broker holds: no held value in it
 
 
+def test_distinct_keys_give_the_floor_of_writing_each_key_once() -> None:
+    runs = [
+        _run(100, plan_state=(30, 0, 30), pair_intents=(10, 0, 10)),
+        _run(100, plan_state=(40, 0, 40), pair_intents=(10, 0, 10)),
+    ]
+    for run, keys in zip(runs, ((25, 10), (25, 5)), strict=True):
+        run["changelog"]["plan_state"]["keys"], run["changelog"]["pair_intents"]["keys"] = keys
+    summary = changelog_summary(runs)
+    assert summary is not None
+    assert summary["keys"] == pytest.approx(0.325)  # median of 0.35 and 0.30
+    assert summary["total"] == pytest.approx(0.45)
+    worker = {**summary, "tables": {"plan_state": 0.35, "pair_intents": 0.10}}
+    text = "\n".join(_throughput(_section(**{"pii-on": _row("PII on", worker)}), 1000))
+    assert "| PII on | 0.100 | 0.350 | **0.450** | 0.000 | 0.000 | 0.450 | 0.325 |" in text
+
+
+def test_runs_recorded_before_keys_were_counted_give_no_floor() -> None:
+    run = _run(100, plan_state=(30, 0, 30))
+    summary = changelog_summary([run])
+    assert summary is not None
+    assert summary["keys"] is None
+
+
 def test_no_summary_without_a_complete_counted_run() -> None:
     assert changelog_summary([_run(100, complete=False, plan_state=(1, 0, 1))]) is None
     assert changelog_summary([{"events": 100, "complete": True}]) is None
@@ -86,9 +109,9 @@ def test_the_report_gives_the_total_per_row_and_the_worker_tables_with_what_is_c
     assert "| 2.40 | 1/1 |" in text
     assert (
         "| configuration | `pending` | `plan_state` | total | of which held at stop "
-        "| of which tombstones |" in text
+        "| of which tombstones | end offsets | distinct keys |" in text
     )
-    assert "| PII off | 0.800 | 1.200 | **2.400** | 0.000 | 0.400 | 2.400 |" in text
+    assert "| PII off | 0.800 | 1.200 | **2.400** | 0.000 | 0.400 | 2.400 | – |" in text
     assert "| Faust peer | 0.000" not in text  # no tables: no breakdown line
     assert CHANGELOG_NOTE in text
 
