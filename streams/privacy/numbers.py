@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 
-from presidio_analyzer import RecognizerResult
+import phonenumbers
+from phonenumbers import NumberParseException, PhoneNumberMatch, PhoneNumberMatcher
+from presidio_analyzer import EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 from presidio_analyzer.predefined_recognizers import PhoneRecognizer, UsSsnRecognizer
+
+from learnstream.streams.privacy.cache import DigestCache
 
 __all__ = ["CuedSsnRecognizer", "DialablePhoneRecognizer"]
 
@@ -57,8 +61,43 @@ _BEFORE, _AFTER = 32, 12
 _CUED_DIGITS, _BARE_DIGITS = 6, 8
 
 
+#: Candidates phonenumbers read as no phone, remembered per worker (their digests only).
+NOT_A_PHONE_CACHE_SIZE = 8192
+
+
+class _RememberingMatcher(PhoneNumberMatcher):
+    """phonenumbers' matcher, told which candidates it already read as no phone.
+
+    The matcher parses every digit run that may be a number once per region, and most are
+    not phones (card numbers, addresses, versions, ids): the same ones come again in text
+    after text. Whether a candidate is a phone for a region under the "valid" leniency
+    depends on the candidate, the region and the two characters around it only
+    (``PhoneNumberMatcher._parse_and_verify``), so a "no" for that key holds everywhere.
+    A "yes" is not kept: the cache holds no number, only digests.
+    """
+
+    def __init__(self, text: str, region: str, leniency: int, refused: DigestCache[bool]) -> None:
+        super().__init__(text, region, leniency=leniency)
+        self._refused = refused
+
+    def _parse_and_verify(self, candidate: str, offset: int) -> PhoneNumberMatch | None:
+        end = offset + len(candidate)
+        around = (self.text[offset - 1 : offset], self.text[end : end + 1])
+        key = self._refused.digest(f"{self.preferred_region}|{self.leniency}|{around}|{candidate}")
+        if self._refused.get(key):
+            return None
+        match = super()._parse_and_verify(candidate, offset)
+        if match is None:
+            self._refused.put(key, True)
+        return match
+
+
 class DialablePhoneRecognizer(PhoneRecognizer):
     """Find phone numbers, leaving short digit runs and path segments alone."""
+
+    def __init__(self, supported_regions: tuple[str, ...] | list[str]) -> None:
+        super().__init__(supported_regions=supported_regions)
+        self._refused: DigestCache[bool] = DigestCache(NOT_A_PHONE_CACHE_SIZE, b"phone")
 
     def analyze(
         self,
@@ -69,14 +108,37 @@ class DialablePhoneRecognizer(PhoneRecognizer):
         """Return phonenumbers' matches that are separated or long enough to dial, and
         numbers grouped as phones that phonenumbers does not read for the configured regions
         (another country's, or a local number without its area code)."""
-        found = super().analyze(text, entities, nlp_artifacts)
-        found = [r for r in found if _dialable(text, r.start, r.end)]
+        found = [r for r in self._matched(text, nlp_artifacts) if _dialable(text, r.start, r.end)]
         for m in _GROUPED.finditer(text):
             start, end = m.span()
             taken = any(r.start < end and start < r.end for r in found)
             if not taken and _grouped_phone(text, start, end):
                 found.append(RecognizerResult("PHONE_NUMBER", start, end, 0.5))
         return found
+
+    def _matched(self, text: str, nlp_artifacts: NlpArtifacts) -> list[RecognizerResult]:
+        """Return what Presidio's phone recognizer returns, each region's matcher told the
+        candidates already read as no phone."""
+        leniency = 1 if self.leniency is None else self.leniency  # 1 (valid): Presidio's
+        results = []
+        for region in self.supported_regions:
+            for match in _RememberingMatcher(text, region, leniency, self._refused):
+                own = _region_of(match, region)
+                result = self._get_recognizer_result(match, text, own, nlp_artifacts)  # type: ignore[no-untyped-call]
+                results.append(result)
+        return EntityRecognizer.remove_duplicates(results)
+
+
+def _region_of(match: PhoneNumberMatch, region: str) -> str | None:
+    """Return the region a match is explained under: its own when written with a country
+    code, else the region whose matcher found it. (Presidio's loop gives a match written
+    without one the region of the match before it, when that one had a country code: only
+    the explanation differs, never a span or a score.)"""
+    try:
+        number = phonenumbers.parse(match.raw_string)
+    except NumberParseException:
+        return region
+    return phonenumbers.region_code_for_number(number)
 
 
 def _grouped_phone(text: str, start: int, end: int) -> bool:
