@@ -32,7 +32,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.independent.corpus import SPLITS, FrozenSplitError, load
+from benchmarks.independent.corpus import SPLITS, FrozenSplitError, load, read_manifest
 from benchmarks.independent.detectors import DETECTORS
 from benchmarks.independent.evaluator import REQUIREMENT
 from benchmarks.independent.recall import build_recall
@@ -95,6 +95,11 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.split == "test" and not args.final:
         sys.exit("the test split is scored once, after tuning: add --final to do it now")
+    if args.split == "test" and (scored := read_manifest()["splits"]["test"].get("scored")):
+        sys.exit(
+            f"the test split was scored once already, {scored['at']} on {scored['commit']} "
+            f"({scored['results']}): a second score would be read after tuning on the first"
+        )
     try:
         split = load(args.split)
     except FrozenSplitError as exc:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.independent.__main__ import main
 from benchmarks.independent.corpus import (
     DATA,
     SPLITS,
@@ -89,3 +90,11 @@ def test_changed_personal_marks_of_the_test_split_are_refused(tmp_path: Path) ->
     (copy / "personal.json").write_text(json.dumps(marks), encoding="utf-8")
     with pytest.raises(FrozenSplitError, match="personal marks"):
         load("test", copy)
+
+
+def test_the_test_split_scored_once_is_not_scored_again() -> None:
+    scored = MANIFEST["splits"]["test"]["scored"]
+    assert (DATA.parents[1] / "results" / Path(scored["results"]).name).is_file()
+    with pytest.raises(SystemExit) as stop:
+        main(["--split", "test", "--final", "--no-recall"])
+    assert f"scored once already, {scored['at']} on {scored['commit']}" in str(stop.value)
