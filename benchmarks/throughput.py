@@ -182,6 +182,7 @@ async def _verified(
     cpu: float,
     settled: float | None = None,
     held: dict[str, float] | None = None,
+    counters: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Read the samples and the tables' changelogs back (the process has stopped: nothing
     more comes), check the samples against the workload, drop the run's topics.
@@ -209,8 +210,19 @@ async def _verified(
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2),
             **({} if settled is None else {"cpu_settled_s": round(settled, 2)}),
+            **({} if counters is None else {"worker_counters": counters}),
         },
     )
+
+
+#: Worker counters read at the end of a run: work a round did beyond its input events (more
+#: events handled than loaded, a rebalance, records read again) shows in its CPU per event.
+WORKER_COUNTERS = ("events", "rebalances", "redelivered", "join_misses")
+
+
+def worker_counters(fleet: Fleet) -> dict[str, float]:
+    """Return the counters of ``WORKER_COUNTERS`` summed over the fleet's workers."""
+    return {name: fleet.metric(f"learnstream_{name}_total") for name in WORKER_COUNTERS}
 
 
 async def learnstream_run(
@@ -262,8 +274,11 @@ async def learnstream_run(
         wall, cpu = time.monotonic() - started, cpu_seconds(fleet.pids()[0]) - ready_cpu
         # Work left after the last sample (pairs, window flushes) is the events' work too.
         settled = await asyncio.to_thread(settled_cpu, fleet.pids()[0]) - ready_cpu
+        counters = await asyncio.to_thread(worker_counters, fleet)
     finally:
         # SIGTERM: a stopping worker writes what it holds in memory in its last commit
         # (agents/seams/faust_compat.py, handing_over), so the changelogs read back count it.
         fleet.stop()
-    return await _verified(bench, place, topics, workload, done, wall, cpu, settled)
+    return await _verified(
+        bench, place, topics, workload, done, wall, cpu, settled, counters=counters
+    )

@@ -10,6 +10,7 @@ from benchmarks.machine import wait_quiet
 from benchmarks.readback import changelog_table
 from benchmarks.report import CHANGELOG_NOTE, _above_peer, _paired, _throughput
 from benchmarks.suites import changelog_summary, paired_ratios
+from benchmarks.throughput import WORKER_COUNTERS, worker_counters
 
 
 def test_a_changelog_topic_names_its_table_only_for_its_own_app() -> None:
@@ -185,3 +186,17 @@ def test_the_profile_puts_the_worker_beside_the_faust_peer_per_event() -> None:
         "| **total (these packages)** | 6.000 | 2.500 | +3.500 |",
     ]
     assert _above_peer({"run": {"events": 1}, "packages": []}) == []
+
+
+def test_a_run_reads_the_worker_counters_that_show_work_beyond_its_input() -> None:
+    class _Fleet:
+        def metric(self, name: str) -> float:
+            return {"learnstream_events_total": 28081.0, "learnstream_rebalances_total": 1.0}.get(
+                name, 0.0
+            )
+
+    counters = worker_counters(_Fleet())  # type: ignore[arg-type]
+    assert set(counters) == set(WORKER_COUNTERS)
+    assert counters["events"] == 28081.0
+    assert counters["rebalances"] == 1.0
+    assert counters["redelivered"] == 0.0
