@@ -76,10 +76,9 @@ async def changelog_counts(bootstrap: str, app_id: str) -> dict[str, dict[str, i
     ``records``: the records read back (tombstones included, transaction markers never);
     ``tombstones``: those with no value; ``keys``: the distinct keys among them (a table
     that wrote each key once has as many records as keys); ``offsets``: the end offsets
-    summed, which count
-    record *batches* on the embedded broker and also transaction markers under exactly_once
-    on Kafka. A run's topics are new, so the counts are what the run wrote (nothing was
-    compacted away while the log's active segment holds it all).
+    summed, which count record *batches* on the embedded broker and also transaction
+    markers under exactly_once on Kafka. A run's topics are new, so the counts are what
+    the run wrote (nothing was compacted away while the log's active segment holds it all).
     """
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     await consumer.start()
