@@ -34,6 +34,7 @@ from learnstream.agents.seams import loop_watch, sensor, stall_watch
 from learnstream.agents.seams.end_offsets import EndOffsets, Ends
 from learnstream.agents.seams.faust_check import check
 from learnstream.agents.seams.faust_compat import (
+    bound_fetch_wait,
     deliver_every_record,
     guard_commits,
     handing_over,
@@ -235,6 +236,7 @@ def wire(
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
+    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # busy partitions wait less
     retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
     return runtime

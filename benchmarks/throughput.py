@@ -181,21 +181,13 @@ async def _verified(
     wall: float,
     cpu: float,
     settled: float | None = None,
-    held: dict[str, float] | None = None,
     counters: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Read the samples and the tables' changelogs back (the process has stopped: nothing
-    more comes), check the samples against the workload, drop the run's topics.
-
-    ``held``: per table, the values the worker still held in memory when it was stopped
-    (agents/joins/held.py), each a changelog record once written (after the restart that
-    reads their records again): counted with the table's records as ``held``."""
+    more comes), check the samples against the workload, drop the run's topics."""
     out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
     dead = await count_topic(bench.broker.bootstrap, topics.name("dlq"))
     changelog = await changelog_counts(bench.broker.bootstrap, place.app_id)
-    for table, count in (held or {}).items():
-        empty = {"records": 0, "tombstones": 0, "keys": 0, "offsets": 0}
-        changelog.setdefault(table, empty)["held"] = int(count)
     await bench.drop_topics(place)
     verdict = verify(workload.expected, [r.sample for r in out if r.sample is not None])
     return _rates(

@@ -104,6 +104,17 @@ aiokafka:
     ``resume_partitions`` is wrapped (``hold_back_resumes``) to leave paused what the lead
     order holds, and the order pauses again on every tick what ``on_buffer_drop`` let go.
 
+15. ``AIOKafkaConsumerThread._create_worker_consumer(transport)`` (the aiokafka driver), which
+    builds the worker's aiokafka consumer on the consumer thread, before it starts, with
+    ``fetch_max_wait_ms=1500`` written in; and aiokafka's ``AIOKafkaConsumer._fetch_max_wait_ms``
+    (set in ``__init__``), which ``start()`` hands to its ``Fetcher``. aiokafka keeps one
+    fetch in flight per broker, and a fetch leaves out the partitions whose records were
+    not handed over yet: the one sent right after a batch arrives asks mostly for
+    partitions that had nothing, and the broker holds it until one of those gets a record
+    or the wait runs out, while the records of the busy partitions wait behind it.
+    ``bound_fetch_wait`` sets the wait each new consumer starts with
+    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 07:00).
+
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -133,6 +144,7 @@ from learnstream.streams.offsets.progress import Progress
 __all__ = [
     "DRAIN_LIMIT_S",
     "DeliverAll",
+    "bound_fetch_wait",
     "buffer_idle",
     "committed_offsets",
     "deliver_every_record",
@@ -207,6 +219,27 @@ def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> Non
             resume(wanted - held(wanted))
 
         consumer.resume_partitions = resume_partitions  # type: ignore[method-assign]
+        return consumer
+
+    app._new_consumer = new_consumer  # type: ignore[method-assign]
+
+
+def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
+    """Make each new consumer of ``app`` ask the broker to answer a fetch within ``wait_ms``
+    (seam 15; Faust's is 1500 ms). Installed before the worker creates its consumer."""
+    make = app._new_consumer
+
+    def new_consumer() -> Any:
+        consumer = make()
+        thread = consumer._thread  # type: ignore[attr-defined]  # seam 10
+        build = thread._create_worker_consumer
+
+        def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
+            aiokafka_consumer = build(transport)
+            aiokafka_consumer._fetch_max_wait_ms = wait_ms  # read by start(): not started yet
+            return aiokafka_consumer
+
+        thread._create_worker_consumer = create_worker_consumer
         return consumer
 
     app._new_consumer = new_consumer  # type: ignore[method-assign]

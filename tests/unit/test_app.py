@@ -108,3 +108,33 @@ def test_debug_is_learnstreams_own_never_the_libraries(asked: str, libraries: st
     from learnstream.agents.worker import library_log_level
 
     assert library_log_level(asked) == libraries
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, 25), (200, 200)])
+async def test_the_workers_consumer_asks_for_fetches_answered_within_the_wait(
+    tmp_path: Path, setting: int | None, expected: int
+) -> None:
+    """Faust builds its aiokafka consumer with a 1500-ms fetch wait; records of busy
+    partitions wait behind a fetch of quiet ones that long (seam 15)."""
+    from aiokafka import AIOKafkaConsumer
+
+    from tests.support.apps import close_consumer_loop
+
+    broker = BrokerSettings() if setting is None else BrokerSettings(fetch_max_wait_ms=setting)
+    settings = Settings(data_dir=str(tmp_path), broker=broker)
+    runtime = wire(create_app(settings, "kafka://127.0.0.1:9", embedded=False), settings)
+    thread = runtime.app.consumer._thread
+    try:
+        built = thread._create_worker_consumer(thread.transport)
+        assert isinstance(built, AIOKafkaConsumer)
+        assert built._fetch_max_wait_ms == expected
+        await built.stop()  # never started: closes its client
+    finally:
+        close_consumer_loop(runtime.app)
+
+
+def test_a_fetch_wait_out_of_range_is_refused() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="fetch_max_wait_ms"):
+        BrokerSettings(fetch_max_wait_ms=0)

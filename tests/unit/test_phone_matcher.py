@@ -33,15 +33,15 @@ def test_it_finds_what_presidio_finds_and_keeps_finding_it_once_refusals_are_rem
     for _ in range(2):  # the second round reads every text with the refusals remembered
         for text in TEXTS:
             expected = _spans(stock.analyze(text, ["PHONE_NUMBER"], None))
-            assert _spans(ours._matched(text, None)) == expected, text  # noqa: SLF001
-    assert any(_spans(ours._matched(t, None)) for t in TEXTS)  # noqa: SLF001
-    assert ours._refused.hits > 0  # noqa: SLF001  # the second round was told its refusals
+            assert _spans(ours._matched(text, None)) == expected, text
+    assert any(_spans(ours._matched(t, None)) for t in TEXTS)
+    assert ours._refused.hits > 0  # the second round was told its refusals
 
 
 def test_only_refusals_are_remembered_never_a_number_found() -> None:
     ours = DialablePhoneRecognizer(("US",))
-    ours._matched("call (800) 500-1234", None)  # noqa: SLF001
-    found_only = len(ours._refused)  # noqa: SLF001
-    ours._matched("card 4111 1111 1111 1111", None)  # noqa: SLF001
-    assert len(ours._refused) > found_only  # noqa: SLF001
-    assert ours._matched("call (800) 500-1234", None)  # noqa: SLF001
+    ours._matched("call (800) 500-1234", None)
+    found_only = len(ours._refused)
+    ours._matched("card 4111 1111 1111 1111", None)
+    assert len(ours._refused) > found_only
+    assert ours._matched("call (800) 500-1234", None)
