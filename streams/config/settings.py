@@ -270,11 +270,12 @@ class BrokerSettings(BaseModel):
     heartbeat_interval: float = 1.0
     linger_ms: int = Field(0, ge=0, description="producer batching delay; 0 = send at once")
     fetch_max_wait_ms: int = Field(
-        25,
+        100,
         ge=1,
         le=60_000,
         description="longest the broker holds a fetch of the worker's consumer for new records "
-        "(Faust's is 1500): records of busy partitions wait behind it",
+        "(Faust writes in 1500): lower shortens the latency tail under light load, and costs "
+        "CPU in fetches of quiet partitions",
     )
     max_batch_bytes: int = Field(
         1024 * 1024,

@@ -110,12 +110,12 @@ def test_debug_is_learnstreams_own_never_the_libraries(asked: str, libraries: st
     assert library_log_level(asked) == libraries
 
 
-@pytest.mark.parametrize(("setting", "expected"), [(None, 25), (200, 200)])
+@pytest.mark.parametrize(("setting", "expected"), [(None, 100), (25, 25)])
 async def test_the_workers_consumer_asks_for_fetches_answered_within_the_wait(
     tmp_path: Path, setting: int | None, expected: int
 ) -> None:
-    """Faust builds its aiokafka consumer with a 1500-ms fetch wait; records of busy
-    partitions wait behind a fetch of quiet ones that long (seam 15)."""
+    """Faust writes a 1500-ms fetch wait into its aiokafka consumer; the setting replaces
+    it (seam 15): records of busy partitions wait behind a fetch of quiet ones that long."""
     from aiokafka import AIOKafkaConsumer
 
     from tests.support.apps import close_consumer_loop
