@@ -236,7 +236,7 @@ def wire(
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
-    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # Faust writes in 1500 ms
+    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # not Faust's 1500 ms
     retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
     return runtime
