@@ -113,7 +113,7 @@ aiokafka:
     partitions that had nothing, and the broker holds it until one of those gets a record
     or the wait runs out, while the records of the busy partitions wait behind it.
     ``bound_fetch_wait`` sets the wait each new consumer starts with
-    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 07:00).
+    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 06:27–07:14).
 
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
@@ -205,33 +205,41 @@ def handing_over(app: faust.App) -> bool:
     return bool(app.rebalancing or app.should_stop) and not sends_stopped(app)
 
 
-def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> None:
-    """Make each new consumer of ``app`` leave paused, of the partitions Faust resumes, those
-    ``held`` says must wait (seam 14). Installed before the worker creates its consumer."""
+def _on_new_consumer(app: faust.App, change: Callable[[Any], None]) -> None:
+    """Wrap ``App._new_consumer`` (seam 1) so each consumer it makes is handed to ``change``
+    before the worker uses it. Wraps stack: each installed later runs after those before."""
     make = app._new_consumer
 
     def new_consumer() -> Any:
         consumer = make()
+        change(consumer)
+        return consumer
+
+    app._new_consumer = new_consumer  # type: ignore[method-assign]
+
+
+def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> None:
+    """Make each new consumer of ``app`` leave paused, of the partitions Faust resumes, those
+    ``held`` says must wait (seam 14). Installed before the worker creates its consumer."""
+
+    def change(consumer: Any) -> None:
         resume = consumer.resume_partitions
 
         def resume_partitions(tps: Iterable[TP]) -> None:
             wanted = set(tps)
             resume(wanted - held(wanted))
 
-        consumer.resume_partitions = resume_partitions  # type: ignore[method-assign]
-        return consumer
+        consumer.resume_partitions = resume_partitions
 
-    app._new_consumer = new_consumer  # type: ignore[method-assign]
+    _on_new_consumer(app, change)
 
 
 def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
     """Make each new consumer of ``app`` ask the broker to answer a fetch within ``wait_ms``
     (seam 15; Faust's is 1500 ms). Installed before the worker creates its consumer."""
-    make = app._new_consumer
 
-    def new_consumer() -> Any:
-        consumer = make()
-        thread = consumer._thread  # type: ignore[attr-defined]  # seam 10
+    def change(consumer: Any) -> None:
+        thread = consumer._thread  # seam 10
         build = thread._create_worker_consumer
 
         def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
@@ -240,9 +248,8 @@ def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
             return aiokafka_consumer
 
         thread._create_worker_consumer = create_worker_consumer
-        return consumer
 
-    app._new_consumer = new_consumer  # type: ignore[method-assign]
+    _on_new_consumer(app, change)
 
 
 def deliver_every_record(app: faust.App, progress: Progress) -> None:
@@ -252,16 +259,12 @@ def deliver_every_record(app: faust.App, progress: Progress) -> None:
     Not by creating the consumer here: it reads ``app.in_transaction``, which would then stay
     False for good. And not on assignment: the fetch loop has bound ``__getitem__`` by then.
     """
-    make = app._new_consumer
 
-    def new_consumer() -> Any:
-        consumer = make()
-        consumer._read_offset = DeliverAll()  # type: ignore[attr-defined]
-        stamped = _stamped(consumer._to_message, progress.handed)  # type: ignore[attr-defined]
-        consumer._to_message = stamped  # type: ignore[attr-defined]
-        return consumer
+    def change(consumer: Any) -> None:
+        consumer._read_offset = DeliverAll()
+        consumer._to_message = _stamped(consumer._to_message, progress.handed)
 
-    app._new_consumer = new_consumer  # type: ignore[method-assign]
+    _on_new_consumer(app, change)
 
 
 def _stamped(
