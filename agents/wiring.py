@@ -37,6 +37,7 @@ from learnstream.agents.seams.faust_compat import (
     bound_fetch_wait,
     deliver_every_record,
     guard_commits,
+    hand_over_inline,
     handing_over,
     retry_lost_coordinators,
 )
@@ -237,6 +238,7 @@ def wire(
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
     bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # not Faust's 1500 ms
+    hand_over_inline(app)  # no tasks per record handed over, when its stream has room
     retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics
     return runtime

@@ -61,6 +61,14 @@ SEAMS: tuple[Seam, ...] = (
         ("self", "fetcher"),
         ("self._read_offset.__getitem__",),
     ),
+    Seam(
+        _FAUST,
+        "Consumer._drain_messages",
+        f"{_DRIVER}._drain_messages",
+        ("self", "fetcher"),
+        ("self.wait_first(", "callback(message), self.suspend_flow.wait()"),
+    ),
+    Seam(_FAUST, "Consumer.suspend_flow", f"{_BASE}.__init__", None, ("self.suspend_flow = ",)),
     Seam(_FAUST, "Consumer._new_offset", f"{_DRIVER}._new_offset", ("self", "tp")),
     Seam(
         _FAUST,

@@ -115,6 +115,18 @@ aiokafka:
     ``bound_fetch_wait`` sets the wait each new consumer starts with
     (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 06:27–07:14).
 
+16. ``Consumer._drain_messages`` hands each fetched record to its stream with
+    ``await self.wait_first(callback(message), self.suspend_flow.wait())``, and mode's
+    ``Service.wait_first`` makes four tasks of that (the callback, the suspend flag, the
+    service's stopped and crashed flags), waits for the first and cancels the rest: about ten
+    turns of the agents' event loop per record, each behind every handler step ready to run,
+    while the records after it in the batch wait. ``hand_over_inline`` replaces each new
+    consumer's ``wait_first`` (``Consumer.suspend_flow`` is made in ``__init__``): for that
+    call, the callback runs in the fetch loop's own task and, when it finishes without
+    waiting (its stream's buffer has room: the usual case), no task is made; one that waits
+    goes on under mode's ``wait_first`` as before, so a suspended flow still cancels it.
+    Any other call is mode's (benchmarks/RESULTS.md, 30 Nov 10:02–10:37).
+
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -126,8 +138,9 @@ import functools
 import itertools
 import logging
 import time
+import types
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any, Protocol
@@ -138,6 +151,7 @@ from aiokafka.errors import IllegalStateError, KafkaConnectionError, KafkaError
 from aiokafka.producer.sender import Sender
 from faust import streams as faust_streams
 from faust.types import TP, EventT
+from mode.services import WaitResults
 
 from learnstream.streams.offsets.progress import Progress
 
@@ -150,6 +164,7 @@ __all__ = [
     "deliver_every_record",
     "fetch_positions",
     "guard_commits",
+    "hand_over_inline",
     "handing_over",
     "log_starts",
     "partitioned_items",
@@ -265,6 +280,76 @@ def deliver_every_record(app: faust.App, progress: Progress) -> None:
         consumer._to_message = _stamped(consumer._to_message, progress.handed)
 
     _on_new_consumer(app, change)
+
+
+def hand_over_inline(app: faust.App) -> None:
+    """Make each new consumer of ``app`` hand a fetched record to its stream in the fetch
+    loop's own task, making no task when the stream takes it at once (seam 16). Installed
+    before the worker creates its consumer."""
+
+    def change(consumer: Any) -> None:
+        consumer.wait_first = _inline_first(consumer.suspend_flow, consumer.wait_first)
+
+    _on_new_consumer(app, change)
+
+
+def _inline_first(
+    flow: asyncio.Event, wait_first: Callable[..., Awaitable[WaitResults]]
+) -> Callable[..., Awaitable[WaitResults]]:
+    """Wrap a consumer's ``wait_first`` (seam 16) to run the fetch loop's hand-over of one
+    record, ``wait_first(callback(message), flow.wait())``, in the caller's task."""
+
+    async def first(*coros: Any, timeout: float | None = None) -> WaitResults:  # noqa: ASYNC109 (mode's)
+        if timeout is not None or len(coros) != 2 or not _waits_on(coros[1], flow):
+            return await wait_first(*coros, timeout=timeout)
+        hand_over, suspended = coros
+        if flow.is_set() or not asyncio.iscoroutine(hand_over):
+            return await wait_first(*coros)
+        try:
+            blocked_on = hand_over.send(None)  # run it up to its first wait, if any
+        except StopIteration as done:
+            suspended.close()  # never started: nothing to cancel
+            return WaitResults([hand_over], [done.value], False)
+        except BaseException:
+            suspended.close()
+            raise
+        return await wait_first(_carry_on(hand_over, blocked_on), suspended)
+
+    return first
+
+
+def _waits_on(coro: Any, flow: asyncio.Event) -> bool:
+    """Tell whether ``coro`` is ``flow.wait()``, not started."""
+    frame = getattr(coro, "cr_frame", None)
+    return (
+        frame is not None
+        and coro.cr_code is asyncio.Event.wait.__code__
+        and frame.f_locals.get("self") is flow
+    )
+
+
+async def _carry_on(coro: Coroutine[Any, Any, Any], blocked_on: Any) -> Any:
+    """Go on with ``coro``, which already ran to a wait on ``blocked_on``, as a task would."""
+    return await _resumed(coro, blocked_on)
+
+
+@types.coroutine
+def _resumed(coro: Coroutine[Any, Any, Any], blocked_on: Any) -> Generator[Any, None, Any]:
+    """Hand what ``coro`` waits on to the running task, pass a cancellation (or any error
+    the task throws) into ``coro``, and resume it once its wait is over."""
+    while True:
+        try:
+            yield blocked_on
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as error:  # a cancellation: coro may catch it and wait again
+            try:
+                blocked_on = coro.throw(error)
+            except StopIteration as done:
+                return done.value
+            continue
+        return (yield from coro)
 
 
 def _stamped(

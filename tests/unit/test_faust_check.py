@@ -82,7 +82,7 @@ def test_attributes_faust_no_longer_creates_are_named(monkeypatch: pytest.Monkey
         self.offsets = {}
 
     monkeypatch.setattr(faust_consumer.Consumer, "__init__", __init__)
-    with pytest.raises(UserError, match=r": Consumer\._read_offset changed; .* \(and 2 more\)$"):
+    with pytest.raises(UserError, match=r": Consumer\._read_offset changed; .* \(and 3 more\)$"):
         check()
 
 
