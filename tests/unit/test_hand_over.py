@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import warnings
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,9 @@ async def consumer(tmp_path: Path) -> AsyncIterator[Any]:
         close_consumer_loop(runtime.app)
 
 
-def _counting_tasks() -> list[Any]:
-    """Count the tasks the running loop makes from now on."""
+@contextmanager
+def _counting_tasks() -> Iterator[list[Any]]:
+    """Count the tasks the running loop makes inside the block."""
     made: list[Any] = []
     loop = asyncio.get_running_loop()
 
@@ -39,7 +41,10 @@ def _counting_tasks() -> list[Any]:
         return task
 
     loop.set_task_factory(factory)  # type: ignore[arg-type]
-    return made
+    try:
+        yield made
+    finally:
+        loop.set_task_factory(None)
 
 
 async def _taken(value: int) -> int:
@@ -49,12 +54,10 @@ async def _taken(value: int) -> int:
 async def test_a_record_its_stream_takes_at_once_is_handed_over_without_a_task(
     consumer: Any,
 ) -> None:
-    made = _counting_tasks()
-    with warnings.catch_warnings():
+    with _counting_tasks() as made, warnings.catch_warnings():
         warnings.simplefilter("error")  # "coroutine ... was never awaited" would be one
         result = await consumer.wait_first(_taken(7), consumer.suspend_flow.wait())
         gc.collect()
-    asyncio.get_running_loop().set_task_factory(None)
     assert result.results == [7]
     assert not result.stopped
     assert made == []
@@ -62,11 +65,8 @@ async def test_a_record_its_stream_takes_at_once_is_handed_over_without_a_task(
 
 async def test_mode_makes_tasks_for_the_same_call(consumer: Any) -> None:
     """What the seam spares the fetch loop per record."""
-    made = _counting_tasks()
-    try:
+    with _counting_tasks() as made:
         result = await type(consumer).wait_first(consumer, _taken(7), consumer.suspend_flow.wait())
-    finally:
-        asyncio.get_running_loop().set_task_factory(None)
     assert result.results[0] == 7
     assert len(made) == 4  # the callback, the suspend flag, stopped, crashed
 
@@ -168,12 +168,9 @@ async def test_an_error_in_a_hand_over_reaches_the_fetch_loop(consumer: Any) -> 
 
 
 async def test_other_calls_are_modes(consumer: Any) -> None:
-    made = _counting_tasks()
-    try:
+    with _counting_tasks() as made:
         result = await consumer.wait_first(_taken(5))  # not the fetch loop's call
         timed = await consumer.wait_first(_taken(6), consumer.suspend_flow.wait(), timeout=1)
-    finally:
-        asyncio.get_running_loop().set_task_factory(None)
     assert result.results == [5]
     assert timed.results[0] == 6
     assert len(made) == 3 + 4  # mode's tasks, both times
