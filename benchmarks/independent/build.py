@@ -20,6 +20,7 @@ import itertools
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,9 @@ from benchmarks.independent.corpus import DATA, marks_digest, sha256_file
 from benchmarks.independent.docstrings import docstrings
 from benchmarks.independent.marks import RULE, auto_mark
 from benchmarks.independent.select import QUOTAS, SEED, choose, is_dev, row_id
+from benchmarks.independent.sources import Candidate
 
-__all__ = ["main"]
+__all__ = ["auto_marks", "main", "split_rows", "write_json", "write_jsonl"]
 
 
 def _rows(pypi: Path) -> dict[str, list[dict[str, str]]]:
@@ -37,8 +39,15 @@ def _rows(pypi: Path) -> dict[str, list[dict[str, str]]]:
     found = itertools.chain(
         sources.debian_packages(), sources.appstream(), sources.pypi(pypi), docstrings()
     )
+    return split_rows(found, QUOTAS)
+
+
+def split_rows(
+    found: Iterable[Candidate], quotas: dict[str, int], taken_before: Iterable[str] = ()
+) -> dict[str, list[dict[str, str]]]:
+    """Return the sentences choose() keeps as rows, by split, each split sorted by id."""
     splits: dict[str, list[dict[str, str]]] = {"dev": [], "test": []}
-    for candidate in choose(found):
+    for candidate in choose(found, quotas, taken_before):
         row = {
             "id": row_id(candidate),
             "text": candidate.text,
@@ -49,9 +58,15 @@ def _rows(pypi: Path) -> dict[str, list[dict[str, str]]]:
     return {name: sorted(rows, key=lambda r: r["id"]) for name, rows in splits.items()}
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, str]]) -> None:
+def write_jsonl(path: Path, rows: list[dict[str, str]]) -> None:
     lines = (json.dumps(r, ensure_ascii=False, sort_keys=True) for r in rows)
     path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+
+def write_json(path: Path, data: dict[str, Any], sort_keys: bool = False) -> None:
+    """Write a corpus file as indented UTF-8 JSON, as the shipped ones are written."""
+    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=sort_keys)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def _releases() -> list[str]:
@@ -106,7 +121,7 @@ def _split_entry(out: Path, name: str, rows: int, marks: dict[str, str]) -> dict
     return entry
 
 
-def _auto_marks(rows: list[dict[str, str]]) -> dict[str, str]:
+def auto_marks(rows: list[dict[str, str]]) -> dict[str, str]:
     """Return, by id, why the personal-data pattern marks a row (dev is then read by hand)."""
     return {row["id"]: reason for row in rows if (reason := auto_mark(row["text"]))}
 
@@ -125,15 +140,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"{args.out} holds a frozen corpus; pass --out NEW_DIR for a fresh one")
     splits = _rows(args.pypi)
     args.out.mkdir(parents=True, exist_ok=True)
-    marks = {name: _auto_marks(rows) for name, rows in splits.items()}
+    marks = {name: auto_marks(rows) for name, rows in splits.items()}
     for name, rows in splits.items():
-        _write_jsonl(args.out / f"{name}.jsonl", rows)
-    personal = {"rule": RULE, **marks}
-    text = json.dumps(personal, ensure_ascii=False, indent=1, sort_keys=True)
-    (args.out / "personal.json").write_text(text + "\n", encoding="utf-8")
-    manifest = _manifest(args.out, splits, marks, args.pypi)
-    text = json.dumps(manifest, ensure_ascii=False, indent=1)
-    (args.out / "MANIFEST.json").write_text(text + "\n", encoding="utf-8")
+        write_jsonl(args.out / f"{name}.jsonl", rows)
+    write_json(args.out / "personal.json", {"rule": RULE, **marks}, sort_keys=True)
+    write_json(args.out / "MANIFEST.json", _manifest(args.out, splits, marks, args.pypi))
     print(f"wrote {', '.join(f'{n} {len(r)}' for n, r in splits.items())} rows to {args.out}")
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import track
 
 from benchmarks.independent import detectors
-from benchmarks.independent.corpus import Split, read_manifest
+from benchmarks.independent.corpus import DATA, ROUNDS, Split, read_manifest
 from benchmarks.independent.recall import FIELD as RECALL_FIELD
 from benchmarks.independent.score import precision, recall
 from benchmarks.machine import commit
@@ -62,12 +63,14 @@ def run(
     planted: list[Planted],
     meta: dict[str, Any],
     examples: int = 20,
+    data: Path = DATA,
 ) -> dict[str, Any]:
-    """Measure every named detector on the split and the recall corpus."""
-    manifest = read_manifest()
+    """Measure every named detector on a split of the corpus in ``data`` and on recall."""
+    manifest = read_manifest(data)
     return {
         "date": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "commit": commit(),
+        "round": next((n for n, path in ROUNDS.items() if path == data), str(data)),
         "split": split.name,
         "rows": len(split.rows),
         "frozen_sha256": manifest["splits"][split.name].get("sha256"),

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from benchmarks.independent.sources import Candidate
 
-__all__ = ["QUOTAS", "SEED", "choose", "is_dev", "row_id", "usable"]
+__all__ = ["QUOTAS", "ROUND2_QUOTAS", "SEED", "choose", "is_dev", "normal", "row_id", "usable"]
 
 SEED = 42
 #: Sentences taken per source, at most: 4,500 in all, about half of them in each split.
@@ -27,11 +27,22 @@ QUOTAS: dict[str, int] = {
     "pypi-summaries": 1200,
     "python-docstrings": 1200,
 }
-#: Sentences per item at most (a Debian package, a PyPI project, an installed library).
-_PER_ITEM = {"debian-appstream": 3, "python-docstrings": 60}
+#: Round 2's sources (toolchains.py), none of them read in round 1: 3,740 sentences at most.
+ROUND2_QUOTAS: dict[str, int] = {
+    "jdk-javadoc": 1000,
+    "go-doc": 1000,
+    "rust-doc": 1000,
+    "npm-docs": 600,
+    "maven-poms": 140,
+}
+#: Sentences per item at most (a Debian package, a PyPI project, an installed library, a
+#: source file, a rustdoc page, a page of npm's manual, a POM); 1 where not listed.
+_PER_ITEM = {"debian-appstream": 3, "python-docstrings": 60, "jdk-javadoc": 6, "go-doc": 6,
+             "rust-doc": 6, "npm-docs": 15, "maven-poms": 3}  # fmt: skip
 _PER_OPENING = 4
 _PREFIX = {"debian-packages": "deb", "debian-appstream": "app", "pypi-summaries": "pypi",
-           "python-docstrings": "doc"}  # fmt: skip
+           "python-docstrings": "doc", "jdk-javadoc": "jdk", "go-doc": "go",
+           "rust-doc": "rs", "npm-docs": "npm", "maven-poms": "mvn"}  # fmt: skip
 _FUNCTION_WORDS = frozenset(
     ("a", "an", "the", "of", "for", "and", "to", "in", "with", "on", "from", "is", "are", "by",
      "that", "this", "it", "as", "or", "be", "into", "your", "you", "can", "which", "using",
@@ -64,16 +75,29 @@ def _opening(candidate: Candidate) -> str:
     return f"{candidate.source}|{' '.join(words)}"
 
 
-def choose(candidates: Iterable[Candidate]) -> list[Candidate]:
-    """Return each source's quota of usable, distinct sentences in the seed's order."""
-    chosen, seen = [], set()
+def normal(text: str) -> str:
+    """Return a sentence as choose() compares it: case folded, whitespace collapsed."""
+    return " ".join(text.casefold().split())
+
+
+def choose(
+    candidates: Iterable[Candidate],
+    quotas: dict[str, int] = QUOTAS,
+    taken_before: Iterable[str] = (),
+) -> list[Candidate]:
+    """Return each source's quota of usable, distinct sentences in the seed's order.
+
+    ``taken_before`` holds sentences (as ``normal`` gives them) an earlier round holds:
+    none of them is chosen again.
+    """
+    chosen, seen = [], set(taken_before)
     taken, items, openings = Counter(), Counter(), Counter()
     for candidate in sorted((c for c in candidates if usable(c.text)), key=_key):
-        norm = " ".join(candidate.text.casefold().split())
+        norm = normal(candidate.text)
         item = f"{candidate.source}|{candidate.ref.partition(':')[0]}"
         if (
             norm in seen
-            or taken[candidate.source] >= QUOTAS[candidate.source]
+            or taken[candidate.source] >= quotas[candidate.source]
             or items[item] >= _PER_ITEM.get(candidate.source, 1)
             or openings[_opening(candidate)] >= _PER_OPENING
         ):

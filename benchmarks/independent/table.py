@@ -25,7 +25,8 @@ def _header(res: dict[str, Any]) -> list[str]:
         else corpus["source"]
     )
     lines = [
-        f"### Privacy on independent text — {res['split']} split ({res['rows']:,} sentences)",
+        f"### Privacy on independent text, round {res.get('round', 1)} — {res['split']} split "
+        f"({res['rows']:,} sentences)",
         "",
         f"- run {res['date']}, commit `{res['commit']}`; in process, no broker",
         f"- recall corpus: {built}",
