@@ -117,7 +117,8 @@ _GO_DECL = re.compile(
     r"|(?:type|var|const)\s+(?P<name>\w+)"
     r"|\t(?P<member>\w+)\b)"
 )
-_GO_LINK = re.compile(r"\[(\*?[A-Za-z_][\w./]*)\]")
+#: A doc link, "[Name]", "[pkg.Name]", "[*Name]" or "[RFC 9180]", shown as its text.
+_GO_LINK = re.compile(r"\[(\*?[A-Za-z_][\w./]*|RFC \d+)\]")
 _GO_GENERATED = re.compile(r"^// Code generated .* DO NOT EDIT\.$", re.M)
 _GO_SKIPPED = frozenset(("cmd", "internal", "vendor", "testdata", "builtin"))
 
@@ -236,8 +237,8 @@ def rust_doc(html_root: Path, crate: str = "std") -> Iterator[Candidate]:
         page = _RustPage()
         page.feed(path.read_text(encoding="utf-8", errors="replace"))
         relative = path.relative_to(html_root)
-        for where, text in page.found:
-            if sentence := _first(text):
+        for where, text in page.found:  # the parser took the tags out: "<" left is text
+            for sentence in sentences(text)[:1]:
                 yield Candidate("rust-doc", f"{relative}: {where or 'top'}", sentence)
 
 
