@@ -237,13 +237,7 @@ def wire(
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
-    fetching = settings.broker
-    bound_fetch_wait(  # not Faust's 1500 ms, and shorter while the worker keeps up
-        app,
-        fetching.fetch_max_wait_ms,
-        fetching.fetch_wait_keeping_up_ms,
-        fetching.max_poll_records,
-    )
+    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # not Faust's 1500 ms
     hand_over_inline(app)  # no tasks per record handed over, when its stream has room
     retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics

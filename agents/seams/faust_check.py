@@ -26,7 +26,6 @@ _FAUST, _AIOKAFKA, _PYTHON = "faust-streaming", "aiokafka", "Python"
 _BASE = "faust.transport.consumer:Consumer"
 _DRIVER = "faust.transport.drivers.aiokafka:Consumer"  # the class a worker's consumer is
 _ROCKSDB = "faust.stores.rocksdb:Store"
-_FETCHER = "aiokafka.consumer.fetcher:Fetcher"
 
 
 @dataclass(frozen=True)
@@ -211,29 +210,7 @@ SEAMS: tuple[Seam, ...] = (
         "AIOKafkaConsumer.start",
         "aiokafka:AIOKafkaConsumer.start",
         ("self",),
-        ("fetch_max_wait_ms=self._fetch_max_wait_ms", "self._fetcher = Fetcher("),
-    ),
-    Seam(
-        _AIOKAFKA,
-        "Fetcher._get_actions_per_node",
-        f"{_FETCHER}._get_actions_per_node",
-        ("self", "assignment"),
-        ("if tp in self._records:", "tp_state.paused", "self._fetch_max_wait_ms,"),
-    ),
-    Seam(
-        _AIOKAFKA,
-        "Fetcher._fetch_requests_routine",
-        f"{_FETCHER}._fetch_requests_routine",
-        ("self",),
-        ("self._get_actions_per_node(assignment)",),
-    ),
-    Seam(_AIOKAFKA, "Fetcher._records", f"{_FETCHER}.__init__", None, ("self._records = ",)),
-    Seam(
-        _AIOKAFKA,
-        "TopicPartitionState.highwater",
-        "aiokafka.consumer.subscription_state:TopicPartitionState.__init__",
-        None,
-        ("self.highwater = ", "self._position = ", "self._paused = "),
+        ("fetch_max_wait_ms=self._fetch_max_wait_ms",),
     ),
     Seam(
         _AIOKAFKA,

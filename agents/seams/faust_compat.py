@@ -113,16 +113,7 @@ aiokafka:
     partitions that had nothing, and the broker holds it until one of those gets a record
     or the wait runs out, while the records of the busy partitions wait behind it.
     ``bound_fetch_wait`` sets the wait each new consumer starts with
-    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 06:27–07:14),
-    and, once ``start()`` has made the consumer's ``Fetcher``, wraps the fetcher's
-    ``_get_actions_per_node(assignment)``, which its fetch routine calls before each fetch
-    and which builds the fetch with ``_fetch_max_wait_ms``, skipping the partitions in
-    ``_records`` (fetched, not handed over). ``FetchWait`` sets the wait first, from those
-    partitions' ``TopicPartitionState`` (``highwater``, ``position``, ``paused``): short
-    (``LEARNSTREAM_BROKER__FETCH_WAIT_KEEPING_UP_MS``) while the worker keeps up with
-    records it is handing over, so theirs do not wait behind a fetch of quiet partitions;
-    the long wait when none are left out (the broker answers as soon as any partition gets
-    a record) or under a backlog (they refill from it; short waits would only cost CPU).
+    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 06:27–07:14).
 
 16. ``Consumer._drain_messages`` hands each fetched record to its stream with
     ``await self.wait_first(callback(message), self.suspend_flow.wait())``, and mode's
@@ -151,7 +142,6 @@ import types
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Protocol
 
@@ -168,7 +158,6 @@ from learnstream.streams.offsets.progress import Progress
 __all__ = [
     "DRAIN_LIMIT_S",
     "DeliverAll",
-    "FetchWait",
     "bound_fetch_wait",
     "buffer_idle",
     "committed_offsets",
@@ -260,11 +249,9 @@ def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> Non
     _on_new_consumer(app, change)
 
 
-def bound_fetch_wait(app: faust.App, wait_ms: int, keeping_up_ms: int, behind: int) -> None:
+def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
     """Make each new consumer of ``app`` ask the broker to answer a fetch within ``wait_ms``
-    (seam 15; Faust's is 1500 ms), and within ``keeping_up_ms`` a fetch that leaves out
-    partitions whose records are still being handed over while the worker is fewer than
-    ``behind`` records behind on them. Installed before the worker creates its consumer."""
+    (seam 15; Faust's is 1500 ms). Installed before the worker creates its consumer."""
 
     def change(consumer: Any) -> None:
         thread = consumer._thread  # seam 10
@@ -273,62 +260,11 @@ def bound_fetch_wait(app: faust.App, wait_ms: int, keeping_up_ms: int, behind: i
         def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
             aiokafka_consumer = build(transport)
             aiokafka_consumer._fetch_max_wait_ms = wait_ms  # read by start(): not started yet
-            start = aiokafka_consumer.start
-
-            async def started() -> None:
-                await start()  # makes the fetcher, whose routine waits for an assignment
-                fetcher = aiokafka_consumer._fetcher
-                fetcher._get_actions_per_node = _waiting(
-                    fetcher,
-                    fetcher._get_actions_per_node,
-                    FetchWait(wait_ms, keeping_up_ms, behind),
-                )
-
-            aiokafka_consumer.start = started
             return aiokafka_consumer
 
         thread._create_worker_consumer = create_worker_consumer
 
     _on_new_consumer(app, change)
-
-
-@dataclass(frozen=True)
-class FetchWait:
-    """How long the broker may hold a fetch of the worker's consumer (seam 15)."""
-
-    idle_ms: int  # nothing left out of the fetch, or a backlog: no record waits behind it
-    keeping_up_ms: int  # partitions left out while their few records are handed over
-    behind: int  # records not yet handed over, across those partitions, that make a backlog
-
-    def for_fetch(self, records: Mapping[TP, Any], assignment: Any) -> int:
-        """Return the wait for the fetch about to be sent, given the partitions whose
-        fetched records are not handed over yet (aiokafka leaves them out of it)."""
-        handing_over = 0
-        left_out = 0
-        for tp in records:
-            state = assignment.state_value(tp)
-            if state is None or state.highwater is None or not state.has_valid_position:
-                return self.idle_ms  # not known yet: Faust's behaviour, bounded
-            if state.paused:
-                continue  # not handed over until resumed: nothing to hurry for
-            handing_over += 1
-            left_out += max(state.highwater - state.position, 0)
-            if left_out >= self.behind:
-                return self.idle_ms  # a backlog: those partitions refill from it, no hurry
-        return self.keeping_up_ms if handing_over else self.idle_ms
-
-
-def _waiting(
-    fetcher: Any, get_actions: Callable[[Any], Any], wait: FetchWait
-) -> Callable[[Any], Any]:
-    """Wrap the fetcher's ``_get_actions_per_node`` (seam 15), which builds each fetch with
-    its ``_fetch_max_wait_ms``, to set that wait for the fetch first."""
-
-    def get_actions_per_node(assignment: Any) -> Any:
-        fetcher._fetch_max_wait_ms = wait.for_fetch(fetcher._records, assignment)
-        return get_actions(assignment)
-
-    return get_actions_per_node
 
 
 def deliver_every_record(app: faust.App, progress: Progress) -> None:

@@ -274,16 +274,8 @@ class BrokerSettings(BaseModel):
         ge=1,
         le=60_000,
         description="longest the broker holds a fetch of the worker's consumer for new records "
-        "(Faust writes in 1500) when no partition is left out of it, or under a backlog",
-    )
-    fetch_wait_keeping_up_ms: int = Field(
-        25,
-        ge=1,
-        le=60_000,
-        description="longest the broker holds a fetch that leaves out partitions whose records "
-        "are still being handed over while the worker keeps up (fewer than max_poll_records "
-        "behind on them): their next records wait behind it. Lower shortens the latency tail "
-        "under light load and costs CPU in fetches of quiet partitions",
+        "(Faust writes in 1500): lower shortens the latency tail under light load, and costs "
+        "CPU in fetches of quiet partitions",
     )
     max_batch_bytes: int = Field(
         1024 * 1024,
