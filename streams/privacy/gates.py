@@ -81,7 +81,7 @@ WARM_TEXT = (
     "CPF 529.982.247-25, SIN 130 692 544, NIR 1 84 12 76 451 089 46, Aadhaar 2345 6789 0124, "
     "PAN ABCPD1234E, user=dwhitfield, cc @dana_w, "
     "passport C01X00T47, born 1973-07-08, at 1777 Kramer Court, Johnsonfurt, NE 80119, "
-    "IBAN DE89370400440532013000, hosts 192.0.2.1, 2001:db8::1 and 00:1a:2b:3c:4d:5e, "
+    "IBAN DE89370400440532013000, hosts 10.0.0.12, fd12:3456:789a::1 and 00:1a:2b:3c:4d:5e, "
     "token api_key=EXAMPLEexample0123456789abcdef"
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 
 from presidio_analyzer import (
@@ -27,7 +28,26 @@ from learnstream.streams.privacy.nationalids import NATIONAL_ID_FACTORIES
 from learnstream.streams.privacy.numbers import CuedSsnRecognizer, DialablePhoneRecognizer
 from learnstream.streams.privacy.patterns import PATTERN_FACTORIES
 
-__all__ = ["NoContextEnhancer", "build_analyzer"]
+__all__ = ["HostIpRecognizer", "NoContextEnhancer", "build_analyzer"]
+
+#: Networks IANA keeps for documentation (RFC 5737, RFC 3849): an address in them names no
+#: one's machine ("like 192.0.2.0/24", "2001:db8::1" in a manual or a config example).
+_DOCUMENTATION = tuple(
+    ipaddress.ip_network(network)
+    for network in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+)
+
+
+class HostIpRecognizer(IpRecognizer):
+    """Presidio's IP recognizer, leaving addresses that name no one's machine: loopback
+    (127.0.0.1, ::1), unspecified (0.0.0.0, ::) and documentation ones. Private and
+    link-local addresses are still masked: they locate a machine inside someone's network."""
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        if super().invalidate_result(pattern_text):
+            return True
+        ip = ipaddress.ip_interface(pattern_text).ip
+        return ip.is_loopback or ip.is_unspecified or any(ip in net for net in _DOCUMENTATION)
 
 
 def _scheme_url_recognizer() -> UrlRecognizer:
@@ -57,7 +77,7 @@ _FACTORIES: dict[str, Callable[[PrivacyConfig], EntityRecognizer]] = {
     **{entity: _ignoring_config(factory) for entity, factory in PATTERN_FACTORIES.items()},
     **{entity: _ignoring_config(factory) for entity, factory in NATIONAL_ID_FACTORIES.items()},
     "PHONE_NUMBER": _phone_recognizer,
-    "IP_ADDRESS": lambda _: IpRecognizer(),
+    "IP_ADDRESS": lambda _: HostIpRecognizer(),
     "US_SSN": lambda _: CuedSsnRecognizer(),
     "MAC_ADDRESS": lambda _: MacAddressRecognizer(),
     "DATE_OF_BIRTH": lambda _: date_of_birth(),

@@ -107,7 +107,7 @@ ENTITY_EXAMPLES = [
     ("jcb 180012345678905 ok", "jcb <CREDIT_CARD> ok", "CREDIT_CARD"),
     ("card 213112345678904 ok", "card <CREDIT_CARD> ok", "CREDIT_CARD"),
     ("mac 00:1a:2b:3c:4d:5e up", "mac <MAC_ADDRESS> up", "MAC_ADDRESS"),
-    ("host 2001:db8::1 up", "host <IP_ADDRESS> up", "IP_ADDRESS"),
+    ("host 2a00:1450:4009:81f::200e up", "host <IP_ADDRESS> up", "IP_ADDRESS"),
     ("nino AB 12 34 56 C ok", "nino <UK_NINO> ok", "UK_NINO"),
     ("steuer-id 86095742719 ok", "steuer-id <DE_TAX_ID> ok", "DE_TAX_ID"),
     ("nir 1 84 12 76 451 089 46 ok", "nir <FR_NIR> ok", "FR_NIR"),
@@ -187,6 +187,28 @@ def test_mixed_text_counts_every_entity(anonymizer: Anonymizer) -> None:
 )
 def test_non_pii_text_is_unchanged(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text) == (text, Counter())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "listen on 127.0.0.1:8080 and ::1",
+        "bind to 0.0.0.0 or ::",
+        'a prefix like "192.0.2.0/24" or "2001:db8::/32"',
+        "route 198.51.100.7 via 203.0.113.1",
+    ],
+)
+def test_addresses_that_name_no_ones_machine_stay(anonymizer: Anonymizer, text: str) -> None:
+    """Loopback, unspecified and documentation addresses (RFC 5737, RFC 3849)."""
+    assert anonymizer.anonymize_text(text) == (text, Counter())
+
+
+def test_private_and_link_local_addresses_are_masked(anonymizer: Anonymizer) -> None:
+    """They locate a machine inside someone's network."""
+    assert anonymizer.anonymize_text("from 172.16.4.9 and fe80::1ff:fe23:4567:890a") == (
+        "from <IP_ADDRESS> and <IP_ADDRESS>",
+        Counter({"IP_ADDRESS": 2}),
+    )
 
 
 def test_url_is_opt_in_and_needs_a_scheme() -> None:
