@@ -4,7 +4,11 @@ For each load the phase's plans are published first and processed (so no event w
 in the join's grace buffer), and the worker is left to go quiet (under 5 % of a core for
 0.5 s: the burst's table writes are sent, not queued in front of the first events); then
 the other events are published at the fixed rate, each stamped with its publish time.
-Latency = the sample's broker timestamp - that stamp.
+Latency = the sample's broker timestamp - that stamp. Each phase also reports the CPU its
+paced events cost the worker (or the peer), per event and in cores over the phase (from the
+first paced event to the last sample read back): at a rate that keeps the worker's one
+event-loop thread busy most of the time, the tail is queueing, whatever the fetch or the
+handlers do.
 
 A warm-up phase (``warm_up``, not reported; ``Sizes.warm_up``: 10 s at 300 events/s in a
 full run) runs first on the same worker and topics. The first records a worker and a broker
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +40,7 @@ from benchmarks.load import bench_workload, publish_fast, publish_paced, split_p
 from benchmarks.machine import load_average
 from benchmarks.readback import latency_ms, read_out, wait_for_records
 from benchmarks.throughput import start_peer
-from benchmarks.workers import Fleet, settled_cpu, wait_metric
+from benchmarks.workers import Fleet, cpu_seconds, settled_cpu, wait_metric
 from learnstream.streams.config.settings import TopicSettings
 
 __all__ = ["Loads", "latency_run", "peer_latency_run"]
@@ -74,12 +79,14 @@ async def _phase(
     for pid in pids:  # and their plan_state writes sent: the burst is set-up, not load
         await asyncio.to_thread(settled_cpu, pid, 0.5, 30.0)
     bench.progress(f"{rate:g} ev/s: {len(plans):,} plans in, publishing {len(events):,} events")
+    cpu, started = sum(cpu_seconds(pid) for pid in pids), time.monotonic()
     achieved = await publish_paced(
         bench.broker.bootstrap, topics, events, rate, bench.broker.embedded
     )
     done = await wait_for_records(
         bench.broker.bootstrap, topics.name("samples"), totals["samples"], 120, bench.progress
     )
+    cpu, took = sum(cpu_seconds(pid) for pid in pids) - cpu, time.monotonic() - started
     out = await read_out(bench.broker.bootstrap, topics.name("samples"), decode=True)
     result = latency_ms(out, set(workload.expected))
     return {
@@ -88,6 +95,9 @@ async def _phase(
         "load_avg": round(load_average(), 2),
         "complete": plans_done and done and result.get("samples") == len(workload.expected),
         **{k: round(v, 1) for k, v in result.items()},
+        # what bounds the tail: the CPU the paced events cost, and how busy that keeps it
+        "cpu_ms_per_event": round(1000 * cpu / max(len(events), 1), 2),
+        "cores": round(cpu / took, 2),
     }
 
 

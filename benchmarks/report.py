@@ -227,8 +227,9 @@ def _latency(section: dict[str, Any]) -> list[str]:
         f"### Latency — {section['config']}, one warm worker, plans published first",
         "",
         "| offered events/s | achieved | p50 ms | p95 ms | p99 ms | max ms "
-        "| Faust peer p50 / p99 ms (the bound) | runs ok | target |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| Faust peer p50 / p99 ms (the bound) "
+        "| CPU ms per paced event, worker / peer (cores busy) | runs ok | target |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in section["rates"]:
         med, rate, half = row["median"], row["offered_per_s"], row.get("half_capacity")
@@ -240,10 +241,19 @@ def _latency(section: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {offered} | {_num(med.get('achieved_per_s'))} | {_num(med.get('p50'), 1)} | "
             f"{_num(med.get('p95'), 1)} | {_num(p99, 1)} | {_num(med.get('max'), 1)} | "
-            f"{_num(peer.get('p50'), 1)} / {_num(peer.get('p99'), 1)} | "
+            f"{_num(peer.get('p50'), 1)} / {_num(peer.get('p99'), 1)} | {_paced_cpu(med, peer)} | "
             f"{row['complete']} | {target} |"
         )
     return [*lines, ""]
+
+
+def _paced_cpu(worker: dict[str, Any], peer: dict[str, Any]) -> str:
+    """Render a phase's CPU per paced event and cores busy, worker / peer (not measured
+    before 30 Nov)."""
+    per_event = (
+        f"{_num(worker.get('cpu_ms_per_event'), 2)} / {_num(peer.get('cpu_ms_per_event'), 2)}"
+    )
+    return f"{per_event} ({_num(worker.get('cores'), 2)} / {_num(peer.get('cores'), 2)})"
 
 
 def _memory(section: dict[str, Any]) -> list[str]:

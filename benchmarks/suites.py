@@ -265,7 +265,7 @@ async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None)
         runs.append(await latency_run(bench, {}, loads))
         bench.step = f"latency round {r + 1}/{sizes.repeats}, Faust peer"
         peer_runs.append(await peer_latency_run(bench, {}, loads))
-    keys = ("achieved_per_s", "p50", "p95", "p99", "max")
+    keys = ("achieved_per_s", "p50", "p95", "p99", "max", "cpu_ms_per_event", "cores")
     by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(rates))]
     for i, ((rate, half), row) in enumerate(zip(plan, by_rate, strict=True)):
         row["offered_per_s"] = rate

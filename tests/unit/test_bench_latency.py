@@ -63,5 +63,17 @@ def test_the_report_puts_the_faust_peers_latency_beside_the_workers() -> None:
     section = {"config": "PII on", "capacity": 455.0, "rates": [older, row]}
     rows = [line for line in _latency(section) if line.startswith("| ") and "---" not in line]
     assert "Faust peer p50 / p99 ms (the bound)" in rows[0]
-    assert "| 200.0 | – / – | 3/3 |" in rows[1]
-    assert "| 200.0 | 21.9 / 57.6 | 3/3 | p99 ≤ 100 ms: **missed** |" in rows[2]
+    assert "| 200.0 | – / – | – / – (– / –) | 3/3 |" in rows[1]
+    assert "| 200.0 | 21.9 / 57.6 | – / – (– / –) | 3/3 | p99 ≤ 100 ms: **missed** |" in rows[2]
+
+
+def test_the_report_shows_what_the_paced_events_cost_worker_and_peer() -> None:
+    """The CPU per paced event and the cores it keeps busy bound the tail: queueing."""
+    row = _row(141.0, True, 180.0)
+    row["median"] |= {"cpu_ms_per_event": 6.12, "cores": 0.83}
+    peer = {"p50": 18.1, "p99": 58.0, "cpu_ms_per_event": 1.9, "cores": 0.27}
+    row["faust_peer"] = {"median": peer, "complete": "3/3"}
+    section = {"config": "PII on", "capacity": 455.0, "rates": [row]}
+    rows = [line for line in _latency(section) if line.startswith("| ") and "---" not in line]
+    assert "| CPU ms per paced event, worker / peer (cores busy) |" in rows[0]
+    assert "| 18.1 / 58.0 | 6.12 / 1.90 (0.83 / 0.27) | 3/3 |" in rows[1]
