@@ -6,9 +6,9 @@ in the join's grace buffer), and the worker is left to go quiet (under 5 % of a 
 the other events are published at the fixed rate, each stamped with its publish time.
 Latency = the sample's broker timestamp - that stamp. Each phase also reports the CPU its
 paced events cost the worker (or the peer), per event and in cores over the phase (from the
-first paced event to the last sample read back): at a rate that keeps the worker's one
-event-loop thread busy most of the time, the tail is queueing, whatever the fetch or the
-handlers do.
+first paced event to the last sample read back), so a tail can be read against the load:
+at 141 paced events/s the worker and the peer were about as busy, yet the worker's tail was
+twice the peer's (benchmarks/RESULTS.md, 30 Nov 13:23).
 
 A warm-up phase (``warm_up``, not reported; ``Sizes.warm_up``: 10 s at 300 events/s in a
 full run) runs first on the same worker and topics. The first records a worker and a broker
@@ -95,7 +95,7 @@ async def _phase(
         "load_avg": round(load_average(), 2),
         "complete": plans_done and done and result.get("samples") == len(workload.expected),
         **{k: round(v, 1) for k, v in result.items()},
-        # what bounds the tail: the CPU the paced events cost, and how busy that keeps it
+        # the load behind the tail: the CPU the paced events cost, and how busy that keeps it
         "cpu_ms_per_event": round(1000 * cpu / max(len(events), 1), 2),
         "cores": round(cpu / took, 2),
     }

@@ -68,7 +68,7 @@ def test_the_report_puts_the_faust_peers_latency_beside_the_workers() -> None:
 
 
 def test_the_report_shows_what_the_paced_events_cost_worker_and_peer() -> None:
-    """The CPU per paced event and the cores it keeps busy bound the tail: queueing."""
+    """The CPU per paced event and the cores it keeps busy: the load a tail is read against."""
     row = _row(141.0, True, 180.0)
     row["median"] |= {"cpu_ms_per_event": 6.12, "cores": 0.83}
     peer = {"p50": 18.1, "p99": 58.0, "cpu_ms_per_event": 1.9, "cores": 0.27}
