@@ -18,6 +18,7 @@ from faust.types import EventT, StreamT
 from mode import Service
 
 from learnstream.agents.runtime import Runtime
+from learnstream.agents.seams.faust_compat import note_fetched_ends
 from learnstream.agents.seams.tailer import TopicTailer
 from learnstream.streams.consent.fence import Fence
 from learnstream.streams.consent.view import ConsentView, parse_consent
@@ -53,6 +54,10 @@ class ConsentReader(TopicTailer):
 
     def _advance(self, positions: dict[TopicPartition, int]) -> None:
         self.fence.advance(positions)
+
+    async def _connected(self) -> None:
+        if self.fence.fetched is not None and self._consumer is not None:
+            note_fetched_ends(self._consumer, self.fence.fetched)  # they answer the fence too
 
     @Service.timer(1.0)
     async def _watch(self) -> None:

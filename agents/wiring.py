@@ -39,6 +39,7 @@ from learnstream.agents.seams.faust_compat import (
     guard_commits,
     hand_over_inline,
     handing_over,
+    note_fetches,
     retry_lost_coordinators,
 )
 from learnstream.agents.seams.prober import Prober
@@ -60,6 +61,7 @@ from learnstream.streams.join.sessions import SESSION_SPACE, session_expiry
 from learnstream.streams.join.spaces import KeySpace
 from learnstream.streams.join.watermark import Watermark
 from learnstream.streams.observe.metrics import Metrics
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.privacy.config import privacy_config
 from learnstream.streams.privacy.pii import build_anonymizer
@@ -100,7 +102,10 @@ def wire(
     # not app.in_transaction: Faust caches that property, False until the worker runs
     exactly_once = settings.processing_guarantee == "exactly_once"
     progress = Progress(gated=exactly_once)
+    fetched: FetchedEnds[Any] | None = None
     if ends is None:
+        # the worker's own fetches answer the fence and the watermark too (seam 17)
+        fetched = FetchedEnds([topics.consent.get_topic_name(), corrections])
         asker = EndOffsets(broker, topics.consent.get_topic_name(), corrections)
         app.add_dependency(asker)
         ends = asker
@@ -109,7 +114,7 @@ def wire(
         prober = Prober(broker, isolation)
         app.add_dependency(prober)
         progress.first_visible = prober.first_visible
-    consent, fence = ConsentView(), Fence(ends.consent)
+    consent, fence = ConsentView(), Fence(ends.consent, fetched=fetched)
     produce = Sender(app)
     on_sample: list[Callable[[LearningSample], None]] = []
     on_sent: list[OnSent] = []
@@ -127,7 +132,7 @@ def wire(
     plan_store = PlanStore(tables.plan_state, expiry, pins, settings.join.hold_in_memory)
     metrics.held_writes.labels("plan_state").set_function(plan_store.held)
     lateness = settings.join.corrections_lateness
-    watermark = Watermark(corrections, progress, ends.corrections, clock, lateness)
+    watermark = Watermark(corrections, progress, ends.corrections, clock, lateness, fetched)
     timeout = settings.sessions.timeout
     partitions = settings.topics.partitions
     sessions = WindowStore(tables.map_sessions, partitions, timeout, SessionState.from_table)
@@ -238,6 +243,8 @@ def wire(
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
     bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # not Faust's 1500 ms
+    if runtime.fence.fetched is not None:
+        note_fetches(app, runtime.fence.fetched)  # the ends its fetches carry
     hand_over_inline(app)  # no tasks per record handed over, when its stream has room
     retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics

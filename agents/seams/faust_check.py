@@ -214,6 +214,32 @@ SEAMS: tuple[Seam, ...] = (
     ),
     Seam(
         _AIOKAFKA,
+        "AIOKafkaConsumer._fetcher",
+        "aiokafka:AIOKafkaConsumer.start",
+        ("self",),
+        ("self._fetcher = Fetcher(",),
+    ),
+    Seam(
+        _AIOKAFKA,
+        "Fetcher._proc_fetch_request",
+        "aiokafka.consumer.fetcher:Fetcher._proc_fetch_request",
+        ("self", "assignment", "node_id", "request"),
+        (
+            "for topic, partitions in request.topics:",
+            "tp_state = assignment.state_value(tp)",
+            "tp_state.lso = lso",
+            "tp_state.timestamp = now_ms",
+        ),
+    ),
+    Seam(
+        _AIOKAFKA,
+        "Fetcher._fetch_requests_routine",
+        "aiokafka.consumer.fetcher:Fetcher._fetch_requests_routine",
+        ("self",),
+        ("self._proc_fetch_request(",),
+    ),
+    Seam(
+        _AIOKAFKA,
         "AIOKafkaClient.force_metadata_update",
         "aiokafka.client:AIOKafkaClient.force_metadata_update",
         ("self",),

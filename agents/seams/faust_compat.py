@@ -127,6 +127,19 @@ aiokafka:
     goes on under mode's ``wait_first`` as before, so a suspended flow still cancels it.
     Any other call is mode's (benchmarks/RESULTS.md, 30 Nov 10:02–10:37).
 
+17. aiokafka's ``Fetcher._proc_fetch_request(assignment, node_id, request)``
+    (``aiokafka/consumer/fetcher.py``; the fetcher is made by ``AIOKafkaConsumer.start()``)
+    and the partition state's ``lso`` and ``timestamp`` it sets from each response. Each
+    fetch response carries the last stable offset of every partition it asked for, which
+    answers the corrections watermark and the consent fence as a ListOffsets round does,
+    and a quiet partition is in every fetch (streams/offsets/fetched.py).
+    ``note_fetched_ends`` wraps it on a started consumer: it stamps the moment before the
+    request goes out and notes the ``lso`` of each watched partition whose ``timestamp``
+    (milliseconds) the response changed (one within the same millisecond as the one before
+    is not noted: that only costs a wait). ``note_fetches`` does so for the worker's
+    consumer once started (through seam 15's ``_create_worker_consumer``); the consent
+    reader for its own (benchmarks/RESULTS.md, 30 Nov 16:05).
+
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -153,6 +166,7 @@ from faust import streams as faust_streams
 from faust.types import TP, EventT
 from mode.services import WaitResults
 
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.offsets.progress import Progress
 
 __all__ = [
@@ -167,6 +181,8 @@ __all__ = [
     "hand_over_inline",
     "handing_over",
     "log_starts",
+    "note_fetched_ends",
+    "note_fetches",
     "partitioned_items",
     "processing",
     "refresh_metadata",
@@ -265,6 +281,73 @@ def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
         thread._create_worker_consumer = create_worker_consumer
 
     _on_new_consumer(app, change)
+
+
+def note_fetches(app: faust.App, ends: FetchedEnds[Any]) -> None:
+    """Make each new consumer of ``app`` note in ``ends`` the last stable offsets its fetch
+    responses carry (seam 17), from its start on. Installed before the worker creates its
+    consumer."""
+
+    def change(consumer: Any) -> None:
+        thread = consumer._thread  # seam 10
+        build = thread._create_worker_consumer
+
+        def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
+            aiokafka_consumer = build(transport)
+            start = aiokafka_consumer.start
+
+            async def start_noting() -> None:
+                await start()
+                note_fetched_ends(aiokafka_consumer, ends)  # the fetcher is made by start()
+
+            aiokafka_consumer.start = start_noting
+            return aiokafka_consumer
+
+        thread._create_worker_consumer = create_worker_consumer
+
+    _on_new_consumer(app, change)
+
+
+def note_fetched_ends(consumer: AIOKafkaConsumer, ends: FetchedEnds[Any]) -> None:
+    """Make ``consumer``'s fetches note in ``ends`` the last stable offsets of the partitions
+    of ``ends.topics`` they carry (seam 17). Call on the consumer's loop, after ``start()``."""
+    fetcher = consumer._fetcher
+    fetcher._proc_fetch_request = _noting(fetcher._proc_fetch_request, ends)
+
+
+def _noting(
+    proc: Callable[..., Awaitable[bool]], ends: FetchedEnds[Any]
+) -> Callable[..., Awaitable[bool]]:
+    async def proc_fetch_request(assignment: Any, node_id: int, request: Any) -> bool:
+        watched = [
+            TopicPartition(topic, partition)
+            for topic, partitions in request.topics
+            if topic in ends.topics
+            for partition, *_ in partitions
+        ]
+        if not watched:
+            return await proc(assignment, node_id, request)
+        before = {tp: _fetched_at(assignment, tp) for tp in watched}
+        sent = ends.clock()  # before the request goes out: its ends count for earlier only
+        try:
+            return await proc(assignment, node_id, request)
+        finally:
+            answered = {}
+            for tp in watched:
+                state = assignment.state_value(tp)
+                if state is None or state.timestamp == before[tp]:
+                    continue  # not answered: an error, a moved position, a new assignment
+                if state.lso is not None and state.lso >= 0:  # -1: the broker gave none
+                    answered[tp] = state.lso
+            if answered:
+                ends.note(sent, answered)
+
+    return proc_fetch_request
+
+
+def _fetched_at(assignment: Any, tp: TopicPartition) -> int | None:
+    state = assignment.state_value(tp)
+    return None if state is None else state.timestamp
 
 
 def deliver_every_record(app: faust.App, progress: Progress) -> None:

@@ -5,6 +5,10 @@ shared: streams/offsets/rounds.py) that started after their ``since``, and for t
 positions to reach its answer. A caller whose ``since`` is older than the last answered
 round needs no request of its own. A failed request is retried after ``retry`` seconds,
 forever: waiting is the only safe answer to an unanswered broker.
+
+A fetch sent after ``since`` answers as well as a round (streams/offsets/fetched.py): given
+the ends fetches carried, a caller takes whichever answers first for every partition the
+last round named.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.offsets.rounds import Rounds
 
 __all__ = ["EndOffsets", "Fence", "Offsets"]
@@ -31,8 +36,11 @@ class Fence:
         *,
         retry: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        fetched: FetchedEnds[Hashable] | None = None,
     ) -> None:
         self.end_offsets, self.retry, self.clock = end_offsets, retry, clock
+        #: Ends the reader's fetches carried, stamped on ``clock``.
+        self.fetched = fetched
         self.lag = 0  # records between the positions and the last answer
         self.rounds: Rounds[Hashable, float] = Rounds(self._ask, clock, "consent fence")
         self._positions: dict[Hashable, int] = {}
@@ -54,12 +62,12 @@ class Fence:
         token = object()
         self._since[token] = now
         try:
-            ends = self.rounds.answer(since)
+            ends = self._answer(since)
             while ends is None:  # no round started after ``since`` answered yet: ask
-                if not await asyncio.shield(self.rounds.after(since)):  # shared by all
+                if not await self._asked(since):
                     await asyncio.sleep(self.retry)  # never a verdict without an answer
                 self._count_lag()
-                ends = self.rounds.answer(since)
+                ends = self._answer(since)
             # Only this answer is waited for: newer ones, asked for later callers, may be
             # further ahead of the reader.
             while not self._reached(ends):
@@ -81,6 +89,25 @@ class Fence:
     def oldest_wait(self) -> float:
         """Return the seconds the longest waiting caller has waited (0 when none)."""
         return self.clock() - min(self._since.values()) if self._since else 0.0
+
+    def _answer(self, since: float) -> Offsets | None:
+        """Return ends asked for after ``since``: a round's, or else the fetches' for every
+        partition the newest round named."""
+        ends = self.rounds.answer(since)
+        if ends is None and self.fetched is not None:
+            named = self.rounds.answer(None)
+            if named:
+                ends = self.fetched.ends(list(named), since)
+        return ends
+
+    async def _asked(self, since: float) -> bool:
+        """Wait for a round started after ``since`` (shared by all) or, sooner, for fetches
+        sent after it; say False if the round failed first."""
+        asked = self.rounds.after(since)
+        named = self.rounds.answer(None)
+        if self.fetched is None or not named:
+            return await asyncio.shield(asked)
+        return await self.fetched.or_round(asked, list(named), since)
 
     async def _ask(self, _partitions: list[Hashable]) -> Offsets:
         return await self.end_offsets()  # every partition the reader reads

@@ -18,6 +18,11 @@ an event only if the ListOffsets round that asked for it started after the event
 fetched, as for the consent fence: both use the shared rounds of streams/offsets/rounds.py,
 one of which answers every event fetched before it.
 
+A fetch answers the same question: each response carries the last stable offset of every
+partition it asked for, and a quiet corrections partition is in every fetch to its broker. So
+an end from a fetch *sent* after the event was fetched counts too (streams/offsets/fetched.py),
+and a decision waits for whichever answers first, a round or the consumer's next fetch.
+
 What the broker did not hold yet does not count: Kafka orders records within a partition
 only, so a correction a runtime sent just before an execute can land just after it
 (benchmarks/ordering.py). ``join.corrections_lateness`` moves the moment an end must be asked
@@ -32,6 +37,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.offsets.progress import Progress
 from learnstream.streams.offsets.rounds import Rounds
 
@@ -57,7 +63,8 @@ class Watermark:
     corrections topic only. ``ask`` answers ends, in shared rounds (streams/offsets/rounds.py).
     Entries waiting are completed after the next correction read (``due``) or by the next
     grace sweep, which runs every ``join.sweep_interval`` and completes whatever an answer
-    has settled meanwhile.
+    has settled meanwhile. ``fetched``, when given, holds the ends the worker's own fetches
+    carried (its clock and ``clock`` read the same moments).
     """
 
     def __init__(
@@ -67,8 +74,10 @@ class Watermark:
         ask: Ask,
         clock: Clock,
         lateness: timedelta = timedelta(0),
+        fetched: FetchedEnds[tuple[str, int]] | None = None,
     ) -> None:
         self.topic, self.progress, self.ask, self.clock = topic, progress, ask, clock
+        self.fetched = fetched
         #: Corrections reaching the broker this long after an event was fetched count for it.
         self.lateness = lateness
         self.rounds: Rounds[int, datetime] = Rounds(ask, clock, "corrections watermark")
@@ -95,9 +104,15 @@ class Watermark:
             await asyncio.sleep(pause)
         self.rounds.wanted.add(partition)
         for _ in range(2):  # the round in flight may not have asked for ``partition``
-            if self.rounds.end(partition, since) is not None:
+            if self._end(partition, since) is not None:
                 return
-            if not await asyncio.shield(self.rounds.after(since)):
+            asked = self.rounds.after(since)
+            if self.fetched is None:
+                answered = await asyncio.shield(asked)
+            else:  # a fetch sent after ``since`` may answer first
+                moment = self._on_clock_of(self.fetched, since)
+                answered = await self.fetched.or_round(asked, [self._tp(partition)], moment)
+            if not answered:
                 return  # the round failed (counted and logged)
 
     def settled(self, partition: int, since: datetime) -> bool:
@@ -106,7 +121,7 @@ class Watermark:
         that, ask (in the background, once the lateness is over) and say no."""
         since = self._counting_from(since)
         self.rounds.wanted.add(partition)
-        end = self.rounds.end(partition, since)
+        end = self._end(partition, since)
         if end is None:
             if since <= self.clock():  # a round started earlier would not count: a later look asks
                 self.rounds.after(since)
@@ -139,13 +154,32 @@ class Watermark:
             self._read.pop(partition, None)
             self.waiting.pop(partition, None)
 
+    def _end(self, partition: int, since: datetime) -> int | None:
+        """Return an end of ``partition`` asked for after ``since``: by a round or a fetch
+        (the lower, when both: either counts, and the lower settles sooner)."""
+        asked = self.rounds.end(partition, since)
+        if self.fetched is None:
+            return asked
+        tp = self._tp(partition)
+        fetched = self.fetched.ends([tp], self._on_clock_of(self.fetched, since))
+        if fetched is None:
+            return asked
+        return fetched[tp] if asked is None else min(asked, fetched[tp])
+
+    def _on_clock_of(self, fetched: FetchedEnds[tuple[str, int]], moment: datetime) -> float:
+        """Return ``moment`` on the clock ``fetched`` stamps fetches with."""
+        return fetched.clock() - (self.clock() - moment).total_seconds()
+
+    def _tp(self, partition: int) -> _Partition:
+        return _Partition(self.topic, partition)
+
     def _counting_from(self, fetched: datetime) -> datetime:
         """Return the moment after which an end counts for an event fetched at ``fetched``."""
         return fetched + self.lateness if self.lateness else fetched
 
     def _read_to(self, partition: int) -> int:
         """Return how far this worker has read ``partition`` of the corrections topic."""
-        tp = _Partition(self.topic, partition)
+        tp = self._tp(partition)
         return max(
             self._read.get(partition, 0),
             self.progress.next_offset(tp) or 0,

@@ -6,11 +6,13 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from faust.types import TP
 
+from learnstream.agents.seams.faust_compat import note_fetched_ends
 from learnstream.agents.seams.prober import Prober
+from learnstream.streams.offsets.fetched import FetchedEnds
 from tests.support.kafka_server import ApacheKafka
 
 pytestmark = pytest.mark.kafka
@@ -162,3 +164,56 @@ def test_restart_keeps_data(kafka: ApacheKafka) -> None:
 
     got = asyncio.run(_consume(bootstrap, "smoke-restart", RECORDS))
     assert sorted(got) == sorted(values)
+
+
+def test_a_fetch_answers_the_read_committed_end_while_a_transaction_is_open(
+    kafka: ApacheKafka,
+) -> None:
+    """What the watermark and the fence take from a fetch (seam 17 of
+    agents/seams/faust_compat.py): the last stable offset, the end ListOffsets answers a
+    read_committed asker, for a consumer of either isolation level; not the high watermark
+    an open transaction has moved on."""
+    topic = "smoke-fetched"
+    tp = TopicPartition(topic, 0)
+
+    async def ends_read(isolation: str) -> tuple[int, int]:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=kafka.bootstrap, isolation_level=isolation, fetch_max_wait_ms=50
+        )
+        ends: FetchedEnds[TopicPartition] = FetchedEnds([topic])
+        await consumer.start()
+        try:
+            note_fetched_ends(consumer, ends)
+            consumer.assign([tp])
+            await consumer.seek_to_beginning()
+            since = ends.clock()
+            answered = ends.after([tp], since)
+            while not answered.done():
+                await consumer.getmany(timeout_ms=100)
+            return (ends.ends([tp], since) or {})[tp], consumer.highwater(tp) or -1
+        finally:
+            await consumer.stop()
+
+    async def scenario() -> list[tuple[int, int]]:
+        await _create_topic(kafka.bootstrap, topic, partitions=1)
+        await _produce(kafka.bootstrap, topic, [b"a", b"b"])  # offsets 0, 1
+        producer = AIOKafkaProducer(
+            bootstrap_servers=kafka.bootstrap, transactional_id="smoke-fetched-1", acks="all"
+        )
+        await producer.start()
+        try:
+            await producer.begin_transaction()
+            await (await producer.send(topic, b"open", partition=0))  # offset 2, not committed
+            read = [
+                await ends_read(isolation) for isolation in ("read_uncommitted", "read_committed")
+            ]
+            await producer.commit_transaction()  # its marker at offset 3
+        finally:
+            await producer.stop()
+        read.append(await ends_read("read_uncommitted"))
+        return read
+
+    open_uncommitted, open_committed, after = asyncio.run(scenario())
+    assert open_uncommitted[0] == open_committed[0] == 2  # the last stable offset
+    assert open_uncommitted[1] == 3  # the high watermark is past the open record
+    assert after[0] == 4  # committed: record and marker

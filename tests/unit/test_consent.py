@@ -13,6 +13,7 @@ import pytest
 from learnstream.streams.consent.fence import Fence
 from learnstream.streams.consent.view import ConsentView, parse_consent
 from learnstream.streams.dlq.errors import InvalidEvent
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.samples.ids import canonical_id
 from tests.support.offsets import caught_up
 
@@ -236,3 +237,41 @@ async def test_caught_up_answers_no_partition() -> None:
     fence = Fence(caught_up, clock=ticking().__next__)
     await asyncio.wait_for(fence.wait(), 1)
     assert await caught_up() == {}
+
+
+async def test_fetches_sent_after_a_waiter_answer_it_before_a_slow_round() -> None:
+    clock = ticking()
+    fetched: FetchedEnds[Hashable] = FetchedEnds(["consent"], clock=clock.__next__)
+    broker = Broker({"p0": 1, "p1": 0})
+    fence = Fence(broker, clock=clock.__next__, fetched=fetched)
+    fence.advance({"p0": 1, "p1": 0})
+    await fence.wait()  # the first round names the partitions
+    broker.gate.clear()  # rounds from now on go unanswered
+    waiter = asyncio.create_task(fence.wait())
+    await settle()
+    fetched.note(clock.__next__(), {"p0": 1})  # one partition's end is not an answer
+    await settle()
+    assert not waiter.done()
+    fetched.note(clock.__next__(), {"p1": 2})
+    await settle()
+    assert not waiter.done()  # answered, and the reader is behind on p1
+    fence.advance({"p1": 2})
+    await asyncio.wait_for(waiter, 1)
+    assert broker.asked == 2  # the second round is still unanswered
+
+
+async def test_a_fetch_sent_before_a_waiter_does_not_answer_it() -> None:
+    clock = ticking()
+    fetched: FetchedEnds[Hashable] = FetchedEnds(["consent"], clock=clock.__next__)
+    broker = Broker({"p0": 0})
+    fence = Fence(broker, clock=clock.__next__, fetched=fetched)
+    await fence.wait()
+    broker.gate.clear()
+    sent = clock.__next__()
+    waiter = asyncio.create_task(fence.wait())
+    await settle()
+    fetched.note(sent, {"p0": 0})
+    await settle()
+    assert not waiter.done()
+    broker.gate.set()
+    await asyncio.wait_for(waiter, 1)

@@ -10,6 +10,7 @@ import pytest
 
 from learnstream.agents.clock import wall_clock as now
 from learnstream.streams.join.watermark import Watermark
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.offsets.progress import Progress
 
 
@@ -163,3 +164,55 @@ async def test_a_correction_landing_within_the_lateness_counts() -> None:
     assert not mark.settled(0, fetched), "the correction that landed late is not read yet"
     mark.advance(0, 1)
     assert mark.settled(0, fetched)
+
+
+class Unanswered(Broker):
+    """A broker whose ListOffsets rounds do not answer until ``gate`` is set."""
+
+    def __init__(self, end: int) -> None:
+        super().__init__(end)
+        self.gate = asyncio.Event()
+
+    async def ask(self, partitions: list[int]) -> dict[int, int]:
+        await self.gate.wait()
+        return await super().ask(partitions)
+
+
+def fetching(broker: Broker) -> tuple[Watermark, FetchedEnds[tuple[str, int]]]:
+    fetched: FetchedEnds[tuple[str, int]] = FetchedEnds(["deltas"])
+    return Watermark("deltas", Progress(gated=False), broker.ask, now, fetched=fetched), fetched
+
+
+async def test_a_fetch_sent_after_the_event_answers_before_the_round() -> None:
+    broker = Unanswered(end=5)
+    mark, fetched = fetching(broker)
+    since = now()
+    waiting = asyncio.ensure_future(mark.fresh(0, since))
+    await asyncio.sleep(0)
+    assert not waiting.done()  # its round is asked and unanswered
+    fetched.note(fetched.clock(), {("deltas", 0): 2})  # the consumer's next fetch
+    await asyncio.wait_for(waiting, 1)
+    assert broker.rounds == 0
+    mark.advance(0, 0)
+    assert not mark.settled(0, since)  # the fetch's end is 2: offset 1 is not read
+    mark.advance(0, 1)
+    assert mark.settled(0, since)
+    broker.gate.set()  # the round answers later (end 5); the fetch's lower end still counts
+    await asyncio.sleep(0)
+    assert mark.settled(0, since)
+
+
+async def test_a_fetch_sent_before_the_event_settles_nothing() -> None:
+    broker = Unanswered(end=1)
+    mark, fetched = fetching(broker)
+    fetched.note(fetched.clock(), {("deltas", 0): 1})  # before the event was fetched
+    mark.advance(0, 0)
+    since = now()
+    assert not mark.settled(0, since), "an end fetched earlier must not settle a newer event"
+    waiting = asyncio.ensure_future(mark.fresh(0, since))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    broker.gate.set()
+    await asyncio.wait_for(waiting, 1)
+    assert broker.rounds == 1
+    assert mark.settled(0, since)
