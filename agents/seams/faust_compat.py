@@ -129,16 +129,18 @@ aiokafka:
 
 17. aiokafka's ``Fetcher._proc_fetch_request(assignment, node_id, request)``
     (``aiokafka/consumer/fetcher.py``; the fetcher is made by ``AIOKafkaConsumer.start()``)
-    and the partition state's ``lso`` and ``timestamp`` it sets from each response. Each
-    fetch response carries the last stable offset of every partition it asked for, which
-    answers the corrections watermark and the consent fence as a ListOffsets round does,
-    and a quiet partition is in every fetch (streams/offsets/fetched.py).
-    ``note_fetched_ends`` wraps it on a started consumer: it stamps the moment before the
-    request goes out and notes the ``lso`` of each watched partition whose ``timestamp``
-    (milliseconds) the response changed (one within the same millisecond as the one before
-    is not noted: that only costs a wait). ``note_fetches`` does so for the worker's
-    consumer once started (through seam 15's ``_create_worker_consumer``); the consent
-    reader for its own (benchmarks/RESULTS.md, 30 Nov 16:05).
+    and the partition state's ``lso`` and ``timestamp`` it sets from each response; and
+    the consumer's ``_client.cluster`` (seam 9), to take ends from partition leaders only (a
+    follower serving a fetch may not have heard of the newest end). Each fetch response
+    carries the last stable offset of every partition it asked for, which answers the
+    corrections watermark and the consent fence as a ListOffsets round does, and a quiet
+    partition is in every fetch (streams/offsets/fetched.py). ``note_fetched_ends`` wraps
+    it on a started consumer: it stamps the moment before the request goes out and notes
+    the ``lso`` of each watched partition whose ``timestamp`` (milliseconds) the response
+    changed (one within the same millisecond as the one before is not noted: that only
+    costs a wait). ``note_fetches`` does so for the worker's consumer once started (through
+    seam 15's ``_create_worker_consumer``); the consent reader for its own
+    (benchmarks/RESULTS.md, 30 Nov 16:05).
 
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
@@ -311,20 +313,23 @@ def note_fetches(app: faust.App, ends: FetchedEnds[Any]) -> None:
 def note_fetched_ends(consumer: AIOKafkaConsumer, ends: FetchedEnds[Any]) -> None:
     """Make ``consumer``'s fetches note in ``ends`` the last stable offsets of the partitions
     of ``ends.topics`` they carry (seam 17). Call on the consumer's loop, after ``start()``."""
-    fetcher = consumer._fetcher
-    fetcher._proc_fetch_request = _noting(fetcher._proc_fetch_request, ends)
+    fetcher, cluster = consumer._fetcher, consumer._client.cluster
+    fetcher._proc_fetch_request = _noting(fetcher._proc_fetch_request, cluster, ends)
 
 
 def _noting(
-    proc: Callable[..., Awaitable[bool]], ends: FetchedEnds[Any]
+    proc: Callable[..., Awaitable[bool]], cluster: Any, ends: FetchedEnds[Any]
 ) -> Callable[..., Awaitable[bool]]:
     async def proc_fetch_request(assignment: Any, node_id: int, request: Any) -> bool:
-        watched = [
-            TopicPartition(topic, partition)
-            for topic, partitions in request.topics
-            if topic in ends.topics
-            for partition, *_ in partitions
-        ]
+        watched = []
+        for topic, partitions in request.topics:
+            if topic not in ends.topics:
+                continue
+            for partition, *_ in partitions:
+                tp = TopicPartition(topic, partition)
+                # a follower serving a fetch (KIP-392) may not have heard of the newest end
+                if cluster.leader_for_partition(tp) == node_id:
+                    watched.append(tp)
         if not watched:
             return await proc(assignment, node_id, request)
         before = {tp: _fetched_at(assignment, tp) for tp in watched}
