@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from learnstream.streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
-from learnstream.streams.privacy.handles import USERNAME_CUES
+from learnstream.streams.privacy.handles import may_hold_username
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
@@ -36,7 +36,8 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
 #: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a street a
 #: digit or its type written out, a date of birth its digits and keyword, a passport number
-#: its keyword (a German serial may be letters only), a username "@" or a user word. A
+#: its keyword (a German serial may be letters only), a username "@" or a user word and
+#: a mark one of its patterns holds as written (``handles.may_hold_username``). A
 #: national id needs its digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may
 #: trade digits for letters (omocodia), so it needs one digit in 16 characters: one with all
 #: seven traded is not read.
@@ -67,7 +68,7 @@ NEEDS: dict[str, Gate] = {
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
     "PASSPORT": (0, lambda t: _PASSPORT.search(t) is not None),  # a German one may hold none
     "STREET_ADDRESS": (0, lambda t: _DIGIT.search(t) is not None or bool(_STREET_TYPE.search(t))),
-    "USERNAME": (0, lambda t: USERNAME_CUES.search(t.lower()) is not None),
+    "USERNAME": (0, may_hold_username),
 }
 
 #: Made-up text holding one of each pattern entity, a name and a secret's shape:

@@ -81,6 +81,13 @@ CORPUS = [
     "LOGIN=j.doe@corp",
     "sudo -u pgadmin psql; --user=jdoe; ssh jdoe@build-01",
     "Failed password for invalid user bob from 10.0.0.5 port 22",
+    # a login after each cue the username patterns read (streams/privacy/handles.py)
+    "User hmorrow approved it; user mark.perez too",
+    "git commit --author jdoe --login jdoe",
+    "owner=jdoe user: jdoe",
+    "Accepted publickey for alice from 10.0.0.5 port 22",
+    # numbers in prose, no street and no login (the gates skip them)
+    "Fix the login 500 error reported by the owner (ref qzvkrbta)",
 ]
 PRESIDIO_REGIONS = PhoneRecognizer.DEFAULT_SUPPORTED_REGIONS
 SHORTEST = ("AT", "DE", "IR", "LU", "NU", "SH", "TA", "TK", "UY")
