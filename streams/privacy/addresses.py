@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import regex
 from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
@@ -18,7 +19,7 @@ from learnstream.streams.privacy.dictionary import is_common_word
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import is_product
 
-__all__ = ["StreetAddressRecognizer"]
+__all__ = ["StreetAddressRecognizer", "may_hold_street"]
 
 _SUFFIXES = (
     "Alley|Annex|Arcade|Avenue|Ave|Bayou|Beach|Bend|Bluffs?|Bottom|Boulevard|Blvd|Brooks?|"
@@ -227,6 +228,39 @@ _CORNER = (
     rf"(?<=(?i:\bcorner\s+of)\s+)(?:the\s+)?{_CORNER_WORD}"
     rf"(?:[ \t]+(?:(?:and|&|de|del|la|le|da|do|y|à)[ \t]+)*{_CORNER_WORD}){{1,9}}"
 )
+
+
+#: A part that every match of the patterns below holds as is, one per pattern or more (read
+#: by the regex engine Presidio runs them on, with the same flags): a flat; a house number
+#: before a street's first word (a capital or an ordinal: English streets), or before a name
+#: in any script (the number last, a Polish "ul."); a German street type before its number,
+#: a French one before its name; a P.O. box's or a military box's number; "corner of"; a
+#: military ship; a street type written out; a place's preposition before a name; an
+#: address line's label. A sentence with numbers in it ("the login 500 error", "retry 3
+#: times") holds none, and the recognizer's patterns need not run over it. A new pattern
+#: adds its part here (tests/unit/test_pii_gates.py holds the gate to the recognizer).
+_STREET_PARTS = tuple(
+    regex.compile(rx, flags=regex.DOTALL | regex.MULTILINE)
+    for rx in (
+        r"(?:Flat|Studio|Apartment|Apt\.?|Suite|Unit)\s",
+        rf"\d[A-Za-z]?,?\s+(?:[A-ZÀ-Þ]|{_ORDINAL})",
+        r"\d[A-Za-z]?,?[ \t]+(?:(?i:ul|al|pl|rua|r|av|calle|via)\.?[ \t]+)?[^\W\d_a-z]",
+        rf"(?<=(?i:{_DE_TYPES}))\s+\d",
+        rf"(?<=(?i:{_FR_TYPES})\s+)(?:(?:de la|de l'|du|des|de|la|le|l'|d')\s*)?[A-ZÀ-Þ]",
+        r"(?i:Box)\s+\d",
+        r"(?i:corner\s+of)\s",
+        r"US(?:NS|NV|S|CGC)\s",
+        r"[ \t](?i:street|avenue|road|boulevard)",
+        r"(?<=(?:[Oo]n|[Aa]t|[Oo]f|[Ii]n|[Tt]o|[Ff]rom|[Nn]ear))[ \t]+"
+        r"(?:(?:ul|al|pl|r|av|avda)\.[ \t]+)?[^\W\d_a-z]",
+        r"[Aa]ddress[ \t]*:",
+    )
+)
+
+
+def may_hold_street(text: str) -> bool:
+    """Tell cheaply whether ``StreetAddressRecognizer`` could find an address in text."""
+    return any(part.search(text) is not None for part in _STREET_PARTS)
 
 
 class StreetAddressRecognizer(PatternRecognizer):

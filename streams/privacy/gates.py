@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from learnstream.streams.privacy.addresses import may_hold_street
 from learnstream.streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
-from learnstream.streams.privacy.handles import USERNAME_CUES
+from learnstream.streams.privacy.handles import may_hold_username
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
@@ -35,8 +36,10 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: must hold at least, a test of the text). A card is >= 12 digits, an SSN 9, an IBAN 2
 #: check digits in >= 13 characters, an email needs "@", a URL "://" (scheme URLs only), an
 #: IPv4 address 3 dots and 4 digits, IPv6 two colons, a MAC five separators, a street a
-#: digit or its type written out, a date of birth its digits and keyword, a passport number
-#: its keyword (a German serial may be letters only), a username "@" or a user word. A
+#: digit or its type written out and a part every address pattern holds
+#: (``addresses.may_hold_street``), a date of birth its digits and keyword, a passport number
+#: its keyword (a German serial may be letters only), a username "@" or a user word and
+#: a mark one of its patterns holds as written (``handles.may_hold_username``). A
 #: national id needs its digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may
 #: trade digits for letters (omocodia), so it needs one digit in 16 characters: one with all
 #: seven traded is not read.
@@ -66,8 +69,13 @@ NEEDS: dict[str, Gate] = {
     "MAC_ADDRESS": (0, lambda t: t.count(":") >= 5 or t.count("-") >= 5 or t.count(".") >= 2),
     "DATE_OF_BIRTH": (2, lambda t: _BIRTH.search(t) is not None),
     "PASSPORT": (0, lambda t: _PASSPORT.search(t) is not None),  # a German one may hold none
-    "STREET_ADDRESS": (0, lambda t: _DIGIT.search(t) is not None or bool(_STREET_TYPE.search(t))),
-    "USERNAME": (0, lambda t: USERNAME_CUES.search(t.lower()) is not None),
+    "STREET_ADDRESS": (
+        0,
+        lambda t: (
+            (_DIGIT.search(t) is not None or bool(_STREET_TYPE.search(t))) and may_hold_street(t)
+        ),
+    ),
+    "USERNAME": (0, may_hold_username),
 }
 
 #: Made-up text holding one of each pattern entity, a name and a secret's shape:

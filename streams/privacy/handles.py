@@ -21,10 +21,15 @@ from learnstream.streams.privacy.dictionary import is_capitalised_word, is_commo
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import word_set
 
-__all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer"]
+__all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer", "may_hold_username"]
 
 #: What a text needs before a username can be found in it (the gate, lower-cased text).
 USERNAME_CUES = re.compile(r"@|user|login|owner|author|committer|sudo|invalid user| for \S+ from ")
+#: What a text needs as written, besides a cue: every pattern below holds one of these
+#: characters as it stands, outside any case-blind group: a handle's or an ``ssh`` login's
+#: "@", a key's "=" or ":", a flag's "--", "sudo", sshd's " from ", or "User" / "user"
+#: before a login. "the login 500 error" holds a cue and none of them.
+_MARKS = re.compile(r"[@=:]|--|sudo| from |[Uu]ser")
 #: A key whose value names an account: user, username, user_name, login, login_name.
 USER_KEY = r"(?<![\w-])(?:user(?:_?name)?|login(?:_?name)?)"
 #: A file's or a repository's owner assigned (Ansible's ``owner=``, GitHub's): an account.
@@ -120,6 +125,12 @@ _NOT_NAMES = word_set(
     "none null nil true false str string int optional any self user username user_name "
     "login login_name current_user root admin guest anonymous nobody git"
 )
+
+
+def may_hold_username(text: str) -> bool:
+    """Tell cheaply whether ``UsernameRecognizer`` could find anything in text: a cue and a
+    mark its patterns need."""
+    return _MARKS.search(text) is not None and USERNAME_CUES.search(text.lower()) is not None
 
 
 class UsernameRecognizer(PatternRecognizer):

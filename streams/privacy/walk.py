@@ -16,25 +16,47 @@ from learnstream.streams.privacy.idkeys import (
     is_wellformed_id,
 )
 
-__all__ = ["TextAnonymizer", "sample_strings", "walk_sample"]
+__all__ = ["TextAnonymizer", "read_strings", "walk_sample"]
 
 TextAnonymizer = Callable[[str], tuple[str, Counter[str]]]
 
 
-def sample_strings(sample: dict[str, Any]) -> list[str]:
-    """Return every string leaf of a sample except its sample_id."""
-    return [t for k, v in sample.items() if k != "sample_id" for t in _strings(v)]
+def read_strings(sample: dict[str, Any]) -> list[str]:
+    """Return the string leaves ``walk_sample`` hands to the anonymizer, in its order.
+
+    The same sections and the same id rule as the walk, without copying anything: what the
+    anonymizer reads ahead for a record is then only what the walk will ask it for, not the
+    record's timestamps, provenance or well-formed ids.
+    """
+    texts: list[str] = []
+    for key, value in sample.items():
+        if key in ("input", "state", "output"):
+            _read_leaves(value, texts)
+        elif key == "feedback" and isinstance(value, dict):
+            for name, item in value.items():
+                if name == "details":
+                    _read_leaves(item, texts)
+        elif key == "meta" and isinstance(value, dict):
+            for name, item in value.items():
+                if name in META_IDS and isinstance(item, dict):
+                    for ref in item.values():
+                        _read_leaves(ref, texts, under_id=True)
+                elif name in META_IDS or name in META_TEXT:
+                    _read_leaves(item, texts, under_id=name in META_IDS)
+    return texts
 
 
-def _strings(value: Any) -> list[str]:
-    """Return every string leaf below value."""
+def _read_leaves(value: Any, texts: list[str], under_id: bool = False) -> None:
+    """Append the string leaves below value that ``_walk`` reads."""
     if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _strings(v)]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _strings(v)]
-    return []
+        if not (under_id and is_wellformed_id(value)):
+            texts.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _read_leaves(item, texts, is_id_key(key))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _read_leaves(item, texts, under_id)
 
 
 def walk_sample(

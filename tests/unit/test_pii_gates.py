@@ -81,6 +81,28 @@ CORPUS = [
     "LOGIN=j.doe@corp",
     "sudo -u pgadmin psql; --user=jdoe; ssh jdoe@build-01",
     "Failed password for invalid user bob from 10.0.0.5 port 22",
+    # a street of each shape the address patterns read (streams/privacy/addresses.py)
+    "his address: 449 Πεντέλης 210",
+    "625 ul. Asnyka Adama 82\nSuite 527\nRzeszów",
+    "2210 Nordre gate 64 Suite 12",
+    "4410 Skovbrynet 12 St.",
+    "Quellmoor Mills Street",
+    "The shop is on Laugavegur 28",
+    "Address:     772 Republica de Chile 7715 Suite 228",
+    "at the corner of 262 Thisseos Avenue and Semmens Greens",
+    "Flat on the third floor: Apt. 559",
+    "350 5th Avenue, 12 W 42nd St",
+    "USNS Harmon, FPO AE 12345",
+    "Berliner Straße 5",
+    "87, rue de Barre",
+    "3240 Meadow Drive\n Apt. 983\n Waiatarua\n Netherlands 29952",
+    # a login after each cue the username patterns read (streams/privacy/handles.py)
+    "User hmorrow approved it; user mark.perez too",
+    "git commit --author jdoe --login jdoe",
+    "owner=jdoe user: jdoe",
+    "Accepted publickey for alice from 10.0.0.5 port 22",
+    # numbers in prose, no street and no login (the gates skip them)
+    "Fix the login 500 error reported by the owner (ref qzvkrbta)",
 ]
 PRESIDIO_REGIONS = PhoneRecognizer.DEFAULT_SUPPORTED_REGIONS
 SHORTEST = ("AT", "DE", "IR", "LU", "NU", "SH", "TA", "TK", "UY")

@@ -1,0 +1,47 @@
+"""What the anonymizer reads ahead for a record is exactly what the walk then asks it for."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from learnstream.streams.privacy.walk import read_strings, walk_sample
+
+SAMPLE: dict[str, Any] = {
+    "sample_id": "5b0e0a52-7d1c-4d7e-9a55-0f2d8a3c9e11",
+    "sample_family": "confirm_decision",
+    "created_at": "2026-11-30T16:03:33.053022Z",
+    "input": {
+        "objective": "Ask Dana Whitfield about the 500 errors",
+        "plan_id": "plan-550e8400-e29b-41d4-a716-446655440000",
+        "customer_id": "jane@corp.example",
+        "steps": [{"id": "step-1", "description": "Collect deploy logs"}, ("a", "b")],
+        "decided_by": "Dana Whitfield",
+        "count": 3,
+        "ratio": None,
+    },
+    "state": {"status": "pending", "owner_ids": ["u-1", "dana whitfield"]},
+    "output": {"reasoning": "Approved by Priya", "tags": ["urgent"]},
+    "feedback": {"source": "human", "details": {"user_feedback": "call Dana"}, "type": "edit"},
+    "meta": {
+        "id_refs": {"plan": "plan-123", "ticket": "TICKET 4711 of Dana"},
+        "source_flow_id": "flow_7f3a",
+        "ambiguity_flags": ["who is Dana?"],
+        "producer": "learnstream 1.0",
+    },
+}
+
+
+def test_read_strings_are_the_leaves_the_walk_hands_the_anonymizer_in_order() -> None:
+    asked: list[str] = []
+
+    def keep(text: str) -> tuple[str, Counter[str]]:
+        asked.append(text)
+        return text, Counter()
+
+    walk_sample(SAMPLE, keep, keep)
+    assert read_strings(SAMPLE) == asked
+    assert "plan-550e8400-e29b-41d4-a716-446655440000" not in asked  # a well-formed id
+    assert "jane@corp.example" in asked  # an id key's value of another shape is read
+    assert "human" not in asked  # feedback's provenance is copied
+    assert "learnstream 1.0" not in asked
