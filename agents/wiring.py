@@ -26,6 +26,7 @@ from learnstream.agents.joins import (
 )
 from learnstream.agents.joins.plan_join import Join
 from learnstream.agents.joins.planstore import PlanStore
+from learnstream.agents.joins.rekey_replay import Replay
 from learnstream.agents.joins.window_store import WindowStore
 from learnstream.agents.learning import agent as learn
 from learnstream.agents.learning.stats import SkillTable
@@ -84,14 +85,20 @@ def unread_records(app: faust.App, progress: Progress, topic: str, partition: in
 
 
 def wire(
-    app: faust.App, settings: Settings, *, ends: Ends | None = None, clock: Clock = wall_clock
+    app: faust.App,
+    settings: Settings,
+    *,
+    ends: Ends | None = None,
+    clock: Clock = wall_clock,
+    replay: Replay | None = None,
 ) -> Runtime:
     """Declare topics and tables on ``app``, build the runtime whole, register every agent,
     mount ``/metrics``.
 
     ``ends`` answers where the consent and corrections topics end (default: an asker of the
-    broker's, started with the app); ``clock`` is the time every part reads. Tests pass their
-    own of both.
+    broker's, started with the app); ``clock`` is the time every part reads; ``replay``
+    reads the pairs miner's re-key topic back (default: a consumer of the broker's). Tests
+    pass their own.
     """
     check()  # refuse to start on a Faust whose private seams we patch have changed
     metrics = Metrics()
@@ -196,22 +203,22 @@ def wire(
             settings.join.lead_wait.total_seconds(),
         ),
     )
-    for module in (
-        plans,
-        decisions,
-        deltas,
-        outcomes,
-        window_inputs,
-        consent_reader,
-        sweeper,
-        quality_tables,
-        pair_miner,
-        learn,
-        stall_watch,
-        loop_watch,
-        lead,
+    for register in (
+        plans.register,
+        decisions.register,
+        deltas.register,
+        outcomes.register,
+        window_inputs.register,
+        consent_reader.register,
+        sweeper.register,
+        quality_tables.register,
+        partial(pair_miner.register, replay=replay),
+        learn.register,
+        stall_watch.register,
+        loop_watch.register,
+        lead.register,
     ):
-        module.register(runtime)
+        register(runtime)
 
     runtime.handover.insert(0, join.write_held)
     flush = runtime.progress.before_commit  # the quality windows', if any

@@ -5,22 +5,30 @@ Every sample the emitter sends, anonymized and admitted by consent, reaches ``mi
 ``on_sent`` hook) in its source record's transaction. A correction is a pair (or a counted
 no-pair) at once. A decided plan (intent_resolution) goes on to ``learnstream.pair_intents``
 keyed by its project and intent (``match_key``): two plans of one intent come from records of
-different partitions until then. ``learnstream.replans`` matches them there, in the
-``pair_intents`` table under the same key: plans of two projects never meet, so a pair never
+different partitions until then. ``learnstream.replans`` matches them there, with the other
+plans the intent holds under the same key: plans of two projects never meet, so a pair never
 carries one project's plan under another's consent. Intents expire on ticks (a leader timer
 sends an empty record to each partition of the re-key topic, as agents/joins/sweeper.py does) and
 when a plan finds its intent expired. A tick reads only the intents due: an in-memory index
 of when each was last touched, by partition and minute (streams/join/expiry.py, as the plans'
-TTL and the MAP sessions use), rebuilt from the table in slices after a rebalance; an intent
-expires up to a minute after its TTL. Pairs leave from inside the step that made them, in its
-source's transaction.
+TTL and the MAP sessions use); an intent expires up to a minute after its TTL. Pairs leave
+from inside the step that made them, in its source's transaction.
 
 A completed execution of a plan (a pipeline_outcome of its ``execute`` stage) takes the same
-way, keyed by its project and intent: in the ``pair_intents`` table it meets the intent's
-other executions, and an optimization found there is a plan_optimization sample (one per pair
-of plans: the rule in streams/samples/optimizations.py), sent through the emitter (collection
-controls, privacy, consent) like any other. Its pair is then mined
-from it as written, by this same hook, as a correction is.
+way, keyed by its project and intent: there it meets the intent's other executions, and an
+optimization found is a plan_optimization sample (one per pair of plans: the rule in
+streams/samples/optimizations.py), sent through the emitter (collection controls, privacy,
+consent) like any other. Its pair is then mined from it as written, by this same hook, as a
+correction is.
+
+**No changelog.** What an intent holds is a fold of its partition's re-keyed records, so the
+intents live in memory only, per partition, and a worker assigned a partition folds the
+records again (agents/joins/rekey_replay.py) before its first record: from ``pairs.ttl`` ago
+up to that record, nothing sent, each record's timestamp standing for the time it was first
+read. A table with a changelog wrote one record per decided plan (0.31 per input event on the
+benchmark's workload) to restore what the re-key topic already holds. What this gives up: an
+intent kept alive by plans less than ``pairs.ttl`` apart for longer than ``pairs.ttl`` comes
+back on another worker without its plans older than that.
 
 The hook sees what a reader of the samples topic would, without the round trip: reading the
 topic back costs a Faust event (decode, validate, commit) per sample (benchmarks/RESULTS.md,
@@ -29,16 +37,20 @@ findings behind the design).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterator
-from datetime import datetime
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable
+from datetime import UTC, datetime
 from typing import Any
 
-from faust.types import TP, EventT, StreamT
+from faust.types import EventT, StreamT
 
-from learnstream.agents.joins.held import HeldWrites
-from learnstream.agents.joins.window_store import SCAN_STEP
+from learnstream.agents.joins.rekey_replay import RekeyReplay, Replay
 from learnstream.agents.runtime import Runtime
-from learnstream.streams.join.expiry import ExpiryIndex
+from learnstream.streams.dlq.errors import InvalidEvent, describe_failure
+from learnstream.streams.io.connection import app_connection
+from learnstream.streams.join.expiry import EXPIRY_BUCKET, ExpiryIndex
 from learnstream.streams.samples.executions import Execution, execution_of
 from learnstream.streams.samples.outbox import Outgoing
 from learnstream.streams.samples.pairs import (
@@ -62,26 +74,25 @@ from learnstream.streams.samples.sample import LearningSample
 
 __all__ = ["register"]
 
+log = logging.getLogger("learnstream")
+
 
 class _Pairs:
-    """The two agents' steps, over the runtime and the ``pair_intents`` table."""
+    """The two agents' steps, over the runtime and the intents of this worker's partitions."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime, self.metrics = runtime, runtime.metrics
-        table = runtime.tables.pair_intents
-        if table is None:  # Tables.declare leaves it out only when pairs are off
-            raise RuntimeError("the pairs miner needs the pair_intents table (pairs are off)")
-        self.table = table
-        # at_least_once: an intent's changes wait in memory, each re-keyed record pinned,
-        # and are written once on a tick after join.hold_in_memory (agents/joins/held.py)
-        at_least_once = runtime.settings.processing_guarantee == "at_least_once"
-        pins = runtime.progress if at_least_once else None
-        self.writes = HeldWrites(table, pins, runtime.settings.join.hold_in_memory)
-        self.metrics.held_writes.labels("pair_intents").set_function(self.writes.count)
+    def __init__(self, runtime: Runtime, replay: Replay) -> None:
+        self.runtime, self.metrics, self.replay = runtime, runtime.metrics, replay
+        self.topic = runtime.topics.pair_intents.get_topic_name()
+        self.ttl = runtime.settings.pairs.ttl
+        #: partition -> intent key (``match_key``) -> what the matcher holds; a partition
+        #: is here once restored since it was assigned (``restored``)
+        self.intents: dict[int, dict[str, IntentPlans]] = {}
         #: When each intent was last touched, by partition and minute: a tick pops the due.
         self.quiet = ExpiryIndex(runtime.settings.topics.partitions)
         #: The minute each intent was last noted under: noted again only when it moves.
         self._noted: dict[str, int] = {}
+        #: Counts revocations: a restore finished across one is not kept.
+        self._epoch = 0
 
     async def mine(self, out: Outgoing, source: tuple[str, int]) -> list[Awaitable[Any] | None]:
         """Turn one sample as written into a pair, a re-keyed plan, or nothing (a family
@@ -109,16 +120,14 @@ class _Pairs:
 
     async def replan(self, event: EventT[bytes]) -> None:
         """Match one re-keyed plan or execution with its intent's others; a tick sweeps its
-        partition."""
+        partition. The partition's intents are restored first if it is new to this worker."""
         msg = event.message
+        intents = await self.restored(msg.partition, msg.offset)
         if not msg.value:
-            self.sweep(msg.partition)
+            self.sweep(msg.partition, intents)
             return
         found, source = read_rekeyed(msg.value), (msg.topic, msg.partition)
-        held, samples, pairs, reason = self.match(found, msg.partition)
-        key, record = match_key(found), (TP(msg.topic, msg.partition), msg.offset)
-        self.writes.put(key, held.model_dump(mode="json"), [record], self.runtime.clock())
-        self._note(key, held)
+        samples, pairs, reason = self.fold(intents, found, msg.partition, self.runtime.clock())
         if samples:
             await self.runtime.emitter.send(self.runtime.emitter.prepare(samples), source)
         for pair in pairs:
@@ -126,29 +135,89 @@ class _Pairs:
         if reason is not None:
             self.metrics.child(self.metrics.no_pair, reason).inc()
 
-    def match(
-        self, found: Plan | Execution, partition: int
-    ) -> tuple[IntentPlans, list[LearningSample], list[PreferencePair], str | None]:
-        """Add a plan or an execution to its intent; return the intent, the
-        plan_optimization samples and the replan pairs it made, and why it was not held."""
-        held, moment = self.held(match_key(found)), self.runtime.clock()
+    def fold(
+        self,
+        intents: dict[str, IntentPlans],
+        found: Plan | Execution,
+        partition: int,
+        moment: datetime,
+        *,
+        live: bool = True,
+    ) -> tuple[list[LearningSample], list[PreferencePair], str | None]:
+        """Add a plan or an execution to its intent in ``intents``; return the
+        plan_optimization samples and the replan pairs it made, and why it was not held.
+        An intent whose last plan came ``pairs.ttl`` before ``moment`` is dropped first
+        (counted only ``live``: a restore folds again what an earlier owner counted)."""
+        key = match_key(found)
+        held = intents.get(key)
+        if held is not None and due(held, moment, self.ttl):
+            if live:
+                self.expire(held)
+            held = None
+        samples: list[LearningSample] = []
+        pairs: list[PreferencePair] = []
         if isinstance(found, Plan):
             held, pairs, reason = match(held, found, moment, partition)
-            return held, [], pairs, reason
-        margin = self.runtime.settings.pairs.optimization_margin
-        held, samples, reason = match_execution(held, found, moment, partition, margin)
-        return held, samples, [], reason
+        else:
+            margin = self.runtime.settings.pairs.optimization_margin
+            held, samples, reason = match_execution(held, found, moment, partition, margin)
+        intents[key] = held
+        self._note(key, held)
+        return samples, pairs, reason
 
-    def held(self, key: str) -> IntentPlans | None:
-        """Return what is stored for an intent (``match_key``); an expired one counts and is
-        gone."""
-        raw = self.writes.get(key)
-        if not raw:
-            return None
-        if due(raw, self.runtime.clock(), self.runtime.settings.pairs.ttl):
-            self.expire(raw)
-            return None
-        return IntentPlans.model_validate(raw)
+    async def restored(self, partition: int, offset: int) -> dict[str, IntentPlans]:
+        """Return the intents of ``partition``, restored first if it was assigned since
+        they were last known: its re-keyed records from ``pairs.ttl`` ago (and a minute, as
+        an intent expires up to a minute late) up to ``offset``, the first record its agent
+        was handed, folded again with their timestamps for time, nothing sent.
+
+        A failed read is retried until it succeeds (the records after it wait): matching
+        against a partial intent would lose pairs for good."""
+        intents = self.intents.get(partition)
+        if intents is not None:
+            return intents
+        epoch, started, pause = self._epoch, time.perf_counter(), 0.5
+        since = self.runtime.clock() - self.ttl - EXPIRY_BUCKET
+        intents, count = {}, 0
+        while offset > 0:  # at offset 0 nothing comes before it
+            intents, count = {}, 0
+            try:
+                async for _offset, timestamp, value in self.replay.read(
+                    partition, int(since.timestamp() * 1000), offset
+                ):
+                    count += 1
+                    self._refold(intents, partition, timestamp, value)
+                break
+            except Exception as exc:  # noqa: BLE001  (the broker comes back; retry)
+                log.warning(
+                    "pairs miner: restoring %s[%d] failed (%s); retrying in %.1fs",
+                    self.topic, partition, describe_failure(exc), pause,
+                )  # fmt: skip
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 10.0)
+        self.metrics.pair_intents_restored.inc(count)
+        if count:
+            log.info(
+                "pairs miner: %s[%d] restored from %d re-keyed records below offset %d in "
+                "%.2fs: %d intents",
+                self.topic, partition, count, offset, time.perf_counter() - started, len(intents),
+            )  # fmt: skip
+        if epoch == self._epoch:  # else revoked meanwhile: use it for this record only
+            self.intents[partition] = intents
+        return intents
+
+    def _refold(
+        self, intents: dict[str, IntentPlans], partition: int, timestamp: int, value: bytes
+    ) -> None:
+        """Fold one record read back into ``intents`` (a tick or a bad record: nothing)."""
+        if not value:
+            return
+        try:
+            found = read_rekeyed(value)
+        except InvalidEvent:  # dead-lettered when it was read the first time
+            return
+        moment = datetime.fromtimestamp(timestamp / 1000, UTC)
+        self.fold(intents, found, partition, moment, live=False)
 
     def _note(self, key: str, held: IntentPlans) -> None:
         minute = self.quiet.bucket_of(held.touched)
@@ -156,38 +225,31 @@ class _Pairs:
             self._noted[key] = minute
             self.quiet.note(key, held.touched, partition=held.partition)
 
-    def sweep(self, partition: int) -> None:
-        """Write the intents of ``partition`` held long enough; drop those whose last plan
-        came ``pairs.ttl`` ago.
+    def sweep(self, partition: int, intents: dict[str, IntentPlans]) -> None:
+        """Drop the intents of ``partition`` whose last plan came ``pairs.ttl`` ago.
 
-        The index says which may be due; the stored value decides (one touched since is
-        noted again under its new minute). After a start or a rebalance the index is first
-        rebuilt, ``SCAN_STEP`` intents a tick, so a tick never holds the loop for a whole
-        table; what is known meanwhile expires."""
-        moment, ttl = self.runtime.clock(), self.runtime.settings.pairs.ttl
-        self.writes.flush(partition, moment)
-        if not self.quiet.built:
-            if not self.quiet.scanning:
-                self._noted.clear()
-                self.quiet.start(_with_partitions(self.writes.items()), _touched)
-            self.quiet.step(SCAN_STEP)
-        for key in dict.fromkeys(self.quiet.due(partition, moment, ttl)):
+        The index says which may be due; the intent itself decides (one touched since is
+        noted again under its new minute)."""
+        moment = self.runtime.clock()
+        for key in dict.fromkeys(self.quiet.due(partition, moment, self.ttl)):
             self._noted.pop(key, None)
-            raw = self.writes.get(key)
-            if raw and due(raw, moment, ttl):
-                self.writes.delete(key)
-                self.expire(raw)
+            held = intents.get(key)
+            if held is not None and due(held, moment, self.ttl):
+                del intents[key]
+                self.expire(held)
 
     def invalidate(self, partitions: set[int]) -> None:
-        """Forget the index and what is held for revoked ``partitions`` (their records come
-        again): the index is rebuilt on the next tick."""
-        self.writes.drop(partitions)
-        self.quiet.invalidate()
-        self._noted.clear()
+        """Forget the intents of revoked ``partitions``: whoever reads them next restores them
+        from the re-key topic (this worker too, if it gets them back)."""
+        self._epoch += 1
+        for partition in partitions:
+            for key in self.intents.pop(partition, {}):
+                self._noted.pop(key, None)
+            self.quiet.drop(partition)
 
-    def expire(self, raw: dict[str, Any]) -> None:
+    def expire(self, held: IntentPlans) -> None:
         """Count one intent dropped, by whether any of its plans was approved."""
-        approved = "true" if raw.get("approved") else "false"
+        approved = "true" if held.approved else "false"
         self.metrics.child(self.metrics.pair_intents_expired, approved).inc()
 
     async def send(self, pair: PreferencePair, source: tuple[str, int]) -> Awaitable[Any]:
@@ -199,20 +261,29 @@ class _Pairs:
         return ack
 
 
-def register(runtime: Runtime) -> None:
-    """Mine every sample sent; register the replans agent and its expiry timer (if pairs are on)."""
+def register(runtime: Runtime, replay: Replay | None = None) -> None:
+    """Mine every sample sent; register the replans agent and its expiry timer (if pairs are
+    on). ``replay`` reads the re-key topic back (default: a consumer of the app's broker)."""
     if not runtime.settings.pairs.enabled:
         return
-    steps, app = _Pairs(runtime), runtime.app
-    intents = runtime.topics.pair_intents
+    app, intents = runtime.app, runtime.topics.pair_intents
+    if replay is None:
+        exactly_once = runtime.settings.processing_guarantee == "exactly_once"
+        reader = RekeyReplay(
+            app_connection(app, runtime.settings.broker),
+            intents.get_topic_name(),
+            "read_committed" if exactly_once else "read_uncommitted",
+        )
+        app.add_dependency(reader)
+        replay = reader
+    steps = _Pairs(runtime, replay)
     runtime.on_sent.append(steps.mine)
 
     def on_revoked(*args: Any, **_kwargs: Any) -> None:
         # (app, revoked partitions): another worker may change the partitions we get back
-        steps.invalidate({tp.partition for tp in args[1]})
+        steps.invalidate({tp.partition for tp in args[1] if tp.topic == steps.topic})
 
     app.on_partitions_revoked.connect(on_revoked)
-    runtime.handover.append(steps.writes.write_all)
 
     @app.agent(intents, name="learnstream.replans")
     async def replans(stream: StreamT[bytes]) -> None:
@@ -226,25 +297,6 @@ def register(runtime: Runtime) -> None:
         # Triggers, not data: sent outside any transaction (see agents/joins/sweeper.py).
         for partition in range(runtime.settings.topics.partitions):
             await app.producer.send(intents.get_topic_name(), b"tick", b"", partition, None, None)
-
-
-def _touched(raw: Any) -> tuple[datetime, None] | None:
-    """Return when a stored intent was last touched (what the index is built from); None
-    for a value that says not, left out (a tick must not fail on it)."""
-    try:
-        return datetime.fromisoformat(raw["touched"]), None
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _with_partitions(
-    items: Iterator[tuple[Any, Any, int | None]],
-) -> Iterator[tuple[Any, Any, int | None]]:
-    """Yield (key, value, partition) of the stored intents, the partition a store that keeps
-    none reports taken from the value, which names the partition whose records wrote it."""
-    for key, raw, partition in items:
-        if raw:
-            yield key, raw, raw.get("partition") if partition is None else partition
 
 
 def _evaluated_by_the_system(sample: LearningSample) -> bool:

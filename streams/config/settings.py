@@ -501,6 +501,12 @@ class WindowSettings(BaseModel):
     )
 
 
+#: How long the pairs miner's re-key topic keeps its records (its ``retention.ms``,
+#: streams/io/topics.py). The miner's intents have no changelog: a worker assigned a
+#: partition rebuilds them from the last ``pairs.ttl`` of that topic, so the TTL must fit.
+PAIR_INTENTS_RETENTION = timedelta(days=7)
+
+
 class PairsSettings(BaseModel):
     """Preference pairs mined from the samples topic (streams/samples/pairs.py, replans.py),
     and plan_optimization samples (streams/samples/optimizations.py)."""
@@ -515,6 +521,19 @@ class PairsSettings(BaseModel):
         "(a rejection never followed by an approval then yields no pair)",
     )
     sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
+
+    @field_validator("ttl")
+    @classmethod
+    def _fits_the_rekey_topic(cls, ttl: timedelta) -> timedelta:
+        """Refuse a TTL the re-key topic does not keep records for (intents restore from it)."""
+        if ttl > PAIR_INTENTS_RETENTION - timedelta(hours=1):
+            raise ValueError(
+                f"must be at most {PAIR_INTENTS_RETENTION.days} days less an hour: the pairs "
+                "miner restores its intents from the re-key topic, which keeps "
+                f"{PAIR_INTENTS_RETENTION.days} days of records"
+            )
+        return ttl
+
     optimization_margin: float = Field(
         0.2,
         gt=0,

@@ -40,8 +40,6 @@ class Tables:
     delta_impacts: TableT[str, Any]
     #: kind|name|source partition -> a skill's or tool's stats (agents/learning/stats.py)
     skill_stats: TableT[str, Any]
-    #: intent id -> the plans of one intent, for replan pairs (None: pairs are off)
-    pair_intents: TableT[str, Any] | None
     #: window label -> counts per (family, label, partition) and window (agents/quality_tables.py)
     quality: dict[str, TableT[Any, Any]]
     #: the window of each quality table, in the order of ``quality``
@@ -75,7 +73,6 @@ class Tables:
             graphs=keyed("graphs", value_type=bytes),
             delta_impacts=keyed("delta_impacts", value_type=bytes),
             skill_stats=keyed("skill_stats"),
-            pair_intents=keyed("pair_intents") if settings.pairs.enabled else None,
             quality={spec.label: _windowed(app, settings, spec) for spec in windows},
             windows=windows,
         )

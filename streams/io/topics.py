@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import faust
 
-from learnstream.streams.config.settings import Settings, TopicSettings
+from learnstream.streams.config.settings import PAIR_INTENTS_RETENTION, Settings, TopicSettings
 from learnstream.streams.config.usererrors import UserError
 
 __all__ = [
@@ -120,6 +120,9 @@ def topic_specs(topics: TopicSettings) -> list[tuple[str, int, dict[str, str]]]:
         config = {"cleanup.policy": "compact"} if field in COMPACTED else {}
         if field == "samples":
             config = samples_config(topics)
+        if field == "pair_intents":  # the miner's intents restore from it (pairs.ttl)
+            retention = int(PAIR_INTENTS_RETENTION.total_seconds() * 1000)
+            config = {"cleanup.policy": "delete", "retention.ms": str(retention)}
         config.update(replica_config(topics))
         if field in INPUTS or field == "dlq":
             config["max.message.bytes"] = str(MAX_MESSAGE_BYTES)

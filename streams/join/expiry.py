@@ -213,6 +213,12 @@ class ExpiryIndex:
         self._count = 0
         self.built = False
 
+    def drop(self, partition: int) -> None:
+        """Forget what is noted for ``partition`` (revoked: what it holds goes with it)."""
+        packed, texts = self._buckets.pop(partition, {}), self._texts.pop(partition, {})
+        self._count -= sum(len(ids) // 16 for ids in packed.values())
+        self._count -= sum(len(ids) for ids in texts.values())
+
     def due(self, partition: int, now: datetime, ttl: timedelta) -> Iterator[str]:
         """Pop and yield the plan ids of ``partition`` whose whole bucket outlived ``ttl``.
 

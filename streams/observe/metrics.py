@@ -93,6 +93,12 @@ class Metrics:
             "Intents dropped by pairs.ttl (approved=false: rejections never followed by one)",
             "approved",
         )
+        self.pair_intents_restored = Counter(
+            "learnstream_pair_intents_restored",
+            "Re-keyed records read back to restore the pairs miner's intents of a partition "
+            "this worker was assigned (they have no changelog)",
+            registry=r,
+        )
         self.skill_calls = _counter(
             r,
             "learnstream_skill_calls",

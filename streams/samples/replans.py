@@ -24,7 +24,6 @@ replay) is paired again (same ids) but not stored twice, so a pair lost in a cra
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -245,9 +244,6 @@ def match_execution(
     return held, samples, held.keep_execution(execution)
 
 
-def due(raw: Mapping[str, Any], now: datetime, ttl: timedelta) -> bool:
-    """Tell whether the stored intent ``raw`` (a table value) got its last plan ``ttl`` ago.
-
-    Reads one field, not the whole value: a sweep looks at every intent of a partition.
-    """
-    return now - datetime.fromisoformat(raw["touched"]) >= ttl
+def due(held: IntentPlans, now: datetime, ttl: timedelta) -> bool:
+    """Tell whether the intent ``held`` got its last plan or execution ``ttl`` before ``now``."""
+    return now - held.touched >= ttl

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer
 from prometheus_client.parser import text_string_to_metric_families
 
 from learnstream.streams.config.settings import TopicSettings
@@ -189,3 +190,71 @@ async def test_pairs_from_replans_and_applicable_corrections(broker, start_worke
     assert shown[("learnstream_no_pair_total", "unknown_key")] == 1
     assert shown[("learnstream_pair_intents_expired_total", "false")] == 1
     assert shown[("learnstream_pair_intents_expired_total", "true")] == 3
+
+
+def _series(port: int, name: str, label: str) -> float:
+    """Return the worker's ``name`` series whose first label is ``label`` (0 if absent)."""
+    url = f"http://127.0.0.1:{port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:  # noqa: S310 - our worker
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == name and next(iter(s.labels.values()), "") == label:
+                return float(s.value)
+    return 0.0
+
+
+async def _wait_series(port: int, name: str, label: str, at_least: float, within: float) -> None:
+    """Wait until the worker's ``name`` series labelled ``label`` reaches ``at_least``."""
+    deadline = time.monotonic() + within
+    while _series(port, name, label) < at_least:
+        assert time.monotonic() < deadline, f"{name}{{{label}}} below {at_least}"
+        await asyncio.sleep(0.5)
+
+
+async def _topic_names(bootstrap: str) -> set[str]:
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        return set(await consumer.topics())
+    finally:
+        await consumer.stop()
+
+
+async def test_a_worker_started_after_another_restores_the_intents_and_pairs_across(
+    broker, start_worker, namespace
+):
+    """The intents have no changelog: the next worker reads the re-key topic back. A
+    rejection matched by the first worker (its record committed when it stopped) pairs with
+    the approval only the second one reads, once."""
+    topics = TopicSettings(prefix=namespace)
+    sim, t0 = Simulator(seed=23), datetime.now(UTC)
+    first = sim.plan(t0)
+    replan = sim.plan(t0, project_id=first["project_id"], intent=first["intent"])
+    embedded = broker.embedded
+    worker = start_worker()
+    async with RuntimePublisher(broker.bootstrap, topics, one_record_per_batch=embedded) as pub:
+        pub.publish_plan(first)
+        pub.publish_plan(replan)
+        await asyncio.sleep(1.0)
+        pub.publish_decision(sim.decision(first, False, t0))
+    # the re-keyed rejection was matched (and is committed on the way out)
+    await _wait_series(worker.web_port, "learnstream_events_total", "pair_intents", 1, 60)
+    assert worker.stop() == 0
+
+    successor = start_worker()
+    async with RuntimePublisher(broker.bootstrap, topics, one_record_per_batch=embedded) as pub:
+        pub.publish_decision(sim.decision(replan, True, t0 + timedelta(seconds=10)))
+    (record,) = await read_until(broker.bootstrap, topics.name("preference_pairs"), 1)
+    pair = json.loads(record.value)
+    assert (pair["kind"], pair["rejected"]["plan_id"], pair["chosen"]["plan_id"]) == (
+        "replan",
+        first["plan"]["plan_id"],
+        replan["plan"]["plan_id"],
+    )
+    assert _series(successor.web_port, "learnstream_pair_intents_restored_total", "") >= 1
+    await asyncio.sleep(2.0)  # a second pair (the rejection matched twice) would show now
+    assert len(await read_topic(broker.bootstrap, topics.name("preference_pairs"))) == 1
+    assert not any(
+        name.endswith("-pair_intents-changelog") for name in await _topic_names(broker.bootstrap)
+    )

@@ -13,7 +13,6 @@ from unittest.mock import AsyncMock
 import faust
 import orjson
 import pytest
-from faust.types import TP
 
 from learnstream.agents.runtime import Runtime
 from learnstream.agents.sender import Sender
@@ -261,17 +260,28 @@ def test_an_intent_is_due_ttl_after_its_last_plan() -> None:
     s = Scenario()
     _, held = feed(s.decided(s.plan(), False, 0))
     assert held is not None
-    raw = held.model_dump(mode="json")
     ttl = Settings().pairs.ttl
     assert ttl == timedelta(hours=24)
-    assert not due(raw, NOW + ttl - timedelta(seconds=1), ttl)
-    assert due(raw, NOW + ttl, ttl)
+    assert not due(held, NOW + ttl - timedelta(seconds=1), ttl)
+    assert due(held, NOW + ttl, ttl)
 
 
 def test_the_ttl_reads_like_the_other_durations(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LEARNSTREAM_PAIRS__TTL", "90m")
     assert Settings().pairs.ttl == timedelta(minutes=90)
     assert orjson.loads(Settings().model_dump_json())["pairs"]["ttl"] == "90m"
+
+
+def test_a_ttl_longer_than_the_rekey_topic_keeps_records_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Intents restore from the re-key topic: a TTL it does not keep records for is an error
+    naming the limit, not pairs lost after a rebalance."""
+    monkeypatch.setenv("LEARNSTREAM_PAIRS__TTL", "7d")
+    with pytest.raises(ValueError, match="at most 7 days less an hour"):
+        Settings()
+    monkeypatch.setenv("LEARNSTREAM_PAIRS__TTL", "6d")
+    assert Settings().pairs.ttl == timedelta(days=6)
 
 
 # --- corrections ------------------------------------------------------------------------------
@@ -409,6 +419,22 @@ def test_the_pair_logic_is_pure(name: str) -> None:
 # --- the agents -------------------------------------------------------------------------------
 
 
+class Rekeys:
+    """The re-key topic as the replans agent was fed it: what a restore reads back."""
+
+    def __init__(self) -> None:
+        #: partition -> (offset, timestamp in ms, value) of every record fed
+        self.records: dict[int, list[tuple[int, int, bytes]]] = {}
+        #: (partition, since_ms, until) of every read
+        self.reads: list[tuple[int, int, int]] = []
+
+    async def read(self, partition: int, since_ms: int, until: int) -> AsyncIterator[Any]:
+        self.reads.append((partition, since_ms, until))
+        for offset, timestamp, value in self.records.get(partition, []):
+            if offset < until and timestamp >= since_ms:
+                yield offset, timestamp, value
+
+
 @dataclass
 class Worker:
     """Every agent wired; the pairs, re-key and DLQ topics' sends recorded."""
@@ -418,6 +444,7 @@ class Worker:
     mocks: dict[str, AsyncMock]
     feed: Feed
     clock: SettableClock
+    rekeys: Rekeys
 
     async def sample(self, sample: LearningSample, source: int = 2) -> None:
         """Send one sample through the emitter's hooks, then what it re-keyed to the replans
@@ -431,7 +458,15 @@ class Worker:
 
     async def rekeyed(self, value: bytes, key: bytes, partition: int = 1) -> None:
         topic = self.runtime.topics.pair_intents.get_topic_name()
+        offset = self.feed.offsets.get((topic, partition), 0)
+        at = int(self.clock().timestamp() * 1000)
+        self.rekeys.records.setdefault(partition, []).append((offset, at, value))
         await self.feed.put("replans", topic, value, key=key, partition=partition)
+
+    @property
+    def steps(self) -> Any:
+        """The pairs miner's steps (the object whose ``mine`` is the on_sent hook)."""
+        return next(hook.__self__ for hook in self.runtime.on_sent)
 
     def pairs(self) -> list[dict[str, Any]]:
         out = []
@@ -451,71 +486,128 @@ async def running(tmp_path: Any, **settings_: Any) -> AsyncIterator[Worker]:
         store="memory://", sample_format="json", data_dir=str(tmp_path), **settings_
     )
     app = create_app(settings, "kafka://127.0.0.1:9", embedded=False)
-    clock = SettableClock()
-    runtime = wire(app, settings, ends=FakeEnds(), clock=clock)
+    clock, rekeys = SettableClock(), Rekeys()
+    runtime = wire(app, settings, ends=FakeEnds(), clock=clock, replay=rekeys)
     mocks = mock_outputs(app, runtime, "preference_pairs", "pair_intents")
-    yield Worker(app, runtime, mocks, Feed(app), clock)
+    yield Worker(app, runtime, mocks, Feed(app), clock, rekeys)
     close_consumer_loop(app)
 
 
 @pytest.fixture
 async def worker(tmp_path: Any) -> AsyncIterator[Worker]:
-    """A worker whose intents are written at once (the table shows every step); holding
-    them in memory is tested on its own below."""
-    async with running(tmp_path, join={"hold_in_memory": "0s"}) as built:
+    async with running(tmp_path) as built:
         yield built
 
 
-async def test_an_intent_changed_within_the_hold_is_written_once_on_a_tick(
+def intent_key(snap: dict[str, Any]) -> str:
+    return f"{snap['project_id']}:{snap['intent']['intent_id']}"
+
+
+async def test_intents_are_held_in_memory_with_no_table_and_nothing_pinned(
     tmp_path: Any,
 ) -> None:
-    """at_least_once: two plans of one intent change it twice; it waits in memory with both
-    re-keyed records pinned, pairs as if written, and a tick after the hold writes it once."""
+    """at_least_once: the intents have no changelog, so no re-keyed record waits for a write
+    (the pins hold none) and the first record of a partition reads nothing back."""
     async with running(tmp_path) as worker:
         s = Scenario()
         worker.clock.now = NOW
         first = s.plan()
         await worker.sample(s.decided(first, False, 0))
         await worker.sample(s.decided(s.plan(first), True, 20))
-        assert len(worker.pairs()) == 1  # matched against the intent held in memory
-        table: Any = worker.runtime.app.tables["pair_intents"]
-        assert len(table) == 0
-        topic = worker.runtime.topics.pair_intents.get_topic_name()
-        progress = worker.runtime.progress
-        pinned = {tp.partition: progress.pinned(tp) for tp in progress.partitions()
-                  if tp.topic == topic}  # fmt: skip
-        assert list(pinned.values()) == [0]  # the first re-keyed record, and the second
-        (partition,) = pinned
-        worker.clock.now = NOW + worker.runtime.settings.join.hold_in_memory
-        await worker.rekeyed(b"", b"tick", partition=partition)
-        assert set(table) == {f"{first['project_id']}:{first['intent']['intent_id']}"}
-        assert progress.pinned(TP(topic, partition)) is None
-
-
-async def test_a_rebalances_commit_writes_the_intents_held_and_unpins_them(
-    tmp_path: Any,
-) -> None:
-    """The partitions go to another worker: the intent held in memory is written first, so
-    the commit passes its re-keyed record and the next owner reads the table instead."""
-    async with running(tmp_path) as worker:
-        s = Scenario()
-        worker.clock.now = NOW
-        first = s.plan()
-        await worker.sample(s.decided(first, False, 0))
-        table: Any = worker.runtime.app.tables["pair_intents"]
+        assert len(worker.pairs()) == 1
+        assert "pair_intents" not in worker.app.tables
+        assert set(worker.steps.intents[1]) == {intent_key(first)}
         topic = worker.runtime.topics.pair_intents.get_topic_name()
         progress = worker.runtime.progress
         (tp,) = [tp for tp in progress.partitions() if tp.topic == topic]
-        assert progress.pinned(tp) == 0
-        progress.before_commit()  # an ordinary commit: it stays held
-        assert len(table) == 0
-        worker.runtime.app.rebalancing = True
-        try:
-            progress.before_commit()
-        finally:
-            worker.runtime.app.rebalancing = False
-        assert set(table) == {f"{first['project_id']}:{first['intent']['intent_id']}"}
         assert progress.pinned(tp) is None
+        assert progress.next_offset(tp) == 2
+        assert worker.rekeys.reads == []  # offset 0 first: nothing before it to fold
+
+
+async def test_a_partition_assigned_again_restores_its_intents_from_the_rekey_topic(
+    worker: Worker,
+) -> None:
+    """Revoked, a partition's intents are forgotten; its next record first folds the
+    partition's re-keyed records below it again (ticks and bad records skipped, nothing
+    sent), so a replan after the rebalance makes the pair it would have made without one."""
+    s = Scenario()
+    worker.clock.now = NOW
+    first, other = s.plan(), s.plan()
+    rejected = s.decided(first, False, 0)
+    await worker.sample(rejected)
+    await worker.sample(s.decided(other, True, 0))
+    await worker.rekeyed(b"", b"tick")
+    await worker.rekeyed(b'{"not": "a plan"}', b"k")  # dead-lettered as it is read
+    assert worker.mocks["dlq"].await_count == 1
+    before = {key: held.model_dump() for key, held in worker.steps.intents[1].items()}
+    sent = worker.mocks["preference_pairs"].await_count, worker.mocks["samples"].await_count
+
+    worker.steps.invalidate({1})  # a revocation
+    assert 1 not in worker.steps.intents
+    worker.clock.now = NOW + timedelta(minutes=5)
+    approved = s.decided(s.plan(first), True, 20)
+    await worker.sample(approved)
+
+    since = NOW + timedelta(minutes=5) - worker.runtime.settings.pairs.ttl - EXPIRY_BUCKET
+    assert worker.rekeys.reads == [(1, int(since.timestamp() * 1000), 4)]
+    assert worker.metric("learnstream_pair_intents_restored_total") == 4
+    (pair,) = worker.pairs()
+    assert pair["rejected_sample_id"] == rejected.sample_id
+    assert pair["chosen_sample_id"] == approved.sample_id
+    assert worker.mocks["dlq"].await_count == 1  # the bad record is not dead-lettered again
+    assert worker.mocks["preference_pairs"].await_count == sent[0] + 1
+    assert worker.mocks["samples"].await_count == sent[1]  # no plan_optimization either
+    restored = worker.steps.intents[1]
+    assert restored[intent_key(other)].model_dump() == before[intent_key(other)]
+    assert len(restored[intent_key(first)].approved) == 1
+
+
+async def test_a_restore_folds_only_the_last_ttl_and_counts_no_expiry(worker: Worker) -> None:
+    """An intent whose last plan came over ``pairs.ttl`` (and the index's minute) before the
+    restore is not read back: a replan of it then pairs with nothing, as it would have
+    without the rebalance, and no expiry is counted twice."""
+    s = Scenario()
+    ttl = worker.runtime.settings.pairs.ttl
+    worker.clock.now = NOW
+    old, recent = s.plan(), s.plan()
+    await worker.sample(s.decided(old, False, 0))
+    worker.clock.now = NOW + ttl
+    await worker.sample(s.decided(recent, False, 0))
+    worker.steps.invalidate({1})
+    worker.clock.now = NOW + ttl + 2 * EXPIRY_BUCKET
+    await worker.sample(s.decided(s.plan(old), True, 20))
+    assert set(worker.steps.intents[1]) == {intent_key(old), intent_key(recent)}
+    assert worker.steps.intents[1][intent_key(old)].rejected == []
+    assert worker.pairs() == []
+    assert worker.metric("learnstream_pair_intents_restored_total") == 1
+    assert not worker.metric("learnstream_pair_intents_expired_total", approved="false")
+
+
+async def test_a_failed_restore_is_retried_before_the_record_is_matched(
+    worker: Worker, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A read that fails (a broker away) is retried: matching against a partial intent
+    would lose its pair for good, and the record must not be dead-lettered."""
+    s = Scenario()
+    worker.clock.now = NOW
+    first = s.plan()
+    await worker.sample(s.decided(first, False, 0))
+    worker.steps.invalidate({1})
+    read, failures = worker.rekeys.read, [OSError("broker away")]
+
+    async def flaky(partition: int, since_ms: int, until: int) -> AsyncIterator[Any]:
+        async for record in read(partition, since_ms, until):
+            if failures:
+                raise failures.pop()
+            yield record
+
+    monkeypatch.setattr(worker.rekeys, "read", flaky)
+    monkeypatch.setattr("learnstream.agents.joins.pair_miner.asyncio.sleep", AsyncMock())
+    await worker.sample(s.decided(s.plan(first), True, 20))
+    assert len(worker.pairs()) == 1
+    assert worker.mocks["dlq"].await_count == 0
+    assert "restoring learnstream.pair_intents[1] failed (OSError" in caplog.text
 
 
 async def test_plans_of_one_intent_id_in_two_projects_never_pair(worker: Worker) -> None:
@@ -587,8 +679,32 @@ def test_the_samples_topic_is_not_read_back(tmp_path: Any) -> None:
     assert len(runtime.on_sent) == 1
 
 
-async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
+async def test_a_restore_finished_after_a_revocation_is_used_once_not_kept(
     worker: Worker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The partition went while its intents were read back: the record being handled is
+    matched against them, but they are not kept (its next owner, maybe this worker again,
+    restores from where it starts)."""
+    s = Scenario()
+    worker.clock.now = NOW
+    first = s.plan()
+    await worker.sample(s.decided(first, False, 0))
+    worker.steps.invalidate({1})
+    read = worker.rekeys.read
+
+    async def revoked_meanwhile(partition: int, since_ms: int, until: int) -> AsyncIterator[Any]:
+        async for record in read(partition, since_ms, until):
+            yield record
+        worker.steps.invalidate({1})
+
+    monkeypatch.setattr(worker.rekeys, "read", revoked_meanwhile)
+    await worker.sample(s.decided(s.plan(first), True, 20))
+    assert len(worker.pairs()) == 1
+    assert 1 not in worker.steps.intents
+
+
+async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
+    worker: Worker,
 ) -> None:
     s = Scenario()
     ttl = worker.runtime.settings.pairs.ttl
@@ -597,18 +713,16 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     first, other = s.plan(), s.plan()
     await worker.sample(s.decided(first, False, 0))
     await worker.sample(s.decided(other, True, 0))
-    table: Any = worker.runtime.app.tables["pair_intents"]
-    assert set(table) == {
-        f"{snap['project_id']}:{snap['intent']['intent_id']}" for snap in (first, other)
-    }
+    held = worker.steps.intents[1]
+    assert set(held) == {intent_key(snap) for snap in (first, other)}
     clock.now = NOW + ttl  # due, but its minute is not wholly past the ttl yet
     await worker.rekeyed(b"", b"tick", partition=1)
-    assert len(table) == 2
+    assert len(held) == 2
     clock.now = NOW + ttl + EXPIRY_BUCKET
     await worker.rekeyed(b"", b"tick", partition=0)  # another partition: nothing goes
-    assert len(table) == 2
+    assert len(held) == 2
     await worker.rekeyed(b"", b"tick", partition=1)
-    assert len(table) == 0
+    assert len(held) == 0
     assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 1
     assert worker.metric("learnstream_pair_intents_expired_total", approved="true") == 1
     # Lazily: a plan coming after the TTL finds nothing to pair with.
@@ -619,14 +733,12 @@ async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
     assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2
 
 
-async def test_a_tick_expires_from_the_index_and_rebuilds_it_after_a_rebalance(
-    worker: Worker,
-) -> None:
-    """A tick reads the intents due, not the table: one touched again since its first
-    minute stays; after a rebalance the index is rebuilt from the table first."""
+async def test_a_tick_expires_from_the_index_also_after_a_restore(worker: Worker) -> None:
+    """A tick reads the intents due, not every intent: one touched again since its first
+    minute stays. After a revocation the index is filled by the restore, so the next tick
+    expires what is due among the intents read back."""
     s = Scenario()
     ttl, clock = worker.runtime.settings.pairs.ttl, worker.clock
-    table: Any = worker.runtime.app.tables["pair_intents"]
     clock.now = NOW
     early, late = s.plan(), s.plan()
     await worker.sample(s.decided(early, False, 0))
@@ -635,15 +747,13 @@ async def test_a_tick_expires_from_the_index_and_rebuilds_it_after_a_rebalance(
     await worker.sample(s.decided(s.plan(late), False, 60))  # touches ``late`` again
     clock.now = NOW + ttl + EXPIRY_BUCKET
     await worker.rekeyed(b"", b"tick")
-    late_key = f"{late['project_id']}:{late['intent']['intent_id']}"
-    assert set(table) == {late_key}
-    steps = next(hook.__self__ for hook in worker.runtime.on_sent)
-    steps.invalidate(set(range(worker.runtime.settings.topics.partitions)))  # a revocation
-    assert not steps.quiet.built
+    assert set(worker.steps.intents[1]) == {intent_key(late)}
+    worker.steps.invalidate(set(range(worker.runtime.settings.topics.partitions)))
+    assert len(worker.steps.quiet) == 0
     clock.now = NOW + 2 * EXPIRY_BUCKET + ttl + EXPIRY_BUCKET
     await worker.rekeyed(b"", b"tick")
-    assert steps.quiet.built
-    assert len(table) == 0
+    assert worker.rekeys.reads[-1][0] == 1
+    assert worker.steps.intents[1] == {}
     assert worker.metric("learnstream_pair_intents_expired_total", approved="false") == 2
 
 
