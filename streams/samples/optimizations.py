@@ -3,7 +3,7 @@
 An execution (a completed ``execute`` stage of a plan:
 :mod:`learnstream.streams.samples.executions`) is re-keyed by its project and intent by the pairs
 miner (agents/joins/pair_miner.py) onto ``learnstream.pair_intents``, beside the decided
-plans: no second join. The ``pair_intents`` table holds an intent's executions with its plans
+plans: no second join. An intent holds its executions with its plans
 (streams/samples/replans.py: same TTL, bounds of their own).
 
 Two executions of *different* plans: the later one in event time (``meta.event_time``; equal

@@ -86,7 +86,7 @@ LABEL_VALUES: dict[str, tuple[str, ...]] = {
     "quality": QUALITIES,
     "kind": PAIR_KINDS,
     "window": ("5m", "1h"),
-    "table": ("plan_state", "pair_intents"),
+    "table": ("plan_state", "quality_5m", "quality_1h"),
 }
 # Values used only to synthesize test series (open-ended label sets).
 SYNTHETIC_VALUES: dict[str, tuple[str, ...]] = {
