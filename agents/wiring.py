@@ -250,8 +250,8 @@ def wire(
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
     bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # not Faust's 1500 ms
-    if runtime.fence.fetched is not None:
-        note_fetches(app, runtime.fence.fetched)  # the ends its fetches carry
+    if fetched is not None:
+        note_fetches(app, fetched)  # the ends its fetches carry
     hand_over_inline(app)  # no tasks per record handed over, when its stream has room
     retry_lost_coordinators()  # a failover must not crash a transactional producer
     sensor.install(app, metrics.registry)  # Faust's monitor off the per-event path; /metrics

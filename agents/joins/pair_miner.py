@@ -44,7 +44,7 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any
 
-from faust.types import EventT, StreamT
+from faust.types import TP, EventT, StreamT
 
 from learnstream.agents.joins.rekey_replay import RekeyReplay, Replay
 from learnstream.agents.runtime import Runtime
@@ -206,6 +206,17 @@ class _Pairs:
             self.intents[partition] = intents
         return intents
 
+    async def restore_ahead(self, tp: TP) -> None:
+        """Restore the intents of ``tp``'s partition up to where its records start for this
+        worker (the committed offset, asked of the broker), before its record is handled.
+
+        Outside the record's handling, so under exactly_once a commit need not wait for the
+        restore (``Progress.quiet`` waits for the records being handled); where the start is
+        unknown, ``replan`` restores up to the record instead."""
+        start = await self.runtime.progress.expected_now(tp)
+        if start is not None:
+            await self.restored(tp.partition, start)
+
     def _refold(
         self, intents: dict[str, IntentPlans], partition: int, timestamp: int, value: bytes
     ) -> None:
@@ -288,6 +299,8 @@ def register(runtime: Runtime, replay: Replay | None = None) -> None:
     @app.agent(intents, name="learnstream.replans")
     async def replans(stream: StreamT[bytes]) -> None:
         async for event in stream.events():
+            if event.message.partition not in steps.intents:
+                await steps.restore_ahead(event.message.tp)
             await runtime.guarded("pair_intents", event, steps.replan)
 
     interval = runtime.settings.pairs.sweep_interval

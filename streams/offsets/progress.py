@@ -184,7 +184,7 @@ class Progress:
             known = self._start.get(tp)
         return self.committed(tp) if known is None else known
 
-    async def _expected_now(self, tp: Partition) -> int | None:
+    async def expected_now(self, tp: Partition) -> int | None:
         """Return ``expected(tp)``, asking the broker where ``tp`` starts if nothing of it
         was processed or asked for since the assignment (the assignment's own lookup first)."""
         if tp in self._next or tp in self._start or self.starts_of is None:
@@ -272,7 +272,7 @@ class Progress:
         False for a record processed before (a redelivery after a seek, or below the
         committed offset) and for records above a hole, which are read again after a seek.
         """
-        expected = await self._expected_now(tp)
+        expected = await self.expected_now(tp)
         if expected is None:  # nothing known of where it starts: take it from here
             return True
         if offset < expected:

@@ -3,6 +3,7 @@ patches, expiry, and the two agents through ``test_context`` (no broker)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -561,6 +562,34 @@ async def test_a_partition_assigned_again_restores_its_intents_from_the_rekey_to
     restored = worker.steps.intents[1]
     assert restored[intent_key(other)].model_dump() == before[intent_key(other)]
     assert len(restored[intent_key(first)].approved) == 1
+
+
+async def test_a_restore_runs_before_its_record_is_handled_so_commits_need_not_wait(
+    tmp_path: Any,
+) -> None:
+    """exactly_once: a commit waits for the records being handled (``Progress.quiet``); the
+    restore runs before its record is, up to where the partition's records start, so a
+    commit during a long restore goes through."""
+    async with running(tmp_path, processing_guarantee="exactly_once") as worker:
+        s = Scenario()
+        worker.clock.now = NOW
+        first = s.plan()
+        await worker.sample(s.decided(first, False, 0))
+        worker.steps.invalidate({1})
+        read, committed = worker.rekeys.read, []
+
+        async def committing_meanwhile(
+            partition: int, since_ms: int, until: int
+        ) -> AsyncIterator[Any]:
+            async with asyncio.timeout(1.0), worker.runtime.progress.quiet():
+                committed.append(until)
+            async for record in read(partition, since_ms, until):
+                yield record
+
+        worker.rekeys.read = committing_meanwhile  # type: ignore[method-assign]
+        await worker.sample(s.decided(s.plan(first), True, 20))
+        assert committed == [1]  # up to the next record to handle: the rejection is read back
+        assert len(worker.pairs()) == 1
 
 
 async def test_a_restore_folds_only_the_last_ttl_and_counts_no_expiry(worker: Worker) -> None:
