@@ -89,8 +89,9 @@ class _Pairs:
         self.intents: dict[int, dict[str, IntentPlans]] = {}
         #: When each intent was last touched, by partition and minute: a tick pops the due.
         self.quiet = ExpiryIndex(runtime.settings.topics.partitions)
-        #: The minute each intent was last noted under: noted again only when it moves.
-        self._noted: dict[str, int] = {}
+        #: partition -> intent key -> the minute it was last noted under in ``quiet``: noted
+        #: again only when it moves (dropped with the partition's index entries)
+        self._noted: dict[int, dict[str, int]] = {}
         #: Counts revocations: a restore finished across one is not kept.
         self._epoch = 0
 
@@ -231,9 +232,12 @@ class _Pairs:
         self.fold(intents, found, partition, moment, live=False)
 
     def _note(self, key: str, held: IntentPlans) -> None:
-        minute = self.quiet.bucket_of(held.touched)
-        if self._noted.get(key) != minute:
-            self._noted[key] = minute
+        minute, noted = (
+            self.quiet.bucket_of(held.touched),
+            self._noted.setdefault(held.partition, {}),
+        )
+        if noted.get(key) != minute:
+            noted[key] = minute
             self.quiet.note(key, held.touched, partition=held.partition)
 
     def sweep(self, partition: int, intents: dict[str, IntentPlans]) -> None:
@@ -241,9 +245,9 @@ class _Pairs:
 
         The index says which may be due; the intent itself decides (one touched since is
         noted again under its new minute)."""
-        moment = self.runtime.clock()
+        moment, noted = self.runtime.clock(), self._noted.get(partition, {})
         for key in dict.fromkeys(self.quiet.due(partition, moment, self.ttl)):
-            self._noted.pop(key, None)
+            noted.pop(key, None)
             held = intents.get(key)
             if held is not None and due(held, moment, self.ttl):
                 del intents[key]
@@ -254,8 +258,8 @@ class _Pairs:
         from the re-key topic (this worker too, if it gets them back)."""
         self._epoch += 1
         for partition in partitions:
-            for key in self.intents.pop(partition, {}):
-                self._noted.pop(key, None)
+            self.intents.pop(partition, None)
+            self._noted.pop(partition, None)  # with the index's entries: they go together
             self.quiet.drop(partition)
 
     def expire(self, held: IntentPlans) -> None:

@@ -730,6 +730,10 @@ async def test_a_restore_finished_after_a_revocation_is_used_once_not_kept(
     await worker.sample(s.decided(s.plan(first), True, 20))
     assert len(worker.pairs()) == 1
     assert 1 not in worker.steps.intents
+    monkeypatch.setattr(worker.rekeys, "read", read)
+    await worker.rekeyed(b"", b"tick")  # the next restore is kept, its intent due on a tick
+    assert set(worker.steps.intents[1]) == {intent_key(first)}
+    assert len(worker.steps.quiet) == 1
 
 
 async def test_intents_expire_on_a_tick_and_when_a_plan_finds_them_expired(
