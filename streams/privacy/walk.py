@@ -1,4 +1,11 @@
-"""Walk a sample's sections and anonymize every string leaf a detector must read."""
+"""Walk a sample's sections and anonymize every string leaf a detector must read.
+
+One traversal (``_section``) holds which sections are read, the meta and feedback rules and
+the id rule; it hands each string leaf it reads to a callback and returns the section
+rebuilt from the callback's answers. ``walk_sample`` answers with the anonymized text;
+``read_strings`` notes the text and answers it unchanged, so what the anonymizer reads
+ahead for a record is, by construction, what the walk then asks it for.
+"""
 
 from __future__ import annotations
 
@@ -24,39 +31,20 @@ TextAnonymizer = Callable[[str], tuple[str, Counter[str]]]
 def read_strings(sample: dict[str, Any]) -> list[str]:
     """Return the string leaves ``walk_sample`` hands to the anonymizer, in its order.
 
-    The same sections and the same id rule as the walk, without copying anything: what the
-    anonymizer reads ahead for a record is then only what the walk will ask it for, not the
-    record's timestamps, provenance or well-formed ids.
+    The walk's own traversal, answering each leaf with itself and sharing what it does not
+    read instead of copying it: the record's timestamps, provenance and well-formed ids are
+    neither copied nor listed.
     """
     texts: list[str] = []
+
+    def note(text: str, person: bool) -> str:
+        texts.append(text)
+        return text
+
+    read = _Read(note, _shared)
     for key, value in sample.items():
-        if key in ("input", "state", "output"):
-            _read_leaves(value, texts)
-        elif key == "feedback" and isinstance(value, dict):
-            for name, item in value.items():
-                if name == "details":
-                    _read_leaves(item, texts)
-        elif key == "meta" and isinstance(value, dict):
-            for name, item in value.items():
-                if name in META_IDS and isinstance(item, dict):
-                    for ref in item.values():
-                        _read_leaves(ref, texts, under_id=True)
-                elif name in META_IDS or name in META_TEXT:
-                    _read_leaves(item, texts, under_id=name in META_IDS)
+        _section(key, value, read)
     return texts
-
-
-def _read_leaves(value: Any, texts: list[str], under_id: bool = False) -> None:
-    """Append the string leaves below value that ``_walk`` reads."""
-    if isinstance(value, str):
-        if not (under_id and is_wellformed_id(value)):
-            texts.append(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _read_leaves(item, texts, is_id_key(key))
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _read_leaves(item, texts, under_id)
 
 
 def walk_sample(
@@ -72,51 +60,63 @@ def walk_sample(
     lone "Dana" there is a name, where in free text it is as often "Deploy" or "Pending".
     """
     counts: Counter[str] = Counter()
-    read = _Read(anonymize, whole_name or anonymize, counts)
+    person_reader = whole_name or anonymize
+
+    def anonymized(text: str, person: bool) -> str:
+        out, found = (person_reader if person else anonymize)(text)
+        counts.update(found)
+        return out
+
+    read = _Read(anonymized, copy.deepcopy)
     return {k: _section(k, v, read) for k, v in sample.items()}, counts
+
+
+def _shared(value: Any) -> Any:
+    """Return value itself: what ``read_strings`` does with a value the walk does not read."""
+    return value
 
 
 @dataclass(frozen=True)
 class _Read:
-    """How string leaves are read, and the counts of what was found."""
+    """What the traversal does with a string leaf it reads, and with a value it does not."""
 
-    text: TextAnonymizer
-    person: TextAnonymizer
-    counts: Counter[str]
+    #: Return the text to put in a string leaf's place; ``person`` when it is the value of a
+    #: person key (``is_person_key``).
+    leaf: Callable[[str, bool], str]
+    #: Return what to put in the place of a value the traversal does not read.
+    keep: Callable[[Any], Any]
 
 
 def _section(key: str, value: Any, read: _Read) -> Any:
-    """Return the anonymized copy of one top-level section of a sample."""
+    """Return one top-level section of a sample, its string leaves answered by ``read``."""
     if key in ("input", "state", "output"):
         return _walk(value, read)
     if key == "feedback" and isinstance(value, dict):
-        return {k: _walk(v, read) if k == "details" else copy.deepcopy(v) for k, v in value.items()}
+        return {k: _walk(v, read) if k == "details" else read.keep(v) for k, v in value.items()}
     if key == "meta" and isinstance(value, dict):
         return {k: _meta_field(k, v, read) for k, v in value.items()}
-    return copy.deepcopy(value)
+    return read.keep(value)
 
 
 def _meta_field(key: str, value: Any, read: _Read) -> Any:
-    """Return one meta field: runtime ids and text anonymized, our provenance copied."""
+    """Return one meta field: runtime ids and text read, our provenance kept."""
     if key in META_IDS and isinstance(value, dict):  # id_refs: {path: runtime id}
         return {k: _walk(v, read, under_id=True) for k, v in value.items()}
     if key in META_IDS or key in META_TEXT:
         return _walk(value, read, under_id=key in META_IDS)
-    return copy.deepcopy(value)
+    return read.keep(value)
 
 
 def _walk(value: Any, read: _Read, under_id: bool = False, person: bool = False) -> Any:
-    """Return a copy of value with every string leaf anonymized.
+    """Return value rebuilt with every string leaf answered by ``read.leaf``.
 
     Under an id key only well-formed ids are kept unread: ``customer_id: "jane@corp.com"``
-    is scanned like any other string.
+    is read like any other string.
     """
     if isinstance(value, str):
         if under_id and is_wellformed_id(value):  # nothing a detector reads: kept as is
             return value
-        text, found = (read.person if person else read.text)(value)
-        read.counts.update(found)
-        return text
+        return read.leaf(value, person)
     if isinstance(value, dict):
         return {k: _walk(v, read, is_id_key(k), is_person_key(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -124,4 +124,4 @@ def _walk(value: Any, read: _Read, under_id: bool = False, person: bool = False)
         return tuple(items) if isinstance(value, tuple) else items
     if value is None or isinstance(value, int | float):  # immutable: nothing to copy
         return value
-    return copy.deepcopy(value)
+    return read.keep(value)
