@@ -168,6 +168,12 @@ class Anonymizer:
         self._ner = NerDetector() if pii_on and config.ner else None
         self._engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
         self._cache: DigestCache[tuple[str, _Counts]] = DigestCache(CACHE_SIZE, _config_key(config))
+        # What ``anonymize_person`` answered, by the same digests: a person key's values recur
+        # from record to record ("role-reviewer-001", "the reporter"), and telling whether one
+        # is a whole name costs more than the lookup.
+        self._people_cache: DigestCache[tuple[str, _Counts]] = DigestCache(
+            CACHE_SIZE, _config_key(config)
+        )
         self._ahead: dict[bytes, _Spans] = {}  # name spans found for a record's texts at once
         # The last texts no detector reads (``_reading`` gives None), so not asked again: most
         # of a record's strings ("pending", "Collect deploy logs") recur in later records, and
@@ -210,11 +216,23 @@ class Anonymizer:
 
     def anonymize_person(self, text: str) -> tuple[str, Counter[str]]:
         """Return the value of a person key (``decided_by``): all of it a name if shaped so."""
-        if self._ner is None or not is_whole_name(text) or self._lists.allows_all(text):
+        if self._ner is None:
             return self.anonymize_text(text)
+        key = self._cache.digest(text)
+        done = self._people_cache.get(key)
+        if done is None:
+            done = self._person_uncached(text)
+            self._people_cache.put(key, done)
+        return done[0], Counter(dict(done[1]))
+
+    def _person_uncached(self, text: str) -> tuple[str, _Counts]:
+        """Return a person key's value anonymized: whole when it is a name (memoized by
+        anonymize_person)."""
+        if not is_whole_name(text) or self._lists.allows_all(text):
+            out, found = self.anonymize_text(text)
+            return out, tuple(found.items())
         whole = [RecognizerResult("PERSON", 0, len(text), 1.0)]
-        out = self._engine.anonymize(text, whole, operators=self._operators)
-        return out.text, Counter(PERSON=1)
+        return self._engine.anonymize(text, whole, operators=self._operators).text, (("PERSON", 1),)
 
     def _reading(self, text: str) -> list[str] | None:
         """Return the pattern entities to run over text if any configured detector could find
