@@ -50,7 +50,7 @@ from learnstream.streams.privacy.roles import (
     role_spans,
 )
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
-from learnstream.streams.privacy.walk import read_strings, walk_sample
+from learnstream.streams.privacy.walk import walk_sample
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -396,9 +396,10 @@ class Anonymizer:
 
     def anonymize_sample(self, sample: dict[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
         """Return a new sample with its payload's PII and secrets replaced (see ``walk.py``)."""
-        self._read_names_ahead(read_strings(sample))
         try:
-            return walk_sample(sample, self.anonymize_text, self.anonymize_person)
+            return walk_sample(
+                sample, self.anonymize_text, self.anonymize_person, ahead=self._read_names_ahead
+            )
         finally:
             self._ahead = {}
 

@@ -76,3 +76,16 @@ def test_the_walk_copies_what_it_does_not_read_and_reading_ahead_changes_nothing
     assert clean["meta"]["producer"] == "learnstream 1.0"
     assert clean["feedback"] is not SAMPLE["feedback"]
     assert clean["input"]["steps"][0] is not SAMPLE["input"]["steps"][0]
+
+
+def test_the_texts_handed_ahead_are_those_then_asked_for_and_come_first() -> None:
+    calls: list[tuple[str, Any]] = []
+
+    def keep(text: str) -> tuple[str, Counter[str]]:
+        calls.append(("asked", text))
+        return text, Counter()
+
+    walk_sample(SAMPLE, keep, keep, ahead=lambda texts: calls.append(("ahead", texts)))
+    (first, texts), *asked = calls
+    assert first == "ahead"
+    assert texts == [text for _, text in asked] == read_strings(SAMPLE)
