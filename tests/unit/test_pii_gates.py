@@ -102,6 +102,10 @@ CORPUS = [
     "git commit --author jdoe --login jdoe",
     "owner=jdoe user: jdoe",
     "Accepted publickey for alice from 10.0.0.5 port 22",
+    "rsync -a out/ deploy@web-2",
+    "sftp ops@files",
+    "scp app.tar jdoe@build-01",
+    "ping (@dana_w) about it",
     # a national id in each grouping its patterns read (streams/privacy/nationalids.py)
     "NINO AB 12 34 56 C",
     "steuer-id 86 095 742 719",
@@ -270,6 +274,12 @@ def test_numbers_grouped_as_no_national_id_groups_them_reach_no_id_recognizer() 
     anonymizer = Anonymizer(PrivacyConfig())
     text = "host 10.20.30.40 answered 503 at 2024-05-01T12:00:00Z (build 4821, ref qzvkrbta)"
     assert set(anonymizer.candidates(text)) & set(NATIONAL_ID_FACTORIES) == {"IBAN_CODE"}
+
+
+def test_an_email_address_alone_reaches_no_username_recognizer() -> None:
+    anonymizer = Anonymizer(PrivacyConfig())
+    assert "USERNAME" not in anonymizer.candidates("mail dana.whitfield@example.org, the owner")
+    assert "USERNAME" in anonymizer.candidates("mail @dana_w, the owner")
 
 
 def test_the_warm_up_text_holds_every_pattern_entity_and_a_secret() -> None:
