@@ -239,7 +239,7 @@ class Anonymizer:
         something in it (the list may be empty: a name, a secret or a denied word), else None.
 
         The pattern gates are asked first: ``_find`` needs their answer for every text read,
-        and they are the dearest of the tests, so each text is gated once.
+        so each text is gated once, whichever test says it needs reading.
         """
         if not self._enabled or not text:
             return None
