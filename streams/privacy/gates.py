@@ -14,6 +14,7 @@ from collections.abc import Callable
 from learnstream.streams.privacy.addresses import may_hold_street
 from learnstream.streams.privacy.context import BIRTH_WORDS, PASSPORT_WORDS
 from learnstream.streams.privacy.handles import may_hold_username
+from learnstream.streams.privacy.nationalids import may_hold_national_id
 
 __all__ = ["MAY_HOLD_PII", "NEEDS", "WARM_TEXT", "Gate", "candidates"]
 
@@ -40,9 +41,11 @@ Gate = tuple[int, Callable[[str], bool] | None]
 #: (``addresses.may_hold_street``), a date of birth its digits and keyword, a passport number
 #: its keyword (a German serial may be letters only), a username "@" or a user word and
 #: a mark one of its patterns holds as written (``handles.may_hold_username``). A
-#: national id needs its digits (a NIE 7, an NHS number 10, a CPF 11); a codice fiscale may
-#: trade digits for letters (omocodia), so it needs one digit in 16 characters: one with all
-#: seven traded is not read.
+#: national id needs its digits (a NIE 7, an NHS number 10, a CPF 11) and a part each of its
+#: patterns holds (``nationalids.may_hold_national_id``: the digits grouped as the patterns
+#: group them); a codice fiscale may trade digits for letters (omocodia), so it needs one
+#: digit in 16 characters (one with all seven traded is not read) and a run of 16 letters
+#: and digits.
 #: No region's numbers are shorter than 4 digits in phonenumbers' metadata, so a phone
 #: needs 4 whatever ``phone_regions`` holds.
 NEEDS: dict[str, Gate] = {
@@ -51,16 +54,16 @@ NEEDS: dict[str, Gate] = {
     "PHONE_NUMBER": (4, None),
     "CREDIT_CARD": (12, None),
     "US_SSN": (9, None),
-    "UK_NINO": (6, None),
-    "UK_NHS": (10, None),
-    "ES_NIF": (7, None),
-    "IT_FISCAL_CODE": (1, lambda t: len(t) >= 16),
-    "BR_CPF": (11, None),
-    "CA_SIN": (9, None),
-    "DE_TAX_ID": (11, None),
-    "FR_NIR": (13, None),
-    "IN_AADHAAR": (12, None),
-    "IN_PAN": (4, None),
+    "UK_NINO": (6, lambda t: may_hold_national_id("UK_NINO", t)),
+    "UK_NHS": (10, lambda t: may_hold_national_id("UK_NHS", t)),
+    "ES_NIF": (7, lambda t: may_hold_national_id("ES_NIF", t)),
+    "IT_FISCAL_CODE": (1, lambda t: len(t) >= 16 and may_hold_national_id("IT_FISCAL_CODE", t)),
+    "BR_CPF": (11, lambda t: may_hold_national_id("BR_CPF", t)),
+    "CA_SIN": (9, lambda t: may_hold_national_id("CA_SIN", t)),
+    "DE_TAX_ID": (11, lambda t: may_hold_national_id("DE_TAX_ID", t)),
+    "FR_NIR": (13, lambda t: may_hold_national_id("FR_NIR", t)),
+    "IN_AADHAAR": (12, lambda t: may_hold_national_id("IN_AADHAAR", t)),
+    "IN_PAN": (4, lambda t: may_hold_national_id("IN_PAN", t)),
     "IBAN_CODE": (2, lambda t: len(t) >= 13),
     "IP_ADDRESS": (
         0,

@@ -26,10 +26,12 @@ __all__ = ["USERNAME_CUES", "USER_KEY", "UsernameRecognizer", "may_hold_username
 #: What a text needs before a username can be found in it (the gate, lower-cased text).
 USERNAME_CUES = re.compile(r"@|user|login|owner|author|committer|sudo|invalid user| for \S+ from ")
 #: What a text needs as written, besides a cue: every pattern below holds one of these
-#: characters as it stands, outside any case-blind group: a handle's or an ``ssh`` login's
-#: "@", a key's "=" or ":", a flag's "--", "sudo", sshd's " from ", or "User" / "user"
-#: before a login. "the login 500 error" holds a cue and none of them.
-_MARKS = re.compile(r"[@=:]|--|sudo| from |[Uu]ser")
+#: as it stands, outside any case-blind group: a handle's "@" after no letter, digit or
+#: other mark the handle pattern refuses before it (an e-mail's "@" follows its local
+#: part), the command before an ``ssh`` login's "@", a key's "=" or ":", a flag's "--",
+#: "sudo", sshd's " from ", or "User" / "user" before a login. "the login 500 error" and
+#: "mail dana@example.org" hold a cue and none of them.
+_MARKS = re.compile(r"(?<![A-Za-z0-9_.@`|/\\:+-])@|ssh|scp|sftp|rsync|[=:]|--|sudo| from |[Uu]ser")
 #: A key whose value names an account: user, username, user_name, login, login_name.
 USER_KEY = r"(?<![\w-])(?:user(?:_?name)?|login(?:_?name)?)"
 #: A file's or a repository's owner assigned (Ansible's ``owner=``, GitHub's): an account.

@@ -91,7 +91,7 @@ def _role_opener(text: str) -> bool:
     clause = _FIRST_CLAUSE.match(text.lstrip()).group()  # type: ignore[union-attr]
     if not clause[:1].isalpha():
         return False
-    return any(w in _ROLE_WORDS for w in _WORDS.findall(clause.lower()))
+    return not _ROLE_WORDS.isdisjoint(_WORDS.findall(clause.lower()))
 
 
 _QUOTES = "\"'«“‘"

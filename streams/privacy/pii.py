@@ -50,7 +50,7 @@ from learnstream.streams.privacy.roles import (
     role_spans,
 )
 from learnstream.streams.privacy.secrets import find_secrets, may_hold_secret
-from learnstream.streams.privacy.walk import read_strings, walk_sample
+from learnstream.streams.privacy.walk import walk_sample
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc
@@ -87,7 +87,7 @@ def _grammatical(
 
 
 #: Texts whose ``_may_name`` answer is kept: a record's texts are asked three times in
-#: turn (read ahead, ``_needs_reading``, ``_names``), and a record holds a few dozen.
+#: turn (read ahead, ``_reading``, ``_names``), and a record holds a few dozen.
 _ASKED_AGAIN = 1024
 
 
@@ -168,8 +168,14 @@ class Anonymizer:
         self._ner = NerDetector() if pii_on and config.ner else None
         self._engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
         self._cache: DigestCache[tuple[str, _Counts]] = DigestCache(CACHE_SIZE, _config_key(config))
+        # What ``anonymize_person`` answered, by the same digests: a person key's values recur
+        # from record to record ("role-reviewer-001", "the reporter"), and telling whether one
+        # is a whole name costs more than the lookup.
+        self._people_cache: DigestCache[tuple[str, _Counts]] = DigestCache(
+            CACHE_SIZE, _config_key(config)
+        )
         self._ahead: dict[bytes, _Spans] = {}  # name spans found for a record's texts at once
-        # The last texts no detector reads (``_needs_reading`` false), so not asked again: most
+        # The last texts no detector reads (``_reading`` gives None), so not asked again: most
         # of a record's strings ("pending", "Collect deploy logs") recur in later records, and
         # the answer depends on the text and the configuration alone. Such a text comes out
         # unchanged, so keeping it holds nothing the anonymizer would mask.
@@ -193,41 +199,71 @@ class Anonymizer:
             self._unread.move_to_end(text)
             return text, Counter()
         key = self._cache.digest(text)
+        todo: list[str] | None = None
         # A text in the cache was put there because it needed reading: it is not asked again.
-        if key not in self._cache and not self._needs_reading(text):
-            self._unread[text] = None
-            if len(self._unread) > CACHE_SIZE:
-                self._unread.popitem(last=False)
-            return text, Counter()  # e.g. "src/app.py": a dot, but no entity's shape
+        if key not in self._cache:
+            todo = self._reading(text)
+            if todo is None:
+                self._unread[text] = None
+                if len(self._unread) > CACHE_SIZE:
+                    self._unread.popitem(last=False)
+                return text, Counter()  # e.g. "src/app.py": a dot, but no entity's shape
         done = self._cache.get(key)
         if done is None:
-            done = self._anonymize_uncached(text, self._ahead.pop(key, None))
+            done = self._anonymize_uncached(text, self._ahead.pop(key, None), todo)
             self._cache.put(key, done)
         return done[0], Counter(dict(done[1]))
 
     def anonymize_person(self, text: str) -> tuple[str, Counter[str]]:
         """Return the value of a person key (``decided_by``): all of it a name if shaped so."""
-        if self._ner is None or not is_whole_name(text) or self._lists.allows_all(text):
+        if self._ner is None:
             return self.anonymize_text(text)
-        whole = [RecognizerResult("PERSON", 0, len(text), 1.0)]
-        out = self._engine.anonymize(text, whole, operators=self._operators)
-        return out.text, Counter(PERSON=1)
+        key = self._cache.digest(text)
+        done = self._people_cache.get(key)
+        if done is None:
+            done = self._person_uncached(text)
+            self._people_cache.put(key, done)
+        return done[0], Counter(dict(done[1]))
 
-    def _needs_reading(self, text: str) -> bool:
-        """Tell whether any configured detector could find something in text."""
+    def _person_uncached(self, text: str) -> tuple[str, _Counts]:
+        """Return a person key's value anonymized: whole when it is a name (memoized by
+        anonymize_person)."""
+        if not is_whole_name(text) or self._lists.allows_all(text):
+            out, found = self.anonymize_text(text)
+            return out, tuple(found.items())
+        whole = [RecognizerResult("PERSON", 0, len(text), 1.0)]
+        return self._engine.anonymize(text, whole, operators=self._operators).text, (("PERSON", 1),)
+
+    def _reading(self, text: str) -> list[str] | None:
+        """Return the pattern entities to run over text if any configured detector could find
+        something in it (the list may be empty: a name, a secret or a denied word), else None.
+
+        The pattern gates are asked first: ``_find`` needs their answer for every text read,
+        so each text is gated once, whichever test says it needs reading.
+        """
         if not self._enabled or not text:
-            return False
-        if self._denies and self._lists.denies(text):
-            return True
-        if self._ner is not None and _may_name(line_view(text)):
-            return True
-        return self._may_hold_pii(line_view(text)) or (self._secrets and may_hold_secret(text))
+            return None
+        view = line_view(text)
+        todo = self._pattern_entities(view)
+        if (
+            todo
+            or (self._denies and self._lists.denies(text))
+            or (self._ner is not None and _may_name(view))
+            or (self._secrets and may_hold_secret(text))
+        ):
+            return todo
+        return None
 
     def _may_hold_pii(self, text: str) -> bool:
         """Tell whether a configured pattern recognizer could match text at all."""
-        if self._analyzer is None or not MAY_HOLD_PII.search(text):
-            return False
-        return bool(self.candidates(text))
+        return bool(self._pattern_entities(text))
+
+    def _pattern_entities(self, view: str) -> list[str]:
+        """Return the configured pattern entities whose recognizer could match the line view
+        of a text (none with no pattern entity configured)."""
+        if self._analyzer is None or not MAY_HOLD_PII.search(view):
+            return []
+        return self.candidates(view)
 
     def candidates(self, text: str) -> list[str]:
         """Return the configured pattern entities whose recognizer could match ``text``."""
@@ -237,17 +273,20 @@ class Anonymizer:
         """Return what ``anonymize_text`` masks in text, each span with the recognizer that
         found it, and the PII hits the allow list lets through (``learnstream privacy
         explain``; nothing is cached or logged)."""
-        return self._find(text) if self._needs_reading(text) else Found([], [])
+        todo = self._reading(text)
+        return self._find(text, todo=todo) if todo is not None else Found([], [])
 
     def ner_spans(self, text: str) -> _Spans:
         """Return the spans the NER model itself finds in text, before any check (none
         with NER off)."""
         return self._ner.find([line_view(text)])[0] if self._ner is not None else []
 
-    def _find(self, text: str, ahead: _Spans | None = None) -> Found:
-        """Return the results to mask in text and the PII hits the allow list let through."""
+    def _find(self, text: str, ahead: _Spans | None = None, todo: list[str] | None = None) -> Found:
+        """Return the results to mask in text and the PII hits the allow list let through
+        (``todo``: the pattern entities to run, when ``_reading`` has told them already)."""
         found, analyzer, view = [], self._analyzer, line_view(text)
-        if analyzer is not None and MAY_HOLD_PII.search(view) and (todo := self.candidates(view)):
+        todo = self._pattern_entities(view) if todo is None else todo
+        if analyzer is not None and todo:
             found = analyzer.analyze(view, language="en", entities=todo)
         pii = [tagged(r.entity_type, r.start, r.end, r.score, _analyzer_name(r)) for r in found]
         secrets = find_secrets(text) if self._secrets else []  # gated inside
@@ -259,9 +298,11 @@ class Anonymizer:
         kept_ids = {id(r) for r in kept}
         return Found(results, [r for r in pii if id(r) not in kept_ids])
 
-    def _anonymize_uncached(self, text: str, ahead: _Spans | None = None) -> tuple[str, _Counts]:
+    def _anonymize_uncached(
+        self, text: str, ahead: _Spans | None = None, todo: list[str] | None = None
+    ) -> tuple[str, _Counts]:
         """Analyze and anonymize one string (memoized by anonymize_text)."""
-        results = self._find(text, ahead).results
+        results = self._find(text, ahead, todo).results
         if not results:
             return text, ()
         out = self._engine.anonymize(
@@ -355,9 +396,10 @@ class Anonymizer:
 
     def anonymize_sample(self, sample: dict[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
         """Return a new sample with its payload's PII and secrets replaced (see ``walk.py``)."""
-        self._read_names_ahead(read_strings(sample))
         try:
-            return walk_sample(sample, self.anonymize_text, self.anonymize_person)
+            return walk_sample(
+                sample, self.anonymize_text, self.anonymize_person, ahead=self._read_names_ahead
+            )
         finally:
             self._ahead = {}
 

@@ -118,6 +118,8 @@ def may_hold_one_case_name(text: str) -> bool:
     text showing no capital a name would (``names.may_hold_name``): two words in one case
     side by side, listed or with an initial between them, one of which reads as a name
     (``_reads_as_name`` and ``_listed`` ask no less)."""
+    if not _one_case_pair(_WORD.findall(text)):
+        return False  # the words' places are read below only for a pair
     last: re.Match[str] | None = None
     for m in _WORD.finditer(text):
         if not _one_case(m.group()):
@@ -127,6 +129,21 @@ def may_hold_one_case_name(text: str) -> bool:
         if last is not None and named and _joined(text[last.end() : m.start()]):
             return True
         last = m
+    return False
+
+
+def _one_case_pair(words: list[str]) -> bool:
+    """Tell whether a word in one case (``_one_case``) follows another with at most
+    one-letter words between them: what ``may_hold_one_case_name`` needs before it reads
+    the gap between two words (a word of one letter is never in one case)."""
+    after_one = False
+    for word in words:
+        if _one_case(word):
+            if after_one:
+                return True
+            after_one = True
+        elif len(word) > 1:
+            after_one = False
     return False
 
 

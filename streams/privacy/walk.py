@@ -1,11 +1,18 @@
-"""Walk a sample's sections and anonymize every string leaf a detector must read."""
+"""Walk a sample's sections and anonymize every string leaf a detector must read.
+
+One pass (``_copy``) holds which sections are read, the meta and feedback rules and the id
+rule: it copies the sample, leaving each string it reads in place, and lists those leaves
+with where each one's answer goes. ``walk_sample`` hands the listed texts ahead (the
+anonymizer reads a record's names in one batch), then answers each leaf in order; what is
+read ahead is, by construction, what the walk then asks for.
+"""
 
 from __future__ import annotations
 
 import copy
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from learnstream.streams.privacy.idkeys import (
@@ -22,45 +29,15 @@ TextAnonymizer = Callable[[str], tuple[str, Counter[str]]]
 
 
 def read_strings(sample: dict[str, Any]) -> list[str]:
-    """Return the string leaves ``walk_sample`` hands to the anonymizer, in its order.
-
-    The same sections and the same id rule as the walk, without copying anything: what the
-    anonymizer reads ahead for a record is then only what the walk will ask it for, not the
-    record's timestamps, provenance or well-formed ids.
-    """
-    texts: list[str] = []
-    for key, value in sample.items():
-        if key in ("input", "state", "output"):
-            _read_leaves(value, texts)
-        elif key == "feedback" and isinstance(value, dict):
-            for name, item in value.items():
-                if name == "details":
-                    _read_leaves(item, texts)
-        elif key == "meta" and isinstance(value, dict):
-            for name, item in value.items():
-                if name in META_IDS and isinstance(item, dict):
-                    for ref in item.values():
-                        _read_leaves(ref, texts, under_id=True)
-                elif name in META_IDS or name in META_TEXT:
-                    _read_leaves(item, texts, under_id=name in META_IDS)
-    return texts
-
-
-def _read_leaves(value: Any, texts: list[str], under_id: bool = False) -> None:
-    """Append the string leaves below value that ``_walk`` reads."""
-    if isinstance(value, str):
-        if not (under_id and is_wellformed_id(value)):
-            texts.append(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _read_leaves(item, texts, is_id_key(key))
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _read_leaves(item, texts, under_id)
+    """Return the string leaves ``walk_sample`` hands to the anonymizer, in its order."""
+    return [leaf.text for leaf in _copy(sample)[1].leaves]
 
 
 def walk_sample(
-    sample: dict[str, Any], anonymize: TextAnonymizer, whole_name: TextAnonymizer | None = None
+    sample: dict[str, Any],
+    anonymize: TextAnonymizer,
+    whole_name: TextAnonymizer | None = None,
+    ahead: Callable[[list[str]], None] | None = None,
 ) -> tuple[dict[str, Any], Counter[str]]:
     """Return a new sample with input, state, output and feedback.details anonymized.
 
@@ -70,58 +47,114 @@ def walk_sample(
     and feedback.source/type/quality_label are copied untouched. A string under a person
     key (``decided_by``, ``reviewer``, see ``is_person_key``) goes to ``whole_name``: a
     lone "Dana" there is a name, where in free text it is as often "Deploy" or "Pending".
+    ``ahead`` is handed the texts to read, in order, before the first is anonymized.
     """
+    out, built = _copy(sample)
+    if ahead is not None:
+        ahead([leaf.text for leaf in built.leaves])
     counts: Counter[str] = Counter()
-    read = _Read(anonymize, whole_name or anonymize, counts)
-    return {k: _section(k, v, read) for k, v in sample.items()}, counts
+    person_reader = whole_name or anonymize
+    for leaf in built.leaves:
+        text, found = (person_reader if leaf.person else anonymize)(leaf.text)
+        leaf.into[leaf.at] = text
+        counts.update(found)
+    for into, at, items in reversed(built.tuples):  # inner tuples first
+        into[at] = tuple(items)
+    return out, counts
 
 
-@dataclass(frozen=True)
-class _Read:
-    """How string leaves are read, and the counts of what was found."""
+@dataclass(slots=True)
+class _Leaf:
+    """A string the walk reads, whether a person key holds it, and where its answer goes."""
 
-    text: TextAnonymizer
-    person: TextAnonymizer
-    counts: Counter[str]
+    text: str
+    person: bool
+    into: dict[Any, Any] | list[Any]
+    at: Any
 
 
-def _section(key: str, value: Any, read: _Read) -> Any:
-    """Return the anonymized copy of one top-level section of a sample."""
+@dataclass
+class _Built:
+    """The leaves a sample's copy still has to answer, and its tuples, built as lists until
+    their leaves are answered: (container, place, items)."""
+
+    leaves: list[_Leaf] = field(default_factory=list)
+    tuples: list[tuple[dict[Any, Any] | list[Any], Any, list[Any]]] = field(default_factory=list)
+
+
+def _copy(sample: dict[str, Any]) -> tuple[dict[str, Any], _Built]:
+    """Return a copy of the sample holding each string to read as written, and those leaves."""
+    out: dict[str, Any] = {}
+    built = _Built()
+    for key, value in sample.items():
+        _section(out, key, value, built)
+    return out, built
+
+
+def _section(into: dict[str, Any], key: str, value: Any, built: _Built) -> None:
+    """Copy one top-level section of a sample into ``into``, noting the leaves it reads."""
     if key in ("input", "state", "output"):
-        return _walk(value, read)
-    if key == "feedback" and isinstance(value, dict):
-        return {k: _walk(v, read) if k == "details" else copy.deepcopy(v) for k, v in value.items()}
-    if key == "meta" and isinstance(value, dict):
-        return {k: _meta_field(k, v, read) for k, v in value.items()}
-    return copy.deepcopy(value)
+        _put(into, key, value, built)
+    elif key == "feedback" and isinstance(value, dict):
+        feedback: dict[str, Any] = {}
+        into[key] = feedback
+        for k, v in value.items():
+            if k == "details":
+                _put(feedback, k, v, built)
+            else:
+                feedback[k] = copy.deepcopy(v)
+    elif key == "meta" and isinstance(value, dict):
+        meta: dict[str, Any] = {}
+        into[key] = meta
+        for k, v in value.items():
+            _meta_field(meta, k, v, built)
+    else:
+        into[key] = copy.deepcopy(value)
 
 
-def _meta_field(key: str, value: Any, read: _Read) -> Any:
-    """Return one meta field: runtime ids and text anonymized, our provenance copied."""
+def _meta_field(into: dict[str, Any], key: str, value: Any, built: _Built) -> None:
+    """Copy one meta field: runtime ids and text read, our provenance as it is."""
     if key in META_IDS and isinstance(value, dict):  # id_refs: {path: runtime id}
-        return {k: _walk(v, read, under_id=True) for k, v in value.items()}
-    if key in META_IDS or key in META_TEXT:
-        return _walk(value, read, under_id=key in META_IDS)
-    return copy.deepcopy(value)
+        refs: dict[Any, Any] = {}
+        into[key] = refs
+        for k, v in value.items():
+            _put(refs, k, v, built, under_id=True)
+    elif key in META_IDS or key in META_TEXT:
+        _put(into, key, value, built, under_id=key in META_IDS)
+    else:
+        into[key] = copy.deepcopy(value)
 
 
-def _walk(value: Any, read: _Read, under_id: bool = False, person: bool = False) -> Any:
-    """Return a copy of value with every string leaf anonymized.
+def _put(
+    into: dict[Any, Any] | list[Any],
+    at: Any,
+    value: Any,
+    built: _Built,
+    under_id: bool = False,
+    person: bool = False,
+) -> None:
+    """Copy value to ``into[at]``, noting every string leaf below it to read.
 
-    Under an id key only well-formed ids are kept unread: ``customer_id: "jane@corp.com"``
-    is scanned like any other string.
+    Under an id key only well-formed ids are left unread: ``customer_id: "jane@corp.com"``
+    is read like any other string.
     """
     if isinstance(value, str):
-        if under_id and is_wellformed_id(value):  # nothing a detector reads: kept as is
-            return value
-        text, found = (read.person if person else read.text)(value)
-        read.counts.update(found)
-        return text
-    if isinstance(value, dict):
-        return {k: _walk(v, read, is_id_key(k), is_person_key(k)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        items = [_walk(v, read, under_id, person) for v in value]
-        return tuple(items) if isinstance(value, tuple) else items
-    if value is None or isinstance(value, int | float):  # immutable: nothing to copy
-        return value
-    return copy.deepcopy(value)
+        into[at] = value
+        if not (under_id and is_wellformed_id(value)):  # a well-formed id: nothing to detect
+            built.leaves.append(_Leaf(value, person, into, at))
+    elif isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        into[at] = out
+        for k, v in value.items():
+            _put(out, k, v, built, is_id_key(k), is_person_key(k))
+    elif isinstance(value, list | tuple):
+        items: list[Any] = [None] * len(value)
+        into[at] = items
+        if isinstance(value, tuple):
+            built.tuples.append((into, at, items))
+        for i, v in enumerate(value):
+            _put(items, i, v, built, under_id, person)
+    elif value is None or isinstance(value, int | float):  # immutable: nothing to copy
+        into[at] = value
+    else:
+        into[at] = copy.deepcopy(value)

@@ -25,6 +25,7 @@ from learnstream.streams.config.usererrors import settings_problem
 from learnstream.streams.privacy.config import REGIONAL_ENTITIES, PrivacyConfig
 from learnstream.streams.privacy.gates import NEEDS as _NEEDS
 from learnstream.streams.privacy.gates import WARM_TEXT as _WARM_TEXT
+from learnstream.streams.privacy.nationalids import NATIONAL_ID_FACTORIES
 from learnstream.streams.privacy.pii import Anonymizer
 from learnstream.streams.privacy.recognizers import build_analyzer
 from tests.unit.test_privacy import ENTITY_EXAMPLES, FRAGMENTS
@@ -101,6 +102,22 @@ CORPUS = [
     "git commit --author jdoe --login jdoe",
     "owner=jdoe user: jdoe",
     "Accepted publickey for alice from 10.0.0.5 port 22",
+    "rsync -a out/ deploy@web-2",
+    "sftp ops@files",
+    "scp app.tar jdoe@build-01",
+    "ping (@dana_w) about it",
+    # a national id in each grouping its patterns read (streams/privacy/nationalids.py)
+    "NINO AB 12 34 56 C",
+    "steuer-id 86 095 742 719",
+    "NIR 1 84 12 76 451 089 46",
+    "nir 184127645108946",
+    "Aadhaar 2345-6789-0124",
+    "NHS 943 476 5919",
+    "SIN 130 692 544",
+    "CF RSSMRA85T10A562S",
+    "PAN: ABCPD1234E",
+    "DNI 12345678-Z",
+    "NIE X-1234567-L",
     # numbers in prose, no street and no login (the gates skip them)
     "Fix the login 500 error reported by the owner (ref qzvkrbta)",
 ]
@@ -251,6 +268,18 @@ def test_the_phone_gate_holds_for_the_shortest_numbering_plans(
     gated: dict[str, tuple[Anonymizer, AnalyzerEngine]], text: str
 ) -> None:
     _assert_gate_passes(*gated["shortest numbers"], text)
+
+
+def test_numbers_grouped_as_no_national_id_groups_them_reach_no_id_recognizer() -> None:
+    anonymizer = Anonymizer(PrivacyConfig())
+    text = "host 10.20.30.40 answered 503 at 2024-05-01T12:00:00Z (build 4821, ref qzvkrbta)"
+    assert set(anonymizer.candidates(text)) & set(NATIONAL_ID_FACTORIES) == {"IBAN_CODE"}
+
+
+def test_an_email_address_alone_reaches_no_username_recognizer() -> None:
+    anonymizer = Anonymizer(PrivacyConfig())
+    assert "USERNAME" not in anonymizer.candidates("mail dana.whitfield@example.org, the owner")
+    assert "USERNAME" in anonymizer.candidates("mail @dana_w, the owner")
 
 
 def test_the_warm_up_text_holds_every_pattern_entity_and_a_secret() -> None:

@@ -6,10 +6,13 @@ small model missed, or a clean sentence it changed.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from learnstream.streams.privacy import pii
 from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.names import may_hold_name, name_spans, worth_ner
 from learnstream.streams.privacy.ner import NerDetector
@@ -225,6 +228,23 @@ def test_a_lone_name_is_masked_under_a_person_key_only(anonymizer: Anonymizer) -
     assert out["input"] == {"objective": "Pending", "approvedBy": "<PERSON>"}
     assert out["output"] == sample["output"]
     assert counts["PERSON"] == 2
+
+
+def test_a_person_keys_value_is_read_once_and_answered_alike_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    anonymizer = Anonymizer(PrivacyConfig())
+    asked: list[str] = []
+    real = pii.is_whole_name
+    monkeypatch.setattr(pii, "is_whole_name", lambda text: asked.append(text) or real(text))
+    for value, expected in [
+        ("Priya Raman", ("<PERSON>", Counter(PERSON=1))),
+        ("the reporter", ("the reporter", Counter())),
+        ("dana.whitfield@example.org", ("<EMAIL_ADDRESS>", Counter(EMAIL_ADDRESS=1))),
+    ]:
+        assert anonymizer.anonymize_person(value) == expected
+        assert anonymizer.anonymize_person(value) == expected
+    assert asked == ["Priya Raman", "the reporter", "dana.whitfield@example.org"]
 
 
 _WORDS = st.sampled_from(

@@ -8,7 +8,12 @@ import pytest
 
 from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.pii import Anonymizer
-from learnstream.streams.privacy.roles import GIVING, SPEAKING, may_take_role
+from learnstream.streams.privacy.roles import (
+    GIVING,
+    SPEAKING,
+    may_hold_one_case_name,
+    may_take_role,
+)
 
 
 @pytest.fixture(scope="module")
@@ -265,3 +270,23 @@ def test_a_name_in_one_case_beside_an_address_or_a_path_is_masked(
     anonymizer: Anonymizer, text: str, expected: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "may"),
+    [
+        ("ask greta orvick about it", True),
+        ("cc greta k. orvick", True),  # an initial between keeps the pair
+        ("keith, greta and sophia", True),
+        ("GRETA ORVICK approved", True),
+        ("greta, orvick", True),
+        ("greta", False),
+        ("greta is orvick", False),  # a word of two letters between ends it
+        ("greta - orvick", False),
+        ("deploy the service now", False),
+    ],
+)
+def test_the_one_case_gate_asks_for_two_words_in_one_case_side_by_side(
+    text: str, may: bool
+) -> None:
+    assert may_hold_one_case_name(text) is may

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any
 
@@ -45,3 +46,46 @@ def test_read_strings_are_the_leaves_the_walk_hands_the_anonymizer_in_order() ->
     assert "jane@corp.example" in asked  # an id key's value of another shape is read
     assert "human" not in asked  # feedback's provenance is copied
     assert "learnstream 1.0" not in asked
+
+
+def test_person_key_values_go_to_whole_name_and_are_read_ahead_in_place() -> None:
+    asked: list[tuple[str, str]] = []
+
+    def text(value: str) -> tuple[str, Counter[str]]:
+        asked.append(("text", value))
+        return value.upper(), Counter(TEXT=1)
+
+    def person(value: str) -> tuple[str, Counter[str]]:
+        asked.append(("person", value))
+        return "<PERSON>", Counter(PERSON=1)
+
+    clean, counts = walk_sample(SAMPLE, text, person)
+    assert [kind for kind, value in asked if value == "Dana Whitfield"] == ["person"]
+    assert clean["input"]["decided_by"] == "<PERSON>"
+    assert clean["input"]["steps"][1] == ("A", "B")  # a tuple stays a tuple
+    assert counts == Counter(TEXT=len(asked) - 1, PERSON=1)
+    assert read_strings(SAMPLE) == [value for _, value in asked]
+
+
+def test_the_walk_copies_what_it_does_not_read_and_reading_ahead_changes_nothing() -> None:
+    before = copy.deepcopy(SAMPLE)
+    assert read_strings(SAMPLE)
+    assert before == SAMPLE
+    clean, _ = walk_sample(SAMPLE, lambda t: (t, Counter()))
+    assert clean == SAMPLE
+    assert clean["meta"]["producer"] == "learnstream 1.0"
+    assert clean["feedback"] is not SAMPLE["feedback"]
+    assert clean["input"]["steps"][0] is not SAMPLE["input"]["steps"][0]
+
+
+def test_the_texts_handed_ahead_are_those_then_asked_for_and_come_first() -> None:
+    calls: list[tuple[str, Any]] = []
+
+    def keep(text: str) -> tuple[str, Counter[str]]:
+        calls.append(("asked", text))
+        return text, Counter()
+
+    walk_sample(SAMPLE, keep, keep, ahead=lambda texts: calls.append(("ahead", texts)))
+    (first, texts), *asked = calls
+    assert first == "ahead"
+    assert texts == [text for _, text in asked] == read_strings(SAMPLE)
