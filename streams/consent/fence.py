@@ -103,10 +103,11 @@ class Fence:
     async def _asked(self, since: float) -> bool:
         """Wait for a round started after ``since`` (shared by all) or, sooner, for fetches
         sent after it; say False if the round failed first."""
+        asked = self.rounds.after(since)
         named = self.rounds.answer(None)
         if self.fetched is None or not named:
-            return await asyncio.shield(self.rounds.after(since))
-        return await self.fetched.or_round(self.rounds, since, list(named), since)
+            return await asyncio.shield(asked)
+        return await self.fetched.or_round(asked, list(named), since)
 
     async def _ask(self, _partitions: list[Hashable]) -> Offsets:
         return await self.end_offsets()  # every partition the reader reads

@@ -106,12 +106,12 @@ class Watermark:
         for _ in range(2):  # the round in flight may not have asked for ``partition``
             if self._end(partition, since) is not None:
                 return
+            asked = self.rounds.after(since)
             if self.fetched is None:
-                answered = await asyncio.shield(self.rounds.after(since))
-            else:  # a fetch sent after ``since`` is waited for first, then a round too
+                answered = await asyncio.shield(asked)
+            else:  # a fetch sent after ``since`` may answer first
                 moment = self._on_clock_of(self.fetched, since)
-                tps = [self._tp(partition)]
-                answered = await self.fetched.or_round(self.rounds, since, tps, moment)
+                answered = await self.fetched.or_round(asked, [self._tp(partition)], moment)
             if not answered:
                 return  # the round failed (counted and logged)
 

@@ -21,17 +21,9 @@ import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from learnstream.streams.offsets.rounds import Rounds
-
-__all__ = ["ROUND_AFTER_S", "FetchedEnds"]
+__all__ = ["FetchedEnds"]
 
 _P = TypeVar("_P", bound=Hashable)
-
-#: How long a caller waits for a fetch to answer before a ListOffsets round is asked too.
-#: A round costs the agents' loop a request and its answer; at 141 paced events/s a fetch
-#: answered the corrections wait in 9.8 ms on average, 34 ms at p99 (benchmarks/RESULTS.md,
-#: 30 Nov 16:05), so most waits are answered before a round would start.
-ROUND_AFTER_S = 0.025
 
 
 class _Waiter(NamedTuple):
@@ -47,16 +39,9 @@ class FetchedEnds(Generic[_P]):
     ``clock`` stamps the sending, on the clock callers give their ``since`` on.
     """
 
-    def __init__(
-        self,
-        topics: Iterable[str],
-        clock: Callable[[], float] = time.monotonic,
-        round_after: float = ROUND_AFTER_S,
-    ) -> None:
+    def __init__(self, topics: Iterable[str], clock: Callable[[], float] = time.monotonic) -> None:
         self.topics = frozenset(topics)
         self.clock = clock
-        #: Seconds a caller of ``or_round`` waits on the fetches alone before a round starts.
-        self.round_after = round_after
         self._ends: dict[Hashable, tuple[float, int]] = {}
         self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
@@ -101,26 +86,19 @@ class FetchedEnds(Generic[_P]):
         return future
 
     async def or_round(
-        self, rounds: Rounds[Any, Any], round_since: Any, partitions: Collection[_P], since: float
+        self, asked: asyncio.Future[bool], partitions: Collection[_P], since: float
     ) -> bool:
-        """Wait for fetches sent after ``since`` to answer for ``partitions``, or for a round
-        of ``rounds`` (streams/offsets/rounds.py) started after ``round_since`` (the same
-        moment on the rounds' clock), whichever answers first. A round is started only when
-        none runs and no fetch answered within ``round_after`` seconds. Cancel neither the
+        """Wait for the round ``asked`` (streams/offsets/rounds.py) or for fetches sent after
+        ``since`` to answer for ``partitions``, whichever comes first; cancel neither the
         round (shared) nor the caller's wait. Return False if the round failed first."""
         fetch = self.after(partitions, since)
-        asked: asyncio.Future[bool] | None = None
+        either: list[asyncio.Future[Any]] = [asked, fetch]
         try:
-            if rounds.current(round_since) is None and self.round_after > 0:
-                await asyncio.wait([fetch], timeout=self.round_after)
-            if not fetch.done():
-                asked = rounds.current(round_since) or rounds.after(round_since)
-                either: list[asyncio.Future[Any]] = [asked, fetch]
-                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             fetched = fetch.done() and not fetch.cancelled()
             fetch.cancel()
-        return fetched or (asked is not None and asked.result())
+        return fetched or asked.result()  # not fetched: the round is done
 
     def _answer(self, partitions: tuple[Hashable, ...], since: float) -> dict[_P, int] | None:
         if not partitions:

@@ -76,17 +76,6 @@ class Rounds(Generic[_P, _T]):
             self._queued = asyncio.ensure_future(self._after(self._flying[1]))
         return self._queued
 
-    def current(self, since: _T) -> asyncio.Future[bool] | None:
-        """Return a round that counts for ``since`` without starting one: done if one has
-        answered, the one in flight or queued if it starts after ``since``; else None."""
-        if self.answer(since) is not None:
-            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-            done.set_result(True)
-            return done
-        if self._flying is not None and since < self._flying[0]:
-            return self._flying[1]
-        return self._queued
-
     def forget(self, partitions: Iterable[_P]) -> None:
         """Drop the ends of ``partitions`` and stop asking for them."""
         for partition in partitions:

@@ -10,7 +10,7 @@ import pytest
 
 from learnstream.agents.clock import wall_clock as now
 from learnstream.streams.join.watermark import Watermark
-from learnstream.streams.offsets.fetched import ROUND_AFTER_S, FetchedEnds
+from learnstream.streams.offsets.fetched import FetchedEnds
 from learnstream.streams.offsets.progress import Progress
 
 
@@ -172,62 +172,15 @@ class Unanswered(Broker):
     def __init__(self, end: int) -> None:
         super().__init__(end)
         self.gate = asyncio.Event()
-        self.started = 0  # rounds asked, answered or not
 
     async def ask(self, partitions: list[int]) -> dict[int, int]:
-        self.started += 1
         await self.gate.wait()
         return await super().ask(partitions)
 
 
-def fetching(
-    broker: Broker, round_after: float = ROUND_AFTER_S
-) -> tuple[Watermark, FetchedEnds[tuple[str, int]]]:
-    fetched: FetchedEnds[tuple[str, int]] = FetchedEnds(["deltas"], round_after=round_after)
+def fetching(broker: Broker) -> tuple[Watermark, FetchedEnds[tuple[str, int]]]:
+    fetched: FetchedEnds[tuple[str, int]] = FetchedEnds(["deltas"])
     return Watermark("deltas", Progress(gated=False), broker.ask, now, fetched=fetched), fetched
-
-
-async def test_no_round_is_asked_while_a_fetch_answers_within_round_after() -> None:
-    """A round costs the agents' loop a request: the fetches are waited for first."""
-    broker = Unanswered(end=5)
-    mark, fetched = fetching(broker, round_after=60.0)
-    since = now()
-    waiting = asyncio.ensure_future(mark.fresh(0, since))
-    await asyncio.sleep(0.01)
-    assert not waiting.done()
-    fetched.note(fetched.clock(), {("deltas", 0): 2})
-    await asyncio.wait_for(waiting, 1)
-    assert broker.started == 0
-
-
-async def test_a_round_is_asked_when_no_fetch_answers_within_round_after() -> None:
-    broker = Unanswered(end=5)
-    mark, _fetched = fetching(broker, round_after=0.01)
-    since = now()
-    waiting = asyncio.ensure_future(mark.fresh(0, since))
-    await asyncio.sleep(0.005)
-    assert broker.started == 0
-    await asyncio.sleep(0.05)
-    assert broker.started == 1
-    assert not waiting.done()
-    broker.gate.set()
-    await asyncio.wait_for(waiting, 1)
-    mark.advance(0, 4)
-    assert mark.settled(0, since)
-
-
-async def test_a_round_already_running_is_waited_for_at_once() -> None:
-    """A round started after the moment (by ``settled``, another caller) counts at once:
-    no head start for the fetches, and no second round."""
-    broker = Unanswered(end=1)
-    mark, _fetched = fetching(broker, round_after=60.0)
-    since = now()
-    assert not mark.settled(0, since)  # asks in the background
-    waiting = asyncio.ensure_future(mark.fresh(0, since))
-    await asyncio.sleep(0)
-    broker.gate.set()
-    await asyncio.wait_for(waiting, 1)
-    assert broker.started == 1
 
 
 async def test_a_fetch_sent_after_the_event_answers_before_the_round() -> None:
