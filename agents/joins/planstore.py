@@ -19,7 +19,7 @@ from typing import Any
 import faust
 from faust.types import TP
 
-from learnstream.agents.joins.held import HeldWrites, Pins
+from learnstream.agents.joins.held import FLUSH_STEP, HeldWrites, Pins
 from learnstream.agents.seams.faust_compat import current_partition
 from learnstream.streams.join.expiry import ExpiryIndex
 from learnstream.streams.state.plan import PlanState
@@ -108,9 +108,9 @@ class PlanStore:
         return True
 
     def flush(self, partition: int, now: datetime) -> int:
-        """Write the states of ``partition`` held ``join.hold_in_memory`` or longer (on a
-        tick of that partition); return how many."""
-        return self.writes.flush(partition, now)
+        """Write the states of ``partition`` held ``join.hold_in_memory`` or longer, at most
+        ``FLUSH_STEP`` (on a tick of that partition); return how many."""
+        return self.writes.flush(partition, now, FLUSH_STEP)
 
     def write_all(self) -> int:
         """Write every state held in memory (the last commit before the partitions go);

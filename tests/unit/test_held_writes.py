@@ -10,7 +10,7 @@ import pytest
 from faust.types import TP
 
 import learnstream.agents.joins.held
-from learnstream.agents.joins.held import HeldWrites
+from learnstream.agents.joins.held import FLUSH_STEP, HeldWrites
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 HOLD = timedelta(seconds=10)
@@ -159,3 +159,21 @@ def test_a_put_writes_what_its_partition_held_long_enough(on_partition: list[int
     writes.put("c", "C", [(PLANS, 3)], T0 + HOLD)  # a busy partition: no tick needed
     assert table.log == [("a", "A")]
     assert set(pins.held) == {(PLANS, 2), (PLANS, 3)}
+
+
+def test_a_burst_come_due_is_written_a_step_at_a_time_oldest_first(
+    on_partition: list[int | None],
+) -> None:
+    """Values held together come due together: a put writes at most FLUSH_STEP of them, so
+    no one record pays for writing the whole burst; the rest stay pinned for the next."""
+    writes, table, pins = build()
+    burst = 3 * FLUSH_STEP + 5
+    for i in range(burst):
+        writes.put(f"k{i:03d}", i, [(PLANS, i)], T0)
+    writes.put("late", "L", [(PLANS, burst)], T0 + HOLD)
+    assert [key for key, _ in table.log] == [f"k{i:03d}" for i in range(FLUSH_STEP)]
+    assert min(offset for _, offset in pins.held) == FLUSH_STEP  # the rest still pinned
+    assert writes.flush(1, T0 + HOLD, FLUSH_STEP) == FLUSH_STEP  # a tick: one step too
+    assert writes.flush(1, T0 + HOLD) == burst - 2 * FLUSH_STEP  # no limit: the rest
+    assert [key for key, _ in table.log] == [f"k{i:03d}" for i in range(burst)]
+    assert set(pins.held) == {(PLANS, burst)}
