@@ -15,15 +15,14 @@ first restore and stopped with the app; it reads what the worker's own consumer 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from mode import Service
+from aiokafka import TopicPartition
 
-from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.agents.seams.own_reader import OwnReader
+from learnstream.streams.io.connection import Broker
 
 __all__ = ["Rekeyed", "RekeyReplay", "Replay"]
 
@@ -43,20 +42,21 @@ class Replay(Protocol):
         ...
 
 
-class RekeyReplay(Service):
+class RekeyReplay(OwnReader):
     """Read ranges of the re-key topic with one consumer, one partition at a time."""
 
+    client_id = "learnstream-pair-intents-replay"
+    offset_reset = "earliest"  # records gone by retention: read from the log start
+
     def __init__(self, broker: Broker, topic: str, isolation_level: str) -> None:
-        super().__init__()
-        self.broker, self.topic, self.isolation_level = broker, topic, isolation_level
-        self._consumer: AIOKafkaConsumer | None = None
-        self._lock = asyncio.Lock()
+        super().__init__(broker, isolation_level)
+        self.topic = topic
 
     async def read(self, partition: int, since_ms: int, until: int) -> AsyncIterator[Rekeyed]:
         """Yield the records of ``partition`` with a timestamp at or after ``since_ms`` below
         offset ``until``. Raises TimeoutError when nothing comes for ``STALL_S`` seconds."""
         async with self._lock:
-            consumer = await self._open()
+            consumer = await self._connected()
             tp = TopicPartition(self.topic, partition)
             consumer.assign([tp])
             found = (await consumer.offsets_for_times({tp: since_ms})).get(tp)
@@ -79,23 +79,3 @@ class RekeyReplay(Service):
                         f"{self.topic}[{partition}]: nothing read for {STALL_S:.0f}s at "
                         f"offset {await consumer.position(tp)} of {until}"
                     )
-
-    async def _open(self) -> AIOKafkaConsumer:
-        if self._consumer is None:
-            consumer = AIOKafkaConsumer(
-                **connection_of(self.broker).client_options(),
-                client_id="learnstream-pair-intents-replay",
-                group_id=None,
-                enable_auto_commit=False,
-                auto_offset_reset="earliest",
-                isolation_level=self.isolation_level,
-            )
-            await consumer.start()
-            self._consumer = consumer
-        return self._consumer
-
-    async def on_stop(self) -> None:
-        """Close the consumer, if a restore started it."""
-        consumer, self._consumer = self._consumer, None
-        if consumer is not None:
-            await consumer.stop()

@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from mode import Service
+from aiokafka import TopicPartition
 
-from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.agents.seams.own_reader import OwnReader
 from learnstream.streams.offsets.progress import Partition
 
 __all__ = ["PROBE_WAIT_S", "Prober"]
@@ -28,14 +27,10 @@ log = logging.getLogger("learnstream")
 PROBE_WAIT_S = 10.0
 
 
-class Prober(Service):
+class Prober(OwnReader):
     """Read single records from the broker, on a connection of its own (no group)."""
 
-    def __init__(self, broker: Broker, isolation_level: str) -> None:
-        super().__init__()
-        self.broker, self.isolation_level = broker, isolation_level
-        self._reader: AIOKafkaConsumer | None = None
-        self._lock = asyncio.Lock()  # one look at a time: each assigns the one partition
+    client_id = "learnstream-prober"
 
     async def first_visible(self, tp: Partition, offset: int) -> int | None:
         """Return the offset of the first record at or after ``offset`` of ``tp`` a reader
@@ -61,22 +56,3 @@ class Prober(Service):
                 return int(records[0].offset)
             if await reader.position(wanted) >= end:  # read past markers only
                 return None
-
-    async def _connected(self) -> AIOKafkaConsumer:
-        if self._reader is None:
-            reader = AIOKafkaConsumer(
-                **connection_of(self.broker).client_options(),
-                client_id="learnstream-prober",
-                group_id=None,
-                enable_auto_commit=False,
-                isolation_level=self.isolation_level,
-            )
-            await reader.start()
-            self._reader = reader
-        return self._reader
-
-    async def on_stop(self) -> None:
-        """Close the connection, if one was opened."""
-        reader, self._reader = self._reader, None
-        if reader is not None:
-            await reader.stop()
