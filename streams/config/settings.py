@@ -522,6 +522,15 @@ class PairsSettings(BaseModel):
     )
     sweep_interval: float = Field(60.0, gt=0, description="seconds between expiry sweeps")
 
+    optimization_margin: float = Field(
+        0.2,
+        gt=0,
+        lt=1,
+        description="share of duration (or of tokens) a later execution of an intent's plan "
+        "must save over an earlier one to make a plan_optimization sample and pair "
+        "(0.2: 20% faster)",
+    )
+
     @field_validator("ttl")
     @classmethod
     def _fits_the_rekey_topic(cls, ttl: timedelta) -> timedelta:
@@ -533,15 +542,6 @@ class PairsSettings(BaseModel):
                 f"{PAIR_INTENTS_RETENTION.days} days of records"
             )
         return ttl
-
-    optimization_margin: float = Field(
-        0.2,
-        gt=0,
-        lt=1,
-        description="share of duration (or of tokens) a later execution of an intent's plan "
-        "must save over an earlier one to make a plan_optimization sample and pair "
-        "(0.2: 20% faster)",
-    )
 
 
 class OutcomeSettings(BaseModel):
