@@ -34,10 +34,11 @@ from learnstream.agents.seams.faust_compat import (
 __all__ = ["FLUSH_STEP", "HeldWrites", "Pins"]
 
 #: Values a ``put`` or a tick writes at most, of those held long enough. A burst of plans
-#: comes due ``hold`` later all at once, and writing a partition's few hundred in one go
-#: held the event loop for ~100 ms, in front of whatever record came next: at 250 paced
-#: events/s p99 135.6 ms against 69.2 with nothing held (benchmarks/RESULTS.md, 30 Nov
-#: 20:23–20:38). What is left waits for the next put or tick (its records stay pinned).
+#: comes due ``hold`` later all at once, and no one record should wait for all of it to be
+#: written. Timed, a held value costs ~23 µs to write (a flush of 106 took 3.8 ms), so this
+#: bounds a record's wait to about a millisecond; it is not what sets the latency tail
+#: (benchmarks/RESULTS.md, 30 Nov 22:17–23:00). What is left waits for the next put or tick
+#: (its records stay pinned).
 FLUSH_STEP = 32
 
 
