@@ -16,7 +16,34 @@ from types import ModuleType
 __all__ = ["GENERATORS"]
 
 _IBAN_COUNTRIES = tuple(
-    "DE FR GB ES IT NL BE AT CH PL PT IE SE DK NO FI CZ RO HU GR LU SI HR TR SA AE".split()
+    [
+        "DE",
+        "FR",
+        "GB",
+        "ES",
+        "IT",
+        "NL",
+        "BE",
+        "AT",
+        "CH",
+        "PL",
+        "PT",
+        "IE",
+        "SE",
+        "DK",
+        "NO",
+        "FI",
+        "CZ",
+        "RO",
+        "HU",
+        "GR",
+        "LU",
+        "SI",
+        "HR",
+        "TR",
+        "SA",
+        "AE",
+    ]
 )
 _LAYOUT = {
     "n": string.digits,
