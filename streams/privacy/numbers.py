@@ -44,9 +44,7 @@ _GROUPED = re.compile(
 )
 #: A phone label and its colon right before a number written as one run (``Desk: 00103288541``):
 #: without the label such a run is as often an id.
-_RUN_LABEL = re.compile(
-    r"(?i)(?<!\w)(?:phone|tel|mobile|cell|fax|desk|office)\s*:\s*\Z"
-)
+_RUN_LABEL = re.compile(r"(?i)(?<!\w)(?:phone|tel|mobile|cell|fax|desk|office)\s*:\s*\Z")
 #: Words that say a number is dialled: Presidio's phone context words, the TEL types of vCard
 #: (RFC 6350: text, voice, fax, cell, video, pager, textphone, work, home) and the verbs and
 #: labels of calling and texting, and of a call taken or missed (answering, voicemail).
