@@ -220,3 +220,20 @@ def test_a_run_of_digits_with_no_phone_label_before_it_is_kept(
     defaults: Anonymizer, text: str
 ) -> None:
     assert defaults.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "iban"),
+    [
+        ("Since plan the month AT50 5955 5022 1302 6794 break box", "AT50 5955 5022 1302 6794"),
+        ("Sort free RO42GRPM6W0EC12JFQQDZH1Z yourself whom", "RO42GRPM6W0EC12JFQQDZH1Z"),
+        ("wire it to de89370400440532013000 today", "de89370400440532013000"),
+    ],
+)
+def test_an_iban_followed_by_lower_case_words_is_masked(
+    ids: Anonymizer, text: str, iban: str
+) -> None:
+    assert ids.anonymize_text(text) == (
+        text.replace(iban, "<IBAN_CODE>"),
+        Counter(IBAN_CODE=1),
+    )
