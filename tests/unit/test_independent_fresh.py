@@ -94,5 +94,5 @@ def test_the_fresh_test_split_is_scored_only_with_final_beside_an_unspent_split(
     monkeypatch: pytest.MonkeyPatch, argv: list[str]
 ) -> None:
     monkeypatch.setattr(runner, "run", _never_score)
-    with pytest.raises(SystemExit, match="add --final|fresh recall test split"):
+    with pytest.raises(SystemExit, match="add --final|fresh recall test split|scored once"):
         main(argv)
