@@ -161,6 +161,7 @@ def test_an_unfrozen_test_split_is_refused(tmp_path: Path, monkeypatch: pytest.M
     copy = _copy(tmp_path, 2)
     manifest = read_manifest(copy)
     manifest["splits"]["test"]["frozen"] = False
+    manifest["splits"]["test"].pop("scored", None)
     (copy / "MANIFEST.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(FrozenSplitError, match="not frozen"):
         load("test", copy)
