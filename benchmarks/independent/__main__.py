@@ -25,10 +25,16 @@ other sources (the JDK's javadoc, Go's and Rust's standard library docs, npm's m
 Maven POM descriptions), built after round 1's test split was spent; it has its own dev and
 test splits and its own test seed for the recall corpus.
 
+The fresh recall corpus (``--recall fresh``, benchmarks/data/recall3/, built by
+``python -m benchmarks.independent.build3``) takes its sentences from scrubadub's document
+generator and its values from scrubadub, mimesis and python-stdnum, none of which tuning
+read before it was frozen; its dev or test split is the one --split names.
+
     python -m benchmarks.independent                      # dev split, all three detectors
     python -m benchmarks.independent --detectors learnstream --no-recall
     python -m benchmarks.independent --round 2 --detectors learnstream --no-recall
     python -m benchmarks.independent --json results.json
+    python -m benchmarks.independent --round 2 --recall fresh  # round 2 dev, fresh recall dev
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from pathlib import Path
 from benchmarks.independent.corpus import ROUNDS, SPLITS, FrozenSplitError, load, read_manifest
 from benchmarks.independent.detectors import DETECTORS
 from benchmarks.independent.evaluator import REQUIREMENT
+from benchmarks.independent.fresh_corpus import FRESH, load_planted
 from benchmarks.independent.recall import build_recall
 from benchmarks.independent.run import run
 from benchmarks.independent.table import render
@@ -69,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--split", choices=SPLITS, default="dev", help="precision split (default dev)")
     add("--final", action="store_true", help="confirm the one scoring of the frozen test split")
     add(
+        "--spent",
+        action="store_true",
+        help="read a test split scored once already as dev material (its figures are no score)",
+    )
+    add(
         "--detectors",
         nargs="+",
         choices=tuple(DETECTORS),
@@ -95,6 +107,14 @@ def _parser() -> argparse.ArgumentParser:
         help=f"sentences per name form and script, and login names (default {PER_FORM})",
     )
     add("--no-recall", action="store_true", help="precision only (no presidio-evaluator needed)")
+    add(
+        "--recall",
+        choices=("evaluator", "fresh"),
+        default="evaluator",
+        help="recall corpus: presidio-evaluator's templates filled from a seed, or the fresh "
+        "corpus of benchmarks/data/recall3/ (scrubadub documents with mimesis and "
+        "python-stdnum values), whose split follows --split (default evaluator)",
+    )
     add("--examples", type=int, default=20, help="changed clean sentences listed (default 20)")
     add("--json", type=Path, metavar="OUT", help="also write the full results as JSON to OUT")
     return parser
@@ -104,21 +124,32 @@ def main(argv: list[str] | None = None) -> None:
     """Run the benchmark the command line asks for and print its Markdown."""
     args = _parser().parse_args(argv)
     data = ROUNDS[args.round]
-    if args.split == "test" and not args.final:
-        sys.exit("the test split is scored once, after tuning: add --final to do it now")
-    if args.split == "test" and (scored := read_manifest(data)["splits"]["test"].get("scored")):
+    scored = read_manifest(data)["splits"]["test"].get("scored") if args.split == "test" else None
+    if scored and not args.spent:
         sys.exit(
             f"the test split was scored once already, {scored['at']} on {scored['commit']} "
-            f"({scored['results']}): a second score would be read after tuning on the first"
+            f"({scored['results']}): add --spent to read it as dev material, never as a score"
         )
+    if args.split == "test" and not scored and not args.final:
+        sys.exit("the test split is scored once, after tuning: add --final to do it now")
+    fresh = args.recall == "fresh" and not args.no_recall
+    if fresh and args.split == "test":
+        fresh_scored = read_manifest(FRESH)["splits"]["test"].get("scored")
+        if args.spent or not args.final or fresh_scored:
+            sys.exit(
+                "the fresh recall test split is scored once, with --final, beside a precision "
+                f"test split not spent (scored already: {fresh_scored or 'no'})"
+            )
     try:
         split = load(args.split, data)
+        planted, meta = load_planted(args.split) if fresh else ([], {})
     except FrozenSplitError as exc:
         sys.exit(f"refused: {exc}")
-    planted, meta = [], {"source": "not built (--no-recall)", "values": 0}
+    if not fresh:
+        meta = {"source": "not built (--no-recall)", "values": 0}
     test_seed = TEST_SEEDS[args.round]
     seed = args.seed if args.seed is not None else test_seed if args.split == "test" else SEED
-    if not args.no_recall:
+    if not args.no_recall and not fresh:
         planted = build_recall(seed, args.stock, args.per_form)
         meta = {
             "source": REQUIREMENT,

@@ -22,14 +22,14 @@ from benchmarks.independent.evaluator import generated, read_templates
 from benchmarks.recall.corpus import Planted
 from benchmarks.recall.source import Value
 
-__all__ = ["FIELD", "build_recall"]
+__all__ = ["FIELD", "build_recall", "planted_value"]
 
 #: Where the sentences go in a sample: an A2E prompt, as a user would type them.
 FIELD = "prompt"
 _PLACEHOLDER = re.compile(r"(?:\{\{|<)\s*(\w+)\s*(?:\}\}|>)")
 
 
-def _value(kind: str, text: str, variant: str) -> Value:
+def planted_value(kind: str, text: str, variant: str) -> Value:
     """Return a planted value; a name's words are scored even when no capital marks them."""
     words = tuple(w.strip(".,'’") for w in text.split())
     parts = tuple(w for w in words if len(w) >= 2 and w != text) if "PERSON" in kind else ()
@@ -45,7 +45,7 @@ def _stock(seed: int, count: int) -> Iterator[Planted]:
         for span in sample.spans:
             if span.entity_value.strip():
                 kind = mapping.get(span.entity_type, span.entity_type.upper())
-                value = _value(kind, span.entity_value, span.entity_type)
+                value = planted_value(kind, span.entity_value, span.entity_type)
                 yield Planted(kind, FIELD, template, sample.full_text, value)
 
 
@@ -72,7 +72,7 @@ def _refilled(seed: int, count: int, kind: str, make: Callable[[str], str]) -> I
             text = text[: span.start_position] + new + text[span.end_position :]
             values.append((new, span.entity_type))
         for new, variant in values:
-            yield Planted(kind, FIELD, template, text, _value(kind, new, variant))
+            yield Planted(kind, FIELD, template, text, planted_value(kind, new, variant))
 
 
 def _logins(seed: int, count: int) -> Iterator[Planted]:
@@ -86,7 +86,7 @@ def _logins(seed: int, count: int) -> Iterator[Planted]:
             FIELD,
             carrier,
             carrier.format(u=user),
-            _value("username", user, carrier.split()[0]),
+            planted_value("username", user, carrier.split()[0]),
         )
 
 

@@ -25,7 +25,8 @@ __all__ = ["SENTENCES", "STRUCTURAL", "TARGETS", "TOKENS", "masked_tokens", "pre
 #: Issue 42's targets: clean sentences unchanged, clean tokens masked.
 SENTENCES, TOKENS = 0.98, 0.005
 STRUCTURAL = ("CREDIT_CARD", "IBAN_CODE", "PHONE_NUMBER", "EMAIL_ADDRESS", "US_SSN",
-              "IP_ADDRESS", "@handle", "username")  # fmt: skip
+              "IP_ADDRESS", "@handle", "username", "ES_NIF", "IT_FISCAL_CODE", "IN_AADHAAR",
+              "IN_PAN", "UK_NHS", "CA_SIN", "BR_CPF", "FR_NIR", "DE_TAX_ID")  # fmt: skip
 #: Kind -> recall target: names (every form) and addresses 95 %, structural kinds 100 %;
 #: the kinds not listed (places, organisations, dates, titles...) are reported only.
 TARGETS: dict[str, float] = {"PERSON": 0.95, "STREET_ADDRESS": 0.95} | dict.fromkeys(

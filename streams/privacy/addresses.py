@@ -22,7 +22,7 @@ from learnstream.streams.privacy.words import is_product
 __all__ = ["StreetAddressRecognizer", "may_hold_street"]
 
 _SUFFIXES = (
-    "Alley|Annex|Arcade|Avenue|Ave|Bayou|Beach|Bend|Bluffs?|Bottom|Boulevard|Blvd|Brooks?|"
+    "Alley|Annex|Arcade|Avenue|Ave|Av|Bayou|Beach|Bend|Bluffs?|Bottom|Boulevard|Blvd|Brooks?|"
     "Burgs?|Bypass|Canyon|Cape|Causeway|Centers?|Circles?|Cir|Cliffs?|Close|Commons?|"
     "Corners?|Courts?|Ct|Coves?|Creek|Crescent|Crossing|Crossroad|Dale|Drives?|Dr|Drove|"
     "Estates?|Expressway|Extensions?|Falls?|Ferry|Flats?|Fords?|Forest|Forges?|Fort|"
@@ -280,6 +280,7 @@ class StreetAddressRecognizer(PatternRecognizer):
         patterns = [Pattern(f"street {i}", rx, 0.6) for i, rx in enumerate(streets)]
         patterns.append(Pattern(_NAMED_STREET, _NAMED, 0.6))
         patterns.append(Pattern(_NUMBERED_STREET, _PLACED_NUMBER_LAST, 0.6))
+        patterns.append(Pattern(_NAMED_COMMON, _EN_COMMON, 0.6))
         patterns.append(Pattern(_LABELLED_ADDRESS, rf"(?:{_LABELLED})(?:{_LINES})?", 0.6))
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
@@ -297,6 +298,7 @@ class StreetAddressRecognizer(PatternRecognizer):
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
         found = [r for r in found if _pattern(r) != _NAMED_STREET or _named_street(text, r)]
         found = [r for r in found if _pattern(r) != _NUMBERED_STREET or _numbered_street(text, r)]
+        found = [r for r in found if _pattern(r) != _NAMED_COMMON or _proper_street(text, r)]
         for r in found:
             if _pattern(r) == _LABELLED_ADDRESS and (label := _LABEL_AT.match(text, r.start)):
                 r.start = label.end()  # the value, not its label
@@ -310,6 +312,9 @@ class StreetAddressRecognizer(PatternRecognizer):
 #: The pattern of streets named without a house number (``_NAMED``), and of streets with
 #: the number last and none before (``_PLACED_NUMBER_LAST``).
 _NAMED_STREET, _NUMBERED_STREET = "named street", "numbered street"
+#: The pattern of a house number and words ending in a street type that is also an everyday
+#: word ("1254 Cathcart Way"), kept without its postcode only by ``_proper_street``.
+_NAMED_COMMON = "street of a common type"
 #: The pattern of an address line's value, which matches from its label (``_LABELLED``).
 _LABELLED_ADDRESS = "labelled address"
 _LABEL_AT = re.compile(_LABEL, re.MULTILINE)
@@ -356,6 +361,18 @@ def _named_street(text: str, result: RecognizerResult) -> bool:
         not w.isdigit() and not is_common_word(w) and not is_tech_word(w) and not is_product(w)
         for w in words
     )
+
+
+def _proper_street(text: str, result: RecognizerResult) -> bool:
+    """Tell whether a house number and words ending in an everyday street type name a street
+    without its postcode: every word between them is somewhere a name and none an English
+    word, a product's or a software package's name or an acronym ("1254 Cathcart Way",
+    "161 Ballyferris Path"; "3 Smoke Tests Pass" and "2 Kafka Streams Path" are none)."""
+    words = [w.strip(".,'’") for w in text[result.start : result.end].split()]
+    named = [w for w in words[:-1] if w[:1].isupper() and not w[:1].isdigit()]
+    if not named or any(w.isupper() for w in named):
+        return False
+    return not any(is_common_word(w) or is_tech_word(w) or is_product(w) for w in named)
 
 
 def _numbered_street(text: str, result: RecognizerResult) -> bool:

@@ -34,11 +34,17 @@ _NEAR = 60
 #: A number written in groups as people write phones: an optional ``+`` and country code, an
 #: optional trunk or area code in brackets, then two to five groups of 2-4 digits joined by
 #: one space, dash or dot, or an area code and the subscriber's 5-8 digits (``96 466712``,
-#: ``(72) 583-350``, ``20-33-70-48``, ``189.490.5807``).
+#: ``(72) 583-350``, ``20-33-70-48``, ``189.490.5807``, ``+447700 484887``); or one run of
+#: 9-15 digits, a phone only right after a phone label (``_RUN_LABEL``). Any of them may end
+#: in an extension as directories and vCards write one (``x469``, ``ext. 12``).
 _GROUPED = re.compile(
     r"(?<![\w.+/#=:-])(?:\+\d{8,15}|(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?"
-    r"\d{2,4}(?:[ .-]\d{2,4}){1,4}|\d{2,4}[ .-]\d{5,8})(?!\w|[.-]\d|:\d)"
+    r"\d{2,4}(?:[ .-]\d{2,4}){1,4}|(?:\+\d{1,3}[ .-]?)?\d{2,4}[ .-]\d{5,8}|\d{9,15})"
+    r"(?:[ ]?(?:x|ext\.?)[ ]?\d{1,6})?(?!\w|[.-]\d|:\d)"
 )
+#: A phone label and its colon right before a number written as one run (``Desk: 00103288541``):
+#: without the label such a run is as often an id.
+_RUN_LABEL = re.compile(r"(?i)(?<!\w)(?:phone|tel|mobile|cell|fax|desk|office)\s*:\s*\Z")
 #: Words that say a number is dialled: Presidio's phone context words, the TEL types of vCard
 #: (RFC 6350: text, voice, fax, cell, video, pager, textphone, work, home) and the verbs and
 #: labels of calling and texting, and of a call taken or missed (answering, voicemail).
@@ -157,6 +163,8 @@ def _grouped_phone(text: str, start: int, end: int) -> bool:
     if value.startswith(("+", "(")):
         return count >= _BARE_DIGITS
     before, after = text[max(0, start - _BEFORE) : start], text[end : end + _AFTER]
+    if value.isdigit():
+        return _RUN_LABEL.search(before) is not None
     if count < _CUED_DIGITS or _counted(text, start, end):
         return False
     if _LABEL_BEFORE.search(before) or _LABEL_AFTER.search(after):

@@ -144,7 +144,14 @@ def _never_score(*_args: object) -> NoReturn:
     raise AssertionError("the runner went on to score a test split it should have refused")
 
 
-def test_round_2_test_split_is_refused_without_final(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unscored_test_split_is_refused_without_final(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = _copy(tmp_path, 2)
+    manifest = read_manifest(copy)
+    manifest["splits"]["test"].pop("scored", None)
+    (copy / "MANIFEST.json").write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.setitem(ROUNDS, 2, copy)
     monkeypatch.setattr(runner, "run", _never_score)
     with pytest.raises(SystemExit, match="add --final"):
         main(["--round", "2", "--split", "test", "--no-recall"])
@@ -154,6 +161,7 @@ def test_an_unfrozen_test_split_is_refused(tmp_path: Path, monkeypatch: pytest.M
     copy = _copy(tmp_path, 2)
     manifest = read_manifest(copy)
     manifest["splits"]["test"]["frozen"] = False
+    manifest["splits"]["test"].pop("scored", None)
     (copy / "MANIFEST.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(FrozenSplitError, match="not frozen"):
         load("test", copy)

@@ -452,3 +452,36 @@ def test_an_english_word_or_a_tools_name_before_a_street_is_not_a_street(
     anonymizer: Anonymizer, text: str, kept: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0].startswith(kept)
+
+
+@pytest.mark.parametrize(
+    ("text", "private"),
+    [
+        ("Other rise up 1254 Cathcart Way clearly wait.", ("1254", "Cathcart")),
+        ("Gun 161 Ballyferris Path theory difference", ("161", "Ballyferris")),
+        ("Common allow first 255 Brooklands Trace mention.", ("255", "Brooklands")),
+        ("Be speak change yard 894 Kodiak Av Hospital again", ("894", "Kodiak")),
+    ],
+)
+def test_a_street_of_an_everyday_type_is_masked_when_its_words_are_names(
+    anonymizer: Anonymizer, text: str, private: tuple[str, ...]
+) -> None:
+    out, counts = anonymizer.anonymize_text(text)
+    assert counts["STREET_ADDRESS"] == 1
+    assert not any(word in out for word in private)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3 Smoke Tests Pass",
+        "We ran 2 Kafka Streams Path checks",
+        "It took 12 Fast Track Runs",
+        "Merged 4 Pull Requests Way faster",
+        "Ship 2 API Gateway Points",
+    ],
+)
+def test_numbers_before_english_or_product_words_of_an_everyday_type_are_kept(
+    anonymizer: Anonymizer, text: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text

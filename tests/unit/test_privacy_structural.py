@@ -188,3 +188,52 @@ def test_a_grouped_number_beside_a_word_of_a_call_taken_is_a_phone(
 )
 def test_a_count_in_thousands_beside_a_call_word_is_kept(defaults: Anonymizer, text: str) -> None:
     assert defaults.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Desk: +1-833-132-6665x469", "Desk: <PHONE_NUMBER>"),
+        ("(005)828-9616x2674 mobile", "<PHONE_NUMBER> mobile"),
+        ("Call me on 0117 496 0123 ext. 12", "Call me on <PHONE_NUMBER>"),
+        ("+447700 484887 mobile", "<PHONE_NUMBER> mobile"),
+        ("Desk: 00103288541", "Desk: <PHONE_NUMBER>"),
+        ("Fax: 442079460958", "Fax: <PHONE_NUMBER>"),
+    ],
+)
+def test_a_phone_with_its_extension_or_as_one_run_after_its_label_is_masked_whole(
+    defaults: Anonymizer, text: str, expected: str
+) -> None:
+    assert defaults.anonymize_text(text) == (expected, Counter(PHONE_NUMBER=1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Set the resolution to 1920x1080 or 1280 x 720.",
+        "Build 202411301234 failed on the runner.",
+        "issue 123456789 closed",
+        "timeout: 300000000 ms",
+    ],
+)
+def test_a_run_of_digits_with_no_phone_label_before_it_is_kept(
+    defaults: Anonymizer, text: str
+) -> None:
+    assert defaults.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "iban"),
+    [
+        ("Since plan the month AT50 5955 5022 1302 6794 break box", "AT50 5955 5022 1302 6794"),
+        ("Sort free RO42GRPM6W0EC12JFQQDZH1Z yourself whom", "RO42GRPM6W0EC12JFQQDZH1Z"),
+        ("wire it to de89370400440532013000 today", "de89370400440532013000"),
+    ],
+)
+def test_an_iban_followed_by_lower_case_words_is_masked(
+    ids: Anonymizer, text: str, iban: str
+) -> None:
+    assert ids.anonymize_text(text) == (
+        text.replace(iban, "<IBAN_CODE>"),
+        Counter(IBAN_CODE=1),
+    )

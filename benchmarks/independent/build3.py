@@ -1,0 +1,117 @@
+"""Build the fresh recall corpus from packages no tuning read (run once), then freeze it.
+
+Round 1's recall corpus filled presidio-evaluator's templates, every one of which tuning
+read, so a new seed alone brings no held-out text. This corpus takes its sentences and
+their placement from scrubadub's document generator and its values from scrubadub,
+mimesis and python-stdnum (``fresh.py``). Install them beside the project, without their
+dependencies (DIR on ``PYTHONPATH``)::
+
+    pip install --no-deps --target DIR scrubadub==2.0.1 mimesis==22.2.0 python-stdnum==2.2 \\
+        dateparser==1.5.0 tzlocal textblob nltk
+
+    python -m benchmarks.independent.build3           # dev.jsonl, test.jsonl, unfrozen manifest
+    python -m benchmarks.independent.build3 --freeze  # the hashes that freeze the test split
+
+Documents are split once into dev and test by the first byte of SHA-256 of their text.
+The first step refuses a folder that holds a manifest; ``--freeze`` refuses a frozen one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections import Counter
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from benchmarks.independent.build import write_json, write_jsonl
+from benchmarks.independent.corpus import read_manifest, sha256_file
+from benchmarks.independent.fresh import FAMILIES, documents
+from benchmarks.independent.fresh_corpus import FRESH
+
+__all__ = ["freeze", "main"]
+
+#: Documents per family, and the seed they are drawn from (fixed before the build).
+COUNTS = {"scrubadub en_US": 160, "scrubadub en_GB": 160, "python-stdnum": 140}
+PER_FAMILY, SEED = 60, 20261201
+_PACKAGES = ("scrubadub", "mimesis", "python-stdnum", "Faker")
+
+
+def _documents(seed: int) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for n, family in enumerate(FAMILIES):
+        for row in documents(family, COUNTS.get(family, PER_FAMILY), seed + 100_000 * n):
+            doc = out.setdefault(row["text"], {"family": family, "text": row["text"], "values": []})
+            doc["values"].append({"kind": row["kind"], "value": row["value"]})
+    return list(out.values())
+
+
+def _split(text: str) -> str:
+    return "dev" if hashlib.sha256(f"split|{text}".encode()).digest()[0] % 2 == 0 else "test"
+
+
+def _build(out: Path) -> None:
+    splits: dict[str, list[dict[str, Any]]] = {"dev": [], "test": []}
+    for doc in _documents(SEED):
+        doc["id"] = hashlib.sha256(doc["text"].encode()).hexdigest()[:16]
+        splits[_split(doc["text"])].append(doc)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, docs in splits.items():
+        write_jsonl(out / f"{name}.jsonl", docs)
+    write_json(out / "MANIFEST.json", {
+        "corpus": "fresh recall corpus (round 3): scrubadub documents, values from scrubadub, "
+        "mimesis and python-stdnum (issue 42)",
+        "generated_by": "python -m benchmarks.independent.build3, then --freeze",
+        "seed": SEED,
+        "documents_per_family": {f: COUNTS.get(f, PER_FAMILY) for f in FAMILIES},
+        "packages": {p: version(p) for p in _PACKAGES},
+        "split": "dev if the first byte of SHA-256('split|' + text) is even, else test",
+        "scoring": "tune on dev (--recall fresh); the test split is scored once, after tuning "
+        "(--split test --final --recall fresh), refused before it is frozen or if its hash differs",
+        "values_by_kind": {n: dict(Counter(v["kind"] for d in ds for v in d["values"]))
+                           for n, ds in splits.items()},
+        "splits": {n: {"file": f"{n}.jsonl", "documents": len(ds), "frozen": False}
+                   for n, ds in splits.items()},
+    })  # fmt: skip
+    print(f"wrote {', '.join(f'{n} {len(d)}' for n, d in splits.items())} documents to {out}")
+
+
+def freeze(out: Path = FRESH) -> dict[str, Any]:
+    """Write into the manifest the hashes of both splits, freezing the test split."""
+    manifest = read_manifest(out)
+    if manifest["splits"]["test"].get("frozen"):
+        raise SystemExit(f"{out}'s test split is frozen already: it is frozen once")
+    for name, entry in manifest["splits"].items():
+        entry["sha256"] = sha256_file(out / entry["file"])
+        entry["frozen"] = name == "test"
+    manifest["frozen_at"] = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    write_json(out / "MANIFEST.json", manifest)
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Build the corpus into ``--out`` or, with ``--freeze``, freeze what was built there."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.independent.build3",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--freeze", action="store_true", help="freeze the built corpus by its hashes"
+    )
+    parser.add_argument("--out", type=Path, default=FRESH, help=f"corpus folder (default {FRESH})")
+    args = parser.parse_args(argv)
+    if args.freeze:
+        test = freeze(args.out)["splits"]["test"]
+        print(f"froze {args.out / test['file']}: SHA-256 {test['sha256']}")
+    elif (args.out / "MANIFEST.json").exists():
+        sys.exit(f"{args.out} holds a corpus already; pass --out NEW_DIR for a fresh one")
+    else:
+        _build(args.out)
+
+
+if __name__ == "__main__":
+    main()
