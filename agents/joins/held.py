@@ -37,8 +37,8 @@ __all__ = ["FLUSH_STEP", "HeldWrites", "Pins"]
 #: comes due ``hold`` later all at once, and no one record should wait for all of it to be
 #: written. Timed, a held value costs ~23 µs to write (a flush of 106 took 3.8 ms), so this
 #: bounds a record's wait to about a millisecond; it is not what sets the latency tail
-#: (benchmarks/RESULTS.md, 30 Nov 22:17–23:00). What is left waits for the next put or tick
-#: (its records stay pinned).
+#: (benchmarks/RESULTS.md, findings behind the design). What is left waits for the next put
+#: or tick (its records stay pinned).
 FLUSH_STEP = 32
 
 

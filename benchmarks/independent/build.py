@@ -20,18 +20,19 @@ import itertools
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchmarks.independent import sources
-from benchmarks.independent.corpus import DATA, marks_digest, sha256_file
+from benchmarks.independent.corpus import DATA, marks_digest, read_manifest, sha256_file
 from benchmarks.independent.docstrings import docstrings
 from benchmarks.independent.marks import RULE, auto_mark
 from benchmarks.independent.select import QUOTAS, SEED, choose, is_dev, row_id
 from benchmarks.independent.sources import Candidate
 
-__all__ = ["auto_marks", "main", "split_rows", "write_json", "write_jsonl"]
+__all__ = ["auto_marks", "freeze_splits", "main", "split_rows", "write_json", "write_jsonl"]
 
 
 def _rows(pypi: Path) -> dict[str, list[dict[str, str]]]:
@@ -67,6 +68,21 @@ def write_json(path: Path, data: dict[str, Any], sort_keys: bool = False) -> Non
     """Write a corpus file as indented UTF-8 JSON, as the shipped ones are written."""
     text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=sort_keys)
     path.write_text(text + "\n", encoding="utf-8")
+
+
+def freeze_splits(out: Path, test_extra: Callable[[], dict[str, Any]] = dict) -> dict[str, Any]:
+    """Write into ``out``'s manifest the hash of each split and freeze its test split, with
+    what ``test_extra`` returns (a built corpus is frozen once, before any tuning)."""
+    manifest = read_manifest(out)
+    if manifest["splits"]["test"].get("frozen"):
+        raise SystemExit(f"{out}'s test split is frozen already: it is frozen once")
+    extra = test_extra()
+    for entry in manifest["splits"].values():
+        entry["sha256"] = sha256_file(out / entry["file"])
+    manifest["splits"]["test"] |= {"frozen": True, **extra}
+    manifest["frozen_at"] = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    write_json(out / "MANIFEST.json", manifest)
+    return manifest
 
 
 def _releases() -> list[str]:

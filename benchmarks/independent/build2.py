@@ -22,12 +22,17 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchmarks.independent import toolchains
-from benchmarks.independent.build import auto_marks, split_rows, write_json, write_jsonl
+from benchmarks.independent.build import (
+    auto_marks,
+    freeze_splits,
+    split_rows,
+    write_json,
+    write_jsonl,
+)
 from benchmarks.independent.corpus import (
     ROUNDS,
     SPLITS,
@@ -132,18 +137,14 @@ def _build(args: argparse.Namespace) -> None:
 
 
 def freeze(out: Path = OUT) -> dict[str, Any]:
-    """Write into the manifest the hashes of both splits and the test split's marks."""
-    manifest = read_manifest(out)
-    if manifest["splits"]["test"].get("frozen"):
-        raise SystemExit(f"{out}'s test split is frozen already: it is frozen once")
-    personal = json.loads((out / "personal.json").read_text(encoding="utf-8"))
-    for name, entry in manifest["splits"].items():
-        entry["sha256"] = sha256_file(out / entry["file"])
-        if name == "test":  # dev's marks may be refined while tuning; test's never change
-            entry |= {"frozen": True, "personal_sha256": marks_digest(personal[name])}
-    manifest["frozen_at"] = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
-    write_json(out / "MANIFEST.json", manifest)
-    return manifest
+    """Write into the manifest the hashes of both splits and the test split's marks (dev's
+    may be refined while tuning; test's never change)."""
+
+    def marks() -> dict[str, Any]:
+        personal = json.loads((out / "personal.json").read_text(encoding="utf-8"))
+        return {"personal_sha256": marks_digest(personal["test"])}
+
+    return freeze_splits(out, marks)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,13 +22,11 @@ import argparse
 import hashlib
 import sys
 from collections import Counter
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from benchmarks.independent.build import write_json, write_jsonl
-from benchmarks.independent.corpus import read_manifest, sha256_file
+from benchmarks.independent.build import freeze_splits, write_json, write_jsonl
 from benchmarks.independent.fresh import FAMILIES, documents
 from benchmarks.independent.fresh_corpus import FRESH
 
@@ -81,15 +79,7 @@ def _build(out: Path) -> None:
 
 def freeze(out: Path = FRESH) -> dict[str, Any]:
     """Write into the manifest the hashes of both splits, freezing the test split."""
-    manifest = read_manifest(out)
-    if manifest["splits"]["test"].get("frozen"):
-        raise SystemExit(f"{out}'s test split is frozen already: it is frozen once")
-    for name, entry in manifest["splits"].items():
-        entry["sha256"] = sha256_file(out / entry["file"])
-        entry["frozen"] = name == "test"
-    manifest["frozen_at"] = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
-    write_json(out / "MANIFEST.json", manifest)
-    return manifest
+    return freeze_splits(out)
 
 
 def main(argv: list[str] | None = None) -> None:
