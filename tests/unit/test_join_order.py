@@ -497,12 +497,12 @@ async def test_a_sweep_that_raises_is_dead_lettered_and_the_next_tick_runs(
     assert done["plan"]["plan_id"] not in h.runtime.plans
 
 
-async def test_a_sweep_whose_first_key_fails_leaves_every_key_due_for_the_next_tick(
+async def test_a_sweep_key_that_fails_is_due_again_and_the_others_complete(
     tmp_path: Any,
 ) -> None:
     """Two plans' decisions waited out the grace for plans that never came; the first dead
-    letter fails. The tick is dead-lettered, and the next tick handles both keys: none lost
-    its deadline on the way."""
+    letter fails. The other key completes on the same tick, the tick is dead-lettered, and
+    the next tick handles the key that failed: none lost its deadline on the way."""
     async with harness(tmp_path, join={"grace": "0s"}) as h:
         mine = [h.sim.plan(WHEN) for _ in range(2)]
         for snap in mine:
@@ -522,16 +522,20 @@ async def test_a_sweep_whose_first_key_fails_leaves_every_key_due_for_the_next_t
             await agent.put(b"tick", partition=partition)
             await agent.put(b"tick", partition=partition)
         reasons = [parse_headers(c.kwargs["headers"]).reason for c in h.dlq.await_args_list]
-        # the failed send, the tick it failed, then both keys on the next tick
+        # the failed send, the other key beside it, the tick it failed, then the first again
         assert reasons == [
             "plan_state_missing",
-            "builder_error",
             "plan_state_missing",
+            "builder_error",
             "plan_state_missing",
         ]
         assert all(h.runtime.join.parked(s["plan"]["plan_id"]) == [] for s in mine)
         assert not list(h.runtime.tables.pending.keys())
-        errors = {parse_headers(c.kwargs["headers"]).error for c in h.dlq.await_args_list[2:]}
+        errors = {
+            parse_headers(c.kwargs["headers"]).error
+            for i, c in enumerate(h.dlq.await_args_list)
+            if i in (1, 3)
+        }
         assert errors == {"no plan state arrived within LEARNSTREAM_JOIN__GRACE (0s)"}
 
 
@@ -640,3 +644,62 @@ async def test_the_parked_index_is_rebuilt_in_slices_while_records_wait(
     await ticks(h, snaps[-1]["plan"]["plan_id"])
     assert len(join.index) == 4
     assert [f for f, _ in h.families()].count("intent_resolution") == 1
+
+
+async def test_keys_settled_together_complete_side_by_side(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys complete side by side, so their acks come back together: here each key's
+    completion waits until every key of the wave has started (one after another, the
+    first would wait for ever). A key that fails is retried, the others complete, and the
+    first failure is raised once all are done."""
+    monkeypatch.setattr(learnstream.agents.joins.plan_join, "COMPLETING", 3)
+    keys, started, done = [f"plan-{n}" for n in range(5)], [], []
+    everyone = asyncio.Event()
+
+    async def complete(key: str, source: tuple[str, int]) -> None:
+        started.append(key)
+        if len(started) in (3, 5):  # each wave of three, then the last two
+            everyone.set()
+        await everyone.wait()
+        if key == "plan-1":
+            raise ConnectionError("broker gone")
+        done.append(key)
+        if len(started) == 3 and len(done) == 2:
+            everyone.clear()  # the next wave waits for its own
+
+    monkeypatch.setattr(h.runtime.join, "complete", complete)
+    retried: list[str] = []
+    with pytest.raises(ConnectionError):
+        await asyncio.wait_for(h.runtime.join._complete_all(keys, ("t", 0), retried.append), 5)
+    assert sorted(done) == ["plan-0", "plan-2", "plan-3", "plan-4"]
+    assert retried == ["plan-1"]
+
+
+async def test_a_cancelled_settle_retries_every_key_not_done(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled mid-wave (a revocation), the keys not completed, in the wave and after it,
+    are all retried, and none is left running."""
+    monkeypatch.setattr(learnstream.agents.joins.plan_join, "COMPLETING", 2)
+    never, running = asyncio.Event(), []
+
+    async def complete(key: str, source: tuple[str, int]) -> None:
+        if key == "plan-0":
+            return
+        running.append(key)
+        try:
+            await never.wait()
+        finally:
+            running.remove(key)
+
+    monkeypatch.setattr(h.runtime.join, "complete", complete)
+    retried: list[str] = []
+    keys = [f"plan-{n}" for n in range(4)]
+    task = asyncio.ensure_future(h.runtime.join._complete_all(keys, ("t", 0), retried.append))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert retried == ["plan-1", "plan-2", "plan-3"]
+    assert running == []

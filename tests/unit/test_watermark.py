@@ -216,3 +216,38 @@ async def test_a_fetch_sent_before_the_event_settles_nothing() -> None:
     await asyncio.wait_for(waiting, 1)
     assert broker.rounds == 1
     assert mark.settled(0, since)
+
+
+async def test_due_reads_the_oldest_first_whatever_order_plans_began_waiting_in() -> None:
+    """Plans waiting from three moments, told in no order (an index rebuilt after a
+    rebalance), one of them told again from an earlier moment: an end asked between the
+    moments settles exactly the plans older than it, oldest first."""
+    broker = Broker(end=1)
+    mark, start = watermark(broker), now()
+    old, middle = start - timedelta(seconds=3), start - timedelta(seconds=2)
+    late = start + timedelta(minutes=1)  # no end asked yet can count for it
+    mark.wait(0, "plan-late", late)
+    mark.wait(0, "plan-old", old)
+    mark.wait(0, "plan-middle", late)
+    mark.wait(0, "plan-middle", middle)  # an entry of it parked earlier: its moment moves
+    mark.wait(0, "plan-old", late)  # a later entry does not move it
+    mark.advance(0, 0)
+    await mark.fresh(0, start)  # an end asked between the moments
+    assert mark.due(0) == ["plan-old", "plan-middle"]
+    mark.done(0, "plan-old")
+    mark.done(0, "plan-middle")
+    assert mark.due(0) == []
+    assert mark.waiting == {0: {"plan-late": late}}
+
+
+async def test_due_asks_for_an_end_after_the_newest_waiting_plan() -> None:
+    """With nothing settled, one look asks a round that started after every waiting plan,
+    so the next look settles them all."""
+    broker = Broker(end=0)
+    mark, start = watermark(broker), now()
+    for n in range(3):
+        mark.wait(0, f"plan-{n}", start - timedelta(seconds=3 - n))
+    assert mark.due(0) == []
+    await asyncio.sleep(0.01)
+    assert broker.rounds == 1
+    assert mark.due(0) == ["plan-0", "plan-1", "plan-2"]
