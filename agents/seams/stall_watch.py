@@ -34,8 +34,9 @@ __all__ = ["CHECK_EVERY_S", "register"]
 
 log = logging.getLogger("learnstream")
 
-#: How often the fetch positions are compared with what was processed.
-CHECK_EVERY_S = 5.0
+#: How often the fetch positions are compared with what was processed: a stall is seen
+#: ``STALLED_AFTER_S`` to this much later.
+CHECK_EVERY_S = 1.0
 
 
 class Stalls:

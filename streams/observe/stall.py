@@ -27,7 +27,10 @@ from typing import Generic, TypeVar
 __all__ = ["IDLE_AFTER_S", "STALLED_AFTER_S", "Idle", "IdleWatch", "Stall", "StallWatch"]
 
 #: How long fetched records may wait to be handed over before the partition is read again.
-STALLED_AFTER_S = 10.0
+#: Every sample waiting on such a record waits this long too (10 s made the end of a
+#: scale-out round: benchmarks/RESULTS.md, findings behind the design); a false alarm
+#: costs one re-fetch of records already handed over, which ``Progress`` skips.
+STALLED_AFTER_S = 3.0
 
 #: How long a partition may stay behind records the broker holds, fetching none, before it
 #: is fetched afresh.
