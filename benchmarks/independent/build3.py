@@ -62,7 +62,7 @@ def _split(text: str) -> str:
 
 def _build(out: Path, round_: int) -> None:
     seed = ROUNDS[round_][1]
-    name = "fresh" if round_ == 3 else f"fresh{round_}"
+    recall = "fresh" if round_ == 3 else f"fresh{round_}"
     splits: dict[str, list[dict[str, Any]]] = {"dev": [], "test": []}
     for doc in _documents(seed):
         doc["id"] = hashlib.sha256(doc["text"].encode()).hexdigest()[:16]
@@ -78,8 +78,8 @@ def _build(out: Path, round_: int) -> None:
         "documents_per_family": {f: COUNTS.get(f, PER_FAMILY) for f in FAMILIES},
         "packages": {p: version(p) for p in _PACKAGES},
         "split": "dev if the first byte of SHA-256('split|' + text) is even, else test",
-        "scoring": f"tune on dev (--recall {name}); the test split is scored once, after tuning "
-        f"(--split test --final --recall {name}), refused before it is frozen or if its hash "
+        "scoring": f"tune on dev (--recall {recall}); the test split is scored once, after tuning "
+        f"(--split test --final --recall {recall}), refused before it is frozen or if its hash "
         "differs",
         "values_by_kind": {n: dict(Counter(v["kind"] for d in ds for v in d["values"]))
                            for n, ds in splits.items()},

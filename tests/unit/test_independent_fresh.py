@@ -46,6 +46,7 @@ def test_the_test_split_is_frozen_by_its_hash(name: str) -> None:
     entry = read_manifest(RECALLS[name])["splits"]["test"]
     assert entry["frozen"] is True
     assert sha256_file(RECALLS[name] / entry["file"]) == entry["sha256"]
+    assert f"--recall {name})" in read_manifest(RECALLS[name])["scoring"]
 
 
 def test_the_second_draw_has_its_own_seed_and_no_document_of_the_first() -> None:
