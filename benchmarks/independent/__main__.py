@@ -23,18 +23,25 @@ values planted are ones tuning never saw.
 Round 2 (``--round 2``, benchmarks/data/independent2/) is a second precision corpus from
 other sources (the JDK's javadoc, Go's and Rust's standard library docs, npm's manual,
 Maven POM descriptions), built after round 1's test split was spent; it has its own dev and
-test splits and its own test seed for the recall corpus.
+test splits and its own test seed for the recall corpus. Round 3 (``--round 3``,
+benchmarks/data/independent3/, built by ``python -m benchmarks.independent.build_round3``)
+holds text neither read: summaries of PyPI projects outside the 15,000 most downloaded and
+of npm packages, Debian descriptions of the sections round 1 left out, and docstrings of
+other installed libraries; built and frozen after round 2's test split was spent.
 
 The fresh recall corpus (``--recall fresh``, benchmarks/data/recall3/, built by
 ``python -m benchmarks.independent.build3``) takes its sentences from scrubadub's document
 generator and its values from scrubadub, mimesis and python-stdnum, none of which tuning
-read before it was frozen; its dev or test split is the one --split names.
+read before it was frozen; its dev or test split is the one --split names. ``--recall
+fresh4`` (benchmarks/data/recall4/) is a second draw from the same generators with another
+seed, frozen before the rules were tuned again, with its own one scoring.
 
     python -m benchmarks.independent                      # dev split, all three detectors
     python -m benchmarks.independent --detectors learnstream --no-recall
     python -m benchmarks.independent --round 2 --detectors learnstream --no-recall
     python -m benchmarks.independent --json results.json
     python -m benchmarks.independent --round 2 --recall fresh  # round 2 dev, fresh recall dev
+    python -m benchmarks.independent --round 3 --recall fresh4 --detectors learnstream
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from pathlib import Path
 from benchmarks.independent.corpus import ROUNDS, SPLITS, FrozenSplitError, load, read_manifest
 from benchmarks.independent.detectors import DETECTORS
 from benchmarks.independent.evaluator import REQUIREMENT
-from benchmarks.independent.fresh_corpus import FRESH, load_planted
+from benchmarks.independent.fresh_corpus import RECALLS, load_planted
 from benchmarks.independent.recall import build_recall
 from benchmarks.independent.run import run
 from benchmarks.independent.table import render
@@ -61,8 +68,9 @@ SEED, STOCK, PER_FORM = 42, 2000, 200
 #: values planted in them are ones the rules were not tuned on.
 TEST_SEED = 20261129
 #: Round -> the recall seed of its one test scoring. Round 2's was fixed on 30 Nov, when its
-#: corpus was frozen; round 1's test scoring spent TEST_SEED, so its values are known.
-TEST_SEEDS = {1: TEST_SEED, 2: 20261130}
+#: corpus was frozen, and round 3's on 1 Dec; round 1's test scoring spent TEST_SEED, so its
+#: values are known.
+TEST_SEEDS = {1: TEST_SEED, 2: 20261130, 3: 20261203}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,11 +117,11 @@ def _parser() -> argparse.ArgumentParser:
     add("--no-recall", action="store_true", help="precision only (no presidio-evaluator needed)")
     add(
         "--recall",
-        choices=("evaluator", "fresh"),
+        choices=("evaluator", *RECALLS),
         default="evaluator",
-        help="recall corpus: presidio-evaluator's templates filled from a seed, or the fresh "
-        "corpus of benchmarks/data/recall3/ (scrubadub documents with mimesis and "
-        "python-stdnum values), whose split follows --split (default evaluator)",
+        help="recall corpus: presidio-evaluator's templates filled from a seed, or a fresh "
+        "corpus (fresh: benchmarks/data/recall3/, fresh4: recall4/; scrubadub documents with "
+        "mimesis and python-stdnum values), whose split follows --split (default evaluator)",
     )
     add("--examples", type=int, default=20, help="changed clean sentences listed (default 20)")
     add("--json", type=Path, metavar="OUT", help="also write the full results as JSON to OUT")
@@ -132,9 +140,9 @@ def main(argv: list[str] | None = None) -> None:
         )
     if args.split == "test" and not scored and not args.final:
         sys.exit("the test split is scored once, after tuning: add --final to do it now")
-    fresh = args.recall == "fresh" and not args.no_recall
+    fresh = args.recall in RECALLS and not args.no_recall
     if fresh and args.split == "test":
-        fresh_scored = read_manifest(FRESH)["splits"]["test"].get("scored")
+        fresh_scored = read_manifest(RECALLS[args.recall])["splits"]["test"].get("scored")
         if args.spent or not args.final or fresh_scored:
             sys.exit(
                 "the fresh recall test split is scored once, with --final, beside a precision "
@@ -142,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
             )
     try:
         split = load(args.split, data)
-        planted, meta = load_planted(args.split) if fresh else ([], {})
+        planted, meta = load_planted(args.split, RECALLS[args.recall]) if fresh else ([], {})
     except FrozenSplitError as exc:
         sys.exit(f"refused: {exc}")
     if not fresh:

@@ -17,7 +17,17 @@ from collections.abc import Iterable
 
 from benchmarks.independent.sources import Candidate
 
-__all__ = ["QUOTAS", "ROUND2_QUOTAS", "SEED", "choose", "is_dev", "normal", "row_id", "usable"]
+__all__ = [
+    "QUOTAS",
+    "ROUND2_QUOTAS",
+    "ROUND3_QUOTAS",
+    "SEED",
+    "choose",
+    "is_dev",
+    "normal",
+    "row_id",
+    "usable",
+]
 
 SEED = 42
 #: Sentences taken per source, at most: 4,500 in all, about half of them in each split.
@@ -35,6 +45,13 @@ ROUND2_QUOTAS: dict[str, int] = {
     "npm-docs": 600,
     "maven-poms": 140,
 }
+#: Round 3's sources (sources3.py), text rounds 1 and 2 did not read: 4,000 sentences at most.
+ROUND3_QUOTAS: dict[str, int] = {
+    "pypi-unranked": 1000,
+    "npm-summaries": 1000,
+    "debian-other-sections": 900,
+    "python-docstrings": 1100,
+}
 #: Sentences per item at most (a Debian package, a PyPI project, an installed library, a
 #: source file, a rustdoc page, a page of npm's manual, a POM); 1 where not listed.
 _PER_ITEM = {"debian-appstream": 3, "python-docstrings": 60, "jdk-javadoc": 6, "go-doc": 6,
@@ -42,7 +59,8 @@ _PER_ITEM = {"debian-appstream": 3, "python-docstrings": 60, "jdk-javadoc": 6, "
 _PER_OPENING = 4
 _PREFIX = {"debian-packages": "deb", "debian-appstream": "app", "pypi-summaries": "pypi",
            "python-docstrings": "doc", "jdk-javadoc": "jdk", "go-doc": "go",
-           "rust-doc": "rs", "npm-docs": "npm", "maven-poms": "mvn"}  # fmt: skip
+           "rust-doc": "rs", "npm-docs": "npm", "maven-poms": "mvn", "pypi-unranked": "pypu",
+           "npm-summaries": "npms", "debian-other-sections": "debo"}  # fmt: skip
 _FUNCTION_WORDS = frozenset(
     ("a", "an", "the", "of", "for", "and", "to", "in", "with", "on", "from", "is", "are", "by",
      "that", "this", "it", "as", "or", "be", "into", "your", "you", "can", "which", "using",

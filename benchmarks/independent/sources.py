@@ -87,13 +87,15 @@ def _description(field: str) -> list[str]:
     return [synopsis.strip(), *sentences(long_text)]
 
 
-def debian_packages(lists: Path = APT_LISTS) -> Iterator[Candidate]:
-    """Yield the descriptions of the packages in technical sections, one package once."""
+def debian_packages(lists: Path = APT_LISTS, other_sections: bool = False) -> Iterator[Candidate]:
+    """Yield the descriptions of the packages in technical sections (or, with
+    ``other_sections``, in every other section), one package once."""
     seen: set[str] = set()
     for path in sorted(lists.glob("*_Packages.lz4")):
         for fields in _stanzas(_decompress(path)):
             name = fields.get("Package", "")
-            if name in seen or fields.get("Section", "").split("/")[-1] not in _SECTIONS:
+            technical = fields.get("Section", "").split("/")[-1] in _SECTIONS
+            if name in seen or technical == other_sections:
                 continue
             seen.add(name)
             for text in _description(fields.get("Description", "")):

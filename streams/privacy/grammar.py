@@ -71,6 +71,18 @@ def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
     return not (full and any(e == "PERSON" and a < end and start < b for e, a, b in found))
 
 
+def _unparsed(word: str) -> bool:
+    """Tell whether a word is written in a script other than Latin (Han, Arabic, Cyrillic,
+    Greek…): the English model knows none of its words, so its tag and parse are guesses,
+    capitals or not ("Цвітан Баштан Itself" is no verb and no thing)."""
+    letters = [c for c in word if c.isalpha()]
+    return is_caseless(word) or bool(letters) and all(ord(c) > _LATIN_END for c in letters)
+
+
+#: The last code point of the Latin letters (Basic Latin to Latin Extended-B).
+_LATIN_END = 0x024F
+
+
 def without_leading_verb(doc: Doc, span: Found) -> Found:
     """Return the span without a verb opening it: the run of capitalised words found in a
     title ("Refund Quillon Brevatt at ...") takes in its imperative, and a verb in a span
@@ -80,7 +92,7 @@ def without_leading_verb(doc: Doc, span: Found) -> Found:
     words = doc.char_span(start, end, alignment_mode="expand")
     if words is None or len(words) < 2 or not words[0].tag_.startswith("VB"):
         return span
-    if is_caseless(words[0].text):
+    if _unparsed(words[0].text):
         return span
     return entity, max(start, words[1].idx), end
 
@@ -97,8 +109,8 @@ def is_thing(doc: Doc, span: Found, named: bool, known: frozenset[str]) -> bool:
     words = doc.char_span(start, end, alignment_mode="expand")
     if words is None or not len(words) or _numbered(words):
         return False
-    if all(is_caseless(w.text) for w in words if w.tag_ not in _NEUTRAL):
-        return False  # the English model's parse of Han, Arabic, Devanagari is a guess
+    if all(_unparsed(w.text) for w in words if w.tag_ not in _NEUTRAL):
+        return False  # the English model's parse of Han, Cyrillic, Greek… is a guess
     nouns = named or (len(words) == 1 and words.root.dep_ == "nsubj")  # "Brindelle/NN will"
     if _not_proper(words, _NOUNS if nouns else _PROPER, known):
         return True

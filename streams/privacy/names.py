@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from learnstream.streams.privacy.capitals import capitals_runs
 from learnstream.streams.privacy.dictionary import is_common_word
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
@@ -281,6 +282,7 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     used = _by_use(text, words, known)
     people += [("PERSON", a, b) for a, b in used if not _inside(a, b, code)]
     people += [("PERSON", a, b) for a, b in _uncapitalised(text, words) if not _inside(a, b, code)]
+    people += [("PERSON", a, b) for a, b in capitals_runs(words) if not _inside(a, b, code)]
     dotted = [(a, b) for a, b in code if not is_caseless(_letters(text[a:b]))]  # के.सी.
     people += [
         ("PERSON", a, b) for a, b in _caseless_runs(text, words) if not _inside(a, b, dotted)
@@ -298,7 +300,8 @@ _GLOSS = re.compile(
     r"glyphs?|fonts?|encod\w*|unicode|utf-?\d+|input|keyboards?|ime|transliterat\w*|"
     r"chinese|japanese|korean|arabic|hindi|urdu|persian|farsi|nepali|marathi|sanskrit|"
     r"hebrew|thai|mandarin|cantonese|kanji|hanzi|hangul|hiragana|katakana|kana|devanagari|"
-    r"cyrillic|russian|ukrainian|bulgarian|serbian|belarusian|macedonian|kazakh|mongolian)"
+    r"cyrillic|russian|ukrainian|bulgarian|serbian|belarusian|macedonian|kazakh|mongolian|"
+    r"greek)"
     r"(?![^\W\d_])"
 )
 
@@ -340,17 +343,24 @@ def _prose(run: str) -> bool:
     language ("Документация проекта на русском языке"). Arabic names run longer, and
     Han or kana are written without spaces, so only Cyrillic is counted."""
     words = run.split()
-    return len(words) > _RUN_WORDS and all(_CYRILLIC.search(w) for w in words)
+    return len(words) > _RUN_WORDS and all(_CYRILLIC.search(w) or _GREEK.search(w) for w in words)
 
 
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]+(?:['’-][\u0400-\u04ff]+)*")
+#: A Greek word of three letters or more: one or two are a symbol ("Δt", "μ", "λ").
+_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]{3,}(?:['’-][\u0370-\u03ff\u1f00-\u1fff]+)*")
 
 
 def _other_script(word: str) -> bool:
-    """Tell whether a word is written in a script without capitals, or in Cyrillic: English
-    text switches to Cyrillic, as to Han or Arabic, for little else than a name ("ask
-    Оксана", "the Борислав Ганчев version"), whatever its case ("перуна")."""
-    return is_caseless(word) or _CYRILLIC.fullmatch(word) is not None
+    """Tell whether a word is written in a script without capitals, in Cyrillic or in Greek:
+    English text switches to Cyrillic or Greek, as to Han or Arabic, for little else than a
+    name ("ask Оксана", "the Борислав Ганчев version", "Γιώργος approved"), whatever its
+    case ("перуна"); a Greek letter or two is a symbol, not a word ("Δt", "μs")."""
+    return (
+        is_caseless(word)
+        or _CYRILLIC.fullmatch(word) is not None
+        or _GREEK.fullmatch(word) is not None
+    )
 
 
 def _glossed(text: str, start: int, end: int) -> bool:
@@ -471,6 +481,8 @@ def _thing_words(
         return [] if lone else [span]
     parts: list[list[Token]] = [[]]
     for t in covered:
+        if parts[-1] and _script_changes(parts[-1][-1], t):
+            parts.append([])  # a name is written in one script: "Оксана Ковальчук Afterwards"
         parts[-1].append(t)
         if t.closes or t.possessive:
             parts.append([])
@@ -488,6 +500,14 @@ def _thing_words(
             last = part[-1] is covered[-1]
             kept.append((entity, max(start, part[0].start), end if last else part[-1].end))
     return kept
+
+
+def _script_changes(before: Token, word: Token) -> bool:
+    """Tell whether one word is in Latin letters and the other in another script; a title
+    before a name stays with it, in whatever script the name is ("Ms. 佐藤 舞")."""
+    if before.core.lower().rstrip(".") in HONORIFICS:
+        return False
+    return _other_script(_letters(before.core)) != _other_script(_letters(word.core))
 
 
 def _titled(part: list[Token]) -> bool:

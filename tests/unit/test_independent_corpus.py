@@ -1,7 +1,10 @@
 """The shipped independent precision corpora: frozen, large enough, traced, split cleanly.
 
-Round 1 (Debian, PyPI, Python docstrings) and round 2 (toolchains' API docs) are checked
-alike; each round's test split is refused unless it is the one its manifest froze.
+Round 1 (Debian, PyPI, Python docstrings), round 2 (toolchains' API docs) and round 3
+(less downloaded PyPI and npm packages' summaries, Debian's other sections, other libraries'
+docstrings) are checked alike; each round's test split is refused unless it is the one its
+manifest froze. A test split not scored yet is checked by its hashes alone: no test here
+reads its sentences, so none can show them.
 """
 
 from __future__ import annotations
@@ -27,11 +30,18 @@ from benchmarks.independent.corpus import (
     read_rows,
     sha256_file,
 )
-from benchmarks.independent.select import QUOTAS, ROUND2_QUOTAS, is_dev, normal, row_id
+from benchmarks.independent.select import (
+    QUOTAS,
+    ROUND2_QUOTAS,
+    ROUND3_QUOTAS,
+    is_dev,
+    normal,
+    row_id,
+)
 from benchmarks.independent.sources import Candidate
 
 #: Round -> the sources its rows may come from.
-SOURCES = {1: QUOTAS, 2: ROUND2_QUOTAS}
+SOURCES = {1: QUOTAS, 2: ROUND2_QUOTAS, 3: ROUND3_QUOTAS}
 rounds = pytest.mark.parametrize("round_", sorted(ROUNDS))
 
 
@@ -43,6 +53,11 @@ def _manifest(round_: int) -> dict[str, Any]:
 @cache
 def _rows(round_: int, split: str) -> tuple[Row, ...]:
     return read_rows(ROUNDS[round_] / _manifest(round_)["splits"][split]["file"])
+
+
+def _readable(round_: int) -> tuple[str, ...]:
+    """Return the splits whose sentences a test may read: the test split once it is scored."""
+    return SPLITS if _manifest(round_)["splits"]["test"].get("scored") else ("dev",)
 
 
 @cache
@@ -62,8 +77,9 @@ def test_the_test_split_is_the_one_the_manifest_froze(round_: int) -> None:
 
 @rounds
 def test_the_corpus_holds_at_least_3000_sentences_as_the_manifest_counts(round_: int) -> None:
-    assert sum(len(_rows(round_, split)) for split in SPLITS) >= 3000
-    for split in SPLITS:
+    assert sum(_manifest(round_)["splits"][split]["rows"] for split in SPLITS) >= 3000
+    assert all(_manifest(round_)["splits"][split]["rows"] >= 1000 for split in SPLITS)
+    for split in _readable(round_):
         rows = _rows(round_, split)
         assert len(rows) == _manifest(round_)["splits"][split]["rows"]
         assert len(rows) >= 1000  # each split alone is large enough to read a rate from
@@ -72,7 +88,7 @@ def test_the_corpus_holds_at_least_3000_sentences_as_the_manifest_counts(round_:
 
 @rounds
 def test_every_row_says_where_it_was_written(round_: int) -> None:
-    for split in SPLITS:
+    for split in _readable(round_):
         for row in _rows(round_, split):
             assert row.source in SOURCES[round_], row.id
             assert row.ref.strip(), row.id
@@ -83,6 +99,9 @@ def test_every_row_says_where_it_was_written(round_: int) -> None:
 
 @rounds
 def test_dev_and_test_are_disjoint_and_split_by_the_hash_rule(round_: int) -> None:
+    assert all(is_dev(r.text) for r in _rows(round_, "dev"))
+    if "test" not in _readable(round_):
+        return
     dev, test = _rows(round_, "dev"), _rows(round_, "test")
     assert not {r.id for r in dev} & {r.id for r in test}
     assert not {r.text.casefold() for r in dev} & {r.text.casefold() for r in test}
@@ -97,9 +116,14 @@ def test_round_2_holds_no_sentence_of_round_1() -> None:
     assert not first & {normal(r.text) for split in SPLITS for r in _rows(2, split)}
 
 
+def test_round_3_dev_holds_no_sentence_of_rounds_1_and_2() -> None:
+    earlier = {normal(r.text) for n in (1, 2) for split in SPLITS for r in _rows(n, split)}
+    assert not earlier & {normal(r.text) for r in _rows(3, "dev")}
+
+
 @rounds
 def test_personal_marks_name_rows_of_their_own_split(round_: int) -> None:
-    for split in SPLITS:
+    for split in _readable(round_):
         ids = {r.id for r in _rows(round_, split)}
         assert set(_personal(round_)[split]) <= ids
         assert all(reason.strip() for reason in _personal(round_)[split].values())
@@ -114,9 +138,8 @@ def _copy(tmp_path: Path, round_: int) -> Path:
 @rounds
 def test_a_changed_test_split_is_refused(tmp_path: Path, round_: int) -> None:
     copy = _copy(tmp_path, round_)
-    test_file = copy / "test.jsonl"
-    _, rest = test_file.read_text(encoding="utf-8").split("\n", 1)
-    test_file.write_text(rest, encoding="utf-8")  # one sentence fewer
+    with (copy / "test.jsonl").open("a", encoding="utf-8") as test_file:
+        test_file.write("\n")  # one byte more, the split unread
     with pytest.raises(FrozenSplitError, match="SHA-256"):
         load("test", copy)
     assert len(load("dev", copy).rows) == len(_rows(round_, "dev"))  # dev is not frozen
@@ -126,7 +149,7 @@ def test_a_changed_test_split_is_refused(tmp_path: Path, round_: int) -> None:
 def test_changed_personal_marks_of_the_test_split_are_refused(tmp_path: Path, round_: int) -> None:
     copy = _copy(tmp_path, round_)
     marks = json.loads((copy / "personal.json").read_text(encoding="utf-8"))
-    marks["test"][_rows(round_, "test")[0].id] = "hand: a late mark"
+    marks["test"]["deb-000000000000"] = "hand: a late mark"
     (copy / "personal.json").write_text(json.dumps(marks), encoding="utf-8")
     with pytest.raises(FrozenSplitError, match="personal marks"):
         load("test", copy)
@@ -169,3 +192,19 @@ def test_an_unfrozen_test_split_is_refused(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(runner, "run", _never_score)
     with pytest.raises(SystemExit, match="refused: .*not frozen"):
         main(["--round", "2", "--split", "test", "--final", "--no-recall"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "refusal"),
+    [
+        (["--round", "3", "--split", "test", "--no-recall"], "add --final"),
+        (["--round", "3", "--split", "test", "--recall", "fresh4"], "add --final"),
+        (["--round", "3", "--split", "test", "--final", "--recall", "fresh"], "fresh recall"),
+    ],
+)
+def test_round_3s_test_split_is_scored_only_with_final_beside_an_unspent_recall_split(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], refusal: str
+) -> None:
+    monkeypatch.setattr(runner, "run", _never_score)
+    with pytest.raises(SystemExit, match=refusal):
+        main(argv)

@@ -1,7 +1,9 @@
-"""The shipped fresh recall corpus: frozen, split by its hash rule, its values where it says.
+"""The shipped fresh recall corpora: frozen, split by their hash rule, values where they say.
 
-Built once by ``python -m benchmarks.independent.build3`` from scrubadub's documents and
-values of scrubadub, mimesis and python-stdnum (none of which this suite imports).
+Built once each by ``python -m benchmarks.independent.build3 [--round 4]`` from scrubadub's
+documents and values of scrubadub, mimesis and python-stdnum (none of which this suite
+imports). Of recall4 only the dev split is read here: its test split is held out, checked
+by its hash alone.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ import pytest
 import benchmarks.independent.__main__ as runner
 from benchmarks.independent.__main__ import main
 from benchmarks.independent.corpus import FrozenSplitError, read_manifest, sha256_file
-from benchmarks.independent.fresh_corpus import FRESH, load_planted, read_documents
+from benchmarks.independent.fresh_corpus import (
+    FRESH,
+    FRESH4,
+    RECALLS,
+    load_planted,
+    read_documents,
+)
 from benchmarks.independent.score import TARGETS
 
 FAMILIES = {
@@ -33,10 +41,23 @@ def _documents(split: str) -> list[dict[str, Any]]:
     return read_documents(FRESH / f"{split}.jsonl")
 
 
-def test_the_test_split_is_frozen_by_its_hash() -> None:
-    entry = read_manifest(FRESH)["splits"]["test"]
+@pytest.mark.parametrize("name", sorted(RECALLS))
+def test_the_test_split_is_frozen_by_its_hash(name: str) -> None:
+    entry = read_manifest(RECALLS[name])["splits"]["test"]
     assert entry["frozen"] is True
-    assert sha256_file(FRESH / entry["file"]) == entry["sha256"]
+    assert sha256_file(RECALLS[name] / entry["file"]) == entry["sha256"]
+    assert f"--recall {name})" in read_manifest(RECALLS[name])["scoring"]
+
+
+def test_the_second_draw_has_its_own_seed_and_no_document_of_the_first() -> None:
+    assert read_manifest(FRESH4)["seed"] != read_manifest(FRESH)["seed"]
+    first = {d["text"] for split in ("dev", "test") for d in _documents(split)}
+    fourth_dev = read_documents(FRESH4 / "dev.jsonl")
+    assert len(fourth_dev) > 400
+    assert not first & {d["text"] for d in fourth_dev}
+    for doc in fourth_dev:
+        assert hashlib.sha256(f"split|{doc['text']}".encode()).digest()[0] % 2 == 0
+        assert all(v["value"] in doc["text"] for v in doc["values"])
 
 
 def test_dev_and_test_are_disjoint_and_split_by_the_hash_rule() -> None:
@@ -57,9 +78,11 @@ def test_every_value_stands_in_its_document_and_every_kind_has_a_target_or_is_a_
                 assert value["kind"].split(",")[0] in TARGETS, value["kind"]
 
 
-def test_the_dev_split_loads_as_planted_values_per_kind() -> None:
-    planted, meta = load_planted("dev")
-    assert meta["documents"] == len(_documents("dev"))
+@pytest.mark.parametrize("name", sorted(RECALLS))
+def test_the_dev_split_loads_as_planted_values_per_kind(name: str) -> None:
+    planted, meta = load_planted("dev", RECALLS[name])
+    assert meta["source"] == read_manifest(RECALLS[name])["corpus"]
+    assert meta["documents"] == len(read_documents(RECALLS[name] / "dev.jsonl"))
     kinds = {p.kind for p in planted}
     assert {"PERSON", "PERSON, CJK", "STREET_ADDRESS", "IBAN_CODE", "IT_FISCAL_CODE"} <= kinds
     assert all(p.value.secrets[0] in p.text for p in planted)
@@ -88,6 +111,8 @@ def _never_score(*_args: object) -> NoReturn:
     [
         ["--round", "2", "--split", "test", "--recall", "fresh"],
         ["--round", "1", "--split", "test", "--spent", "--recall", "fresh"],
+        ["--round", "2", "--split", "test", "--final", "--recall", "fresh4"],
+        ["--round", "1", "--split", "test", "--spent", "--final", "--recall", "fresh4"],
     ],
 )
 def test_the_fresh_test_split_is_scored_only_with_final_beside_an_unspent_split(
