@@ -86,7 +86,8 @@ class Watermark:
         #: in that order unless the partition is in ``_unsorted``
         self.waiting: dict[int, dict[str, datetime]] = {}
         self._unsorted: set[int] = set()
-        #: partition -> the latest moment a plan waits from
+        #: partition -> the latest moment told to ``wait`` there, kept when that plan is done
+        #: (a bound: no plan waiting there waits from a later one)
         self._newest: dict[int, datetime] = {}
 
     @property
