@@ -18,9 +18,10 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
 from learnstream.agents.seams.faust_compat import refresh_metadata
+from learnstream.agents.seams.own_reader import outside_group
 from learnstream.agents.seams.tailer import partitions_of
 from learnstream.streams.consent.fence import Offsets
-from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.streams.io.connection import Broker
 
 __all__ = ["EndOffsets", "Ends"]
 
@@ -83,12 +84,8 @@ class EndOffsets(Service):
                 await self.sleep(1.0)
 
     async def _try_connect(self) -> None:
-        self._asker = asker = AIOKafkaConsumer(
-            **connection_of(self.broker).client_options(),
-            client_id="learnstream-end-offsets",
-            group_id=None,
-            enable_auto_commit=False,
-            isolation_level="read_committed",
+        self._asker = asker = outside_group(
+            self.broker, "learnstream-end-offsets", "read_committed"
         )
         await asker.start()
         self._consent = await partitions_of(asker, self.consent_topic, self.sleep)

@@ -4,18 +4,36 @@ What reads a partition on the side, one look at a time (the prober, agents/seams
 the pairs miner's restore, agents/joins/rekey_replay.py), holds its consumer here: opened
 when first needed, so a worker that never needs it opens no connection, and closed with
 the app. ``_lock`` keeps looks one at a time: each assigns the partitions it reads.
+:func:`outside_group` makes every consumer of the worker's own (these, the topic tailers,
+the end-offset asker).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer
 from mode import Service
 
 from learnstream.streams.io.connection import Broker, connection_of
 
-__all__ = ["OwnReader"]
+__all__ = ["OwnReader", "outside_group"]
+
+
+def outside_group(
+    broker: Broker, client_id: str, isolation_level: str, **options: Any
+) -> AIOKafkaConsumer:
+    """Return a consumer (not started) that reads outside any consumer group: it assigns
+    its partitions itself and commits nothing."""
+    return AIOKafkaConsumer(
+        **connection_of(broker).client_options(),
+        client_id=client_id,
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level=isolation_level,
+        **options,
+    )
 
 
 class OwnReader(Service):
@@ -36,13 +54,11 @@ class OwnReader(Service):
     async def _connected(self) -> AIOKafkaConsumer:
         """Return the consumer, opening it first if need be."""
         if self._reader is None:
-            reader = AIOKafkaConsumer(
-                **connection_of(self.broker).client_options(),
-                client_id=self.client_id,
-                group_id=None,
-                enable_auto_commit=False,
+            reader = outside_group(
+                self.broker,
+                self.client_id,
+                self.isolation_level,
                 auto_offset_reset=self.offset_reset,
-                isolation_level=self.isolation_level,
             )
             await reader.start()
             self._reader = reader

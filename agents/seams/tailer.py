@@ -17,7 +17,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from mode import Service
 
 from learnstream.agents.seams.faust_compat import refresh_metadata
-from learnstream.streams.io.connection import Broker, connection_of
+from learnstream.agents.seams.own_reader import outside_group
+from learnstream.streams.io.connection import Broker
 
 __all__ = ["TopicTailer"]
 
@@ -95,13 +96,11 @@ class TopicTailer(Service):
 
     def _new(self, role: str) -> AIOKafkaConsumer:
         """Return a consumer outside the group (read_committed) named for ``role``."""
-        return AIOKafkaConsumer(
-            **connection_of(self.broker).client_options(),
-            client_id=f"{self.client_prefix}-{role}",
-            group_id=None,
-            enable_auto_commit=False,
+        return outside_group(
+            self.broker,
+            f"{self.client_prefix}-{role}",
+            "read_committed",
             auto_offset_reset="earliest",
-            isolation_level="read_committed",
             fetch_max_wait_ms=100,  # an idle long poll must not delay a fence or an answer
         )
 
