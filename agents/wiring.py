@@ -249,7 +249,7 @@ def wire(
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
-    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms)  # not Faust's 1500 ms
+    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms, settings.broker.fetch_min_bytes)
     if fetched is not None:
         note_fetches(app, fetched)  # the ends its fetches carry
     hand_over_inline(app)  # no tasks per record handed over, when its stream has room

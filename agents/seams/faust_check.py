@@ -207,10 +207,17 @@ SEAMS: tuple[Seam, ...] = (
     ),
     Seam(
         _AIOKAFKA,
+        "AIOKafkaConsumer._fetch_min_bytes",
+        "aiokafka:AIOKafkaConsumer.__init__",
+        None,
+        ("self._fetch_min_bytes = fetch_min_bytes",),
+    ),
+    Seam(
+        _AIOKAFKA,
         "AIOKafkaConsumer.start",
         "aiokafka:AIOKafkaConsumer.start",
         ("self",),
-        ("fetch_max_wait_ms=self._fetch_max_wait_ms",),
+        ("fetch_max_wait_ms=self._fetch_max_wait_ms", "fetch_min_bytes=self._fetch_min_bytes"),
     ),
     Seam(
         _AIOKAFKA,

@@ -107,13 +107,14 @@ aiokafka:
 15. ``AIOKafkaConsumerThread._create_worker_consumer(transport)`` (the aiokafka driver), which
     builds the worker's aiokafka consumer on the consumer thread, before it starts, with
     ``fetch_max_wait_ms=1500`` written in; and aiokafka's ``AIOKafkaConsumer._fetch_max_wait_ms``
-    (set in ``__init__``), which ``start()`` hands to its ``Fetcher``. aiokafka keeps one
-    fetch in flight per broker, and a fetch leaves out the partitions whose records were
-    not handed over yet: the one sent right after a batch arrives asks mostly for
-    partitions that had nothing, and the broker holds it until one of those gets a record
-    or the wait runs out, while the records of the busy partitions wait behind it.
-    ``bound_fetch_wait`` sets the wait each new consumer starts with
-    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``; benchmarks/RESULTS.md, 30 Nov 06:27–07:14).
+    and ``_fetch_min_bytes`` (set in ``__init__``), which ``start()`` hands to its ``Fetcher``.
+    aiokafka keeps one fetch in flight per broker, and a fetch leaves out the partitions whose
+    records were not handed over yet: the one sent right after a batch arrives asks mostly
+    for partitions that had nothing, and the broker holds it until one of those gets a
+    record or the wait runs out, while the records of the busy partitions wait behind it.
+    ``bound_fetch_wait`` sets the wait and the bytes each new consumer starts with
+    (``LEARNSTREAM_BROKER__FETCH_MAX_WAIT_MS``, ``__FETCH_MIN_BYTES``; benchmarks/RESULTS.md,
+    findings behind the design).
 
 16. ``Consumer._drain_messages`` hands each fetched record to its stream with
     ``await self.wait_first(callback(message), self.suspend_flow.wait())``, and mode's
@@ -267,9 +268,10 @@ def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> Non
     _on_new_consumer(app, change)
 
 
-def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
-    """Make each new consumer of ``app`` ask the broker to answer a fetch within ``wait_ms``
-    (seam 15; Faust's is 1500 ms). Installed before the worker creates its consumer."""
+def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int = 1) -> None:
+    """Make each new consumer of ``app`` ask the broker to answer a fetch once it holds
+    ``min_bytes`` or within ``wait_ms`` (seam 15; Faust's wait is 1500 ms, aiokafka's bytes 1).
+    Installed before the worker creates its consumer."""
 
     def change(consumer: Any) -> None:
         thread = consumer._thread  # seam 10
@@ -278,6 +280,7 @@ def bound_fetch_wait(app: faust.App, wait_ms: int) -> None:
         def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
             aiokafka_consumer = build(transport)
             aiokafka_consumer._fetch_max_wait_ms = wait_ms  # read by start(): not started yet
+            aiokafka_consumer._fetch_min_bytes = min_bytes
             return aiokafka_consumer
 
         thread._create_worker_consumer = create_worker_consumer

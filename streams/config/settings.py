@@ -36,6 +36,8 @@ __all__ = [
     "A2ESettings",
     "DEFAULT_PHONE_REGIONS",
     "DEFAULT_PII_ENTITIES",
+    "FETCH_MAX_WAIT_MS",
+    "FETCH_MIN_BYTES",
     "GraphSettings",
     "ImpactSettings",
     "BrokerSettings",
@@ -194,6 +196,14 @@ SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 _SASL_FIELDS = ("sasl_mechanism", "sasl_username", "sasl_password")
 _SSL_FIELDS = ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "ssl_key_password")
 _VAR = "LEARNSTREAM_BROKER__"
+#: The worker's fetches: the broker answers once it holds a mebibyte for them or after
+#: FETCH_MAX_WAIT_MS, whichever comes first. Under light load a fetch then carries the
+#: records of those milliseconds together, not one request per record, and a record of a
+#: partition left out of the fetch in flight waits no longer than that; a backlog fills
+#: the bytes at once; idle, the worker asks 1000 / FETCH_MAX_WAIT_MS times a second
+#: (benchmarks/RESULTS.md, findings behind the design).
+FETCH_MAX_WAIT_MS = 25
+FETCH_MIN_BYTES = 1024 * 1024
 
 
 def _none_if_empty(secret: SecretStr | None) -> SecretStr | None:
@@ -270,12 +280,19 @@ class BrokerSettings(BaseModel):
     heartbeat_interval: float = 1.0
     linger_ms: int = Field(0, ge=0, description="producer batching delay; 0 = send at once")
     fetch_max_wait_ms: int = Field(
-        100,
+        FETCH_MAX_WAIT_MS,
         ge=1,
         le=60_000,
-        description="longest the broker holds a fetch of the worker's consumer for new records "
-        "(Faust writes in 1500): lower shortens the latency tail under light load, and costs "
-        "CPU in fetches of quiet partitions",
+        description="longest the broker holds a fetch of the worker's consumer (Faust writes "
+        "in 1500): also the longest a record of a partition left out of the fetch in flight "
+        "waits for the next one",
+    )
+    fetch_min_bytes: int = Field(
+        FETCH_MIN_BYTES,
+        ge=1,
+        description="bytes the broker gathers for a fetch of the worker's consumer before it "
+        "answers, within fetch_max_wait_ms: under light load one fetch carries every record "
+        "of that wait instead of one request per record; a backlog fills it at once",
     )
     max_batch_bytes: int = Field(
         1024 * 1024,

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from learnstream.agents.wiring import wire
-from learnstream.streams.config.settings import BrokerSettings, RocksDbSettings, Settings
+from learnstream.streams.config.settings import (
+    FETCH_MAX_WAIT_MS,
+    FETCH_MIN_BYTES,
+    BrokerSettings,
+    RocksDbSettings,
+    Settings,
+)
 from learnstream.streams.io.app import create_app
 from learnstream.streams.io.topics import MAX_MESSAGE_BYTES
 
@@ -110,24 +116,30 @@ def test_debug_is_learnstreams_own_never_the_libraries(asked: str, libraries: st
     assert library_log_level(asked) == libraries
 
 
-@pytest.mark.parametrize(("setting", "expected"), [(None, 100), (25, 25)])
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ({}, (FETCH_MAX_WAIT_MS, FETCH_MIN_BYTES)),
+        ({"fetch_max_wait_ms": 25, "fetch_min_bytes": 1}, (25, 1)),
+    ],
+)
 async def test_the_workers_consumer_asks_for_fetches_answered_within_the_wait(
-    tmp_path: Path, setting: int | None, expected: int
+    tmp_path: Path, setting: dict[str, int], expected: tuple[int, int]
 ) -> None:
-    """Faust writes a 1500-ms fetch wait into its aiokafka consumer; the setting replaces
-    it (seam 15): records of busy partitions wait behind a fetch of quiet ones that long."""
+    """Faust writes a 1500-ms fetch wait into its aiokafka consumer, and aiokafka asks for a
+    byte; the settings replace both (seam 15): records of busy partitions wait behind a fetch
+    of quiet ones that long, and a fetch answered at its first byte carries one record."""
     from aiokafka import AIOKafkaConsumer
 
     from tests.support.apps import close_consumer_loop
 
-    broker = BrokerSettings() if setting is None else BrokerSettings(fetch_max_wait_ms=setting)
-    settings = Settings(data_dir=str(tmp_path), broker=broker)
+    settings = Settings(data_dir=str(tmp_path), broker=BrokerSettings(**setting))
     runtime = wire(create_app(settings, "kafka://127.0.0.1:9", embedded=False), settings)
     thread = runtime.app.consumer._thread
     try:
         built = thread._create_worker_consumer(thread.transport)
         assert isinstance(built, AIOKafkaConsumer)
-        assert built._fetch_max_wait_ms == expected
+        assert (built._fetch_max_wait_ms, built._fetch_min_bytes) == expected
         await built.stop()  # never started: closes its client
     finally:
         close_consumer_loop(runtime.app)
@@ -138,3 +150,5 @@ def test_a_fetch_wait_out_of_range_is_refused() -> None:
 
     with pytest.raises(ValidationError, match="fetch_max_wait_ms"):
         BrokerSettings(fetch_max_wait_ms=0)
+    with pytest.raises(ValidationError, match="fetch_min_bytes"):
+        BrokerSettings(fetch_min_bytes=0)
