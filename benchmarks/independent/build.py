@@ -32,7 +32,16 @@ from benchmarks.independent.marks import RULE, auto_mark
 from benchmarks.independent.select import QUOTAS, SEED, choose, is_dev, row_id
 from benchmarks.independent.sources import Candidate
 
-__all__ = ["auto_marks", "freeze_splits", "main", "split_rows", "write_json", "write_jsonl"]
+__all__ = [
+    "auto_marks",
+    "freeze_round",
+    "freeze_splits",
+    "main",
+    "split_rows",
+    "write_json",
+    "write_jsonl",
+    "write_round",
+]
 
 
 def _rows(pypi: Path) -> dict[str, list[dict[str, str]]]:
@@ -83,6 +92,41 @@ def freeze_splits(out: Path, test_extra: Callable[[], dict[str, Any]] = dict) ->
     manifest["frozen_at"] = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
     write_json(out / "MANIFEST.json", manifest)
     return manifest
+
+
+def write_round(out: Path, splits: dict[str, list[dict[str, str]]], about: dict[str, Any]) -> None:
+    """Write a later round's split files, the marks the pattern proposes and its unfrozen
+    manifest into ``out``: ``about`` says what the corpus is and how it was built (corpus,
+    generated_by, seed, quotas, selection, split, scoring, sources); the rows give the
+    rest. ``freeze_round`` freezes it once its marks are read."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, rows in splits.items():
+        write_jsonl(out / f"{name}.jsonl", rows)
+    marks = {name: auto_marks(rows) for name, rows in splits.items()}
+    write_json(out / "personal.json", {"rule": RULE, **marks}, sort_keys=True)
+    manifest = {
+        **about,
+        "rows_by_source": {n: dict(Counter(r["source"] for r in rs)) for n, rs in splits.items()},
+        "personal_rule": RULE,
+        "splits": {
+            name: {"file": f"{name}.jsonl", "rows": len(rows), "frozen": False}
+            for name, rows in splits.items()
+        },
+    }
+    write_json(out / "MANIFEST.json", manifest)
+    print(f"wrote {', '.join(f'{n} {len(r)}' for n, r in splits.items())} rows to {out}")
+
+
+def freeze_round(out: Path) -> dict[str, Any]:
+    """Write into the manifest of the round in ``out`` the hashes of both splits and the
+    digest of the test split's marks (dev's may be refined while tuning; test's never
+    change)."""
+
+    def marks() -> dict[str, Any]:
+        personal = json.loads((out / "personal.json").read_text(encoding="utf-8"))
+        return {"personal_sha256": marks_digest(personal["test"])}
+
+    return freeze_splits(out, marks)
 
 
 def _releases() -> list[str]:

@@ -21,27 +21,18 @@ import itertools
 import json
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from benchmarks.independent import toolchains
-from benchmarks.independent.build import (
-    auto_marks,
-    freeze_splits,
-    split_rows,
-    write_json,
-    write_jsonl,
-)
+from benchmarks.independent.build import freeze_round, split_rows, write_round
 from benchmarks.independent.corpus import (
     ROUNDS,
     SPLITS,
-    marks_digest,
     read_manifest,
     read_rows,
     sha256_file,
 )
-from benchmarks.independent.marks import RULE
 from benchmarks.independent.select import ROUND2_QUOTAS, SEED, normal
 
 __all__ = ["freeze", "main"]
@@ -107,44 +98,29 @@ def _build(args: argparse.Namespace) -> None:
         toolchains.maven_poms(args.maven),
     )
     splits = split_rows(found, ROUND2_QUOTAS, _round1_sentences())
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, rows in splits.items():
-        write_jsonl(args.out / f"{name}.jsonl", rows)
-    marks = {name: auto_marks(rows) for name, rows in splits.items()}
-    write_json(args.out / "personal.json", {"rule": RULE, **marks}, sort_keys=True)
-    manifest = {
-        "corpus": "independent technical text, round 2: precision of PII masking (issue 42)",
-        "generated_by": "python -m benchmarks.independent.build2, then --freeze",
-        "seed": SEED,
-        "quotas": ROUND2_QUOTAS,
-        "selection": "benchmarks/independent/select.py, as round 1: English prose of 4-50 "
-        "words, no links or host names, capped per item and per opening; order by SHA-256 of "
-        "seed and sentence; no sentence round 1 holds (case and spacing aside)",
-        "split": "dev if the first byte of SHA-256('split|' + text) is even, else test",
-        "scoring": "tune on dev (python -m benchmarks.independent --round 2); the test split "
-        "is scored once, after tuning (--round 2 --split test --final), refused before it is "
-        "frozen and if its hashes differ",
-        "sources": _versions(args),
-        "rows_by_source": {n: dict(Counter(r["source"] for r in rs)) for n, rs in splits.items()},
-        "personal_rule": RULE,
-        "splits": {
-            name: {"file": f"{name}.jsonl", "rows": len(rows), "frozen": False}
-            for name, rows in splits.items()
+    write_round(
+        args.out,
+        splits,
+        {
+            "corpus": "independent technical text, round 2: precision of PII masking (issue 42)",
+            "generated_by": "python -m benchmarks.independent.build2, then --freeze",
+            "seed": SEED,
+            "quotas": ROUND2_QUOTAS,
+            "selection": "benchmarks/independent/select.py, as round 1: English prose of 4-50 "
+            "words, no links or host names, capped per item and per opening; order by SHA-256 of "
+            "seed and sentence; no sentence round 1 holds (case and spacing aside)",
+            "split": "dev if the first byte of SHA-256('split|' + text) is even, else test",
+            "scoring": "tune on dev (python -m benchmarks.independent --round 2); the test split "
+            "is scored once, after tuning (--round 2 --split test --final), refused before it is "
+            "frozen and if its hashes differ",
+            "sources": _versions(args),
         },
-    }
-    write_json(args.out / "MANIFEST.json", manifest)
-    print(f"wrote {', '.join(f'{n} {len(r)}' for n, r in splits.items())} rows to {args.out}")
+    )
 
 
 def freeze(out: Path = OUT) -> dict[str, Any]:
-    """Write into the manifest the hashes of both splits and the test split's marks (dev's
-    may be refined while tuning; test's never change)."""
-
-    def marks() -> dict[str, Any]:
-        personal = json.loads((out / "personal.json").read_text(encoding="utf-8"))
-        return {"personal_sha256": marks_digest(personal["test"])}
-
-    return freeze_splits(out, marks)
+    """Write into the manifest the hashes of both splits and the test split's marks."""
+    return freeze_round(out)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,7 +10,10 @@ say that
 - it modifies a common noun ("Qt frontend", "Haskell programs", "Markdown format"),
   directly or through a chain of proper nouns ("the Ismene VPN gateway"), but for a noun
   of what a person writes or performs, or is a fan of (``words.WORKS``: "the Pellacott
-  novel", "a Rosalind Quibbet concert", "a huge Tamsin Orvell fan");
+  novel", "a Rosalind Quibbet concert", "a huge Tamsin Orvell fan"); or it modifies an
+  acronym, which qualifies products ("Firefox ESR", "Gen AI", "the Rome Workspace API")
+  and never a person's name, but for a degree or a job title after it ("Dana Whitfield
+  MD", "… CEO");
 - a determiner leads a PERSON span ("The Notebook", "An Okapi plugin");
 - it is one word that a common noun's preposition takes ("library for Ruby"; not "to",
   "with", "by", "of", "than", which name people's roles), or, NER not finding it, it heads
@@ -29,7 +32,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from learnstream.streams.privacy.words import HONORIFICS, PARTICLES, WORKS, is_caseless
+from learnstream.streams.privacy.words import (
+    HONORIFICS,
+    PARTICLES,
+    POSTNOMINALS,
+    WORKS,
+    is_caseless,
+    word_set,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -53,6 +63,12 @@ _PERSON_PREPOSITIONS = frozenset({"to", "with", "by", "of", "than"})
 _CHAIN = 3
 #: Links by which a word modifies the noun it hangs from ("Qt frontend", "Markdown format").
 _MODIFIER = frozenset({"compound", "nmod", "amod"})
+#: Short capitals that stand after a person's name as a job title ("Dana Whitfield CEO");
+#: degrees and generations are ``words.POSTNOMINALS``.
+_PERSON_ACRONYMS = POSTNOMINALS | word_set("ceo cto cfo coo cio ciso cmo vp svp evp md hr pm")
+#: A word written in capitals, digits allowed after the first letter: an acronym ("ESR", "AI",
+#: "API", "S3"), at most six characters (longer runs in capitals are words shouted).
+_ACRONYM_LENGTH = 6
 
 
 def worth_parsing(text: str, span: Found, found: list[Found]) -> bool:
@@ -166,17 +182,31 @@ def _untagged(word: Token) -> bool:
 def _modifies_thing(words: Span) -> bool:
     """Tell whether the span hangs from a common noun outside it ("the Qt frontend"), or
     from a chain of proper nouns that does ("the Kestrel HTTP server": Kestrel modifies
-    HTTP, which modifies server)."""
+    HTTP, which modifies server), or from an acronym on that chain ("Firefox ESR", "Amazon
+    S3 cloud"): what an acronym qualifies is a product, a standard or a service."""
     root = words.root
     if root.dep_ not in _MODIFIER:
         return False
     head, hops = root.head, 0
-    while head.tag_ in _PROPER and head.dep_ == "compound" and hops < _CHAIN:
+    while True:
+        if not words.start <= head.i < words.end and _acronym(head) and _same_line(words, head):
+            return True
+        if not (head.tag_ in _PROPER and head.dep_ == "compound" and hops < _CHAIN):
+            break
         head, hops = head.head, hops + 1
     inside = words.start <= head.i < words.end
     if head.lower_ in WORKS:  # "the Pellacott novel", "a Tamsin Orvell fan": an author's
         return False
     return head.tag_ in _COMMON and not inside and _same_line(words, head)
+
+
+def _acronym(word: Token) -> bool:
+    """Tell whether a word is an acronym no person's name is written with: two to six
+    capitals and digits, a capital first ("ESR", "AI", "S3"; not "CEO", "PhD" or "MD")."""
+    text = word.text
+    if not 2 <= len(text) <= _ACRONYM_LENGTH or not text[0].isupper() or not text.isalnum():
+        return False
+    return text.isupper() and text.isascii() and text.lower() not in _PERSON_ACRONYMS
 
 
 def _same_line(words: Span, other: Token) -> bool:

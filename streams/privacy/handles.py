@@ -2,9 +2,10 @@
 
 An "@word" in technical text is as often code as a person: a decorator (``@property``, on
 its own line or in backticks), an annotation (``@Override``, ``@param``), a CSS at-rule, an
-npm scope (``@types/node``) or a package pin (``pkg@1.2``). A handle here follows no word,
-path or backtick, is not followed by ``/``, ``(`` or the ``def`` or ``class`` it decorates
-on the next line, and is none of those language words; a dotted one (``@eric.durr``) is no
+npm scope (``@types/node``, and ``@types`` alone where the text writes it so too) or a
+package pin (``pkg@1.2``). A handle here follows no word, path or backtick, is not followed
+by ``/``, ``(`` or the ``def`` or ``class`` it decorates on the next line, and is none of
+those language words; a dotted one (``@eric.durr``) is no
 decorator off a module or an object (``@functools.wraps``, ``@app.route``).
 """
 
@@ -151,8 +152,10 @@ class UsernameRecognizer(PatternRecognizer):
         nlp_artifacts: NlpArtifacts | None = None,
         regex_flags: int | None = None,
     ) -> list[RecognizerResult]:
-        """Return the patterns' matches and the glued logins after "User"."""
+        """Return the patterns' matches and the glued logins after "User"; a handle the
+        text also writes as an npm scope ("the @acme plugin … @acme/cli") is the scope's."""
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        found = [r for r in found if not _scope(text, text[r.start : r.end])]
         for m in _GLUED.finditer(text):
             start, end = m.span(1)
             if _glued_login(m.group(1)) and not any(r.start < end and start < r.end for r in found):
@@ -172,6 +175,11 @@ class UsernameRecognizer(PatternRecognizer):
         if len(last) > 1 and f".{last[1]}" in _EXTENSIONS:
             return False  # a file: user: config.yaml
         return last[-1] not in _NOT_NAMES
+
+
+def _scope(text: str, hit: str) -> bool:
+    """Tell whether an @handle found in text stands in it as an npm scope too (``@acme/``)."""
+    return hit.startswith("@") and f"{hit}/" in text
 
 
 def _glued_login(word: str) -> bool:

@@ -42,11 +42,6 @@ def block_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "getaddrinfo", _no_network)
 
 
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    return Anonymizer(PrivacyConfig())
-
-
 def _sample(**overrides: Any) -> dict[str, Any]:
     sample: dict[str, Any] = {
         "sample_id": "0f0e0d0c-0b0a-4908-8706-050403020100",

@@ -14,12 +14,6 @@ from learnstream.streams.privacy.config import DEFAULT_ENTITIES, PrivacyConfig
 from learnstream.streams.privacy.pii import Anonymizer
 from learnstream.streams.privacy.secrets import SECRET_ENTITIES
 
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    return Anonymizer(PrivacyConfig())
-
-
 FOUND = [
     (
         "Authorization: Bearer 3f2a9c1d4e5b6a7980f1e2d3c4b5a697",

@@ -10,14 +10,7 @@ from collections import Counter
 
 import pytest
 
-from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.pii import Anonymizer
-
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    return Anonymizer(PrivacyConfig())
-
 
 FOUND = [
     ("Escalate to Dana Whitfield before the deploy window.", "Dana Whitfield", "PERSON"),

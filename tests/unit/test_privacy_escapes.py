@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.escapes import line_view
 from learnstream.streams.privacy.pii import Anonymizer
-
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    """Build the default anonymizer once (loading the NER model is slow)."""
-    return Anonymizer(PrivacyConfig())
 
 
 def test_the_view_keeps_the_length_and_reads_escaped_breaks_as_whitespace() -> None:

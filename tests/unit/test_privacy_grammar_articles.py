@@ -5,15 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.grammar import worth_parsing
 from learnstream.streams.privacy.pii import Anonymizer
-
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    """Build the default anonymizer once (loading the NER model is slow)."""
-    return Anonymizer(PrivacyConfig())
 
 
 @pytest.mark.parametrize(

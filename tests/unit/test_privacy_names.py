@@ -20,12 +20,6 @@ from learnstream.streams.privacy.pii import Anonymizer
 from learnstream.streams.privacy.words import is_name_word
 
 
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    """Build the default anonymizer once (loading the NER model is slow)."""
-    return Anonymizer(PrivacyConfig())
-
-
 @pytest.mark.parametrize(
     ("text", "name"),
     [

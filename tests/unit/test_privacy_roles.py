@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.pii import Anonymizer
 from learnstream.streams.privacy.roles import (
     GIVING,
@@ -14,12 +13,6 @@ from learnstream.streams.privacy.roles import (
     may_hold_one_case_name,
     may_take_role,
 )
-
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    """Build the default anonymizer once (loading the NER model is slow)."""
-    return Anonymizer(PrivacyConfig())
 
 
 @pytest.mark.parametrize(

@@ -11,15 +11,8 @@ from __future__ import annotations
 import pytest
 
 from learnstream.streams.privacy.capitals import capitals_runs
-from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.pii import Anonymizer
 from learnstream.streams.privacy.words import tokens
-
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    """Build the default anonymizer once (loading the NER model is slow)."""
-    return Anonymizer(PrivacyConfig())
 
 
 @pytest.mark.parametrize(
@@ -31,9 +24,12 @@ def anonymizer() -> Anonymizer:
         # before a capitalised word the English parse takes them for a verb or a thing
         ("The audit ran late. Оксана Ковальчук Afterwards the team shipped it.", "Ковальчук"),
         ("Budgets were cut. Ελένη Παππά Meanwhile the migration went on.", "Παππά"),
+        # in capitals inside lower-case text
+        ("the ticket was approved by DANA WHITFIELD yesterday", "WHITFIELD"),
+        ("please ask KOFI MENSAH to sign off the change", "KOFI"),
     ],
 )
-def test_a_greek_or_cyrillic_name_in_english_text_is_masked(
+def test_a_greek_cyrillic_or_capitals_name_in_english_text_is_masked(
     anonymizer: Anonymizer, text: str, name: str
 ) -> None:
     out, counts = anonymizer.anonymize_text(text)
@@ -51,21 +47,6 @@ def test_a_greek_or_cyrillic_name_in_english_text_is_masked(
 )
 def test_greek_symbols_and_glossed_words_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
-
-
-@pytest.mark.parametrize(
-    ("text", "name"),
-    [
-        ("the ticket was approved by DANA WHITFIELD yesterday", "WHITFIELD"),
-        ("please ask KOFI MENSAH to sign off the change", "KOFI"),
-    ],
-)
-def test_a_name_in_capitals_in_lower_case_text_is_masked(
-    anonymizer: Anonymizer, text: str, name: str
-) -> None:
-    out, counts = anonymizer.anonymize_text(text)
-    assert name not in out, out
-    assert counts["PERSON"] >= 1
 
 
 @pytest.mark.parametrize(

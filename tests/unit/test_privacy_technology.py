@@ -10,17 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from learnstream.streams.privacy.config import PrivacyConfig
 from learnstream.streams.privacy.names import name_spans
 from learnstream.streams.privacy.pii import Anonymizer
 from learnstream.streams.privacy.technology import TECH_FILE, build, is_tech_word, parts
 from learnstream.streams.privacy.words import is_name_word
-
-
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    """Build the default anonymizer once (loading the NER model is slow)."""
-    return Anonymizer(PrivacyConfig())
 
 
 def test_the_shipped_list_holds_software_words_and_no_english_or_listed_names() -> None:

@@ -71,11 +71,6 @@ def block_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(requests.Session, "request", _no_network)
 
 
-@pytest.fixture(scope="module")
-def anonymizer() -> Anonymizer:
-    return Anonymizer(PrivacyConfig())
-
-
 @pytest.mark.parametrize(("entity", "token"), TOKENS.items())
 def test_each_vendor_token_is_replaced(anonymizer: Anonymizer, entity: str, token: str) -> None:
     text, counts = anonymizer.anonymize_text(f"use {token}\nfor the deploy")
