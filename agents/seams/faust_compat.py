@@ -268,7 +268,7 @@ def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> Non
     _on_new_consumer(app, change)
 
 
-def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int = 1) -> None:
+def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int) -> None:
     """Make each new consumer of ``app`` ask the broker to answer a fetch once it holds
     ``min_bytes`` or within ``wait_ms`` (seam 15; Faust's wait is 1500 ms, aiokafka's bytes 1).
     Installed before the worker creates its consumer."""

@@ -199,8 +199,8 @@ _VAR = "LEARNSTREAM_BROKER__"
 #: The worker's fetches: the broker answers once it holds a mebibyte for them or after
 #: FETCH_MAX_WAIT_MS, whichever comes first. Under light load a fetch then carries the
 #: records of those milliseconds together, not one request per record, and a record of a
-#: partition left out of the fetch in flight waits no longer than that; a backlog fills
-#: the bytes at once; idle, the worker asks 1000 / FETCH_MAX_WAIT_MS times a second
+#: partition left out of the fetch in flight waits at most that long; a backlog fills the
+#: bytes at once; idle, the worker asks 1000 / FETCH_MAX_WAIT_MS times a second
 #: (benchmarks/RESULTS.md, findings behind the design).
 FETCH_MAX_WAIT_MS = 25
 FETCH_MIN_BYTES = 1024 * 1024
