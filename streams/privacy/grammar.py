@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from learnstream.streams.privacy.words import (
     HONORIFICS,
+    MESSAGE_ABBREVIATIONS,
     PARTICLES,
     POSTNOMINALS,
     WORKS,
@@ -206,7 +207,13 @@ def _acronym(word: Token) -> bool:
     text = word.text
     if not 2 <= len(text) <= _ACRONYM_LENGTH or not text[0].isupper() or not text.isalnum():
         return False
-    return text.isupper() and text.isascii() and text.lower() not in _PERSON_ACRONYMS
+    low = text.lower()
+    return (
+        text.isupper()
+        and text.isascii()
+        and low not in _PERSON_ACRONYMS
+        and low not in MESSAGE_ABBREVIATIONS  # "Dana Whitfield ASAP" asks a person
+    )
 
 
 def _same_line(words: Span, other: Token) -> bool:

@@ -27,6 +27,7 @@ from learnstream.streams.privacy.words import (
     HONORIFICS,
     HUMANS,
     LABELS,
+    MESSAGE_ABBREVIATIONS,
     MODALS,
     OBJECTS,
     PARTICLES,
@@ -276,6 +277,7 @@ def name_spans(text: str, found: list[Span]) -> list[Span]:
     """Return NER's spans that pass the shape checks, widened and joined by context finds."""
     words = tokens(text)
     code = [m.span() for m in _CODE.finditer(text)]
+    found = [_without_abbreviations(s, words) for s in found]
     kept = [s for s in found if _plausible(text, s, words, code)]
     people = [_widen(s, words) if s[0] == "PERSON" else s for s in kept]
     known = [(a, b) for entity, a, b in people if entity == "PERSON"]
@@ -570,6 +572,23 @@ def _never_a_name(word: str) -> bool:
     """Tell whether a word of a name span is an English word never given as a name (not an
     initial or a title: "Sir", "Miss")."""
     return len(word) > 1 and word.lower() not in HONORIFICS and is_common_word(word)
+
+
+def _without_abbreviations(span: Span, words: list[Token]) -> Span:
+    """Return a PERSON span without the message abbreviations NER read into its ends
+    ("Dana Whitfield ASAP", "FYI Priya Raman"): the name is the rest."""
+    entity, start, end = span
+    if entity != "PERSON":
+        return span
+    covered = [t for t in words if t.start < end and start < t.end]
+    before = len(covered)
+    while len(covered) > 1 and covered[-1].core.lower() in MESSAGE_ABBREVIATIONS:
+        covered.pop()
+    while len(covered) > 1 and covered[0].core.lower() in MESSAGE_ABBREVIATIONS:
+        covered.pop(0)
+    if len(covered) == before:
+        return span  # as NER read it, with a possessive or a period after the name
+    return entity, max(start, covered[0].start), min(end, covered[-1].end)
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:

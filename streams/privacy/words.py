@@ -174,6 +174,13 @@ PERSONAL = word_set("his her him himself herself")
 HONORIFICS = word_set("mr mrs ms miss dr prof herr frau m mme mlle sir madam")
 #: Degrees and titles written after a name ("Dana Whitfield PhD", "Priya Raman MD").
 POSTNOMINALS = word_set("phd md dvm dds jr sr ii iii iv esq mba msc bsc cpa rn")
+#: Abbreviations a message writes in capitals beside the person it asks ("Dana Whitfield
+#: PTAL", "ask Dana Whitfield ASAP", "FYI Priya"): English words, never a product's or a
+#: name's, so neither makes the name beside it a thing's.
+MESSAGE_ABBREVIATIONS = word_set(
+    "asap ptal fyi eod eow cob lgtm sgtm tbd tba wip afaik iirc imo imho eta ooo pto btw "
+    "rsvp aka icymi wfh afk tia nb"
+)
 #: Lower-case parts of surnames ("Ludwig van Beethoven", "Ahmad bin Ali").
 PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn al ter zu")
 
@@ -304,6 +311,8 @@ def is_code_shaped(word: str) -> bool:
     after a name ("PhD") are left: they stand beside people's names too.
     """
     known = word.lower() in _PRODUCTS  # not the calendar: "ask Dana today"
+    if word.lower() in MESSAGE_ABBREVIATIONS:
+        return False  # "Dana Whitfield PTAL": a request to the person, no product
     if not word[:1].isupper() or word.lower() in POSTNOMINALS or known:
         return known
     if word.isupper():
