@@ -7,6 +7,7 @@ import os
 import re
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,17 +120,41 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def settled_cpu(pid: int, quiet_s: float = 2.0, limit_s: float = 60.0) -> float:
-    """Return a process's CPU seconds once it has gone quiet (under 5 % of a core for
-    ``quiet_s``), or after ``limit_s``: work it does after its last sample counts too."""
-    deadline, before = time.monotonic() + limit_s, cpu_seconds(pid)
-    while time.monotonic() < deadline:
-        time.sleep(quiet_s)
-        now = cpu_seconds(pid)
-        if now - before < 0.05 * quiet_s:
+#: A process is busy above this share of a core whatever it did before: no idle worker uses it.
+_BUSY_SHARE = 0.20
+#: How far from the window before a quiet window's use may be (CPU ticks are 10 ms apart).
+_SETTLED_SHARE = 0.05
+
+
+def settled_cpu(
+    pid: int,
+    quiet_s: float = 2.0,
+    limit_s: float = 60.0,
+    *,
+    cpu: Callable[[int], float] = cpu_seconds,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> float:
+    """Return a process's CPU seconds once it has gone quiet, or after ``limit_s``: work it
+    does after its last sample counts too.
+
+    Quiet is the process's idle use, whatever that is: a window of ``quiet_s`` under a fifth
+    of a core whose use is within 5 % of a core of the window's before it (the first
+    window: under a tenth). An idle
+    worker still polls the broker (8.8 % of a core with the default 25-ms fetch wait;
+    benchmarks/RESULTS.md, findings behind the design), so a fixed floor under that would
+    never see it quiet and would add the limit's idle CPU to the work measured.
+    """
+    deadline, before = clock() + limit_s, cpu(pid)
+    share = _SETTLED_SHARE  # the first window is quiet under twice that
+    while clock() < deadline:
+        sleep(quiet_s)
+        now = cpu(pid)
+        used, share = share, (now - before) / quiet_s
+        if share < _BUSY_SHARE and abs(share - used) <= _SETTLED_SHARE:
             return now
         before = now
-    return cpu_seconds(pid)
+    return cpu(pid)
 
 
 def wait_metric(fleet: Fleet, name: str, target: float, timeout: float, **labels: str) -> bool:
