@@ -582,13 +582,19 @@ def _without_abbreviations(span: Span, words: list[Token]) -> Span:
         return span
     covered = [t for t in words if t.start < end and start < t.end]
     before = len(covered)
-    while len(covered) > 1 and covered[-1].core.lower() in MESSAGE_ABBREVIATIONS:
+    while len(covered) > 1 and _abbreviation(covered[-1].core):
         covered.pop()
-    while len(covered) > 1 and covered[0].core.lower() in MESSAGE_ABBREVIATIONS:
+    while len(covered) > 1 and _abbreviation(covered[0].core):
         covered.pop(0)
     if len(covered) == before:
         return span  # as NER read it, with a possessive or a period after the name
     return entity, max(start, covered[0].start), min(end, covered[-1].end)
+
+
+def _abbreviation(word: str) -> bool:
+    """Tell whether a word is a message abbreviation written in capitals ("ASAP"; "Tia",
+    "Eta" are names)."""
+    return word.isupper() and word.lower() in MESSAGE_ABBREVIATIONS
 
 
 def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, int]]) -> bool:

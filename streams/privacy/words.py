@@ -311,7 +311,7 @@ def is_code_shaped(word: str) -> bool:
     after a name ("PhD") are left: they stand beside people's names too.
     """
     known = word.lower() in _PRODUCTS  # not the calendar: "ask Dana today"
-    if word.lower() in MESSAGE_ABBREVIATIONS:
+    if word.isupper() and word.lower() in MESSAGE_ABBREVIATIONS:
         return False  # "Dana Whitfield PTAL": a request to the person, no product
     if not word[:1].isupper() or word.lower() in POSTNOMINALS or known:
         return known

@@ -21,6 +21,8 @@ from learnstream.streams.privacy.words import is_code_shaped
         ("FYI Dana Whitfield, the deploy is done", "FYI <PERSON>, the deploy is done"),
         ("Dana Whitfield OOO until Monday", "<PERSON> OOO until Monday"),
         ("LGTM Dana Whitfield", "LGTM <PERSON>"),
+        # only in capitals: a name written like one of them is the name's
+        ("Please ask Tia Johnson about the deploy", "Please ask <PERSON> about the deploy"),
     ],
 )
 def test_a_name_beside_a_message_abbreviation_is_masked(
@@ -44,6 +46,7 @@ def test_products_beside_an_abbreviation_are_kept(anonymizer: Anonymizer, text: 
 def test_ner_span_is_cut_before_the_abbreviation_only() -> None:
     text = "Ask Dana Whitfield ASAP"
     assert name_spans(text, [("PERSON", 4, 23)]) == [("PERSON", 4, 18)]
+    assert name_spans("Ask Tia Johnson ASAP", [("PERSON", 4, 20)]) == [("PERSON", 4, 15)]
     # nothing cut: NER's span keeps the possessive it read
     said = "Dana Whitfield's review"
     assert name_spans(said, [("PERSON", 0, 16)]) == [("PERSON", 0, 16)]
