@@ -1,9 +1,12 @@
 """Recognizers of IBANs and national ids, in any case, each match checked where it can be.
 
 The ids with a check character (IBAN, Aadhaar, Steuer-ID, NIR, NHS, DNI/NIE, codice
-fiscale, CPF, SIN) count only when it fits. Numbers whose bare digit run reads like a
-timestamp or a phone number (NHS, SIN, CPF) count bare only after a word naming them; their
-separated forms count alone. A code of letters and digits must not mix cases.
+fiscale, CPF, SIN) count only when it fits. A bare run of digits counts too: text written
+apart from this project carries a SIN or a CPF with no word naming it ("... seem blue.
+78517567749 Against ..."), and a bare SIN passed on is a leak, where a number that happens
+to pass a check masked is a number lost. Only a ten-digit run that reads as a Unix time in
+seconds (2001-2033, 1 followed by nine digits) needs the word "NHS" before it: one in eleven
+such times passes the NHS check. A code of letters and digits must not mix cases.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ _AADHAAR = _L + r"[2-9]\d{3}(?P<s>[ -]?)\d{4}(?P=s)\d{4}" + _R
 _PAN = r"(?i)" + _AN_L + r"[A-Z]{3}[ABCFGHJLPT][A-Z]\d{4}[A-Z]" + _AN_R
 _NHS = [
     _L + r"\d{3}(?P<s>[ -])\d{3}(?P=s)\d{4}" + _R,
+    _L + r"[02-9]\d{9}" + _R,  # not 1...: a Unix time in seconds
     _cued("nhs") + _L + r"\d{10}" + _R,
 ]
 _ES_NIF = [
@@ -69,11 +73,8 @@ _IT_FISCAL_CODE = (
     rf"(?i){_AN_L}[A-Z]{{6}}{_CF_DIGIT}{{2}}[ABCDEHLMPRST]{_CF_DIGIT}{{2}}[A-Z]"
     rf"{_CF_DIGIT}{{3}}[A-Z]{_AN_R}"
 )
-_BR_CPF = [_L + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _R, _cued("cpf") + _L + r"\d{11}" + _R]
-_CA_SIN = [
-    _L + r"\d{3}(?P<s>[ -])\d{3}(?P=s)\d{3}" + _R,
-    _cued("sin|social insurance") + _L + r"\d{9}" + _R,
-]
+_BR_CPF = [_L + r"\d{3}\.\d{3}\.\d{3}-\d{2}" + _R, _L + r"\d{11}" + _R]
+_CA_SIN = [_L + r"\d{3}(?P<s>[ -])\d{3}(?P=s)\d{3}" + _R, _L + r"\d{9}" + _R]
 
 
 #: A part every match of an id's patterns above holds as is (its digits as they group them,

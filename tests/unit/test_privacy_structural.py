@@ -1,7 +1,8 @@
 """Structural detectors: IBANs and national ids in any case, a wrong check character kept.
 
 Each id is found in upper and lower case; the same shape with a wrong check character (or
-mixed case, or a bare run that needs a cue word) comes out unchanged.
+mixed case, or a Unix time that needs the word NHS) comes out unchanged. A bare run of digits
+that passes its check is an id, named or not.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ FOUND = [
     ("CPF: 52998224725 on file", "52998224725", "BR_CPF"),
     ("sin 130 692 544 on file", "130 692 544", "CA_SIN"),
     ("Social insurance number 130692544 on file", "130692544", "CA_SIN"),
+    # bare, with no word naming them, as text written elsewhere carries them
+    ("ticket 9434765919 on file", "9434765919", "UK_NHS"),
+    ("order 52998224725 on file", "52998224725", "BR_CPF"),
+    ("build 130692544 on file", "130692544", "CA_SIN"),
+    ("NHS 1733097600 on file", "1733097600", "UK_NHS"),  # named: a Unix time counts
 ]
 
 
@@ -72,7 +78,8 @@ KEPT = [
     "nino Ab123456c on file",  # mixed case
     "nino ab123456e on file",  # suffix is A-D
     "nhs 943 476 5918 on file",  # mod 11 fails
-    "ticket 9434765919 on file",  # a bare run needs its cue
+    "since 1733097600 on file",  # a Unix time passing the NHS check needs the word NHS
+    "ticket 9434765918 on file",  # mod 11 fails
     "build1234a and abcfd1234e on file",  # lower case only for a person's PAN (P)
     "dni 12345678a on file",  # wrong letter
     "nie x1234567m on file",  # wrong letter
@@ -80,9 +87,10 @@ KEPT = [
     "cf RssMra85t10a562s on file",  # mixed case
     "cpf 529.982.247-26 on file",  # second check digit fails
     "cpf 111.111.111-11 on file",  # one digit repeated
-    "order 52998224725 on file",  # a bare run needs its cue
+    "order 52998224726 on file",  # second check digit fails
     "sin 130 692 545 on file",  # Luhn fails
-    "build 130692544 on file",  # a bare run needs its cue
+    "build 130692545 on file",  # Luhn fails
+    "build 046454286 on file",  # Luhn-valid, but 0 opens no issued SIN
 ]
 
 
