@@ -112,6 +112,14 @@ def _one_case(check: Callable[[str], bool]) -> Callable[[str], bool]:
     return lambda text: (text.isupper() or text.islower()) and check(text)
 
 
+#: An IBAN's beginning and the groups after it, as Presidio's pattern reads them, with one
+#: separator (space or dash) between groups.
+_IBAN_CANDIDATE = regex.compile(
+    r"(?<![A-Z0-9])[A-Z]{2}[0-9]{2}(?:[ -]?[A-Z0-9]{1,4}){2,9}(?![A-Z0-9])"
+)
+_GROUP_BREAK = regex.compile(r"[ -]")
+
+
 class CaselessIbanRecognizer(IbanRecognizer):
     """Recognize IBANs in any case: Presidio's patterns and mod-97 check on the text as
     written, then on the text upper-cased for the IBANs written in lower case."""
@@ -130,9 +138,28 @@ class CaselessIbanRecognizer(IbanRecognizer):
         is read first and the upper-cased reading adds only what it finds elsewhere.
         """
         found: list[RecognizerResult] = super().analyze(text, entities)
-        upper: list[RecognizerResult] = super().analyze(text.translate(_TO_UPPER), entities)
+        raised = text.translate(_TO_UPPER)
+        upper: list[RecognizerResult] = super().analyze(raised, entities)
+        upper += self._trimmed(raised, found + upper)
         found += [u for u in upper if not any(u.start < f.end and f.start < u.end for f in found)]
         return found
+
+    def _trimmed(self, raised: str, found: list[RecognizerResult]) -> list[RecognizerResult]:
+        """Return the IBANs of the upper-cased text that end groups earlier than Presidio
+        tries: upper-cased, two words after an IBAN ("... 5R9E FEEL OLD") read as two more
+        groups, and Presidio drops at most the last two groups it read."""
+        trimmed = []
+        for match in _IBAN_CANDIDATE.finditer(raised):
+            if any(match.start() < f.end and f.start < match.end() for f in found):
+                continue
+            groups = _GROUP_BREAK.split(match.group())
+            for size in range(len(groups) - 1, 2, -1):  # at least the country's and 2 groups
+                candidate = " ".join(groups[:size])  # the separators are one character each
+                if self.validate_result(candidate):
+                    end = match.start() + len(candidate)
+                    trimmed.append(RecognizerResult("IBAN_CODE", match.start(), end, 1.0))
+                    break
+        return trimmed
 
 
 NATIONAL_ID_FACTORIES: dict[str, Callable[[], PatternRecognizer]] = {

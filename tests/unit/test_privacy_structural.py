@@ -36,6 +36,8 @@ def ids() -> Anonymizer:
 FOUND = [
     ("pay gb82 west 1234 5698 7654 32 on file", "gb82 west 1234 5698 7654 32", "IBAN_CODE"),
     ("iban de89370400440532013000 on file", "de89370400440532013000", "IBAN_CODE"),
+    # upper-cased, the two words after it read as two more groups of the IBAN
+    ("pay lu28 0019 4006 4475 0000 next week on file", "lu28 0019 4006 4475 0000", "IBAN_CODE"),
     ("iban DE89 3704 0044 0532 0130 00 on file", "DE89 3704 0044 0532 0130 00", "IBAN_CODE"),
     ("nino ab123456c on file", "ab123456c", "UK_NINO"),
     ("nino AB 12 34 56 C on file", "AB 12 34 56 C", "UK_NINO"),
