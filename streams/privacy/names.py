@@ -17,6 +17,7 @@ import re
 
 from learnstream.streams.privacy.capitals import capitals_runs
 from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.regions import is_region
 from learnstream.streams.privacy.technology import is_tech_word
 from learnstream.streams.privacy.words import (
     AFTER_VERBS,
@@ -608,6 +609,8 @@ def _plausible(text: str, span: Span, words: list[Token], code: list[tuple[int, 
     named = [t for t in covered if t.core.lower() not in PARTICLES]
     if not named:  # "van" alone
         return False
+    if entity == "LOCATION" and is_region(text[start:end]):
+        return False  # a country, a language, a script: no one's place (regions.py)
     if len(named) == 1 and named[0].opens_clause:  # "Summarise", "Deploy": imperatives
         i = words.index(named[0])
         return i + 1 < len(words) and is_name_word(words[i + 1].core)
