@@ -3,8 +3,11 @@
 A street is a house number and capitalised words ending in a street type (the USPS and Royal
 Mail street suffixes, German ``-straße``/``-weg``…, French ``rue``/``avenue``…), or a flat
 or studio before such words. Towns, states and postcodes that follow the street, comma by
-comma, are part of the address when a postcode closes the chain; so is a P.O. box. Town
-names elsewhere are left to NER's LOCATION.
+comma, are part of the address when a postcode closes the chain; so is a P.O. box. A
+street found takes in the building named before it and the town, postcode and nation
+written after it. An address all in lower case is read by the part no prose has: a British
+postcode, a US state's code with its ZIP code, a military post office. Town names
+elsewhere are left to NER's LOCATION.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from learnstream.streams.privacy.dictionary import is_common_word
+from learnstream.streams.privacy.regions import is_region
 from learnstream.streams.privacy.technology import is_tech_word
-from learnstream.streams.privacy.words import is_product
+from learnstream.streams.privacy.words import FUNCTION_WORDS, is_product
 
 __all__ = ["StreetAddressRecognizer", "may_hold_street"]
 
@@ -54,7 +58,10 @@ _EN_START = (
 #: A numbered street's ordinal ("350 5th Avenue", "12 W 42nd St").
 _ORDINAL = r"\d{1,3}(?:st|nd|rd|th)"
 _EN = rf"{_EN_START}(?:(?:{_WORD}|{_ORDINAL})\s+){{1,4}}(?i:{_SUFFIXES})\b\.?(?:,?\s+{_UNIT})?"
-_EN_COMMON = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}(?i:{_COMMON})\b\.?(?:,?\s+{_UNIT})?"
+#: An everyday street type is read as one only when written as the words before it are, with
+#: a capital or in capitals: "834 Tamalpais Heights walk…" is a street and a verb after it.
+_COMMON_TYPE = rf"(?:{_COMMON}|{_COMMON.upper()})"
+_EN_COMMON = rf"{_EN_START}(?:{_WORD}\s+){{1,4}}{_COMMON_TYPE}\b\.?(?:,?\s+{_UNIT})?"
 _DE_TYPES = r"straße|strasse|str\.|gasse|weg|allee|platz|damm|ufer|chaussee|ring|steig|pfad"
 #: German streets: "Drubinstraße 47-26", "Leyla-Fröhlich-Weg 6", "Berliner Straße 5".
 _DE = rf"(?:{_WORD}[\s-])*(?=[A-ZÀ-Þ])[\w'-]*(?i:{_DE_TYPES})\s+{_HOUSE}(?![\w])"
@@ -230,6 +237,58 @@ _CORNER = (
 )
 
 
+#: Addresses written all in lower case, as a form's or a chat's text may carry them, read only
+#: with the part of them no prose has: a British postcode ("n9d 0ff"), a US state's code and
+#: ZIP code ("va 18803"), a military post office ("apo ae 09045").
+_LOWER_WORD = r"[a-z][a-z'’-]*(?![\w'’-])"
+_LOWER_BREAK = r"(?:,?[ \t]+|[, \t]*\r?\n[ \t]*)"
+_LOWER_UNIT = r"(?:flat|studio|apartment|apt\.?|suite|unit)[ \t]+\w{1,5}"
+_LOWER_POSTCODE = r"[a-z]{1,2}\d[a-z\d]?[ \t]\d[a-z]{2}(?![\w-])"
+#: The line a British address may close with: its nation, in English or in its own language,
+#: or the kingdom's name or code (the ISO names are ``regions.py``'s).
+_UK_NATIONS = (
+    "England", "Scotland", "Wales", "Northern Ireland", "Cymru", "Alba", "Great Britain",
+    "Britain", "United Kingdom", "UK", "GB",
+)  # fmt: skip
+_LOWER_NATIONS = "|".join(n.lower() for n in _UK_NATIONS)
+#: A British block: a flat or a house number or not, up to six words over up to as many
+#: lines, the postcode, and the nation after it or not ("flat 19w\nann oval\nelliottchester\n
+#: n9d 0ff\nscotland"); one with no flat and no number holds a street type (``_lower_street``).
+_LOWER_UK = (
+    rf"(?<![\w.-])(?:(?:{_LOWER_UNIT}|\d{{1,5}}[a-z]?){_LOWER_BREAK})?"
+    rf"{_LOWER_WORD}(?:{_LOWER_BREAK}{_LOWER_WORD}){{0,5}}{_LOWER_BREAK}{_LOWER_POSTCODE}"
+    rf"(?:{_LOWER_BREAK}(?:{_LOWER_NATIONS})(?![\w-]))?"
+)
+_LOWER_TYPES = f"{_SUFFIXES}|{_COMMON}".lower()
+_US_STATES = (
+    "al|ak|az|ar|ca|co|ct|de|dc|fl|ga|hi|id|il|in|ia|ks|ky|la|me|md|ma|mi|mn|ms|mo|mt|ne|nv|"
+    "nh|nj|nm|ny|nc|nd|oh|ok|or|pa|ri|sc|sd|tn|tx|ut|vt|va|wa|wv|wi|wy|pr|gu|vi|as|mp"
+)
+#: A US block: the house number, one to three words and a street type, a flat or not, the
+#: town and the state's code with the ZIP code ("20383 tina trace apt. 044\ncowanview\nwi
+#: 46417", "648 wheeler plains, cameronmouth, va 18803").
+_LOWER_US = (
+    rf"(?<![\w.-])\d{{1,5}}(?:[ \t]+{_LOWER_WORD}){{1,3}}?[ \t]+(?:{_LOWER_TYPES})\.?"
+    rf"(?:,?[ \t]+{_LOWER_UNIT})?(?:{_LOWER_BREAK}{_LOWER_WORD}){{1,3}}{_LOWER_BREAK}"
+    rf"(?:{_US_STATES})[ \t]+\d{{5}}(?:-\d{{4}})?(?![\w-])"
+)
+#: A military address: the unit's or the ship's line, then the post office, its region and the
+#: ZIP code ("psc 9253, box 3189\napo aa 56269", "uss reynolds fpo ap 57810"), in any case.
+_ANY_MILITARY = (
+    r"(?<![\w.-])(?i:(?:psc|unit)[ \t]+\d+,?[ \t]+box[ \t]+\d+|(?:usns|usnv|uss|uscgc)[ \t]+"
+    rf"[^\W\d_][\w'’-]*){_LOWER_BREAK}(?i:apo|fpo|dpo)[ \t]+(?i:a[aep])[ \t]+\d{{5}}(?![\w-])"
+)
+
+#: The lower-case US and military blocks (``StreetAddressRecognizer._lower``).
+_LOWER_ENDS = (_LOWER_US, _ANY_MILITARY)
+#: A part every lower-case block ends with: a British postcode, a US state's code and ZIP
+#: code, or a military post office.
+_LOWER_GATE = regex.compile(
+    rf"{_LOWER_POSTCODE}|(?<![\w-])(?:{_US_STATES})[ \t]+\d{{5}}"
+    r"|(?i:apo|fpo|dpo)[ \t]+(?i:a[aep])[ \t]"
+)
+
+
 #: A part that every match of the patterns below holds as is, one per pattern or more (read
 #: by the regex engine Presidio runs them on, with the same flags): a flat; a house number
 #: before a street's first word (a capital or an ordinal: English streets), or before a name
@@ -260,7 +319,9 @@ _STREET_PARTS = tuple(
 
 def may_hold_street(text: str) -> bool:
     """Tell cheaply whether ``StreetAddressRecognizer`` could find an address in text."""
-    return any(part.search(text) is not None for part in _STREET_PARTS)
+    return _LOWER_GATE.search(text) is not None or any(
+        part.search(text) is not None for part in _STREET_PARTS
+    )
 
 
 class StreetAddressRecognizer(PatternRecognizer):
@@ -285,6 +346,16 @@ class StreetAddressRecognizer(PatternRecognizer):
         super().__init__(
             "STREET_ADDRESS", patterns=patterns, global_regex_flags=re.DOTALL | re.MULTILINE
         )
+        # The lower-case blocks try up to six words at every word, so they run apart, only on
+        # a text holding the part each must end with (2.5x this recognizer's time otherwise).
+        lower = [Pattern(_LOWER_BLOCK, _LOWER_UK, 0.6)]
+        lower += [Pattern(f"lower-case {i}", rx, 0.6) for i, rx in enumerate(_LOWER_ENDS)]
+        self._lower = PatternRecognizer(
+            "STREET_ADDRESS",
+            name=self.name,
+            patterns=lower,
+            global_regex_flags=re.DOTALL | re.MULTILINE,
+        )
 
     def analyze(
         self,
@@ -296,9 +367,15 @@ class StreetAddressRecognizer(PatternRecognizer):
         """Return the addresses, each without a last line that opens a sentence going on,
         and an address line's without its label."""
         found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        if _LOWER_GATE.search(text):
+            lower = self._lower.analyze(text, entities)
+            for r in lower:  # the engine keeps only results it can tell this recognizer's
+                r.recognition_metadata[RecognizerResult.RECOGNIZER_IDENTIFIER_KEY] = self.id
+            found = self.remove_duplicates(found + lower)
         found = [r for r in found if _pattern(r) != _NAMED_STREET or _named_street(text, r)]
         found = [r for r in found if _pattern(r) != _NUMBERED_STREET or _numbered_street(text, r)]
         found = [r for r in found if _pattern(r) != _NAMED_COMMON or _proper_street(text, r)]
+        found = [r for r in found if _pattern(r) != _LOWER_BLOCK or _lower_street(text, r)]
         for r in found:
             if _pattern(r) == _LABELLED_ADDRESS and (label := _LABEL_AT.match(text, r.start)):
                 r.start = label.end()  # the value, not its label
@@ -306,6 +383,7 @@ class StreetAddressRecognizer(PatternRecognizer):
             if before := _BUILDING.search(text, max(0, r.start - 12), r.start):
                 r.start = before.start()  # "4410 <23 Rue …>": the building's number
             r.start = _with_lead_street(text, r.start)
+            r.start, r.end = _with_building(text, r.start), _with_town(text, r.end)
         return found
 
 
@@ -315,6 +393,8 @@ _NAMED_STREET, _NUMBERED_STREET = "named street", "numbered street"
 #: The pattern of a house number and words ending in a street type that is also an everyday
 #: word ("1254 Cathcart Way"), kept without its postcode only by ``_proper_street``.
 _NAMED_COMMON = "street of a common type"
+#: The pattern of a British address in lower case (``_LOWER_UK``).
+_LOWER_BLOCK = "lower-case block"
 #: The pattern of an address line's value, which matches from its label (``_LABELLED``).
 _LABELLED_ADDRESS = "labelled address"
 _LABEL_AT = re.compile(_LABEL, re.MULTILINE)
@@ -346,6 +426,91 @@ def _with_lead_street(text: str, start: int) -> int:
     return lead.start(1)
 
 
+_BUILDING_KINDS = r"(?:Building|Block|House|BUILDING|BLOCK|HOUSE)"
+#: A building's name right before its flat or its street, on the same line or the one above,
+#: as British addresses write it first: "Daniels Building\n497 Laura Ramp", "Mistry Block
+#: Studio 54D …", "House Jones, Flat 59, …", "CARTER BUILDING, STUDIO 0, …".
+_BUILDING_NAME = re.compile(
+    rf"(?<![\w.'’-])(?:({_TOWN_WORD})[ \t]+{_BUILDING_KINDS}|{_BUILDING_KINDS}[ \t]+({_TOWN_WORD}))"
+    r"(?:,[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)\Z"
+)
+
+
+def _with_building(text: str, start: int) -> int:
+    """Return where an address starts once the building's name written before it is taken
+    in ("The House" and "This Block" name none)."""
+    before = _BUILDING_NAME.search(text, max(0, start - 60), start)
+    if before is None or (before.group(1) or before.group(2)).lower() in FUNCTION_WORDS:
+        return start
+    return before.start()
+
+
+_BREAK = r"(?:,[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)"
+_TOWN_PREFIXES = "North|South|East|West|New|Lake|Port|Fort|Mount|Saint|Upper|Lower"
+#: The town after a street, on its line or the next: one word that is somewhere a name, or
+#: any capitalised word after a prefix towns take ("North Jeremyport", "Port Chloe").
+_TOWN_AFTER = re.compile(
+    rf"{_BREAK}(?:((?:{_TOWN_PREFIXES}|{_TOWN_PREFIXES.upper()}))[ \t]+)?({_TOWN_WORD})"
+    r"(?![\w'’-])"
+)
+_POSTCODE_AFTER = re.compile(
+    rf"{_BREAK}(?:[A-Z]{{1,2}}\d[A-Z\d]?[ \t]?\d[A-Z]{{2}}|{_LOWER_POSTCODE}|\d{{5}}(?:-\d{{4}})?)"
+    r"(?![\w-])"
+)
+_WORDS_AFTER = re.compile(rf"{_BREAK}([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*){{0,2}})")
+_NATIONS = frozenset(n.lower() for n in _UK_NATIONS)
+
+
+def _with_town(text: str, end: int) -> int:
+    """Return where an address ends once the town, the postcode and the country written
+    after it are taken in, in that order, each where it stands ("Flat 2 Lynn Overpass
+    Howellsborough.", "77 Jack View\nNorth Jeremyport", "…, E31 4UT, SCOTLAND").
+
+    A town without a prefix is a word that is no English word, software's or product's name
+    or country ("12 Main Street Tomorrow" keeps its last word). A part on a line of its own
+    closes that line: a line going on in prose is the next sentence ("…\n New Zealand for
+    post mail?").
+    """
+    town = _TOWN_AFTER.match(text, end)
+    if town is not None and _whole_line(text, town):
+        word = town.group(2)
+        if town.group(1) or not (
+            is_common_word(word) or is_tech_word(word) or is_product(word) or is_region(word)
+        ):
+            end = town.end()
+    if (postcode := _POSTCODE_AFTER.match(text, end)) and _whole_line(text, postcode):
+        end = postcode.end()
+    if (country := _WORDS_AFTER.match(text, end)) is not None:
+        words = country.group(1).split()
+        for n in range(len(words), 0, -1):
+            name = " ".join(words[:n])
+            if (is_region(name) or name.lower() in _NATIONS) and _whole_line(
+                text, country, country.start(1) + len(name)
+            ):
+                return country.start(1) + len(name)
+    return end
+
+
+_LINE_CLOSES = re.compile(r"[ \t]*[.,;:!?]?[ \t]*(?:\r?\n|\Z)")
+
+
+def _whole_line(text: str, part: re.Match[str], end: int | None = None) -> bool:
+    """Tell whether a part after a street (up to ``end``) stands on the street's line, or
+    closes a line of its own."""
+    part_text = text[part.start() : part.end() if end is None else end]
+    lead = part_text[: len(part_text) - len(part_text.lstrip(" \t\r\n,"))]
+    return "\n" not in lead or _LINE_CLOSES.match(text, part.start() + len(part_text)) is not None
+
+
+def _lower_street(text: str, result: RecognizerResult) -> bool:
+    """Tell whether a lower-case block before a British postcode is an address: it opens
+    with a flat or a house number, or one of its words is a street type."""
+    block = text[result.start : result.end]
+    if block[:1].isdigit() or re.match(_LOWER_UNIT, block):
+        return True
+    return re.search(rf"(?<![\w'’-])(?:{_LOWER_TYPES})(?![\w'’-])", block) is not None
+
+
 def _pattern(result: RecognizerResult) -> str | None:
     """Return the name of the pattern that found result."""
     explanation = result.analysis_explanation
@@ -370,9 +535,13 @@ def _proper_street(text: str, result: RecognizerResult) -> bool:
     "161 Ballyferris Path"; "3 Smoke Tests Pass" and "2 Kafka Streams Path" are none)."""
     words = [w.strip(".,'’") for w in text[result.start : result.end].split()]
     named = [w for w in words[:-1] if w[:1].isupper() and not w[:1].isdigit()]
-    if not named or any(w.isupper() for w in named):
+    if not named or any(w.isupper() or is_tech_word(w) or is_product(w) for w in named):
         return False
-    return not any(is_common_word(w) or is_tech_word(w) or is_product(w) for w in named)
+    if len(named) <= 2 and re.fullmatch(r"\d{3,5}[A-Za-z]?", words[0]):
+        # "1062 Captain Walk", "581 School Spur": a house's number, not a count of things
+        # ("200 Smoke Tests Pass")
+        return not any(w.endswith("s") and is_common_word(w) for w in named)
+    return not any(is_common_word(w) for w in named)
 
 
 def _numbered_street(text: str, result: RecognizerResult) -> bool:

@@ -485,3 +485,35 @@ def test_numbers_before_english_or_product_words_of_an_everyday_type_are_kept(
     anonymizer: Anonymizer, text: str
 ) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a building's name before its flat or street, on its line or the one above
+        ("Harlow House, Flat 12, Penrose Walk, Dunmoor, KT3 4QP", "<STREET_ADDRESS>"),
+        ("Quayle Building\n214 Marrick Lane\nBexworth", "<STREET_ADDRESS>"),
+        # the town after a street, on its line or closing the next, and the nation
+        ("Flat 3 Yelvin Overpass Tarnbridgeham.", "<STREET_ADDRESS>."),
+        ("14 Corran Viaduct\nNorth Ellisport", "<STREET_ADDRESS>"),
+        ("Studio 9, Ollery Tunnel, Mossgate, E4 7UT, SCOTLAND. Then", "<STREET_ADDRESS>. Then"),
+        ("12 Main Street Tomorrow we ship", "<STREET_ADDRESS> Tomorrow we ship"),
+        # an everyday street type in lower case is the next word, not the street's
+        ("at 834 Tamalpine Heights walk there", "at <STREET_ADDRESS> walk there"),
+        ("1062 Captain Walk", "<STREET_ADDRESS>"),
+        ("run 200 Smoke Tests Pass", "run 200 Smoke Tests Pass"),
+        # all in lower case, read by the part no prose has
+        (
+            "notes\nflat 7b\nmoss row\nkelbridge\nkt3 4qp\nwales\nthanks",
+            "notes\n<STREET_ADDRESS>\nthanks",
+        ),
+        ("4410 fenwick trace apt. 12\nmarlow\nwi 53703", "<STREET_ADDRESS>"),
+        ("648 orrin plains, cadmouth, va 18803 today", "<STREET_ADDRESS> today"),
+        ("psc 4410, box 2231\napo ae 09012", "<STREET_ADDRESS>"),
+        ("upgrade the box to ab1 2cd", "upgrade the box to ab1 2cd"),
+    ],
+)
+def test_a_street_takes_in_its_building_town_nation_and_lower_case_blocks(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
