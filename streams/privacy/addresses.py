@@ -352,7 +352,7 @@ class StreetAddressRecognizer(PatternRecognizer):
         lower += [Pattern(f"lower-case {i}", rx, 0.6) for i, rx in enumerate(_LOWER_ENDS)]
         self._lower = PatternRecognizer(
             "STREET_ADDRESS",
-            name=self.name,
+            name="StreetAddressRecognizer",
             patterns=lower,
             global_regex_flags=re.DOTALL | re.MULTILINE,
         )
