@@ -28,15 +28,18 @@ Rebuild it (the package lists are the registries' own name lists, one package a 
 from __future__ import annotations
 
 import csv
+import errno
 import re
+import signal
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
 
 from learnstream.streams.privacy.dictionary import read_word_list, write_word_list
 
-__all__ = ["MIN_PACKAGES", "TECH_FILE", "build", "is_tech_word"]
+__all__ = ["MIN_PACKAGES", "TECH_FILE", "build", "is_tech_word", "system_names"]
 
 TECH_FILE = Path(__file__).parent / "data" / "tech_words.txt.gz"
 #: How many distinct package names a word must be a part of.
@@ -46,8 +49,21 @@ _SPLIT = re.compile(r"[-_./]")
 
 
 def is_tech_word(word: str) -> bool:
-    """Tell whether ``word`` is a part of the names of many software packages."""
-    return word.lower() in read_word_list(TECH_FILE)
+    """Tell whether ``word`` is a part of the names of many software packages, or the
+    operating system's name for a signal or an error number (``system_names``)."""
+    low = word.lower()
+    return low in read_word_list(TECH_FILE) or low in system_names()
+
+
+@cache
+def system_names() -> frozenset[str]:
+    """Return the operating system's names of its signals and error numbers (SIGTERM,
+    SIGKILL, ENOENT, ECONNREFUSED), lower-cased, as Python's ``signal`` and ``errno`` read
+    them from the C library: logs and agents write them in capitals, where a long one reads
+    as a name shouted ("the worker got SIGTERM" masked a person)."""
+    names = {name.lower() for name in errno.errorcode.values()}
+    names |= {sig.name.lower() for sig in signal.Signals}
+    return frozenset(names)
 
 
 def _names(path: Path, skip_ranked: bool) -> Iterator[str]:

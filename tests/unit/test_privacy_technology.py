@@ -120,3 +120,20 @@ def test_a_one_word_place_beside_or_listed_with_a_products_word_is_kept(
 
 def test_a_place_in_prose_is_still_masked(anonymizer: Anonymizer) -> None:
     assert "<LOCATION>" in anonymizer.anonymize_text("Ask Dana in Berlin about it.")[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the worker got SIGTERM and the client saw connect ECONNREFUSED on retry",
+        "the job died with SIGSEGV after ETIMEDOUT from the broker",
+    ],
+)
+def test_signal_and_error_names_in_logs_are_kept(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+def test_the_systems_names_are_software_words_a_person_beside_them_is_not() -> None:
+    assert is_tech_word("SIGTERM")
+    assert is_tech_word("econnrefused")
+    assert not is_tech_word("Whitfield")
