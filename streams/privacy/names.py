@@ -499,10 +499,26 @@ def _thing_words(
                 continue  # the opener made the run: "Use Composio", "Write Styler"
         while len(part) > 2 and _titled(part) and _never_a_name(part[-1].core):
             part = part[:-1]  # "Dr. Dana Whitfield Apt. 4": a title makes it a person's
+        if _run_on(part, found):
+            part = part[:-1]  # "Carol White Main whole …": the next sentence's first word
         if _may_name(part) and not _beside_code(text, part, words):
             last = part[-1] is covered[-1]
             kept.append((entity, max(start, part[0].start), end if last else part[-1].end))
     return kept
+
+
+def _run_on(part: list[Token], found: list[tuple[int, int]]) -> bool:
+    """Tell whether a name NER found runs on into one more capitalised word that is never a
+    name, the sentence going on in lower case after it ("Carol White Main whole rather …",
+    a sentence whose period was lost): two words or more that may name a person stay
+    (``_may_name``). A product's name ends in such a noun with one name word before it
+    ("Alibaba Cloud") and stays a thing."""
+    if len(part) < 3 or not _inside(part[0].start, part[-1].end, found):
+        return False
+    head, last = part[:-1], part[-1]
+    if last.closes or not _never_a_name(last.core):
+        return False
+    return _may_name(head)
 
 
 def _script_changes(before: Token, word: Token) -> bool:

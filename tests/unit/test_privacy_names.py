@@ -910,3 +910,24 @@ def test_a_cyrillic_name_in_english_text_is_masked(
 )
 def test_cyrillic_words_of_the_language_are_kept(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a name run on into the next sentence's first word, its period lost
+        (
+            "Roof repairs ran over budget. Priya Raman Main concern was cost.",
+            "Roof repairs ran over budget. <PERSON> Main concern was cost.",
+        ),
+        # one name word and a product's noun stay a thing
+        (
+            "Migrate the bucket to Alibaba Cloud storage before Friday.",
+            "Migrate the bucket to Alibaba Cloud storage before Friday.",
+        ),
+    ],
+)
+def test_a_name_run_on_into_a_common_word_keeps_the_name(
+    anonymizer: Anonymizer, text: str, expected: str
+) -> None:
+    assert anonymizer.anonymize_text(text)[0] == expected
