@@ -509,10 +509,10 @@ def _thing_words(
 
 def _run_on(part: list[Token], found: list[tuple[int, int]]) -> bool:
     """Tell whether a name NER found runs on into one more capitalised word that is never a
-    name, the sentence going on in lower case after it ("Carol White Main whole rather …",
-    a sentence whose period was lost): two words or more that may name a person stay
-    (``_may_name``). A product's name ends in such a noun with one name word before it
-    ("Alibaba Cloud") and stays a thing."""
+    name ("Carol White Main whole rather …", a sentence whose period was lost): the two
+    words or more before it stay when they may name a person (``_may_name``). A product's
+    name ends in such a noun with one name word before it ("Alibaba Cloud") and stays a
+    thing."""
     if len(part) < 3 or not _inside(part[0].start, part[-1].end, found):
         return False
     head, last = part[:-1], part[-1]
