@@ -179,9 +179,11 @@ _MISSING = r"(?:nan|NaN|None|none|null|N/A|n/a)"
 #: A town's line may carry its region, a code or an exported empty slot, before the postcode
 #: ("Vale de Corvos, QX 31908").
 _REGION = rf"(?:,[ \t]*(?:[A-Z]{{2,3}}|{_MISSING})(?=[ \t]+\d))?"
+#: A British postcode on a line, in capitals ("LN8N 0BF").
+_UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}"
 _LINE = (
     rf"(?:{_UNIT}|{_ANY_WORD}(?:[ \t-]+(?:{_ANY_WORD}|{_LINE_PARTICLE})){{0,3}}{_REGION}"
-    r"(?:[ \t]+(?:\d{3,6}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}))?)"
+    rf"(?:[ \t]+(?:\d{{3,6}}(?:-\d{{4}})?|{_UK_POSTCODE}))?)"
 )
 _LINE_END = r"(?=[ \t]*(?:\r?\n|$|[.,?!;]))"
 #: The marks a line may open with before an address block's line: a quoted e-mail's ``>``
@@ -426,13 +428,15 @@ def _with_lead_street(text: str, start: int) -> int:
     return lead.start(1)
 
 
+#: What stands between an address's parts: a comma, spaces, or a line break.
+_BREAK = r"(?:,[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)"
 _BUILDING_KINDS = r"(?:Building|Block|House|BUILDING|BLOCK|HOUSE)"
 #: A building's name right before its flat or its street, on the same line or the one above,
 #: as British addresses write it first: "Daniels Building\n497 Laura Ramp", "Mistry Block
 #: Studio 54D …", "House Jones, Flat 59, …", "CARTER BUILDING, STUDIO 0, …".
 _BUILDING_NAME = re.compile(
     rf"(?<![\w.'’-])(?:({_TOWN_WORD})[ \t]+{_BUILDING_KINDS}|{_BUILDING_KINDS}[ \t]+({_TOWN_WORD}))"
-    r"(?:,[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)\Z"
+    rf"{_BREAK}\Z"
 )
 
 
@@ -445,7 +449,6 @@ def _with_building(text: str, start: int) -> int:
     return before.start()
 
 
-_BREAK = r"(?:,[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)"
 _TOWN_PREFIXES = "North|South|East|West|New|Lake|Port|Fort|Mount|Saint|Upper|Lower"
 #: The town after a street, on its line or the next: one word that is somewhere a name, or
 #: any capitalised word after a prefix towns take ("North Jeremyport", "Port Chloe").
@@ -454,7 +457,7 @@ _TOWN_AFTER = re.compile(
     r"(?![\w'’-])"
 )
 _POSTCODE_AFTER = re.compile(
-    rf"{_BREAK}(?:[A-Z]{{1,2}}\d[A-Z\d]?[ \t]?\d[A-Z]{{2}}|{_LOWER_POSTCODE}|\d{{5}}(?:-\d{{4}})?)"
+    rf"{_BREAK}(?:{_UK_POSTCODE}|{_LOWER_POSTCODE}|\d{{5}}(?:-\d{{4}})?)"
     r"(?![\w-])"
 )
 _WORDS_AFTER = re.compile(rf"{_BREAK}([^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*){{0,2}})")
@@ -502,13 +505,17 @@ def _whole_line(text: str, part: re.Match[str], end: int | None = None) -> bool:
     return "\n" not in lead or _LINE_CLOSES.match(text, part.start() + len(part_text)) is not None
 
 
+_LOWER_UNIT_AT = re.compile(_LOWER_UNIT)
+_LOWER_TYPE_WORD = re.compile(rf"(?<![\w'’-])(?:{_LOWER_TYPES})(?![\w'’-])")
+
+
 def _lower_street(text: str, result: RecognizerResult) -> bool:
     """Tell whether a lower-case block before a British postcode is an address: it opens
     with a flat or a house number, or one of its words is a street type."""
     block = text[result.start : result.end]
-    if block[:1].isdigit() or re.match(_LOWER_UNIT, block):
+    if block[:1].isdigit() or _LOWER_UNIT_AT.match(block):
         return True
-    return re.search(rf"(?<![\w'’-])(?:{_LOWER_TYPES})(?![\w'’-])", block) is not None
+    return _LOWER_TYPE_WORD.search(block) is not None
 
 
 def _pattern(result: RecognizerResult) -> str | None:
