@@ -25,6 +25,13 @@ samples (with what the emitter's hooks sent for them: the pairs miner's re-keyed
 pairs) and the dead letters are on the broker before the entries they complete are deleted (a
 crash between the two completes them again: the same sample ids), and the index forgets those
 entries at once so a concurrent completion of the same key does not replay them.
+
+An entry held in memory has no table record to delete: completing it unpins its record's
+offset, and the commit that may then pass that offset flushes the producer first
+(``faust_compat.guard_commits``), as for a record whose samples go out at once. So its
+completion does not wait for the acks. Waiting held the corrections' lane while a settle's
+acks came back (68 ms by the median at half of one worker's capacity), and the decisions
+read meanwhile waited for that lane (benchmarks/RESULTS.md, 2 Dec).
 """
 
 from __future__ import annotations
@@ -442,14 +449,19 @@ class Join:
         for entry in step.parked:
             self._park(key, entry)
         self.index.remove(key, stored)  # claimed: a concurrent completion must not replay them
+        # Acks first where a table record goes once they are in: a completed entry stored in
+        # ``pending`` (its tombstone) or a key space's state. Held in memory, the commit
+        # waits for them (the module's docstring).
+        acked = after or any(where != IN_MEMORY for where in stored.values())
         try:
-            await self.emitter.send(ready, source, wait=bool(step.released) or after)
+            await self.emitter.send(ready, source, wait=acked)
             acks: list[Awaitable[Any] | None] = []
             for entry, reason, error in step.failed:
                 acks.append(await self.dead_letters.parked(entry, reason, error))
                 if reason == MISSING:
                     self.metrics.join_misses.inc()
-            await await_acks(acks)  # on the broker before the entries they stand for go
+            if acked:
+                await await_acks(acks)  # on the broker before the entries they stand for go
         except BaseException:
             for entry in step.released:  # not done: the next tick tries them again
                 self.index.add(key, entry, self.grace, stored[entry.place])

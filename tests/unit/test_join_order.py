@@ -239,6 +239,53 @@ async def test_a_rebalance_drops_entries_held_in_memory_but_not_their_pins(h: Ha
     assert pinned(h, "plan_approved") is None
 
 
+def send_waits(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """Return the list the join's sends are noted in from now on: (samples, whether it
+    waited for their acks), for sends that carry samples."""
+    waits: list[tuple[int, bool]] = []
+    emitter = h.runtime.join.emitter
+    real = emitter.send
+
+    async def noting(ready: Any, source: tuple[str, int], *, wait: bool = False) -> Any:
+        if ready:
+            waits.append((len(ready), wait))
+        return await real(ready, source, wait=wait)
+
+    monkeypatch.setattr(emitter, "send", noting)
+    return waits
+
+
+async def test_completing_an_entry_held_in_memory_does_not_wait_for_acks(
+    h: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing stored goes once its samples are acked: the entry's record is unpinned, and
+    the commit that may pass it flushes the producer first (agents/joins/plan_join.py)."""
+    waits = send_waits(h, monkeypatch)
+    snap = h.sim.plan(WHEN)
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    (entry,) = h.runtime.join.parked(snap["plan"]["plan_id"])
+    assert pinned(h, "plan_approved") == entry.offset
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert waits == [(1, False), (1, False)]  # the decision's own, then the completion's
+    assert h.runtime.join.parked(snap["plan"]["plan_id"]) == []
+
+
+async def test_completing_an_entry_stored_in_pending_waits_for_acks(
+    written: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its tombstone must not reach the broker before the samples it stands for."""
+    h = written
+    waits = send_waits(h, monkeypatch)
+    snap = h.sim.plan(WHEN)
+    await h.put("plan_approved", js(h.sim.decision(snap, True, WHEN)), key=key_of(snap))
+    assert list(h.runtime.tables.pending.keys())
+    await h.put("plans", js(snap), key=key_of(snap))
+    assert h.families() == [("confirm_decision", "good"), ("intent_resolution", "good")]
+    assert waits == [(1, False), (1, True)]
+    assert not list(h.runtime.tables.pending.keys())
+
+
 def table_writes(h: Harness, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Return the list the plan_state table's writes are noted in from now on."""
     writes: list[str] = []
