@@ -30,8 +30,8 @@ An entry held in memory has no table record to delete: completing it unpins its 
 offset, and the commit that may then pass that offset flushes the producer first
 (``faust_compat.guard_commits``), as for a record whose samples go out at once. So its
 completion does not wait for the acks. Waiting held the corrections' lane while a settle's
-acks came back (68 ms by the median at half of one worker's capacity), and the decisions
-read meanwhile waited for that lane (benchmarks/RESULTS.md, 2 Dec).
+acks came back (9-19 ms by the median at half of one worker's capacity, 69 ms in a congested
+round), and the decisions read meanwhile waited for that lane (benchmarks/RESULTS.md, 2 Dec).
 """
 
 from __future__ import annotations
