@@ -244,7 +244,38 @@ def _latency(section: dict[str, Any]) -> list[str]:
             f"{_num(peer.get('p50'), 1)} / {_num(peer.get('p99'), 1)} | {_paced_cpu(med, peer)} | "
             f"{row['complete']} | {target} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *_latency_rounds(section)]
+
+
+def _latency_rounds(section: dict[str, Any]) -> list[str]:
+    """Return the half-capacity p99 round by round, worker and peer, and how busy the
+    machine was as each side's round began (empty for results recorded before 2 Dec)."""
+    lines = []
+    for row in section["rates"]:
+        peer_runs = (row.get("faust_peer") or {}).get("runs")
+        if not (row.get("half_capacity") and row.get("runs") and peer_runs):
+            continue
+        ours = ", ".join(_num(run.get("p99"), 1) for run in row["runs"])
+        theirs = ", ".join(_num(run.get("p99"), 1) for run in peer_runs)
+        lines.append(f"- p99 at half capacity, round by round: worker {ours}; Faust peer {theirs}.")
+    starts = section.get("rounds")
+    if starts:
+        pairs = ", ".join(
+            f"{w['load']:.2f} / {p['load']:.2f}"
+            for w, p in zip(starts["worker"], starts["peer"], strict=True)
+        )
+        every = [*starts["worker"], *starts["peer"]]
+        limit = every[0].get("limit") if every else None
+        waited = (
+            f"; waited for at most {limit} before each: "
+            f"{sum(1 for r in every if r['quiet'])} of {len(every)} began quiet"
+            if limit is not None
+            else " (no quiet wait asked: `--quiet-load`)"
+        )
+        lines.append(
+            f"- 1-minute load average as each round began, worker / Faust peer: {pairs}{waited}."
+        )
+    return [*lines, ""] if lines else []
 
 
 def _paced_cpu(worker: dict[str, Any], peer: dict[str, Any]) -> str:

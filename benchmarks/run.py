@@ -82,8 +82,9 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet-load",
         type=float,
         metavar="LOAD",
-        help="before each throughput round, wait for the 1-minute load average to fall to "
-        "LOAD (up to --quiet-wait seconds); the load at each round's start is reported",
+        help="before each throughput round and each side of a latency round, wait for the "
+        "1-minute load average to fall to LOAD (up to --quiet-wait seconds); the load at "
+        "each round's start is reported",
     )
     add("--quiet-wait", type=float, metavar="S", help="longest wait for --quiet-load (180)")
     add(

@@ -96,18 +96,23 @@ def changelog_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
+async def round_start(bench: Bench, sizes: Sizes, step: str) -> dict[str, Any]:
+    """Wait for a quiet machine if ``--quiet-load`` asks for one; return the 1-minute load
+    average as the round begins, whether it was quiet and the limit waited for."""
+    if sizes.quiet_load is None:
+        return {"load": load_average(), "quiet": None}
+    bench.step = f"{step}: waiting for a quiet machine"
+    load, quiet = await wait_quiet(sizes.quiet_load, sizes.quiet_wait)
+    return {"load": load, "quiet": quiet, "limit": sizes.quiet_load}
+
+
 async def run_throughput(bench: Bench, sizes: Sizes) -> dict[str, Any]:
     """Measure the baseline and every configuration on pre-loaded topics."""
     runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "faust-floor": []}
     envs = {key: _env(bench, CONFIGS[key]) for key in sizes.configs}
     rounds: list[dict[str, Any]] = []
     for r in range(sizes.repeats):
-        if sizes.quiet_load is None:
-            rounds.append({"load": load_average(), "quiet": None})
-        else:
-            bench.step = f"throughput round {r + 1}/{sizes.repeats}: waiting for a quiet machine"
-            load, quiet = await wait_quiet(sizes.quiet_load, sizes.quiet_wait)
-            rounds.append({"load": load, "quiet": quiet, "limit": sizes.quiet_load})
+        rounds.append(await round_start(bench, sizes, f"throughput round {r + 1}/{sizes.repeats}"))
         bench.step = f"throughput round {r + 1}/{sizes.repeats} baseline"
         baseline_events = BASELINE_FACTOR * sizes.events  # it is fast: a longer timed window
         runs["baseline"].append(await baseline_run(bench, baseline_events, SEED + r))
@@ -259,11 +264,17 @@ async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None)
     plan = latency_rates(sizes.rates, capacity, event_share())
     rates = [rate for rate, _half in plan]
     runs, peer_runs = [], []
+    starts: dict[str, list[dict[str, Any]]] = {"worker": [], "peer": []}
     for r in range(sizes.repeats):
-        bench.step = f"latency round {r + 1}/{sizes.repeats}"
+        # Each side waits for a quiet machine: a round's tail is what sets its p99, and
+        # the load a round before leaves behind would otherwise fall on one side only.
+        step = f"latency round {r + 1}/{sizes.repeats}"
+        starts["worker"].append(await round_start(bench, sizes, step))
+        bench.step = step
         loads = Loads(rates, sizes.latency_seconds, SEED + 10 * r, sizes.warm_up)
         runs.append(await latency_run(bench, {}, loads))
-        bench.step = f"latency round {r + 1}/{sizes.repeats}, Faust peer"
+        starts["peer"].append(await round_start(bench, sizes, f"{step}, Faust peer"))
+        bench.step = f"{step}, Faust peer"
         peer_runs.append(await peer_latency_run(bench, {}, loads))
     keys = ("achieved_per_s", "p50", "p95", "p99", "max", "cpu_ms_per_event", "cores")
     by_rate = [summarize([run[i] for run in runs], keys) for i in range(len(rates))]
@@ -271,7 +282,12 @@ async def run_latency(bench: Bench, sizes: Sizes, capacity: float | None = None)
         row["offered_per_s"] = rate
         row["half_capacity"] = half
         row["faust_peer"] = summarize([run[i] for run in peer_runs], keys)
-    return {"config": CONFIGS["pii-on"].label, "rates": by_rate, "capacity": capacity}
+    return {
+        "config": CONFIGS["pii-on"].label,
+        "rates": by_rate,
+        "capacity": capacity,
+        "rounds": starts,
+    }
 
 
 async def run_memory(bench: Bench, sizes: Sizes) -> dict[str, Any]:

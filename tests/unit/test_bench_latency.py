@@ -77,3 +77,27 @@ def test_the_report_shows_what_the_paced_events_cost_worker_and_peer() -> None:
     rows = [line for line in _latency(section) if line.startswith("| ") and "---" not in line]
     assert "| CPU ms per paced event, worker / peer (cores busy) |" in rows[0]
     assert "| 18.1 / 58.0 | 6.12 / 1.90 (0.83 / 0.27) | 3/3 |" in rows[1]
+
+
+def test_the_report_gives_the_half_capacity_p99_round_by_round_and_the_rounds_loads() -> None:
+    row = _row(189.0, True, 141.7)
+    row["runs"] = [{"p99": 154.6}, {"p99": 141.7}, {"p99": 86.9}]
+    row["faust_peer"] = {"median": {"p99": 38.4}, "runs": [{"p99": 29.7}, {"p99": 38.4}]}
+    busy = {"load": 1.83, "quiet": False, "limit": 1.0}
+    starts = {
+        "worker": [{"load": 0.9, "quiet": True, "limit": 1.0}, busy],
+        "peer": [{"load": 0.95, "quiet": True, "limit": 1.0}, {**busy, "load": 0.7, "quiet": True}],
+    }
+    section = {"config": "PII on", "capacity": 611.0, "rates": [_row(100.0, False, 90.0), row]}
+    text = _latency({**section, "rounds": starts})
+    assert (
+        "- p99 at half capacity, round by round: worker 154.6, 141.7, 86.9; Faust peer 29.7, 38.4."
+        in text
+    )
+    assert (
+        "- 1-minute load average as each round began, worker / Faust peer: 0.90 / 0.95, "
+        "1.83 / 0.70; waited for at most 1.0 before each: 3 of 4 began quiet."
+    ) in text
+    older = _latency(section)  # recorded before the rounds' loads were kept
+    assert not any(line.startswith("- 1-minute") for line in older)
+    assert _latency({**section, "rates": [_row(189.0, True, 99.0)]})[-1] == ""  # no runs: no line
