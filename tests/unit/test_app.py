@@ -79,7 +79,9 @@ def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
     marker = [object()]  # a container: tracked by the collector until frozen
     try:
         frozen = freeze_startup_objects()
-        assert frozen == gc.get_freeze_count() > 0
+        # Frozen objects can still be freed (another thread of the test process may drop
+        # some between the two counts), and nothing else freezes: the count can only fall.
+        assert 0 < gc.get_freeze_count() <= frozen
         assert not any(o is marker for o in gc.get_objects())  # no longer scanned
     finally:
         gc.unfreeze()
