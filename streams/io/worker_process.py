@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,10 +53,28 @@ class WorkerProcess:
             try:
                 return self._start(timeout)
             except RuntimeError as exc:
-                if not self.own_port or PORT_TAKEN not in str(exc):
+                if not self.own_port or not self._port_taken(exc):
                     raise
                 self.env["LEARNSTREAM_WEB_PORT"] = str(free_port())
         return self._start(timeout)  # the last try: its error is the caller's
+
+    def _port_taken(self, exc: RuntimeError) -> bool:
+        """Tell whether the last start failed because the web port was taken: before the
+        worker's check (``PORT_TAKEN``), or after it, when the web server bound the port
+        seconds later. The error carries the log's last lines only, and a stop's lines
+        can push the bind error out of them: the start's whole log is read."""
+        if PORT_TAKEN in str(exc):
+            return True
+        try:
+            log = self.log_path.read_text(errors="replace")
+        except OSError:
+            return False
+        since = log.rsplit(f"=== start {self.starts} ===\n", 1)[-1]
+        port = re.escape(str(self.web_port))
+        return (
+            re.search(rf"bind on address \(.*?, {port}\): address already in use", since)
+            is not None
+        )
 
     def _start(self, timeout: float) -> WorkerProcess:
         self.starts += 1
