@@ -97,15 +97,19 @@ def _paired(section: dict[str, Any]) -> list[str]:
     rounds = section.get("baseline", {}).get("rounds")
     if rounds:
         loads = ", ".join(f"{r['load']:.2f}" for r in rounds)
-        limit = rounds[0].get("limit")
-        waited = (
-            f"; waited for at most {limit} before each: "
-            f"{sum(1 for r in rounds if r['quiet'])} of {len(rounds)} rounds began quiet"
-            if limit is not None
-            else " (no quiet wait asked: `--quiet-load`)"
-        )
+        waited = _quiet_wait(rounds, "rounds ")
         lines.append(f"- 1-minute load average as each round began: {loads}{waited}.")
     return [*lines, ""] if lines else []
+
+
+def _quiet_wait(starts: list[dict[str, Any]], noun: str = "") -> str:
+    """Say how long each round waited for a quiet machine and how many began quiet, from
+    the round starts ``round_start`` recorded (the same for throughput and latency)."""
+    limit = starts[0].get("limit") if starts else None
+    if limit is None:
+        return " (no quiet wait asked: `--quiet-load`)"
+    quiet = sum(1 for start in starts if start["quiet"])
+    return f"; waited for at most {limit} before each: {quiet} of {len(starts)} {noun}began quiet"
 
 
 #: What the changelog figures count (issue 31), printed under their table.
@@ -264,14 +268,7 @@ def _latency_rounds(section: dict[str, Any]) -> list[str]:
             f"{w['load']:.2f} / {p['load']:.2f}"
             for w, p in zip(starts["worker"], starts["peer"], strict=True)
         )
-        every = [*starts["worker"], *starts["peer"]]
-        limit = every[0].get("limit") if every else None
-        waited = (
-            f"; waited for at most {limit} before each: "
-            f"{sum(1 for r in every if r['quiet'])} of {len(every)} began quiet"
-            if limit is not None
-            else " (no quiet wait asked: `--quiet-load`)"
-        )
+        waited = _quiet_wait([*starts["worker"], *starts["peer"]])
         lines.append(
             f"- 1-minute load average as each round began, worker / Faust peer: {pairs}{waited}."
         )

@@ -66,21 +66,27 @@ class WorkerProcess:
         if PORT_TAKEN in str(exc):
             return True
         try:
-            log = self.log_path.read_text(errors="replace")
+            since = self._log_since_start()
         except OSError:
             return False
-        since = log.rsplit(f"=== start {self.starts} ===\n", 1)[-1]
         port = re.escape(str(self.web_port))
         return (
             re.search(rf"bind on address \(.*?, {port}\): address already in use", since)
             is not None
         )
 
+    def _marker(self) -> str:
+        """The line written before each start: a restart appends to the same log."""
+        return f"=== start {self.starts} ===\n"
+
+    def _log_since_start(self) -> str:
+        """Return the log written since the last start's marker."""
+        return self.log_path.read_text(errors="replace").rsplit(self._marker(), 1)[-1]
+
     def _start(self, timeout: float) -> WorkerProcess:
         self.starts += 1
-        marker = f"=== start {self.starts} ===\n"
         with open(self.log_path, "a") as log:
-            log.write(marker)
+            log.write(self._marker())
         out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "learnstream", "worker"],
@@ -93,13 +99,13 @@ class WorkerProcess:
             start_new_session=self.stop_with_parent,
         )
         out.close()
-        self._wait_for("[^Worker]: Ready", marker, timeout)
+        self._wait_for("[^Worker]: Ready", timeout)
         return self
 
-    def _wait_for(self, text: str, marker: str, timeout: float) -> None:
+    def _wait_for(self, text: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            log = self.log_path.read_text(errors="replace").rsplit(marker, 1)[-1]
+            log = self._log_since_start()
             if text in log:
                 return
             if self.proc is not None and self.proc.poll() is not None:
