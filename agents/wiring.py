@@ -249,7 +249,10 @@ def wire(
     app.on_partitions_assigned.connect(on_assigned)
     app.on_partitions_revoked.connect(on_revoked)
     deliver_every_record(app, runtime.progress)  # Progress orders, de-duplicates instead
-    bound_fetch_wait(app, settings.broker.fetch_max_wait_ms, settings.broker.fetch_min_bytes)
+    fetching = settings.broker
+    bound_fetch_wait(
+        app, fetching.fetch_max_wait_ms, fetching.fetch_min_bytes, fetching.prefetch_backoff_ms
+    )
     if fetched is not None:
         note_fetches(app, fetched)  # the ends its fetches carry
     hand_over_inline(app)  # no tasks per record handed over, when its stream has room

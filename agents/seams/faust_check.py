@@ -236,7 +236,15 @@ SEAMS: tuple[Seam, ...] = (
             "tp_state = assignment.state_value(tp)",
             "tp_state.lso = lso",
             "tp_state.timestamp = now_ms",
+            "backoff=self._prefetch_backoff",  # seam 18
         ),
+    ),
+    Seam(
+        _AIOKAFKA,
+        "Fetcher._prefetch_backoff",
+        "aiokafka.consumer.fetcher:Fetcher.__init__",
+        None,
+        ("self._prefetch_backoff = prefetch_backoff",),
     ),
     Seam(
         _AIOKAFKA,

@@ -143,6 +143,17 @@ aiokafka:
     seam 15's ``_create_worker_consumer``); the consent reader for its own
     (benchmarks/RESULTS.md, 30 Nov 16:05).
 
+18. aiokafka's ``Fetcher._prefetch_backoff`` (set in ``__init__``, 100 ms; there is no
+    consumer argument for it), which ``_proc_fetch_request`` gives each batch it buffers:
+    while a batch of a broker's partition waits to be handed over, no fetch goes to that
+    broker for that long. Faust pauses a partition by leaving it out of its ``getmany``,
+    not in aiokafka, so aiokafka still fetches the partitions Faust paused (a table's
+    changelog once restored, an input the lead order holds), and their records are never
+    handed over: each first batch of one held every fetch of its broker 100 ms, the p99 of
+    event latency. ``bound_fetch_wait`` sets it on each new consumer's fetcher once started
+    (``LEARNSTREAM_BROKER__PREFETCH_BACKOFF_MS``; benchmarks/RESULTS.md, findings behind the
+    design).
+
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
 """
@@ -268,10 +279,11 @@ def hold_back_resumes(app: faust.App, held: Callable[[set[TP]], set[TP]]) -> Non
     _on_new_consumer(app, change)
 
 
-def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int) -> None:
+def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int, backoff_ms: int) -> None:
     """Make each new consumer of ``app`` ask the broker to answer a fetch once it holds
-    ``min_bytes`` or within ``wait_ms`` (seam 15; Faust's wait is 1500 ms, aiokafka's bytes 1).
-    Installed before the worker creates its consumer."""
+    ``min_bytes`` or within ``wait_ms`` (seam 15; Faust's wait is 1500 ms, aiokafka's bytes 1),
+    and keep its next fetch back at most ``backoff_ms`` for records not handed over yet
+    (seam 18; aiokafka's 100 ms). Installed before the worker creates its consumer."""
 
     def change(consumer: Any) -> None:
         thread = consumer._thread  # seam 10
@@ -281,6 +293,13 @@ def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int) -> None:
             aiokafka_consumer = build(transport)
             aiokafka_consumer._fetch_max_wait_ms = wait_ms  # read by start(): not started yet
             aiokafka_consumer._fetch_min_bytes = min_bytes
+            start = aiokafka_consumer.start
+
+            async def start_bounded() -> None:
+                await start()
+                aiokafka_consumer._fetcher._prefetch_backoff = backoff_ms / 1000  # made by start()
+
+            aiokafka_consumer.start = start_bounded
             return aiokafka_consumer
 
         thread._create_worker_consumer = create_worker_consumer

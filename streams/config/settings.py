@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_PII_ENTITIES",
     "FETCH_MAX_WAIT_MS",
     "FETCH_MIN_BYTES",
+    "PREFETCH_BACKOFF_MS",
     "GraphSettings",
     "ImpactSettings",
     "BrokerSettings",
@@ -204,6 +205,13 @@ _VAR = "LEARNSTREAM_BROKER__"
 #: (benchmarks/RESULTS.md, findings behind the design).
 FETCH_MAX_WAIT_MS = 25
 FETCH_MIN_BYTES = 1024 * 1024
+#: How long the worker's consumer keeps a broker's next fetch back for records it fetched
+#: and has not handed over yet (aiokafka's ``prefetch_backoff``: 100 ms). Faust never hands
+#: over the records of a partition it paused (a table's changelog once restored, an input
+#: the lead order holds), yet aiokafka still fetches them: each first batch of such a
+#: partition held every fetch of its broker back 100 ms, and those stalls were the p99 of
+#: event latency (benchmarks/RESULTS.md, findings behind the design).
+PREFETCH_BACKOFF_MS = 5
 
 
 def _none_if_empty(secret: SecretStr | None) -> SecretStr | None:
@@ -293,6 +301,14 @@ class BrokerSettings(BaseModel):
         description="bytes the broker gathers for a fetch of the worker's consumer before it "
         "answers, within fetch_max_wait_ms: under light load one fetch carries every record "
         "of that wait instead of one request per record; a backlog fills it at once",
+    )
+    prefetch_backoff_ms: int = Field(
+        PREFETCH_BACKOFF_MS,
+        ge=0,
+        le=1000,
+        description="longest the worker's consumer keeps its next fetch from a broker back "
+        "while records it fetched wait to be handed over (aiokafka's default: 100): records "
+        "of a partition Faust paused are never handed over and held every fetch that long",
     )
     max_batch_bytes: int = Field(
         1024 * 1024,

@@ -11,6 +11,7 @@ from learnstream.agents.wiring import wire
 from learnstream.streams.config.settings import (
     FETCH_MAX_WAIT_MS,
     FETCH_MIN_BYTES,
+    PREFETCH_BACKOFF_MS,
     BrokerSettings,
     RocksDbSettings,
     Settings,
@@ -147,6 +148,41 @@ async def test_the_workers_consumer_asks_for_fetches_answered_within_the_wait(
         close_consumer_loop(runtime.app)
 
 
+@pytest.mark.parametrize(
+    ("setting", "expected"), [({}, PREFETCH_BACKOFF_MS / 1000), ({"prefetch_backoff_ms": 0}, 0.0)]
+)
+async def test_the_workers_fetcher_holds_a_fetch_back_briefly_for_records_not_handed_over(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    setting: dict[str, int],
+    expected: float,
+) -> None:
+    """aiokafka's fetcher keeps a broker's next fetch back 100 ms while a batch it buffered
+    waits to be handed over, and Faust never hands over a partition it paused; the setting
+    replaces that wait on the fetcher ``start()`` makes (seam 18). Started here without a
+    broker: ``start()`` is replaced by one that makes the fetcher as aiokafka's does."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.consumer.fetcher import Fetcher
+
+    from tests.support.apps import close_consumer_loop
+
+    async def start(self: AIOKafkaConsumer) -> None:
+        self._fetcher = Fetcher(self._client, self._subscription)
+
+    settings = Settings(data_dir=str(tmp_path), broker=BrokerSettings(**setting))
+    runtime = wire(create_app(settings, "kafka://127.0.0.1:9", embedded=False), settings)
+    monkeypatch.setattr(AIOKafkaConsumer, "start", start)  # after wire()'s seam check
+    thread = runtime.app.consumer._thread
+    try:
+        built = thread._create_worker_consumer(thread.transport)
+        await built.start()
+        assert built._fetcher._prefetch_backoff == expected
+        await built._fetcher.close()
+        await built.stop()
+    finally:
+        close_consumer_loop(runtime.app)
+
+
 def test_a_fetch_wait_out_of_range_is_refused() -> None:
     from pydantic import ValidationError
 
@@ -154,3 +190,5 @@ def test_a_fetch_wait_out_of_range_is_refused() -> None:
         BrokerSettings(fetch_max_wait_ms=0)
     with pytest.raises(ValidationError, match="fetch_min_bytes"):
         BrokerSettings(fetch_min_bytes=0)
+    with pytest.raises(ValidationError, match="prefetch_backoff_ms"):
+        BrokerSettings(prefetch_backoff_ms=-1)
