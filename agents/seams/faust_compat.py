@@ -150,9 +150,9 @@ aiokafka:
     not in aiokafka, so aiokafka still fetches the partitions Faust paused (a table's
     changelog once restored, an input the lead order holds), and their records are never
     handed over: each first batch of one held every fetch of its broker 100 ms, the p99 of
-    event latency at 100 events/s. ``bound_fetch_wait`` sets it on each new consumer's fetcher once started
-    (``LEARNSTREAM_BROKER__PREFETCH_BACKOFF_MS``; benchmarks/RESULTS.md, findings behind the
-    design).
+    event latency at 100 events/s. ``bound_fetch_wait`` sets it on each new consumer's
+    fetcher once started (``LEARNSTREAM_BROKER__PREFETCH_BACKOFF_MS``; benchmarks/RESULTS.md,
+    findings behind the design).
 
 Not private but relied on: ``App.in_transaction`` is a cached property, False until the
 worker runs; reading it (or creating the consumer) earlier switches exactly_once off.
