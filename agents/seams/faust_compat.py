@@ -285,32 +285,31 @@ def bound_fetch_wait(app: faust.App, wait_ms: int, min_bytes: int, backoff_ms: i
     and keep its next fetch back at most ``backoff_ms`` for records not handed over yet
     (seam 18; aiokafka's 100 ms). Installed before the worker creates its consumer."""
 
-    def change(consumer: Any) -> None:
-        thread = consumer._thread  # seam 10
-        build = thread._create_worker_consumer
+    def built(consumer: AIOKafkaConsumer) -> None:
+        consumer._fetch_max_wait_ms = wait_ms  # read by start(): not started yet
+        consumer._fetch_min_bytes = min_bytes
 
-        def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
-            aiokafka_consumer = build(transport)
-            aiokafka_consumer._fetch_max_wait_ms = wait_ms  # read by start(): not started yet
-            aiokafka_consumer._fetch_min_bytes = min_bytes
-            start = aiokafka_consumer.start
+    def started(consumer: AIOKafkaConsumer) -> None:
+        consumer._fetcher._prefetch_backoff = backoff_ms / 1000
 
-            async def start_bounded() -> None:
-                await start()
-                aiokafka_consumer._fetcher._prefetch_backoff = backoff_ms / 1000  # made by start()
-
-            aiokafka_consumer.start = start_bounded
-            return aiokafka_consumer
-
-        thread._create_worker_consumer = create_worker_consumer
-
-    _on_new_consumer(app, change)
+    _on_worker_consumer(app, started, built=built)
 
 
 def note_fetches(app: faust.App, ends: FetchedEnds[Any]) -> None:
     """Make each new consumer of ``app`` note in ``ends`` the last stable offsets its fetch
     responses carry (seam 17), from its start on. Installed before the worker creates its
     consumer."""
+    _on_worker_consumer(app, lambda consumer: note_fetched_ends(consumer, ends))
+
+
+def _on_worker_consumer(
+    app: faust.App,
+    started: Callable[[AIOKafkaConsumer], None],
+    built: Callable[[AIOKafkaConsumer], None] | None = None,
+) -> None:
+    """Call ``built`` on each new aiokafka consumer of ``app``'s worker as it is made (before
+    ``start()`` reads its settings), and ``started`` once its ``start()`` returns (which makes
+    the fetcher)."""
 
     def change(consumer: Any) -> None:
         thread = consumer._thread  # seam 10
@@ -318,13 +317,15 @@ def note_fetches(app: faust.App, ends: FetchedEnds[Any]) -> None:
 
         def create_worker_consumer(transport: Any) -> AIOKafkaConsumer:
             aiokafka_consumer = build(transport)
+            if built is not None:
+                built(aiokafka_consumer)
             start = aiokafka_consumer.start
 
-            async def start_noting() -> None:
+            async def start_then() -> None:
                 await start()
-                note_fetched_ends(aiokafka_consumer, ends)  # the fetcher is made by start()
+                started(aiokafka_consumer)
 
-            aiokafka_consumer.start = start_noting
+            aiokafka_consumer.start = start_then
             return aiokafka_consumer
 
         thread._create_worker_consumer = create_worker_consumer
