@@ -539,12 +539,19 @@ def _beside_code(text: str, part: list[Token], words: list[Token]) -> bool:
     list with one: a maker's or a product's name ("Apache Airflow", "ONNX
     Runtime", "Tuya WiFi"; "NumPy, SciPy, Matplotlib"; "PBS, Slurm, SGE or LSF")."""
     i, j = words.index(part[0]), words.index(part[-1])
-    if i > 0 and not words[i - 1].closes and is_code_shaped(words[i - 1].core):
+    if i > 0 and _beside(text, words[i - 1], words[i]) and is_code_shaped(words[i - 1].core):
         return True
-    if not part[-1].closes and j + 1 < len(words) and is_code_shaped(words[j + 1].core):
+    after = words[j + 1] if j + 1 < len(words) else None
+    if after is not None and _beside(text, words[j], after) and is_code_shaped(after.core):
         return True
     listed = _listed_with(text, i, j, words)  # by shape only: "James and Cassandra"
     return any(is_code_shaped(t.core) and not is_product(t.core) for t in listed)
+
+
+def _beside(text: str, left: Token, right: Token) -> bool:
+    """Tell whether two words stand together: no punctuation ends the first, or only a
+    bracket opens the second, as a product's gloss does ("KiNG (Kinemage, Next Generation)")."""
+    return not left.closes or text[left.end : right.start].strip(" \t") in ("(", "[", "{")
 
 
 def _listed_with(text: str, i: int, j: int, words: list[Token]) -> list[Token]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from learnstream.streams.privacy.dictionary import is_common_word
@@ -188,6 +188,7 @@ PARTICLES = word_set("van von de der den da di du del della la le bin binti ibn 
 #: script writes who speaks a line ('Ines:"Not today"').
 _WORD = re.compile(r"\S+?:(?=[\"“«])|\S+")
 _LEAD, _TRAIL = "([{\"'«“‘", ")]}\"'.,;:!?»”’"
+_OPENING = "([{"
 _POSSESSIVE = re.compile(r"['’]s?$")
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _CLAUSE_END = frozenset(".;:!?")
@@ -245,6 +246,10 @@ def _tokens(text: str) -> tuple[Token, ...]:
         # a line break ends the run too: "Name: Dana Whitfield\nPhone: ..." is a form's line
         broken = "\n" in _SPACE.match(text, m.end()).group()  # type: ignore[union-attr]
         closes = bool(trail) and not initial or broken
+        if out and raw[0] in _OPENING and not out[-1].closes:
+            # "fonts for X (Cronyx collection)", "Chinese (China)": a bracket opens an aside,
+            # so the word before it ends its run of name words as punctuation after it would
+            out[-1] = replace(out[-1], closes=True)
         out.append(Token(core, start, start + len(core), possessive, opens, closes))
     return tuple(out)
 

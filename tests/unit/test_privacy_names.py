@@ -61,6 +61,32 @@ def test_clean_text_is_left_alone(anonymizer: Anonymizer, text: str) -> None:
     assert anonymizer.anonymize_text(text)[0] == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Greek bitmap fonts for X (Pelotrix collection)",  # "X (Pelotrix" was one run
+        "Japanese (Japan) language pack for the mail client",
+        "QUBRIX (Quorn Brix, Next Edition) renders vector scenes",  # a product's gloss
+    ],
+)
+def test_a_bracket_ends_a_run_of_name_words(anonymizer: Anonymizer, text: str) -> None:
+    assert anonymizer.anonymize_text(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Reviewed by Dana Whitfield (platform team) today", "Whitfield"),
+        ("Escalate to Dr Ludwig Drossel (on call) before the window", "Drossel"),
+        ("The incident doc lists Drergir Fondlork (SRE).", "Fondlork"),
+    ],
+)
+def test_a_name_before_a_bracket_is_still_masked(
+    anonymizer: Anonymizer, text: str, name: str
+) -> None:
+    assert name not in anonymizer.anonymize_text(text)[0]
+
+
 def test_ner_spans_with_code_marks_are_dropped() -> None:
     text = "Summarise decision-0438 at https://x.io/Dana now"
     words = ("Summarise", "decision-0438", "Dana")
