@@ -23,7 +23,9 @@ _SAY = {
     SECRETS: "secrets (detect-secrets plugins and credential rules)",
     "deny list": "deny list (LEARNSTREAM_PRIVACY__DENY)",
 }
-_BY_USE = "names and places (by their use: a cue, a verb, a list)"
+_BY_USE = (
+    "names and places (by their use: a cue, a verb, a list; or a listed given name and surname)"
+)
 
 
 @dataclass(frozen=True)

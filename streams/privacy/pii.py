@@ -17,6 +17,7 @@ from learnstream.streams.privacy.escapes import line_view
 from learnstream.streams.privacy.gates import MAY_HOLD_PII, WARM_TEXT, candidates
 from learnstream.streams.privacy.grammar import is_thing, without_leading_verb, worth_parsing
 from learnstream.streams.privacy.lists import UserLists
+from learnstream.streams.privacy.namelists import listed_names
 from learnstream.streams.privacy.names import (
     addressee,
     echoes,
@@ -346,7 +347,8 @@ class Anonymizer:
         """Return, per text, its person and place spans that the grammar does not call things.
 
         NER's spans, checked, and those found by use, then the names the parse gives a
-        person's role (``roles.py``); NER and the parse each run once over all the texts
+        person's role (``roles.py``) and those two population records vouch for
+        (``namelists.py``); NER and the parse each run once over all the texts
         (``nlp.pipe``), the parse only over those holding a span or a role's word.
         """
         seen = _read_names(ner, texts)
@@ -373,7 +375,12 @@ class Anonymizer:
             for t, s in zip(texts, spans, strict=True)
         ]
         people = [
-            merge(s + given_names(t) + (role_spans(t, doc, s, ner.known) if doc else []))
+            merge(
+                s
+                + given_names(t)
+                + listed_names(t, found.get(t, []))
+                + (role_spans(t, doc, s, ner.known) if doc else [])
+            )
             for t, s in zip(texts, kept, strict=True)
             for doc in [docs.get(t)]
         ]

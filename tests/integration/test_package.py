@@ -169,7 +169,10 @@ def test_the_wheel_installs_one_name_beside_a_package_owning_agents(tmp_path: Pa
             "learnstream/streams/privacy/data/tech_words.txt.gz",
             "learnstream/streams/privacy/data/TECH-WORDS-SOURCE",
             "learnstream/streams/privacy/data/regions.txt.gz",
-            "learnstream/streams/privacy/data/REGIONS-SOURCE")  # fmt: skip
+            "learnstream/streams/privacy/data/REGIONS-SOURCE",
+            "learnstream/streams/privacy/data/given_names.txt.gz",
+            "learnstream/streams/privacy/data/surnames.txt.gz",
+            "learnstream/streams/privacy/data/NAMES-SOURCE")  # fmt: skip
     for needed in ("learnstream/py.typed", "learnstream/streams/py.typed", *data):
         assert needed in files
     shipped = {f.removeprefix("learnstream/schemas/") for f in files if "/schemas/" in f}
