@@ -310,6 +310,8 @@ _GLOSS = re.compile(
 
 
 _GLOSS_REACH = 30
+#: Where a sentence ends: its mark and a space, or a line break.
+_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|\n")
 #: A name has at most four words; a longer run of Cyrillic words is a phrase of it.
 _RUN_WORDS = 4
 _PUNCTUATION = "{}()[]<>\"'«»“”‘’.,;:!?*_~`|"
@@ -368,10 +370,17 @@ def _other_script(word: str) -> bool:
 
 def _glossed(text: str, start: int, end: int) -> bool:
     """Tell whether a span of words without capitals stands near a word for a language, a
-    script or its input: a sample of the language, not a name ("the 中文 locale")."""
+    script or its input, in its own sentence: a sample of the language, not a name ("the
+    中文 locale"; not "… the next term. Ask 刘雷 first")."""
     if not all(_other_script(_letters(w)) for w in text[start:end].split()):
         return False
-    return _GLOSS.search(text[max(0, start - _GLOSS_REACH) : end + _GLOSS_REACH]) is not None
+    before = text[max(0, start - _GLOSS_REACH) : start]
+    after = text[end : end + _GLOSS_REACH]
+    if ends := list(_SENTENCE_END.finditer(before)):
+        before = before[ends[-1].end() :]
+    if (first := _SENTENCE_END.search(after)) is not None:
+        after = after[: first.start()]
+    return _GLOSS.search(f"{before}{text[start:end]}{after}") is not None
 
 
 _LETTERS_ONLY = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")

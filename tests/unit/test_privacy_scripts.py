@@ -27,6 +27,9 @@ from learnstream.streams.privacy.words import tokens
         # in capitals inside lower-case text
         ("the ticket was approved by DANA WHITFIELD yesterday", "WHITFIELD"),
         ("please ask KOFI MENSAH to sign off the change", "KOFI"),
+        # a word for a language in the sentence before glosses nothing in this one
+        ("Update the glossary term. Ask 刘雷 to review it.", "刘雷"),
+        ("Renamed the Greek locale.\nОксана signed it off.", "Оксана"),
     ],
 )
 def test_a_greek_cyrillic_or_capitals_name_in_english_text_is_masked(
@@ -42,6 +45,7 @@ def test_a_greek_cyrillic_or_capitals_name_in_english_text_is_masked(
     [
         "Set the step size Δt to 0.1 and keep μ below the mean",  # symbols, not words
         "The Greek word λόγος means reason",  # a word of the language, glossed
+        "Add the 中文 locale. It was missing.",  # the gloss in the run's own sentence
         "Tune α and β before the next training run",
     ],
 )
