@@ -8,7 +8,9 @@ surname is a person's name wherever it stands, capitalised or in capitals: "Plat
 "Swift" are no one's given name. In lower case such a pair is an English phrase as often
 ("will be", "rich set"), so it is not read there. And a word the model calls a person
 that a record lists and no English word list gives with a capital is one too ("Guyon",
-"Kamerling"; not "Ruby", "Apache" or "Jackson", which name software as often).
+"Kamerling"; not "Ruby", "Apache" or "Jackson", which name software as often). So is a
+capitalised word inside a sentence spelt with Latin letters English does not use
+("Sygietyńska"), which no list needs to hold.
 
 ``data/given_names.txt.gz`` holds the 4,250 given names of Tzioumis (2018), "Demographic
 aspects of first names" (Scientific Data 5:180025; public domain, CC0), drawn from US
@@ -73,6 +75,8 @@ _SURNAMES = 3
 _CAPITALS = re.compile(r"[^\W\d_a-z]{2,}")
 
 _ARTICLES = frozenset({"a", "an", "the"})
+#: The last of the Latin letters (Latin Extended-B): beyond it, Greek, Cyrillic, Han…
+_LATIN_END = "\u024f"
 
 GIVEN_FILE = Path(__file__).parent / "data" / "given_names.txt.gz"
 SURNAME_FILE = Path(__file__).parent / "data" / "surnames.txt.gz"
@@ -137,13 +141,15 @@ def listed_names(text: str, found: list[Span]) -> list[Span]:
 
     A given name then one to three surnames, capitalised or all in capitals, each a
     name-shaped word that is no English word, no tool's and no place's ("Stephanie Costa",
-    "LENA PÉLOQUIN"); and a PERSON span of the model's (``found``) whose every word one of
+    "LENA PÉLOQUIN"); a capitalised word inside a sentence spelt with letters English does
+    not use ("Kittlová"); and a PERSON span of the model's (``found``) whose every word one of
     the lists holds and no English word list gives capitalised ("Guyon": "Ruby" or
     "Jackson" names software as often). Nothing inside a URL, a path or inline code.
     """
     words = tokens(text)
     code = [m.span() for m in CODE.finditer(text)]
     spans = [("PERSON", a, b) for a, b in _pairs(words)]
+    spans += [("PERSON", t.start, t.end) for t in words if _spelt_abroad(t)]
     spans += [
         s
         for s in found
@@ -176,6 +182,21 @@ def _pairs(words: list[Token]) -> list[tuple[int, int]]:
 def _surname(word: str) -> bool:
     """Tell whether a word may stand as a surname after a given name."""
     return _plain(word) and is_surname(word)
+
+
+def _spelt_abroad(word: Token) -> bool:
+    """Tell whether a capitalised word inside a sentence is spelt with Latin letters English
+    does not use ("Kittlová", "Evliyaoğlu", "Różańska") and no word list holds: English
+    technical text writes such a word for a person's or a place's name, seldom a tool's."""
+    core = word.core
+    return (
+        not word.opens_clause
+        and not core.isascii()
+        and all(c <= _LATIN_END for c in core)
+        and not core.isupper()
+        and _plain(core)
+        and not is_capitalised_word(core)
+    )
 
 
 def _case(word: str) -> str:

@@ -63,6 +63,22 @@ def test_shapes_that_name_things_are_not_listed_names(text: str) -> None:
     assert _spans(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Better case environmental beautiful Sygietyńska project.", ["Sygietyńska"]),
+        ("Escalate it to Hošťálek before the window.", ["Hošťálek"]),
+        ("Cell find husband up. Kittlová Record six", []),  # opening a sentence: any word
+        ("The café opens at nine; ask ΠΑΠΑΣ", []),  # lower case; Greek is read elsewhere
+        ("Set RÉSUMÉ_DIR and restart", []),  # capitals: an acronym's or a constant's
+    ],
+)
+def test_a_word_spelt_with_letters_english_does_not_use_is_a_name(
+    text: str, names: list[str]
+) -> None:
+    assert _spans(text) == names
+
+
 def test_a_model_span_is_vouched_for_only_by_rare_listed_names() -> None:
     text = "Carry way to unit Guyon benefit. A lexer for Ruby in a host file."
     guyon, ruby = text.index("Guyon"), text.index("Ruby")
