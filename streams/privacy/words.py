@@ -294,6 +294,8 @@ def is_name_word(word: str) -> bool:
     parts = re.split(r"[-'’]", word)
     if not all(p[:1].isupper() or p.lower() in PARTICLES for p in parts) or is_product(word):
         return False
+    if "-" in word and any(len(p) == 1 for p in word.split("-")):
+        return False  # Mach-O, X-Ray, T-Mobile: a letter joined by a hyphen names a thing
     return not _compound_of_things(word)
 
 

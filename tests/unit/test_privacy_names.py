@@ -55,6 +55,7 @@ def test_names_no_list_holds_are_masked(anonymizer: Anonymizer, text: str, name:
         "Summarise https://github.com/acme/billing-worker/pull/1691 for the team",
         "Move the job to Monday and ping the Kafka team",
         "Deploy is blocked until the rollback is approved",
+        "A FatArch is a Mach-O header inside a universal binary.",
     ],
 )
 def test_clean_text_is_left_alone(anonymizer: Anonymizer, text: str) -> None:
@@ -113,7 +114,9 @@ def test_ner_runs_only_where_a_name_word_does_not_open_the_text() -> None:
      # two capitals before the first lower-case letter are an acronym's
      ("MacArthur", True), ("DeShawn", True), ("LaToya", True), ("DiCaprio", True),
      ("NumPy", False), ("QtConsole", False), ("GpsPrune", False), ("WiFi", False),
-     ("IPython", False), ("KDevelop", False), ("FFmpeg", False), ("OCaml", False)],
+     ("IPython", False), ("KDevelop", False), ("FFmpeg", False), ("OCaml", False),
+     # a letter joined by a hyphen names a format or a product, not a person
+     ("Mach-O", False), ("X-Ray", False), ("T-Mobile", False), ("Smith-Jones", True)],
 )  # fmt: skip
 def test_name_word_shapes(word: str, shaped: bool) -> None:
     assert is_name_word(word) is shaped
