@@ -73,7 +73,8 @@ _SURNAMES = 3
 #: A word in capitals ("PÉLOQUIN"): a name written so, or an acronym. In lower case a
 #: listed pair is an English phrase as often ("will be", "rich set", "art in").
 _CAPITALS = re.compile(r"[^\W\d_a-z]{2,}")
-
+#: Before a lone word the model calls a person, an article makes it a thing's name
+#: modifying a noun ("A Pettersen package"), as ``grammar.py`` reads it.
 _ARTICLES = frozenset({"a", "an", "the"})
 #: The last of the Latin letters (Latin Extended-B): beyond it, Greek, Cyrillic, Han…
 _LATIN_END = "\u024f"
